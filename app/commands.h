@@ -1,0 +1,12 @@
+// The subcommands of the shardtune binary; each gets argv after its own name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace st {
+
+int run_env(std::vector<std::string> args, int& argc, char**& argv);
+int run_train(std::vector<std::string> args, int& argc, char**& argv);
+
+}  // namespace st

@@ -1,0 +1,62 @@
+// shardtune: one binary, one subcommand per file. main() only dispatches.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "exit_codes.h"
+#include "util/build_info.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(std::vector<std::string>, int&, char**&);
+};
+
+const Command kCommands[] = {
+    {"train", "fine-tune a model (sft, dpo) with FSDP-style sharding", st::run_train},
+    {"env", "print every rank's software versions and check they match", st::run_env},
+};
+
+void print_usage() {
+  std::cout << "usage: shardtune <command> [options]   (shardtune <command> --help for options)\n\n"
+               "commands:\n";
+  for (const auto& command : kCommands) {
+    std::cout << "  " << command.name << std::string(10 - std::strlen(command.name), ' ')
+              << command.summary << "\n";
+  }
+  std::cout << "\n  --version  print versions of shardtune and its libraries\n";
+}
+
+void print_version() {
+  const auto versions = st::library_versions();
+  std::cout << "shardtune " << versions.front().second << "\n";
+  for (size_t i = 1; i < versions.size(); ++i) {
+    std::cout << "  " << versions[i].first << ": " << versions[i].second << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first.empty() || first == "--help" || first == "-h" || first == "help") {
+    print_usage();
+    return first.empty() ? st::kExitConfigError : st::kExitOk;
+  }
+  if (first == "--version") {
+    print_version();
+    return st::kExitOk;
+  }
+  for (const auto& command : kCommands) {
+    if (first == command.name) {
+      return command.run(std::vector<std::string>(argv + 2, argv + argc), argc, argv);
+    }
+  }
+  std::cerr << "shardtune: unknown command '" << first << "'\n\n";
+  print_usage();
+  return st::kExitConfigError;
+}

@@ -1,0 +1,65 @@
+# Finds every external dependency; a missing one stops configure with the Debian package to
+# install or the CMake variable to set, instead of a bare "not found".
+
+function(st_require found what hint)
+  if(NOT ${found})
+    message(FATAL_ERROR "shardtune: ${what} not found. ${hint}")
+  endif()
+endfunction()
+
+find_package(Torch QUIET)
+st_require(Torch_FOUND "libtorch"
+  "Install Debian's libtorch-dev (CPU), or point Torch_DIR / CMAKE_PREFIX_PATH at a libtorch 2.x \
+with CUDA (python3 -c 'import torch;print(torch.utils.cmake_prefix_path)').")
+set(ST_TORCH_CUDA OFF)
+if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(ST_TORCH_CUDA ON)
+endif()
+
+find_package(MPI QUIET COMPONENTS C)
+st_require(MPI_C_FOUND "MPI (C bindings)"
+  "Install libopenmpi-dev and openmpi-bin, or set MPI_HOME to your MPI installation.")
+
+find_package(HDF5 QUIET COMPONENTS C)
+st_require(HDF5_FOUND "HDF5 (C API)" "Install libhdf5-dev, or set HDF5_ROOT.")
+
+find_package(Boost 1.71 QUIET COMPONENTS program_options)
+st_require(Boost_FOUND "Boost.Program_options >= 1.71"
+  "Install libboost-program-options-dev, or set Boost_ROOT.")
+
+find_package(nlohmann_json 3.9 QUIET)
+st_require(nlohmann_json_FOUND "nlohmann-json >= 3.9"
+  "Install nlohmann-json3-dev, or set nlohmann_json_DIR.")
+
+# CUDA runtime + NCCL: only host code here (no nvcc needed), so CI compiles and links the GPU
+# backend against /usr/local/cuda even without a GPU.
+set(ST_HAVE_CUDA OFF)
+if(NOT ST_ENABLE_CUDA STREQUAL "OFF")
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit QUIET)
+  find_path(NCCL_INCLUDE_DIR nccl.h
+    HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+    HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
+  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    set(ST_HAVE_CUDA ON)
+  elseif(ST_ENABLE_CUDA STREQUAL "ON")
+    st_require(CUDAToolkit_FOUND "CUDA toolkit"
+      "Install the CUDA toolkit, set CUDAToolkit_ROOT, or configure with -DST_ENABLE_CUDA=OFF.")
+    st_require(NCCL_INCLUDE_DIR "nccl.h"
+      "Install NCCL (libnccl-dev) or set NCCL_ROOT, or configure with -DST_ENABLE_CUDA=OFF.")
+    st_require(NCCL_LIBRARY "libnccl"
+      "Install NCCL (libnccl2) or set NCCL_ROOT, or configure with -DST_ENABLE_CUDA=OFF.")
+  endif()
+endif()
+
+message(STATUS "shardtune: libtorch ${Torch_VERSION} (CUDA in libtorch: ${ST_TORCH_CUDA})")
+message(STATUS "shardtune: MPI ${MPI_C_VERSION}, HDF5 ${HDF5_VERSION}, Boost ${Boost_VERSION}")
+if(ST_HAVE_CUDA)
+  message(STATUS "shardtune: CUDA/NCCL code compiled: YES (CUDA ${CUDAToolkit_VERSION}, "
+                 "nccl.h in ${NCCL_INCLUDE_DIR}, ${NCCL_LIBRARY})")
+else()
+  message(STATUS "shardtune: CUDA/NCCL code compiled: NO (ST_ENABLE_CUDA=${ST_ENABLE_CUDA})")
+endif()

@@ -1,0 +1,115 @@
+// Checks ranges, enumerations and cross-field rules (batch geometry, warmup, topology).
+#include "config/config_validate.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "config/config_schema.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+class Problems {
+ public:
+  explicit Problems(const ConfigOrigins& origins) : origins_(origins) {}
+
+  // Records "name = value (origin) must ..." for a failed rule.
+  template <typename T>
+  void require(bool ok, const std::string& name, const T& value, const std::string& rule) {
+    if (ok) return;
+    lines_.push_back(name + " = " + format_config_value(value) + where(name) + " " + rule);
+  }
+  void add(const std::string& line) { lines_.push_back(line); }
+
+  std::string where(const std::string& name) const {
+    const auto found = origins_.find(name);
+    return found == origins_.end() ? std::string(" (default)") : " (" + found->second + ")";
+  }
+
+  void throw_if_any() const {
+    if (lines_.empty()) return;
+    std::string message = "invalid configuration (" + std::to_string(lines_.size()) +
+                          (lines_.size() == 1 ? " problem" : " problems") + "):";
+    for (const auto& line : lines_) message += "\n  - " + line;
+    throw ConfigError(message);
+  }
+
+ private:
+  const ConfigOrigins& origins_;
+  std::vector<std::string> lines_;
+};
+
+}  // namespace
+
+void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& origins) {
+  Problems problems(origins);
+  TrainConfig copy = c;
+  const ConfigSchema schema(copy);
+  for (const auto& field : schema.fields()) {
+    if (field.choices.empty()) continue;
+    const std::string value = field.current_value();
+    const bool known =
+        std::find(field.choices.begin(), field.choices.end(), value) != field.choices.end();
+    std::string allowed;
+    for (const auto& choice : field.choices) allowed += (allowed.empty() ? "" : "|") + choice;
+    problems.require(known, field.name(), value, "is not one of " + allowed);
+  }
+
+  problems.require(c.data.val_size >= 0.0 && c.data.val_size < 1.0, "data.val_size",
+                   c.data.val_size, "must be in [0, 1)");
+  problems.require(c.data.cutoff_len > 0, "data.cutoff_len", c.data.cutoff_len, "must be > 0");
+
+  const auto& t = c.train;
+  problems.require(t.micro_batch > 0, "train.micro_batch", t.micro_batch, "must be > 0");
+  problems.require(t.grad_accum > 0, "train.grad_accum", t.grad_accum, "must be > 0");
+  problems.require(t.global_batch >= 0, "train.global_batch", t.global_batch,
+                   "must be >= 0 (0 = micro_batch x grad_accum x ranks)");
+  if (t.global_batch > 0 && t.micro_batch > 0 && t.grad_accum > 0) {
+    const int64_t product = t.micro_batch * t.grad_accum * world_size;
+    if (product != t.global_batch) {
+      std::ostringstream line;
+      line << "train.micro_batch(" << t.micro_batch << ") x train.grad_accum(" << t.grad_accum
+           << ") x ranks(" << world_size << ") = " << product << " != train.global_batch("
+           << t.global_batch << ")" << problems.where("train.global_batch")
+           << "; change one of them or set train.global_batch = 0";
+      problems.add(line.str());
+    }
+  }
+  problems.require(t.max_steps >= 0, "train.max_steps", t.max_steps, "must be >= 0");
+  problems.require(t.max_steps > 0 || t.epochs > 0, "train.epochs", t.epochs,
+                   "must be > 0 when train.max_steps is 0");
+  problems.require(!t.output_dir.empty(), "train.output_dir", t.output_dir, "must not be empty");
+  problems.require(t.log_every > 0, "train.log_every", t.log_every, "must be > 0");
+  problems.require(t.eval_every >= 0, "train.eval_every", t.eval_every, "must be >= 0");
+
+  const auto& o = c.optim;
+  problems.require(o.lr > 0.0, "optim.lr", o.lr, "must be > 0");
+  problems.require(o.beta1 >= 0.0 && o.beta1 < 1.0, "optim.beta1", o.beta1, "must be in [0, 1)");
+  problems.require(o.beta2 >= 0.0 && o.beta2 < 1.0, "optim.beta2", o.beta2, "must be in [0, 1)");
+  problems.require(o.eps > 0.0, "optim.eps", o.eps, "must be > 0");
+  problems.require(o.weight_decay >= 0.0, "optim.weight_decay", o.weight_decay, "must be >= 0");
+  problems.require(o.grad_clip >= 0.0, "optim.grad_clip", o.grad_clip, "must be >= 0 (0 = off)");
+  problems.require(o.warmup_steps >= 0, "optim.warmup_steps", o.warmup_steps, "must be >= 0");
+  problems.require(o.warmup_ratio >= 0.0 && o.warmup_ratio < 1.0, "optim.warmup_ratio",
+                   o.warmup_ratio, "must be in [0, 1)");
+  problems.require(!(o.warmup_steps > 0 && o.warmup_ratio > 0.0), "optim.warmup_ratio",
+                   o.warmup_ratio,
+                   "conflicts with optim.warmup_steps = " + std::to_string(o.warmup_steps) +
+                       problems.where("optim.warmup_steps") + "; set only one of them");
+  problems.require(o.min_lr_ratio >= 0.0 && o.min_lr_ratio <= 1.0, "optim.min_lr_ratio",
+                   o.min_lr_ratio, "must be in [0, 1]");
+
+  const auto& d = c.dist;
+  problems.require(d.timeout_s > 0.0, "dist.timeout_s", d.timeout_s, "must be > 0 [s]");
+  problems.require(d.ranks_per_node >= 0, "dist.ranks_per_node", d.ranks_per_node,
+                   "must be >= 0 (0 = detect)");
+  if (d.ranks_per_node > 0 && world_size % d.ranks_per_node != 0) {
+    problems.add("dist.ranks_per_node = " + std::to_string(d.ranks_per_node) +
+                 problems.where("dist.ranks_per_node") + " does not divide the " +
+                 std::to_string(world_size) + " ranks of this job");
+  }
+  problems.throw_if_any();
+}
+
+}  // namespace st

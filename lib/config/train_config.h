@@ -1,0 +1,21 @@
+// TrainConfig: the one aggregate of every section. Parsed, validated and written back in
+// lib/config; each section's struct lives next to the code that consumes it.
+#pragma once
+
+#include "data/data_options.h"
+#include "dist/dist_options.h"
+#include "model/model_options.h"
+#include "optim/optim_options.h"
+#include "train/train_options.h"
+
+namespace st {
+
+struct TrainConfig {
+  ModelOptions model;
+  DataOptions data;
+  TrainOptions train;
+  OptimOptions optim;
+  DistOptions dist;
+};
+
+}  // namespace st

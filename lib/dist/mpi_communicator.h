@@ -1,0 +1,37 @@
+// Communicator over MPI for CPU tensors (fp32, fp64, bf16, fp16, int32, int64, uint8).
+// bf16/fp16 reductions run in fp32 (MPI has no 16-bit float types) and round once at the end.
+#pragma once
+
+#include "dist/communicator.h"
+#include "dist/mpi_comm.h"
+#include "dist/watchdog.h"
+
+namespace st {
+
+class MpiCommunicator : public Communicator {
+ public:
+  // Collective over `comm`: works on a private duplicate of it.
+  MpiCommunicator(MPI_Comm comm, Watchdog& watchdog);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "mpi"; }
+  MPI_Comm comm() const { return comm_.get(); }
+
+  Work all_gather_into_async(const at::Tensor& full, const at::Tensor& shard) override;
+  Work reduce_scatter_async(const at::Tensor& shard, const at::Tensor& full, ReduceOp op) override;
+  Work all_reduce_async(const at::Tensor& tensor, ReduceOp op) override;
+  Work broadcast_async(const at::Tensor& tensor, int root) override;
+  Work barrier_async() override;
+
+ private:
+  // Arms the watchdog, and returns Work that waits on `request`, disarms, then runs `after`.
+  Work track(MPI_Request request, const std::string& description, std::function<void()> after);
+
+  MpiComm comm_;
+  Watchdog& watchdog_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace st

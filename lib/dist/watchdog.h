@@ -1,0 +1,76 @@
+// Collective deadlines. Every collective arms a ticket before it starts and disarms it when it
+// completes; a background thread aborts the world when a ticket outlives its deadline, logging
+// "[r1/4 host] all_reduce(sum, float32 x 10) on unit 3 step 12 timed out after 30 s".
+// A hang anywhere in the job thus ends every rank within the deadline instead of never.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace st {
+
+// What the training loop is doing, for timeout messages; set by the FSDP engine and trainer.
+struct CollectiveContext {
+  int64_t step = -1;  // optimizer step, -1 = outside training
+  int unit = -1;      // FSDP unit index, -1 = none
+};
+CollectiveContext& current_collective_context();  // thread-local
+
+class ScopedCollectiveContext {
+ public:
+  ScopedCollectiveContext(int64_t step, int unit);
+  ~ScopedCollectiveContext();
+  ScopedCollectiveContext(const ScopedCollectiveContext&) = delete;
+  ScopedCollectiveContext& operator=(const ScopedCollectiveContext&) = delete;
+
+ private:
+  CollectiveContext saved_;
+};
+
+class Watchdog {
+ public:
+  using Ticket = uint64_t;
+  // Polled by the watchdog thread for work it cannot see complete itself (GPU events); returns
+  // true once done. Must be thread-safe.
+  using CompletionPoll = std::function<bool()>;
+
+  explicit Watchdog(double timeout_s);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  void set_timeout(double timeout_s);
+  double timeout() const { return timeout_s_.load(); }
+
+  // `operation` names the collective; the current context (unit, step) is appended.
+  Ticket arm(const std::string& operation, CompletionPoll poll = {});
+  void disarm(Ticket ticket);
+  size_t armed_count() const;
+
+ private:
+  struct Entry {
+    std::string description;
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point deadline;
+    CompletionPoll poll;
+  };
+  void run();
+  void start_thread_locked();
+
+  std::atomic<double> timeout_s_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<Ticket, Entry> entries_;
+  Ticket next_ticket_ = 1;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace st

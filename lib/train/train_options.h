@@ -1,0 +1,24 @@
+// [train] section: the run itself (stage, batch geometry, length, precision, output).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace st {
+
+struct TrainOptions {
+  std::string stage = "dpo";                 // dpo | sft
+  std::string output_dir = "runs/shardtune";  // run directory on shared storage
+  uint64_t seed = 42;                        // data order and random init
+  int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step
+  int64_t grad_accum = 1;     // micro-steps per optimizer step
+  int64_t global_batch = 0;   // pairs per optimizer step; 0 = micro_batch x grad_accum x dp
+  int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
+  double epochs = 1.0;        // passes over the training data when max_steps is 0
+  std::string dtype = "auto";      // compute dtype: auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
+  std::string recompute = "full";  // activation recomputation: full | none
+  int64_t log_every = 10;     // optimizer steps between metric lines
+  int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
+};
+
+}  // namespace st

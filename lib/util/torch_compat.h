@@ -1,0 +1,57 @@
+// The one place where libtorch versions differ: Debian's 1.13 (CPU) in CI and 2.x with CUDA on
+// GPU machines. Code elsewhere calls these helpers instead of testing versions itself.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <string>
+
+#include "build_config.h"
+
+#if ST_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#if ST_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace st::compat {
+
+constexpr int kTorchMajor = TORCH_VERSION_MAJOR;
+constexpr int kTorchMinor = TORCH_VERSION_MINOR;
+// torch.nn.functional.scaled_dot_product_attention exists from 2.0 on.
+constexpr bool kHasScaledDotProductAttention = TORCH_VERSION_MAJOR >= 2;
+
+inline std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH) + (ST_TORCH_CUDA ? " (CUDA)" : " (CPU)");
+}
+
+#if ST_HAVE_CUDA
+// The stream libtorch is computing on; the legacy default stream when libtorch has no CUDA
+// (then no CUDA tensor can exist and the caller works on raw pointers).
+inline cudaStream_t current_cuda_stream() {
+#if ST_TORCH_CUDA
+  return c10::cuda::getCurrentCUDAStream().stream();
+#else
+  return cudaStreamLegacy;
+#endif
+}
+
+// Tells the caching allocator that `tensor` is in use on `stream`, so its memory is not handed
+// out again before the work queued there has finished.
+inline void record_stream(const at::Tensor& tensor, cudaStream_t stream) {
+#if ST_TORCH_CUDA
+  c10::cuda::CUDACachingAllocator::recordStream(
+      tensor.storage().data_ptr(),
+      c10::cuda::getStreamFromExternal(stream, tensor.device().index()));
+#else
+  (void)tensor;
+  (void)stream;
+#endif
+}
+#endif
+
+}  // namespace st::compat
