@@ -16,9 +16,10 @@
 namespace st {
 namespace {
 
+// Boost reports command-line names as typed ("--optim.lrr=3"); keep only the key.
 std::string strip_dashes(std::string name) {
   while (!name.empty() && name.front() == '-') name.erase(name.begin());
-  return name;
+  return name.substr(0, name.find('='));
 }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
@@ -55,8 +56,11 @@ std::string suggestion(const std::string& unknown, const ConfigSchema& schema,
 std::string expected_value(const std::string& name, const ConfigSchema& schema) {
   const ConfigField* field = schema.find(name);
   if (!field) return "";
-  return " Expected " + (field->type_name == "text" ? std::string("text") : "a " + field->type_name) +
-         " (" + field->help + ").";
+  std::string expected = "text";
+  if (field->type_name == "integer") expected = "an integer";
+  if (field->type_name == "number") expected = "a number";
+  if (field->type_name == "true|false") expected = "true or false";
+  return " Expected " + expected + " (" + field->help + ").";
 }
 
 ConfigError command_line_error(const po::error& error, const ConfigSchema& schema) {

@@ -2,6 +2,7 @@
 #include "config/config_schema.h"
 
 #include <boost/program_options/value_semantic.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -9,6 +10,10 @@
 namespace st {
 
 std::string format_config_value(double value) {
+  // Whole numbers read best without an exponent ("1800", not "1.8e+03").
+  if (value == static_cast<double>(static_cast<int64_t>(value)) && std::abs(value) < 1e15) {
+    return std::to_string(static_cast<int64_t>(value));
+  }
   char text[32];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(text, sizeof(text), "%.*g", precision, value);

@@ -99,8 +99,11 @@ std::vector<EnvMismatch> find_env_mismatches(const std::vector<EnvFingerprint>& 
     }
     if (ranks_by_value.size() <= 1) continue;
     EnvMismatch mismatch{key, {ranks_by_value.begin(), ranks_by_value.end()}};
-    std::stable_sort(mismatch.values.begin(), mismatch.values.end(),
-                     [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+    // Most common value first; ties go to the value of the lowest rank.
+    std::sort(mismatch.values.begin(), mismatch.values.end(), [](const auto& a, const auto& b) {
+      if (a.second.size() != b.second.size()) return a.second.size() > b.second.size();
+      return a.second.front() < b.second.front();
+    });
     mismatches.push_back(std::move(mismatch));
   }
   return mismatches;

@@ -30,6 +30,10 @@ void fail_check(const char* call, const char* file, int line, const std::string&
 }
 
 std::string mpi_error_string(int code) {
+  // Open MPI aborts the process if MPI_Error_string is called before MPI_Init.
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) return "MPI error code " + std::to_string(code);
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) {
