@@ -1,0 +1,53 @@
+// main() for MPI GoogleTest binaries: one World per process, full output from rank 0 and
+// failures from every rank, a result agreed by all ranks, and a watchdog deadline so a broken
+// test aborts the job instead of hanging it.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "mpi_test_main.h"
+#include "util/log.h"
+
+namespace st::testing {
+namespace {
+
+World* the_world = nullptr;
+std::unique_ptr<MpiCommunicator> the_communicator;
+
+// Prints failed assertions of ranks other than 0, whose normal output is silenced.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    warn_all(::testing::UnitTest::GetInstance()->current_test_info()->name(), " failed at ",
+             result.file_name() ? result.file_name() : "?", ":", result.line_number(), ": ",
+             result.summary());
+  }
+};
+
+}  // namespace
+
+World& test_world() { return *the_world; }
+
+MpiCommunicator& world_communicator() {
+  if (!the_communicator) {
+    the_communicator = std::make_unique<MpiCommunicator>(the_world->comm(), the_world->watchdog());
+  }
+  return *the_communicator;
+}
+
+}  // namespace st::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  st::World world(argc, argv, /*collective_timeout_s=*/120.0);
+  st::testing::the_world = &world;
+  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  if (world.rank() != 0) {
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new st::testing::FailurePrinter);
+  }
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  st::testing::the_communicator.reset();
+  return failed;
+}

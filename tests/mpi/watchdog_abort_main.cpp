@@ -1,0 +1,21 @@
+// Abort scenario: the last rank skips an all_reduce the others enter. With dist.timeout_s = 3
+// the waiting ranks' watchdog must log the collective, unit and step, and abort the whole job
+// (the skipping rank included) — run by expect_abort.sh, which checks the time and message.
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include "dist/mpi_communicator.h"
+#include "dist/world.h"
+
+int main(int argc, char** argv) {
+  st::World world(argc, argv, /*collective_timeout_s=*/3.0);
+  st::MpiCommunicator communicator(world.comm(), world.watchdog());
+  st::ScopedCollectiveContext context(/*step=*/3, /*unit=*/7);
+  const at::Tensor values = at::ones({4});
+  if (world.rank() == world.size() - 1) {
+    sleep(120);  // stuck elsewhere: never joins the collective
+  } else {
+    communicator.all_reduce(values, st::ReduceOp::sum);
+  }
+  return 0;  // not reached when the watchdog works
+}
