@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# cli_test.sh <shardtune binary> <case>: one end-to-end check of the binary per ctest entry.
+# Each case runs the binary as a user would and asserts exit code, output and files.
+set -uo pipefail
+bin=$1
+case_name=$2
+mpiexec=${ST_MPIEXEC:-mpirun}
+work=$(mktemp -d /tmp/st_e2e_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAIL [$case_name]: $*"; exit 1; }
+# run <expected exit code> <command...>: captures output in $out.
+run() {
+  local expected=$1
+  shift
+  out=$("$@" 2>&1)
+  local rc=$?
+  echo "$out" | tail -n 30
+  [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
+}
+expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
+
+case "$case_name" in
+  version)
+    run 0 "$bin" --version
+    expect_output '^shardtune [0-9]+\.[0-9]+\.[0-9]+\+([0-9a-f]{12}(-dirty)?|unknown)$'
+    for library in libtorch MPI HDF5 'CUDA runtime' NCCL; do expect_output "^  $library: "; done
+    ;;
+  usage)
+    run 2 "$bin"
+    expect_output 'usage: shardtune <command>'
+    run 2 "$bin" frobnicate
+    expect_output "unknown command 'frobnicate'"
+    run 0 "$bin" train --help
+    expect_output '\[optim\] AdamW'
+    expect_output '--optim.lr arg \(=1e-05\)'
+    expect_output '--dry-run'
+    ;;
+  env_two_ranks)
+    run 0 "$mpiexec" -np 2 "$bin" env
+    expect_output '^shardtune env: 2 ranks on 1 node'
+    expect_output '^0 +[^ ]+ +0 local 0/2'
+    expect_output '^1 +[^ ]+ +0 local 1/2'
+    expect_output 'identical on all 2 ranks'
+    ;;
+  dry_run_two_ranks)
+    printf '[optim]\nlr = 3e-4\n[train]\nmicro_batch = 2\ngrad_accum = 4\nglobal_batch = 16\n' \
+      >"$work/run.ini"
+    run 0 "$mpiexec" -np 2 "$bin" train --config "$work/run.ini" --dry-run \
+      --train.output_dir="$work/run" --optim.warmup_steps=5
+    expect_output 'configuration valid for 2 ranks'
+    resolved="$work/run/config.resolved.ini"
+    [ -f "$resolved" ] || fail "no $resolved"
+    grep -q '^lr = 0.0003 ' "$resolved" || fail "file value missing from resolved config"
+    grep -q '^warmup_steps = 5 ' "$resolved" || fail "override missing from resolved config"
+    grep -q '^global_batch = 16 ' "$resolved" || fail "global_batch missing"
+    ;;
+  resolved_config_reruns)
+    run 0 "$bin" train --dry-run --train.output_dir="$work/first" --optim.lr=2e-5 --train.seed=9
+    run 0 "$bin" train --dry-run --config "$work/first/config.resolved.ini" \
+      --train.output_dir="$work/second"
+    diff <(grep -v '^output_dir' "$work/first/config.resolved.ini") \
+      <(grep -v '^output_dir' "$work/second/config.resolved.ini") ||
+      fail "a rerun from the resolved config resolves differently"
+    ;;
+  config_error_names_line)
+    printf '[optim]\nlr = 1e-4\n\n[train]\nmicro_bach = 2\n' >"$work/bad.ini"
+    run 2 "$bin" train --config "$work/bad.ini" --dry-run --train.output_dir="$work/run"
+    expect_output "$work/bad.ini:5: unknown key 'train.micro_bach'. Did you mean train.micro_batch\?"
+    [ ! -e "$work/run" ] || fail "a failed parse created the run directory"
+    ;;
+  validation_error_two_ranks)
+    run 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" \
+      --train.micro_batch=4 --train.grad_accum=8 --train.global_batch=256
+    expect_output 'train.micro_batch\(4\) x train.grad_accum\(8\) x ranks\(2\) = 64 != train.global_batch\(256\) \(command line\)'
+    [ ! -e "$work/run" ] || fail "a rejected config created the run directory"
+    ;;
+  train_needs_dry_run)
+    run 2 "$bin" train --train.output_dir="$work/run"
+    expect_output 'no training loop yet; only --dry-run'
+    ;;
+  bad_output_dir_keeps_nothing)
+    mkdir -p "$work/ro"
+    echo 'keep me' >"$work/ro/config.resolved.ini"
+    chmod 500 "$work/ro"
+    if [ "$(id -u)" -eq 0 ]; then
+      # root ignores permissions; use a path under a regular file instead
+      run 1 "$bin" train --dry-run --train.output_dir="$work/ro/config.resolved.ini/sub"
+    else
+      run 1 "$bin" train --dry-run --train.output_dir="$work/ro"
+    fi
+    expect_output 'train.output_dir'
+    [ "$(cat "$work/ro/config.resolved.ini")" = 'keep me' ] || fail "existing output was changed"
+    chmod 700 "$work/ro"
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
