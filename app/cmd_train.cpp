@@ -7,6 +7,7 @@
 #include "config/config_parser.h"
 #include "config/config_validate.h"
 #include "config/config_writer.h"
+#include "dist/backend.h"
 #include "dist/env_check.h"
 #include "dist/mpi_communicator.h"
 #include "dist/world.h"
@@ -42,12 +43,14 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
 
     MpiCommunicator communicator(world.comm(), world.watchdog());
     enforce_consistent_env(communicator, local_env_fingerprint(world));
+    const auto collectives = make_communicator(world.comm(), config.dist.backend,
+                                               world.local_device(), world.watchdog());
     const std::string resolved = config.train.output_dir + "/config.resolved.ini";
     if (world.rank() == 0) write_resolved_config(config, resolved);
-    communicator.barrier();
+    collectives->barrier();
     log0("dry run: configuration valid for ", world.size(), " ranks on ",
-         world.topology().node_count, " node(s); all ranks run identical software; resolved "
-         "config written to ", resolved);
+         world.topology().node_count, " node(s); all ranks run identical software; collectives "
+         "backend ", collectives->backend(), "; resolved config written to ", resolved);
     return kExitOk;
   });
 }

@@ -56,7 +56,7 @@ if(NOT ST_ENABLE_CUDA STREQUAL "OFF")
 endif()
 
 message(STATUS "shardtune: libtorch ${Torch_VERSION} (CUDA in libtorch: ${ST_TORCH_CUDA})")
-message(STATUS "shardtune: MPI ${MPI_C_VERSION}, HDF5 ${HDF5_VERSION}, Boost ${Boost_VERSION}")
+message(STATUS "shardtune: MPI standard ${MPI_C_VERSION}, HDF5 ${HDF5_VERSION}, Boost ${Boost_VERSION}")
 if(ST_HAVE_CUDA)
   message(STATUS "shardtune: CUDA/NCCL code compiled: YES (CUDA ${CUDAToolkit_VERSION}, "
                  "nccl.h in ${NCCL_INCLUDE_DIR}, ${NCCL_LIBRARY})")

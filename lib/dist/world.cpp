@@ -31,6 +31,14 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
   ST_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   hostname_ = current_hostname();
   set_log_identity(rank_, size_, hostname_);
+  // Fixed-width gather: host names are short, and this runs once before any Communicator.
+  constexpr int kWidth = 256;
+  std::vector<char> mine(kWidth, '\0');
+  hostname_.copy(mine.data(), kWidth - 1);
+  std::vector<char> all(static_cast<size_t>(kWidth) * static_cast<size_t>(size_));
+  ST_CHECK_MPI(MPI_Allgather(mine.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR,
+                             MPI_COMM_WORLD));
+  for (int rank = 0; rank < size_; ++rank) hostnames_.emplace_back(&all[rank * kWidth]);
   silence_hdf5_error_printing();
   topology_ = detect_topology(MPI_COMM_WORLD);
   if (!thread_multiple_) {

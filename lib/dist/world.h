@@ -31,6 +31,8 @@ class World {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const std::string& hostname() const { return hostname_; }
+  // Host name of every rank, indexed by rank.
+  const std::vector<std::string>& hostnames() const { return hostnames_; }
   // Detected from MPI shared-memory domains.
   const Topology& topology() const { return topology_; }
   // The GPU this rank drives: its index among the ranks of its node.
@@ -44,6 +46,7 @@ class World {
   int size_ = 1;
   bool thread_multiple_ = false;
   std::string hostname_;
+  std::vector<std::string> hostnames_;
   Topology topology_;
   Watchdog watchdog_;
 };

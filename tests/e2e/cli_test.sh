@@ -93,6 +93,22 @@ case "$case_name" in
     [ "$(cat "$work/ro/config.resolved.ini")" = 'keep me' ] || fail "existing output was changed"
     chmod 700 "$work/ro"
     ;;
+  nccl_without_gpu_refused)
+    if "$bin" --version | grep -q 'libtorch: .*(CUDA)'; then
+      echo "SKIP: this libtorch has CUDA"; exit 0
+    fi
+    run 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" --dist.backend=nccl
+    expect_output 'dist.backend = nccl cannot be used: rank 0: .*Set dist.backend = mpi'
+    [ ! -e "$work/run" ] || fail "a refused backend left a run directory"
+    ;;
+  missing_dependency_named)
+    # Configure with Boost hidden: the error must name the Debian package to install.
+    run 1 cmake -S "$ST_SOURCE_DIR" -B "$work/build" -DST_BUILD_TESTS=OFF \
+      -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON
+    out=$(tr -s ' \n' '  ' <<<"$out")  # CMake wraps long messages
+    expect_output 'Boost.Program_options >= 1.71 not found.'
+    expect_output 'Install libboost-program-options-dev'
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS [$case_name]"

@@ -21,6 +21,8 @@ TEST(Topology, OneMachineIsOneNode) {
   EXPECT_EQ(topology.local_size, test_world().size());
   EXPECT_EQ(topology.local_rank, test_world().rank());
   EXPECT_EQ(test_world().local_device(), test_world().rank());
+  ASSERT_EQ(static_cast<int>(test_world().hostnames().size()), test_world().size());
+  for (const auto& host : test_world().hostnames()) EXPECT_EQ(host, test_world().hostname());
 }
 
 TEST(ProcessGroups, DeclaredNodesSplitIntoShardAndReplicaGroups) {
