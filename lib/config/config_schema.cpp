@@ -42,10 +42,9 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 }
 }  // namespace
 
-po::options_description& ConfigSchema::section(const std::string& name, const std::string& title) {
+void ConfigSchema::section(const std::string& name, const std::string& title) {
   section_names_.push_back(name);
   sections_.emplace_back("[" + name + "] " + title, 110, 55);
-  return sections_.back();
 }
 
 template <typename T>
@@ -69,9 +68,6 @@ void ConfigSchema::add(T* field, const char* key, const char* help,
 }
 
 ConfigSchema::ConfigSchema(TrainConfig& c) {
-  // Reserve so section() references stay valid while adding.
-  sections_.reserve(8);
-
   section("model", "model to fine-tune");
   add(&c.model.path, "path", "HF model directory (config.json + *.safetensors); empty = preset");
   add(&c.model.preset, "preset", "built-in shape with seeded random init, when model.path is empty",

@@ -36,7 +36,8 @@ class ConfigSchema {
   po::options_description all_options() const;
 
  private:
-  po::options_description& section(const std::string& name, const std::string& title);
+  // Starts a section; add() appends options to the newest one.
+  void section(const std::string& name, const std::string& title);
   template <typename T>
   void add(T* field, const char* key, const char* help, std::vector<std::string> choices = {});
 

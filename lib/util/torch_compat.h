@@ -3,7 +3,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
-#include <torch/csrc/api/include/torch/version.h>
+#include <torch/version.h>
 
 #include <string>
 
