@@ -21,6 +21,22 @@ st_require(MPI_C_FOUND "MPI (C bindings)"
   "Install libopenmpi-dev and openmpi-bin, or set MPI_HOME to your MPI installation.")
 
 find_package(HDF5 QUIET COMPONENTS C)
+if(NOT HDF5_FOUND)
+  # Debian's layout (include/hdf5/serial, lib/<arch>/libhdf5_serial) is found by FindHDF5 only
+  # through the h5cc wrapper, which packages unpacked elsewhere (HDF5_ROOT) lack.
+  find_path(ST_HDF5_INCLUDE_DIR hdf5.h HINTS ${HDF5_ROOT} $ENV{HDF5_ROOT}
+    PATH_SUFFIXES include/hdf5/serial include)
+  find_library(ST_HDF5_LIBRARY NAMES hdf5_serial hdf5 HINTS ${HDF5_ROOT} $ENV{HDF5_ROOT}
+    PATH_SUFFIXES lib/${CMAKE_LIBRARY_ARCHITECTURE} lib)
+  if(ST_HDF5_INCLUDE_DIR AND ST_HDF5_LIBRARY)
+    set(HDF5_FOUND TRUE)
+    set(HDF5_C_INCLUDE_DIRS ${ST_HDF5_INCLUDE_DIR})
+    set(HDF5_C_LIBRARIES ${ST_HDF5_LIBRARY})
+    file(STRINGS ${ST_HDF5_INCLUDE_DIR}/H5pubconf.h _st_h5_version REGEX "define H5_VERSION ")
+    string(REGEX MATCH "\"([0-9.]+)\"" _st_h5_version "${_st_h5_version}")
+    set(HDF5_VERSION ${CMAKE_MATCH_1})
+  endif()
+endif()
 st_require(HDF5_FOUND "HDF5 (C API)" "Install libhdf5-dev, or set HDF5_ROOT.")
 
 find_package(Boost 1.71 QUIET COMPONENTS program_options)
