@@ -7,6 +7,7 @@
 namespace st {
 
 int run_env(std::vector<std::string> args, int& argc, char**& argv);
+int run_score(std::vector<std::string> args, int& argc, char**& argv);
 int run_train(std::vector<std::string> args, int& argc, char**& argv);
 
 }  // namespace st

@@ -18,6 +18,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"train", "fine-tune a model (sft, dpo) with FSDP-style sharding", st::run_train},
+    {"score", "log-probs of completions under a model (JSONL in, JSONL out)", st::run_score},
     {"env", "print every rank's software versions and check they match", st::run_env},
 };
 

@@ -11,6 +11,7 @@ packages=(
   libboost-program-options-dev       # config parsing
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
+  python3-torch                      # tests/reference: the independent Llama reference
 )
 
 missing=()

@@ -2,8 +2,11 @@
 // GPU machines. Code elsewhere calls these helpers instead of testing versions itself.
 #pragma once
 
-#include <ATen/core/Tensor.h>
+#include <ATen/ATen.h>
 #include <torch/version.h>
+
+#include <cmath>
+#include <limits>
 
 #include <string>
 
@@ -27,6 +30,23 @@ constexpr bool kHasScaledDotProductAttention = TORCH_VERSION_MAJOR >= 2;
 inline std::string torch_version() {
   return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
          std::to_string(TORCH_VERSION_PATCH) + (ST_TORCH_CUDA ? " (CUDA)" : " (CPU)");
+}
+
+// Causal self-attention, q/k/v [B, H, T, head_dim] with as many k/v heads as q heads. libtorch
+// 2.x: scaled_dot_product_attention (flash / memory-efficient kernels on CUDA). 1.13: the
+// explicit math path of transformers' eager attention (softmax in fp32, then back).
+inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#else
+  const int64_t length = q.size(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+  const at::Tensor future =
+      at::ones({length, length}, q.options().dtype(at::kBool)).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(scores, -1, at::kFloat).to(q.scalar_type()), v);
+#endif
 }
 
 #if ST_HAVE_CUDA

@@ -1,0 +1,125 @@
+// `shardtune score`: log-probs of completions under a model, one output line per input line,
+// in input order. Lines are split across ranks in contiguous blocks; rank 0 writes the file
+// (as .tmp, renamed), so an existing output is never half-overwritten.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "command_runner.h"
+#include "commands.h"
+#include "data/score_jsonl.h"
+#include "dist/mpi_communicator.h"
+#include "dist/string_gather.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "model/model_source.h"
+#include "model/sequence_scorer.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+namespace {
+
+namespace po = boost::program_options;
+
+struct ScoreOptions {
+  std::string model, preset, input, output, dtype = "fp32", device = "auto";
+  uint64_t seed = 0;
+  ScorerOptions scorer;
+  bool overwrite = false;
+};
+
+po::options_description score_options(ScoreOptions& o) {
+  po::options_description options("shardtune score --model DIR --input pairs.jsonl --output out.jsonl", 110, 50);
+  options.add_options()
+      ("help", "print this help and exit")
+      ("model", po::value(&o.model), "Hugging Face model directory (config.json + *.safetensors)")
+      ("preset", po::value(&o.preset), "instead of --model: a built-in shape with seeded random weights")
+      ("seed", po::value(&o.seed)->default_value(0), "random-weight seed for --preset")
+      ("input", po::value(&o.input), "JSONL, one {\"prompt_ids\": [...], \"completion_ids\": [...]} per line")
+      ("output", po::value(&o.output), "JSONL written in input order: {\"logp\", \"token_logps\", \"num_tokens\"}")
+      ("dtype", po::value(&o.dtype)->default_value("fp32"), "compute dtype: fp32|bf16")
+      ("device", po::value(&o.device)->default_value("auto"), "auto (GPU when present) | cpu | cuda")
+      ("chunk-tokens", po::value(&o.scorer.chunk_tokens)->default_value(1024),
+       "tokens per lm_head log-prob chunk (bounds the [tokens, vocab] logits memory)")
+      ("batch-tokens", po::value(&o.scorer.max_batch_tokens)->default_value(8192),
+       "padded tokens per forward pass")
+      ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output file");
+  return options;
+}
+
+void check_options(const ScoreOptions& o) {
+  if (o.model.empty() == o.preset.empty()) throw ConfigError("score: give exactly one of --model DIR or --preset NAME");
+  if (o.input.empty() || o.output.empty()) throw ConfigError("score: --input and --output are required");
+  if (o.dtype != "fp32" && o.dtype != "bf16") throw ConfigError("score: --dtype '" + o.dtype + "' is not fp32|bf16");
+  if (o.scorer.chunk_tokens <= 0 || o.scorer.max_batch_tokens <= 0) {
+    throw ConfigError("score: --chunk-tokens and --batch-tokens must be > 0");
+  }
+  if (!o.overwrite && std::filesystem::exists(o.output)) {
+    throw ConfigError("score: --output " + o.output + " exists; pass --overwrite to replace it or choose another path");
+  }
+}
+
+void write_atomically(const std::string& path, const std::vector<std::string>& blocks) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    for (const std::string& block : blocks) out << block;
+    out.flush();
+    if (!out) throw IoError(temporary + ": write failed (disk full or no permission?)");
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace
+
+int run_score(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    ScoreOptions o;
+    const po::options_description options = score_options(o);
+    po::variables_map values;
+    try {
+      po::store(po::command_line_parser(args).options(options).run(), values);
+      po::notify(values);
+    } catch (const po::error& error) {
+      throw ConfigError(std::string("score: ") + error.what() + " (see shardtune score --help)");
+    }
+    if (values.count("help")) {
+      if (world.rank() == 0) std::cout << options;
+      return kExitOk;
+    }
+    check_options(o);
+    const Timer timer;
+    const c10::Device device = select_device(o.device, world.local_device());
+    const auto tensor_options =
+        at::TensorOptions().device(device).dtype(o.dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+    const LoadedModel model = load_model(o.model, o.preset, o.seed, tensor_options);
+    const auto requests = read_score_requests(o.input, model.config.vocab_size,
+                                              model.config.max_position_embeddings);
+    const size_t first = requests.size() * world.rank() / world.size();
+    const size_t last = requests.size() * (world.rank() + 1) / world.size();
+    const std::vector<ScoreRequest> mine(requests.begin() + first, requests.begin() + last);
+    const auto results = score_sequences(llama_weights(model.tensors, model.config), model.config,
+                                         mine, o.scorer);
+    std::string block;
+    int64_t tokens = 0;
+    for (const ScoreResult& result : results) {
+      block += format_score_line(result) + "\n";
+      tokens += static_cast<int64_t>(result.token_logps.size());
+    }
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const auto blocks = all_gather_strings(communicator, block);
+    if (world.rank() == 0) write_atomically(o.output, blocks);
+    communicator.barrier();
+    log0("score: ", requests.size(), " lines from ", o.input, " scored with ", model.description,
+         " (", o.dtype, " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),
+         " s; ", tokens, " completion tokens on rank 0; wrote ", o.output);
+    return kExitOk;
+  });
+}
+
+}  // namespace st

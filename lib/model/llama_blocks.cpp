@@ -1,0 +1,111 @@
+#include "model/llama_blocks.h"
+
+#include <ATen/ATen.h>
+
+#include "model/hf_names.h"
+#include "util/errors.h"
+#include "util/torch_compat.h"
+
+namespace st {
+namespace {
+
+const at::Tensor& pick(const TensorMap& tensors, const std::string& name) {
+  const auto found = tensors.find(name);
+  if (found == tensors.end()) throw ModelError("model weights lack tensor '" + name + "'");
+  return found->second;
+}
+
+at::Tensor pick_if(const TensorMap& tensors, const std::string& name, bool present) {
+  return present ? pick(tensors, name) : at::Tensor();
+}
+
+// [B, T, heads * head_dim] -> [B, heads, T, head_dim]
+at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim) {
+  return x.view({x.size(0), x.size(1), heads, head_dim}).transpose(1, 2);
+}
+
+}  // namespace
+
+LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer) {
+  const std::string p = layer_prefix(layer);
+  LayerWeights w;
+  w.input_norm = pick(tensors, p + "input_layernorm.weight");
+  w.post_attention_norm = pick(tensors, p + "post_attention_layernorm.weight");
+  w.q_proj = pick(tensors, p + "self_attn.q_proj.weight");
+  w.k_proj = pick(tensors, p + "self_attn.k_proj.weight");
+  w.v_proj = pick(tensors, p + "self_attn.v_proj.weight");
+  w.o_proj = pick(tensors, p + "self_attn.o_proj.weight");
+  w.q_bias = pick_if(tensors, p + "self_attn.q_proj.bias", config.qkv_bias);
+  w.k_bias = pick_if(tensors, p + "self_attn.k_proj.bias", config.qkv_bias);
+  w.v_bias = pick_if(tensors, p + "self_attn.v_proj.bias", config.qkv_bias);
+  w.o_bias = pick_if(tensors, p + "self_attn.o_proj.bias", config.o_proj_bias);
+  w.gate_proj = pick(tensors, p + "mlp.gate_proj.weight");
+  w.up_proj = pick(tensors, p + "mlp.up_proj.weight");
+  w.down_proj = pick(tensors, p + "mlp.down_proj.weight");
+  w.gate_bias = pick_if(tensors, p + "mlp.gate_proj.bias", config.mlp_bias);
+  w.up_bias = pick_if(tensors, p + "mlp.up_proj.bias", config.mlp_bias);
+  w.down_bias = pick_if(tensors, p + "mlp.down_proj.bias", config.mlp_bias);
+  return w;
+}
+
+LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) {
+  LlamaWeights weights;
+  weights.embed = pick(tensors, kEmbedName);
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    weights.layers.push_back(layer_weights(tensors, config, layer));
+  }
+  weights.final_norm = pick(tensors, kFinalNormName);
+  weights.lm_head = config.tie_word_embeddings ? weights.embed : pick(tensors, kLmHeadName);
+  return weights;
+}
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const RopeTables& rope,
+                           const ModelConfig& config) {
+  const int64_t heads = config.num_attention_heads;
+  const int64_t kv_heads = config.num_key_value_heads;
+  const int64_t head_dim = config.head_dim;
+  at::Tensor q = split_heads(at::linear(x, w.q_proj, w.q_bias), heads, head_dim);
+  at::Tensor k = split_heads(at::linear(x, w.k_proj, w.k_bias), kv_heads, head_dim);
+  at::Tensor v = split_heads(at::linear(x, w.v_proj, w.v_bias), kv_heads, head_dim);
+  q = apply_rotary(q, rope);
+  k = apply_rotary(k, rope);
+  if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
+    k = k.repeat_interleave(heads / kv_heads, 1);
+    v = v.repeat_interleave(heads / kv_heads, 1);
+  }
+  const at::Tensor attended = compat::causal_attention(q, k, v);  // [B, H, T, head_dim]
+  const at::Tensor merged =
+      attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
+  return at::linear(merged, w.o_proj, w.o_bias);
+}
+
+at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x) {
+  const at::Tensor gate = at::silu(at::linear(x, w.gate_proj, w.gate_bias));
+  return at::linear(gate * at::linear(x, w.up_proj, w.up_bias), w.down_proj, w.down_bias);
+}
+
+at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const RopeTables& rope,
+                         const ModelConfig& config) {
+  const double eps = config.rms_norm_eps;
+  const at::Tensor after_attention =
+      hidden + attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config);
+  return after_attention + mlp_block(w, rms_norm(after_attention, w.post_attention_norm, eps));
+}
+
+at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config,
+                              const at::Tensor& input_ids) {
+  at::Tensor hidden = at::embedding(weights.embed, input_ids);
+  const RopeTables rope = make_rope_tables(config, input_ids.size(1), hidden.options());
+  for (const LayerWeights& layer : weights.layers) {
+    hidden = decoder_layer(layer, hidden, rope, config);
+  }
+  return rms_norm(hidden, weights.final_norm, config.rms_norm_eps);
+}
+
+}  // namespace st

@@ -1,0 +1,55 @@
+// Llama decoder blocks as functions of (parameter tensors, activations). They know nothing of
+// ranks or sharding: the FSDP engine hands in gathered views, the scorer whole tensors.
+// Conventions follow transformers: RMSNorm in fp32 then cast, rotate_half RoPE, causal
+// attention with grouped-query heads, SwiGLU MLP.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/model_config.h"
+#include "model/rope.h"
+
+namespace st {
+
+using TensorMap = std::unordered_map<std::string, at::Tensor>;
+
+// One decoder layer's parameters; biases are undefined tensors when the model has none.
+struct LayerWeights {
+  at::Tensor input_norm, post_attention_norm;
+  at::Tensor q_proj, k_proj, v_proj, o_proj;
+  at::Tensor q_bias, k_bias, v_bias, o_bias;
+  at::Tensor gate_proj, up_proj, down_proj;
+  at::Tensor gate_bias, up_bias, down_bias;
+};
+
+struct LlamaWeights {
+  at::Tensor embed;       // [V, D]
+  std::vector<LayerWeights> layers;
+  at::Tensor final_norm;  // [D]
+  at::Tensor lm_head;     // [V, D]; the embedding itself when tied
+};
+
+// Picks the tensors by their HF names (hf_names.h). Throws ModelError naming a missing one.
+LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer);
+LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
+
+// x [.., D] -> weight * (x / rms(x)) with the normalisation in fp32.
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
+// x [B, T, D] (already normalised) -> attention output [B, T, D].
+at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x,
+                           const RopeTables& rope, const ModelConfig& config);
+// x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)).
+at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x);
+// hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
+at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden,
+                         const RopeTables& rope, const ModelConfig& config);
+// input_ids [B, T] -> final-normed hidden states [B, T, D] in the weights' dtype. Sequences are
+// right-padded: causal attention keeps padding from reaching earlier tokens.
+at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config,
+                              const at::Tensor& input_ids);
+
+}  // namespace st

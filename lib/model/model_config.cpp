@@ -1,0 +1,285 @@
+// config.json -> ModelConfig. Every message names the file, the field and what would fix it.
+#include "model/model_config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using nlohmann::json;
+
+class ConfigReader {
+ public:
+  ConfigReader(const json& root, std::string source) : root_(root), source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw ModelError(source_ + ": field '" + field + "' " + problem);
+  }
+
+  bool has(const json& object, const std::string& key) const {
+    return object.contains(key) && !object.at(key).is_null();
+  }
+  bool has(const std::string& key) const { return has(root_, key); }
+
+  int64_t integer(const json& object, const std::string& key, const std::string& path) const {
+    const json& value = object.at(key);
+    if (!value.is_number_integer()) fail(path, "must be an integer, got " + value.dump());
+    return value.get<int64_t>();
+  }
+  int64_t positive(const std::string& key) const {
+    if (!has(key)) fail(key, "is missing; every Llama config.json has it");
+    const int64_t value = integer(root_, key, key);
+    if (value <= 0) fail(key, "must be > 0, got " + std::to_string(value));
+    return value;
+  }
+  int64_t positive_or(const std::string& key, int64_t fallback) const {
+    return has(key) ? positive(key) : fallback;
+  }
+  double number(const json& object, const std::string& key, const std::string& path) const {
+    const json& value = object.at(key);
+    if (!value.is_number()) fail(path, "must be a number, got " + value.dump());
+    return value.get<double>();
+  }
+  double number_or(const std::string& key, double fallback) const {
+    return has(key) ? number(root_, key, key) : fallback;
+  }
+  bool boolean_or(const std::string& key, bool fallback) const {
+    if (!has(key)) return fallback;
+    if (!root_.at(key).is_boolean()) fail(key, "must be true or false, got " + root_.at(key).dump());
+    return root_.at(key).get<bool>();
+  }
+  std::string string_or(const std::string& key, const std::string& fallback) const {
+    if (!has(key)) return fallback;
+    if (!root_.at(key).is_string()) fail(key, "must be a string, got " + root_.at(key).dump());
+    return root_.at(key).get<std::string>();
+  }
+  const json& root() const { return root_; }
+
+ private:
+  const json& root_;
+  std::string source_;
+};
+
+RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
+                               const std::string& field) {
+  RopeScaling rope;
+  if (!scaling.is_object()) reader.fail(field, "must be an object or null, got " + scaling.dump());
+  const std::string type_key = scaling.contains("rope_type") ? "rope_type" : "type";
+  const std::string type =
+      scaling.contains(type_key) && scaling.at(type_key).is_string()
+          ? scaling.at(type_key).get<std::string>() : "default";
+  auto required = [&](const std::string& key) {
+    if (!reader.has(scaling, key)) reader.fail(field + "." + key, "is missing for rope type " + type);
+    return reader.number(scaling, key, field + "." + key);
+  };
+  if (type == "default") return rope;
+  if (type == "linear") {
+    rope.type = RopeScaling::Type::linear;
+    rope.factor = required("factor");
+  } else if (type == "llama3") {
+    rope.type = RopeScaling::Type::llama3;
+    rope.factor = required("factor");
+    rope.low_freq_factor = required("low_freq_factor");
+    rope.high_freq_factor = required("high_freq_factor");
+    rope.original_max_position_embeddings =
+        static_cast<int64_t>(required("original_max_position_embeddings"));
+    if (rope.high_freq_factor <= rope.low_freq_factor) {
+      reader.fail(field + ".high_freq_factor", "must exceed low_freq_factor");
+    }
+  } else {
+    reader.fail(field, "has rope type '" + type +
+                           "', which shardtune does not implement (supported: default, linear, "
+                           "llama3); use a checkpoint with one of those");
+  }
+  if (rope.factor <= 0) reader.fail(field + ".factor", "must be > 0");
+  return rope;
+}
+
+// Features of neighbouring architectures that would change the numbers if silently ignored.
+void refuse_unsupported(const ConfigReader& reader, const std::string& model_type) {
+  const std::string fix = "; shardtune implements full causal attention only";
+  if (model_type == "qwen2") {
+    if (reader.boolean_or("use_sliding_window", false)) {
+      reader.fail("use_sliding_window", "is true: sliding-window attention is not supported" + fix);
+    }
+  } else if (reader.has("sliding_window")) {
+    reader.fail("sliding_window", "is set: sliding-window attention is not supported" + fix);
+  }
+  if (reader.has("layer_types")) {
+    for (const json& type : reader.root().at("layer_types")) {
+      if (type != "full_attention") {
+        reader.fail("layer_types", "contains " + type.dump() + fix);
+      }
+    }
+  }
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    if (reader.has(key)) reader.fail(key, "is set: logit soft-capping is not supported");
+  }
+  const std::string activation = reader.string_or("hidden_act", "silu");
+  if (activation != "silu") {
+    reader.fail("hidden_act", "is '" + activation + "'; Llama-family MLPs use silu (SwiGLU)");
+  }
+  if (reader.number_or("attention_dropout", 0.0) != 0.0) {
+    reader.fail("attention_dropout", "must be 0: attention dropout is not implemented");
+  }
+}
+
+std::vector<int64_t> parse_token_ids(const ConfigReader& reader, const std::string& key) {
+  if (!reader.has(key)) return {};
+  const json& value = reader.root().at(key);
+  std::vector<int64_t> ids;
+  if (value.is_number_integer()) return {value.get<int64_t>()};
+  if (!value.is_array()) reader.fail(key, "must be an integer or a list of integers");
+  for (const json& id : value) {
+    if (!id.is_number_integer()) reader.fail(key, "must hold integers, got " + id.dump());
+    ids.push_back(id.get<int64_t>());
+  }
+  return ids;
+}
+
+}  // namespace
+
+int64_t ModelConfig::parameter_count() const {
+  const int64_t attention = hidden_size * (q_size() + 2 * kv_size()) + q_size() * hidden_size +
+                            (qkv_bias ? q_size() + 2 * kv_size() : 0) +
+                            (o_proj_bias ? hidden_size : 0);
+  const int64_t mlp = 3 * hidden_size * intermediate_size +
+                      (mlp_bias ? 2 * intermediate_size + hidden_size : 0);
+  const int64_t layer = attention + mlp + 2 * hidden_size;
+  const int64_t embeddings = vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
+  return embeddings + num_hidden_layers * layer + hidden_size;
+}
+
+ModelConfig parse_model_config(const json& root, const std::string& source) {
+  if (!root.is_object()) throw ModelError(source + ": expected a JSON object");
+  const ConfigReader reader(root, source);
+  ModelConfig config;
+  config.model_type = reader.string_or("model_type", "");
+  if (config.model_type != "llama" && config.model_type != "qwen2") {
+    reader.fail("model_type", "is '" + config.model_type +
+                                  "'; shardtune supports Llama-family models (llama, qwen2)");
+  }
+  refuse_unsupported(reader, config.model_type);
+
+  config.vocab_size = reader.positive("vocab_size");
+  config.hidden_size = reader.positive("hidden_size");
+  config.intermediate_size = reader.positive("intermediate_size");
+  config.num_hidden_layers = reader.positive("num_hidden_layers");
+  config.num_attention_heads = reader.positive("num_attention_heads");
+  config.num_key_value_heads = reader.positive_or("num_key_value_heads", config.num_attention_heads);
+  if (config.num_attention_heads % config.num_key_value_heads != 0) {
+    reader.fail("num_key_value_heads",
+                "= " + std::to_string(config.num_key_value_heads) +
+                    " must divide num_attention_heads = " + std::to_string(config.num_attention_heads));
+  }
+  if (!reader.has("head_dim") && config.hidden_size % config.num_attention_heads != 0) {
+    reader.fail("head_dim", "is missing and hidden_size is not a multiple of num_attention_heads");
+  }
+  config.head_dim =
+      reader.positive_or("head_dim", config.hidden_size / config.num_attention_heads);
+  if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even for rotary embeddings");
+  config.max_position_embeddings = reader.positive_or("max_position_embeddings", 2048);
+  config.rms_norm_eps = reader.number_or("rms_norm_eps", 1e-6);
+  if (config.rms_norm_eps <= 0) reader.fail("rms_norm_eps", "must be > 0");
+
+  // transformers 5 moved rope_theta and rope_scaling into rope_parameters.
+  if (reader.has("rope_parameters")) {
+    const json& parameters = root.at("rope_parameters");
+    config.rope_scaling = parse_rope_scaling(reader, parameters, "rope_parameters");
+    if (reader.has(parameters, "rope_theta")) {
+      config.rope_theta = reader.number(parameters, "rope_theta", "rope_parameters.rope_theta");
+    }
+  } else {
+    config.rope_theta = reader.number_or("rope_theta", 10000.0);
+    if (reader.has("rope_scaling")) {
+      config.rope_scaling = parse_rope_scaling(reader, root.at("rope_scaling"), "rope_scaling");
+    }
+  }
+  if (config.rope_theta <= 0) reader.fail("rope_theta", "must be > 0");
+
+  config.tie_word_embeddings = reader.boolean_or("tie_word_embeddings", false);
+  if (config.model_type == "qwen2") {
+    config.qkv_bias = true;
+  } else {
+    config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false);
+  }
+  config.mlp_bias = reader.boolean_or("mlp_bias", false);
+  const auto bos = parse_token_ids(reader, "bos_token_id");
+  config.bos_token_id = bos.empty() ? -1 : bos.front();
+  config.eos_token_ids = parse_token_ids(reader, "eos_token_id");
+  for (int64_t id : config.eos_token_ids) {
+    if (id < 0 || id >= config.vocab_size) {
+      reader.fail("eos_token_id", std::to_string(id) + " is outside the vocabulary [0, " +
+                                      std::to_string(config.vocab_size) + ")");
+    }
+  }
+  config.torch_dtype = reader.string_or("torch_dtype", reader.string_or("dtype", "bfloat16"));
+  if (config.torch_dtype != "float32" && config.torch_dtype != "bfloat16" &&
+      config.torch_dtype != "float16") {
+    reader.fail("torch_dtype", "is '" + config.torch_dtype + "'; expected float32|bfloat16|float16");
+  }
+  return config;
+}
+
+ModelConfig load_model_config(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::is_directory(path) ? fs::path(path) / "config.json" : fs::path(path);
+  std::ifstream in(file);
+  if (!in) {
+    throw ModelError(file.string() + ": cannot open; model.path must be a Hugging Face model "
+                                     "directory holding config.json and *.safetensors");
+  }
+  json root;
+  try {
+    root = json::parse(in);
+  } catch (const json::parse_error& error) {
+    throw ModelError(file.string() + ": not valid JSON (" + error.what() + ")");
+  }
+  return parse_model_config(root, file.string());
+}
+
+json to_hf_config_json(const ModelConfig& config) {
+  const bool qwen = config.model_type == "qwen2";
+  json out = {
+      {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+      {"model_type", config.model_type},
+      {"vocab_size", config.vocab_size},
+      {"hidden_size", config.hidden_size},
+      {"intermediate_size", config.intermediate_size},
+      {"num_hidden_layers", config.num_hidden_layers},
+      {"num_attention_heads", config.num_attention_heads},
+      {"num_key_value_heads", config.num_key_value_heads},
+      {"head_dim", config.head_dim},
+      {"max_position_embeddings", config.max_position_embeddings},
+      {"rms_norm_eps", config.rms_norm_eps},
+      {"rope_theta", config.rope_theta},
+      {"hidden_act", "silu"},
+      {"tie_word_embeddings", config.tie_word_embeddings},
+      {"mlp_bias", config.mlp_bias},
+      {"torch_dtype", config.torch_dtype},
+      {"rope_scaling", nullptr},
+  };
+  if (!qwen) out["attention_bias"] = config.qkv_bias;
+  const RopeScaling& rope = config.rope_scaling;
+  if (rope.type == RopeScaling::Type::linear) {
+    out["rope_scaling"] = {{"rope_type", "linear"}, {"factor", rope.factor}};
+  } else if (rope.type == RopeScaling::Type::llama3) {
+    out["rope_scaling"] = {{"rope_type", "llama3"},
+                           {"factor", rope.factor},
+                           {"low_freq_factor", rope.low_freq_factor},
+                           {"high_freq_factor", rope.high_freq_factor},
+                           {"original_max_position_embeddings",
+                            rope.original_max_position_embeddings}};
+  }
+  if (config.bos_token_id >= 0) out["bos_token_id"] = config.bos_token_id;
+  if (config.eos_token_ids.size() == 1) out["eos_token_id"] = config.eos_token_ids.front();
+  if (config.eos_token_ids.size() > 1) out["eos_token_id"] = config.eos_token_ids;
+  return out;
+}
+
+}  // namespace st

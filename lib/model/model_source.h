@@ -1,0 +1,25 @@
+// Where a model's config and weights come from: a Hugging Face directory or a preset with
+// seeded random weights. Whole-model (every tensor on this process); FSDP loads shards instead.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+#include "model/llama_blocks.h"
+#include "model/model_config.h"
+
+namespace st {
+
+struct LoadedModel {
+  ModelConfig config;
+  TensorMap tensors;
+  std::string description;  // for logs: the directory or "preset <name> (seed s)"
+};
+
+// `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
+LoadedModel load_model(const std::string& path, const std::string& preset, uint64_t seed,
+                       const at::TensorOptions& options);
+
+}  // namespace st

@@ -1,0 +1,80 @@
+#include "model/model_weights.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+// FNV-1a of the name, mixed with the run seed by splitmix64: a stable per-parameter stream.
+uint64_t parameter_seed(const std::string& name, uint64_t seed) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  uint64_t z = hash + seed * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr double kInitStd = 0.02;  // transformers' initializer_range default
+
+}  // namespace
+
+void check_param_against_config(const SafetensorsCheckpoint& checkpoint, const ParamSpec& spec) {
+  const SafetensorsFile* file = checkpoint.file_of(spec.name);
+  if (file == nullptr) {
+    throw ModelError(checkpoint.directory() + ": missing tensor '" + spec.name +
+                     "' that config.json implies; the checkpoint and its config.json differ");
+  }
+  const SafetensorsEntry& entry = *file->find(spec.name);
+  if (entry.shape != spec.shape) {
+    throw ModelError(file->path() + ": tensor '" + spec.name + "' has shape " +
+                     shape_text(entry.shape) + " but config.json implies " +
+                     shape_text(spec.shape) +
+                     " (check vocab_size, hidden_size, intermediate_size, heads and head_dim)");
+  }
+}
+
+TensorMap load_hf_weights(const SafetensorsCheckpoint& checkpoint, const ModelConfig& config,
+                          const at::TensorOptions& options) {
+  TensorMap tensors;
+  for (const ParamSpec& spec : all_params(config)) {
+    check_param_against_config(checkpoint, spec);
+    tensors[spec.name] = checkpoint.read(spec.name).to(options);
+  }
+  return tensors;
+}
+
+at::Tensor init_parameter(const ParamSpec& spec, uint64_t seed) {
+  switch (spec.init) {
+    case ParamSpec::Init::ones: return at::ones(spec.shape, at::kFloat);
+    case ParamSpec::Init::zeros: return at::zeros(spec.shape, at::kFloat);
+    case ParamSpec::Init::normal: break;
+  }
+  at::Generator generator =
+      at::make_generator<at::CPUGeneratorImpl>(parameter_seed(spec.name, seed));
+  return at::empty(spec.shape, at::kFloat).normal_(0.0, kInitStd, generator);
+}
+
+TensorMap init_preset_weights(const ModelConfig& config, uint64_t seed,
+                              const at::TensorOptions& options) {
+  TensorMap tensors;
+  for (const ParamSpec& spec : all_params(config)) {
+    tensors[spec.name] = init_parameter(spec, seed).to(options);
+  }
+  return tensors;
+}
+
+}  // namespace st

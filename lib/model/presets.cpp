@@ -1,0 +1,93 @@
+// Shapes copied from the public config.json of each model; weights are never shipped.
+#include "model/presets.h"
+
+#include <map>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+ModelConfig llama(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers,
+                  int64_t heads, int64_t kv_heads, int64_t max_positions, double theta) {
+  ModelConfig config;
+  config.vocab_size = vocab;
+  config.hidden_size = hidden;
+  config.intermediate_size = intermediate;
+  config.num_hidden_layers = layers;
+  config.num_attention_heads = heads;
+  config.num_key_value_heads = kv_heads;
+  config.head_dim = hidden / heads;
+  config.max_position_embeddings = max_positions;
+  config.rope_theta = theta;
+  config.rms_norm_eps = 1e-5;
+  return config;
+}
+
+ModelConfig llama3(int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads,
+                   double rope_factor, bool tied) {
+  ModelConfig config = llama(128256, hidden, intermediate, layers, heads, 8, 131072, 500000.0);
+  config.rope_scaling = {RopeScaling::Type::llama3, rope_factor, 1.0, 4.0, 8192};
+  config.tie_word_embeddings = tied;
+  config.bos_token_id = 128000;
+  config.eos_token_ids = {128001, 128008, 128009};
+  return config;
+}
+
+ModelConfig llama2(int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads,
+                   int64_t kv_heads, int64_t max_positions) {
+  ModelConfig config = llama(32000, hidden, intermediate, layers, heads, kv_heads, max_positions,
+                             10000.0);
+  config.bos_token_id = 1;
+  config.eos_token_ids = {2};
+  return config;
+}
+
+// Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
+ModelConfig debug() {
+  ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
+  config.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 256};
+  config.bos_token_id = 1;
+  config.eos_token_ids = {2};
+  config.torch_dtype = "float32";
+  return config;
+}
+
+const std::map<std::string, ModelConfig>& presets() {
+  static const std::map<std::string, ModelConfig> table = {
+      {"debug", debug()},
+      {"llama-3.2-1b", llama3(2048, 8192, 16, 32, 32.0, true)},
+      {"llama-3.2-3b", llama3(3072, 8192, 28, 24, 32.0, true)},
+      {"llama-3.1-8b", llama3(4096, 14336, 32, 32, 8.0, false)},
+      {"llama-3.1-70b", llama3(8192, 28672, 80, 64, 8.0, false)},
+      {"llama-2-7b", llama2(4096, 11008, 32, 32, 32, 4096)},
+      {"llama-2-70b", llama2(8192, 28672, 80, 64, 8, 4096)},
+      {"tinyllama-1.1b", llama2(2048, 5632, 22, 32, 4, 2048)},
+  };
+  return table;
+}
+
+}  // namespace
+
+const std::vector<std::string>& preset_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out{"debug"};
+    for (const auto& [name, config] : presets()) {
+      if (name != "debug") out.push_back(name);
+    }
+    return out;
+  }();
+  return names;
+}
+
+ModelConfig preset_config(const std::string& name) {
+  const auto found = presets().find(name);
+  if (found == presets().end()) {
+    std::string known;
+    for (const auto& each : preset_names()) known += (known.empty() ? "" : ", ") + each;
+    throw ModelError("unknown model preset '" + name + "'; known presets: " + known);
+  }
+  return found->second;
+}
+
+}  // namespace st

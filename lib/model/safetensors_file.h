@@ -1,0 +1,56 @@
+// One .safetensors file, memory-mapped, its header validated up front: length bound, JSON,
+// dtype (F32/BF16/F16), shape x element size == data_offsets span, offsets in bounds and
+// non-overlapping. Any element range of a tensor can be read without touching the rest.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/mapped_file.h"
+
+namespace st {
+
+struct SafetensorsEntry {
+  std::string name;
+  at::ScalarType dtype = at::kFloat;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;  // byte offsets into the data section
+  uint64_t end = 0;
+
+  int64_t numel() const;
+};
+
+class SafetensorsFile {
+ public:
+  static constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit
+
+  // Throws ModelError naming the file (and the tensor) for every malformed header.
+  explicit SafetensorsFile(const std::string& path);
+
+  const std::string& path() const { return file_.path(); }
+  const std::vector<SafetensorsEntry>& entries() const { return entries_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // nullptr when absent.
+  const SafetensorsEntry* find(const std::string& name) const;
+  // The whole tensor, shaped, in its file dtype (a copy). Throws ModelError when absent.
+  at::Tensor read(const std::string& name) const;
+  // Elements [first, first + count) of the flattened tensor, as a 1-D copy in its file dtype.
+  at::Tensor read_range(const std::string& name, int64_t first, int64_t count) const;
+
+ private:
+  const SafetensorsEntry& require(const std::string& name) const;
+  const uint8_t* data_section() const { return file_.data() + 8 + header_bytes_; }
+
+  MappedFile file_;
+  uint64_t header_bytes_ = 0;
+  std::vector<SafetensorsEntry> entries_;
+  std::map<std::string, size_t> index_;
+  std::map<std::string, std::string> metadata_;
+};
+
+}  // namespace st

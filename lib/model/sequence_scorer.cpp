@@ -1,0 +1,79 @@
+#include "model/sequence_scorer.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+
+#include "model/token_logp.h"
+
+namespace st {
+namespace {
+
+int64_t length_of(const ScoreRequest& request) {
+  return static_cast<int64_t>(request.prompt_ids.size() + request.completion_ids.size());
+}
+
+// Scores requests [first, last) as one right-padded batch.
+void score_batch(const LlamaWeights& weights, const ModelConfig& config,
+                 const std::vector<ScoreRequest>& requests, size_t first, size_t last,
+                 const ScorerOptions& options, std::vector<ScoreResult>& results) {
+  int64_t longest = 0;
+  for (size_t i = first; i < last; ++i) longest = std::max(longest, length_of(requests[i]));
+  const int64_t batch = static_cast<int64_t>(last - first);
+  at::Tensor input = at::zeros({batch, longest}, at::kLong);
+  at::Tensor targets = at::full({batch, longest}, kIgnoreTarget, at::kLong);
+  auto input_rows = input.accessor<int64_t, 2>();
+  auto target_rows = targets.accessor<int64_t, 2>();
+  for (int64_t row = 0; row < batch; ++row) {
+    const ScoreRequest& request = requests[first + row];
+    std::vector<int64_t> ids = request.prompt_ids;
+    ids.insert(ids.end(), request.completion_ids.begin(), request.completion_ids.end());
+    for (size_t t = 0; t < ids.size(); ++t) input_rows[row][t] = ids[t];
+    // Position t predicts token t + 1: the completion is predicted from the last prompt token on.
+    for (size_t t = request.prompt_ids.size() - 1; t + 1 < ids.size(); ++t) {
+      target_rows[row][t] = ids[t + 1];
+    }
+  }
+  const at::Device device = weights.embed.device();
+  const at::Tensor flat_targets = targets.view({-1});
+  const at::Tensor scored_rows = flat_targets.ne(kIgnoreTarget).nonzero().view({-1});
+  const at::Tensor hidden = llama_final_hidden(weights, config, input.to(device));
+  const at::Tensor selected = hidden.view({-1, hidden.size(2)}).index_select(0, scored_rows.to(device));
+  const at::Tensor logps = chunked_token_logps(selected, weights.lm_head,
+                                               flat_targets.index_select(0, scored_rows).to(device),
+                                               options.chunk_tokens)
+                               .cpu();
+  const float* values = logps.data_ptr<float>();
+  for (size_t i = first; i < last; ++i) {  // rows come back in (sequence, position) order
+    ScoreResult& result = results[i];
+    result.token_logps.assign(values, values + requests[i].completion_ids.size());
+    values += requests[i].completion_ids.size();
+    for (float value : result.token_logps) result.logp += value;
+  }
+}
+
+}  // namespace
+
+std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const ModelConfig& config,
+                                         const std::vector<ScoreRequest>& requests,
+                                         const ScorerOptions& options) {
+  c10::NoGradGuard no_grad;
+  std::vector<ScoreResult> results(requests.size());
+  size_t first = 0;
+  while (first < requests.size()) {
+    size_t last = first + 1;
+    int64_t longest = length_of(requests[first]);
+    while (last < requests.size()) {
+      const int64_t next_longest = std::max(longest, length_of(requests[last]));
+      if (next_longest * static_cast<int64_t>(last - first + 1) > options.max_batch_tokens) break;
+      longest = next_longest;
+      ++last;
+    }
+    score_batch(weights, config, requests, first, last, options, results);
+    first = last;
+  }
+  return results;
+}
+
+}  // namespace st

@@ -1,0 +1,33 @@
+// Scores completions under a model: per completion token log p(token | everything before),
+// and their sum. The building block of `shardtune score` and of DPO reference log-probs.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/llama_blocks.h"
+#include "model/model_config.h"
+
+namespace st {
+
+struct ScoreRequest {
+  std::vector<int64_t> prompt_ids;      // at least one token (the first completion token's context)
+  std::vector<int64_t> completion_ids;
+};
+
+struct ScoreResult {
+  double logp = 0.0;                    // sum of token_logps
+  std::vector<float> token_logps;       // one per completion token
+};
+
+struct ScorerOptions {
+  int64_t chunk_tokens = 1024;          // lm_head log-prob chunk (tokens)
+  int64_t max_batch_tokens = 8192;      // padded tokens per forward pass
+};
+
+// Runs on the weights' device and dtype; results come back in request order.
+std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const ModelConfig& config,
+                                         const std::vector<ScoreRequest>& requests,
+                                         const ScorerOptions& options);
+
+}  // namespace st

@@ -1,0 +1,109 @@
+#include "model/token_logp.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::tensor_list;
+
+struct ChunkLogits {
+  at::Tensor logits;  // [n, V] fp32
+  at::Tensor valid;   // [n] bool
+  at::Tensor index;   // [n, 1] int64, ignored targets mapped to 0
+};
+
+ChunkLogits chunk_logits(const at::Tensor& hidden, const at::Tensor& weight,
+                         const at::Tensor& targets, int64_t start, int64_t length) {
+  const at::Tensor chunk_targets = targets.narrow(0, start, length);
+  return {at::matmul(hidden.narrow(0, start, length), weight.t()).to(at::kFloat),
+          chunk_targets.ne(kIgnoreTarget), chunk_targets.clamp_min(0).unsqueeze(1)};
+}
+
+class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
+ public:
+  static at::Tensor forward(AutogradContext* context, const at::Tensor& hidden,
+                            const at::Tensor& weight, const at::Tensor& targets, int64_t chunk) {
+    const int64_t count = hidden.size(0);
+    const at::Tensor logps = at::empty({count}, hidden.options().dtype(at::kFloat));
+    const at::Tensor logsumexp = at::empty({count}, hidden.options().dtype(at::kFloat));
+    for (int64_t start = 0; start < count; start += chunk) {
+      const int64_t length = std::min(chunk, count - start);
+      const ChunkLogits c = chunk_logits(hidden, weight, targets, start, length);
+      const at::Tensor lse = c.logits.logsumexp(-1);
+      const at::Tensor picked = c.logits.gather(1, c.index).squeeze(1);
+      logps.narrow(0, start, length).copy_(at::where(c.valid, picked - lse, at::zeros_like(lse)));
+      logsumexp.narrow(0, start, length).copy_(lse);
+    }
+    context->save_for_backward({hidden, weight, targets, logsumexp});
+    context->saved_data["chunk"] = chunk;
+    return logps;
+  }
+
+  // d logp_i / d logits_i = onehot(target_i) - softmax(logits_i), recomputed chunk by chunk.
+  static tensor_list backward(AutogradContext* context, tensor_list grads) {
+    const auto saved = context->get_saved_variables();
+    const at::Tensor& hidden = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor& targets = saved[2];
+    const at::Tensor& logsumexp = saved[3];
+    const int64_t chunk = context->saved_data["chunk"].toInt();
+    const at::Tensor grad_logps = grads[0].to(at::kFloat);
+    const bool want_hidden = context->needs_input_grad(0);
+    const bool want_weight = context->needs_input_grad(1);
+    at::Tensor grad_hidden = want_hidden ? at::empty_like(hidden) : at::Tensor();
+    at::Tensor grad_weight =
+        want_weight ? at::zeros(weight.sizes(), weight.options().dtype(at::kFloat)) : at::Tensor();
+    const int64_t count = hidden.size(0);
+    for (int64_t start = 0; start < count; start += chunk) {
+      const int64_t length = std::min(chunk, count - start);
+      const ChunkLogits c = chunk_logits(hidden, weight, targets, start, length);
+      const at::Tensor g = at::where(c.valid, grad_logps.narrow(0, start, length),
+                                     at::zeros({length}, grad_logps.options()))
+                               .unsqueeze(1);
+      at::Tensor d_logits = (c.logits - logsumexp.narrow(0, start, length).unsqueeze(1)).exp_();
+      d_logits.mul_(-g).scatter_add_(1, c.index, g);
+      const at::Tensor d_compute = d_logits.to(hidden.scalar_type());
+      if (want_hidden) grad_hidden.narrow(0, start, length).copy_(at::matmul(d_compute, weight));
+      if (want_weight) {
+        grad_weight.add_(at::matmul(d_compute.t(), hidden.narrow(0, start, length)).to(at::kFloat));
+      }
+    }
+    if (want_weight) grad_weight = grad_weight.to(weight.scalar_type());
+    return {grad_hidden, grad_weight, at::Tensor(), at::Tensor()};
+  }
+};
+
+void check_shapes(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& targets) {
+  if (hidden.dim() != 2 || weight.dim() != 2 || hidden.size(1) != weight.size(1) ||
+      targets.dim() != 1 || targets.size(0) != hidden.size(0)) {
+    throw ModelError("token log-probs: expected hidden [N, D], weight [V, D], targets [N]");
+  }
+}
+
+}  // namespace
+
+at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
+                               const at::Tensor& targets, int64_t chunk_tokens) {
+  check_shapes(hidden, weight, targets);
+  if (chunk_tokens <= 0) throw ModelError("token log-probs: chunk size must be > 0");
+  return ChunkedTokenLogp::apply(hidden, weight, targets.to(at::kLong), chunk_tokens);
+}
+
+at::Tensor full_logits_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
+                                   const at::Tensor& targets) {
+  check_shapes(hidden, weight, targets);
+  const at::Tensor log_probs = at::log_softmax(at::matmul(hidden, weight.t()).to(at::kFloat), -1);
+  const at::Tensor valid = targets.ne(kIgnoreTarget);
+  const at::Tensor picked =
+      log_probs.gather(1, targets.to(at::kLong).clamp_min(0).unsqueeze(1)).squeeze(1);
+  return at::where(valid, picked, at::zeros_like(picked));
+}
+
+}  // namespace st

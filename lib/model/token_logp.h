@@ -1,0 +1,24 @@
+// Log-probabilities of target tokens under the lm_head, computed in chunks of tokens: per
+// chunk the logits [chunk, V] are formed, reduced (logsumexp, gather) and dropped, in forward
+// and again in backward, so the full [tokens, V] fp32 logits never exist at once.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace st {
+
+constexpr int64_t kIgnoreTarget = -100;  // targets equal to this score 0 and get no gradient
+
+// hidden [N, D], weight [V, D] (same dtype), targets [N] int64 -> log p(target) [N] fp32.
+// Differentiable in hidden and weight; logits are computed in the weights' dtype and reduced
+// in fp32, as transformers does.
+at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
+                               const at::Tensor& targets, int64_t chunk_tokens);
+
+// The naive path (full logits, log_softmax, gather): the baseline for tests and bench/.
+at::Tensor full_logits_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
+                                   const at::Tensor& targets);
+
+}  // namespace st
