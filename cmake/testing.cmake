@@ -46,3 +46,30 @@ function(st_add_script_test name)
   set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
     ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
 endfunction()
+
+# The independent Python reference (tests/reference) needs a python3 that imports torch:
+# Debian's python3-torch, or the CUDA torch of a GPU machine's Python.
+foreach(candidate /usr/bin/python3 python3)
+  execute_process(COMMAND ${candidate} -c "import torch" RESULT_VARIABLE _st_no_torch
+                  OUTPUT_QUIET ERROR_QUIET)
+  if(_st_no_torch EQUAL 0)
+    set(ST_REFERENCE_PYTHON ${candidate})
+    break()
+  endif()
+endforeach()
+st_require(ST_REFERENCE_PYTHON "python3 with torch (for tests/reference)"
+  "Install python3-torch (scripts/install-deps.sh does), or configure with -DST_BUILD_TESTS=OFF.")
+set(ST_REFERENCE_DIR ${CMAKE_BINARY_DIR}/reference_fixtures)
+add_test(NAME reference_fixtures
+         COMMAND ${ST_REFERENCE_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/make_fixtures.py
+                 ${ST_REFERENCE_DIR})
+set_tests_properties(reference_fixtures PROPERTIES LABELS unit FIXTURES_SETUP reference
+                                                   TIMEOUT 300)
+
+# Unit tests that read the reference fixtures.
+function(st_add_reference_test target)
+  st_add_test_executable(${target} ${ARGN})
+  target_link_libraries(${target} PRIVATE GTest::gtest_main)
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS unit TIMEOUT 120
+    FIXTURES_REQUIRED reference ENVIRONMENT "ST_REFERENCE_DIR=${ST_REFERENCE_DIR}")
+endfunction()

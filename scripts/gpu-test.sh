@@ -37,4 +37,6 @@ echo "gpu-test.sh: build ok"
 build-gpu/app/shardtune --version
 mpirun -np 1 build-gpu/app/shardtune train --config examples/demo.ini --dry-run --dist.backend=nccl --train.global_batch=4 \
   --train.output_dir=/tmp/gpu-dry-run
-(cd build-gpu && ctest --output-on-failure -j8 "$@" 2>&1 | tee "$log_dir/ctest.log" | tail -40)
+(cd build-gpu && ctest --output-on-failure -j8 "$@" 2>&1 | tee "$log_dir/ctest.log" | tail -15)
+# A follow-up command in this environment (e.g. the transformers parity check, docs/fidelity.md).
+if [ -n "${ST_GPU_AFTER:-}" ]; then bash -c "$ST_GPU_AFTER"; fi

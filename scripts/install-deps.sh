@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libtorch-dev                       # libtorch 1.13 (CPU) + TorchConfig.cmake
+  libopenblas0-pthread               # fast BLAS behind libtorch (Debian otherwise links the reference BLAS)
   libopenmpi-dev openmpi-bin         # MPI
   libhdf5-dev                        # HDF5 C API
   libboost-program-options-dev       # config parsing

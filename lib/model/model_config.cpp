@@ -228,7 +228,8 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
 
 ModelConfig load_model_config(const std::string& path) {
   namespace fs = std::filesystem;
-  const fs::path file = fs::is_directory(path) ? fs::path(path) / "config.json" : fs::path(path);
+  const bool names_file = fs::path(path).extension() == ".json" && !fs::is_directory(path);
+  const fs::path file = names_file ? fs::path(path) : fs::path(path) / "config.json";
   std::ifstream in(file);
   if (!in) {
     throw ModelError(file.string() + ": cannot open; model.path must be a Hugging Face model "

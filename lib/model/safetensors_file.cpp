@@ -101,7 +101,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
     entries_.push_back(parse_entry(name, key, value, data_bytes));
   }
   std::vector<const SafetensorsEntry*> by_offset;
-  for (const auto& entry : entries_) by_offset.push_back(&entry);
+  for (const auto& entry : entries_) {
+    if (entry.end > entry.begin) by_offset.push_back(&entry);  // empty tensors take no bytes
+  }
   std::sort(by_offset.begin(), by_offset.end(),
             [](const auto* a, const auto* b) { return a->begin < b->begin; });
   for (size_t i = 1; i < by_offset.size(); ++i) {

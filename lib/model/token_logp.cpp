@@ -13,6 +13,11 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
+// Reductions run in fp32 (fp64 inputs stay fp64), as transformers upcasts logits.
+at::ScalarType reduction_type(const at::Tensor& weight) {
+  return at::promote_types(weight.scalar_type(), at::kFloat);
+}
+
 struct ChunkLogits {
   at::Tensor logits;  // [n, V] fp32
   at::Tensor valid;   // [n] bool
@@ -22,7 +27,7 @@ struct ChunkLogits {
 ChunkLogits chunk_logits(const at::Tensor& hidden, const at::Tensor& weight,
                          const at::Tensor& targets, int64_t start, int64_t length) {
   const at::Tensor chunk_targets = targets.narrow(0, start, length);
-  return {at::matmul(hidden.narrow(0, start, length), weight.t()).to(at::kFloat),
+  return {at::matmul(hidden.narrow(0, start, length), weight.t()).to(reduction_type(weight)),
           chunk_targets.ne(kIgnoreTarget), chunk_targets.clamp_min(0).unsqueeze(1)};
 }
 
@@ -31,8 +36,9 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
   static at::Tensor forward(AutogradContext* context, const at::Tensor& hidden,
                             const at::Tensor& weight, const at::Tensor& targets, int64_t chunk) {
     const int64_t count = hidden.size(0);
-    const at::Tensor logps = at::empty({count}, hidden.options().dtype(at::kFloat));
-    const at::Tensor logsumexp = at::empty({count}, hidden.options().dtype(at::kFloat));
+    const auto options = hidden.options().dtype(reduction_type(weight));
+    const at::Tensor logps = at::empty({count}, options);
+    const at::Tensor logsumexp = at::empty({count}, options);
     for (int64_t start = 0; start < count; start += chunk) {
       const int64_t length = std::min(chunk, count - start);
       const ChunkLogits c = chunk_logits(hidden, weight, targets, start, length);
@@ -54,12 +60,13 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
     const at::Tensor& targets = saved[2];
     const at::Tensor& logsumexp = saved[3];
     const int64_t chunk = context->saved_data["chunk"].toInt();
-    const at::Tensor grad_logps = grads[0].to(at::kFloat);
+    const at::Tensor grad_logps = grads[0].to(reduction_type(weight));
     const bool want_hidden = context->needs_input_grad(0);
     const bool want_weight = context->needs_input_grad(1);
     at::Tensor grad_hidden = want_hidden ? at::empty_like(hidden) : at::Tensor();
     at::Tensor grad_weight =
-        want_weight ? at::zeros(weight.sizes(), weight.options().dtype(at::kFloat)) : at::Tensor();
+        want_weight ? at::zeros(weight.sizes(), weight.options().dtype(reduction_type(weight)))
+                    : at::Tensor();
     const int64_t count = hidden.size(0);
     for (int64_t start = 0; start < count; start += chunk) {
       const int64_t length = std::min(chunk, count - start);
@@ -72,7 +79,7 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
       const at::Tensor d_compute = d_logits.to(hidden.scalar_type());
       if (want_hidden) grad_hidden.narrow(0, start, length).copy_(at::matmul(d_compute, weight));
       if (want_weight) {
-        grad_weight.add_(at::matmul(d_compute.t(), hidden.narrow(0, start, length)).to(at::kFloat));
+        grad_weight.add_(at::matmul(d_compute.t(), hidden.narrow(0, start, length)));
       }
     }
     if (want_weight) grad_weight = grad_weight.to(weight.scalar_type());
@@ -99,7 +106,8 @@ at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weigh
 at::Tensor full_logits_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
                                    const at::Tensor& targets) {
   check_shapes(hidden, weight, targets);
-  const at::Tensor log_probs = at::log_softmax(at::matmul(hidden, weight.t()).to(at::kFloat), -1);
+  const at::Tensor log_probs =
+      at::log_softmax(at::matmul(hidden, weight.t()).to(reduction_type(weight)), -1);
   const at::Tensor valid = targets.ne(kIgnoreTarget);
   const at::Tensor picked =
       log_probs.gather(1, targets.to(at::kLong).clamp_min(0).unsqueeze(1)).squeeze(1);

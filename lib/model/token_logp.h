@@ -11,7 +11,8 @@ namespace st {
 
 constexpr int64_t kIgnoreTarget = -100;  // targets equal to this score 0 and get no gradient
 
-// hidden [N, D], weight [V, D] (same dtype), targets [N] int64 -> log p(target) [N] fp32.
+// hidden [N, D], weight [V, D] (same dtype), targets [N] int64 -> log p(target) [N] fp32
+// (fp64 for fp64 inputs).
 // Differentiable in hidden and weight; logits are computed in the weights' dtype and reduced
 // in fp32, as transformers does.
 at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weight,

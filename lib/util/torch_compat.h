@@ -49,6 +49,26 @@ inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, con
 #endif
 }
 
+// Peak bytes the CUDA caching allocator has handed out on `device` since the last reset; 0
+// without a CUDA libtorch.
+inline void reset_peak_gpu_memory(int device) {
+#if ST_TORCH_CUDA
+  c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
+#else
+  (void)device;
+#endif
+}
+inline int64_t peak_gpu_memory_bytes(int device) {
+#if ST_TORCH_CUDA
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  return stats.allocated_bytes[0].peak;  // StatType::AGGREGATE
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
 #if ST_HAVE_CUDA
 // The stream libtorch is computing on; the legacy default stream when libtorch has no CUDA
 // (then no CUDA tensor can exist and the caller works on raw pointers).

@@ -62,14 +62,14 @@ def parameter_shapes(config):
     return shapes
 
 
-def random_weights(config, seed, dtype):
+def random_weights(config, seed, dtype, scale=0.15):
     generator = torch.Generator().manual_seed(seed)
     weights = {}
     for name, shape in parameter_shapes(config).items():
         if name.endswith("norm.weight"):   # near 1, not exactly, so a dropped norm weight shows
             t = 1.0 + 0.1 * torch.randn(shape, generator=generator)
         else:                              # large enough for peaked, position-dependent logits
-            t = 0.15 * torch.randn(shape, generator=generator)
+            t = scale * torch.randn(shape, generator=generator)
         weights[name] = t.to(dtype)
     return weights
 
@@ -93,14 +93,15 @@ def write_checkpoint(directory, config, weights, shards):
         json.dump({"metadata": {}, "weight_map": weight_map}, f, indent=2)
 
 
-def make_pairs(vocab, count, seed):
+def make_pairs(vocab, count, seed, long_tail=40):
     rng = random.Random(seed)
     pairs = []
     for n in range(count):
         prompt = [rng.randrange(vocab) for _ in range(rng.randint(1, 14))]
         completion = [rng.randrange(vocab) for _ in range(0 if n == 3 else rng.randint(1, 12))]
         pairs.append({"prompt_ids": prompt, "completion_ids": completion})
-    pairs.append({"prompt_ids": [5] * 40, "completion_ids": list(range(10, 50))})  # past 32 positions
+    # one long pair, past original_max_position_embeddings, where rope scaling matters
+    pairs.append({"prompt_ids": [5] * long_tail, "completion_ids": [rng.randrange(vocab) for _ in range(long_tail)]})
     return pairs
 
 
@@ -115,7 +116,10 @@ def expected_scores(config, weights, pairs):
 
 
 def main():
-    out_dir = sys.argv[1]
+    main_into(sys.argv[1])
+
+
+def main_into(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     pairs = make_pairs(97, 10, seed=7)
     with open(os.path.join(out_dir, "pairs.jsonl"), "w") as f:

@@ -1,0 +1,150 @@
+// config.json parsing: transformers 4.x and 5.x spellings, Qwen2 biases, and refusals that name
+// the file and field.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "model/model_config.h"
+#include "model/presets.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using nlohmann::json;
+
+json llama31_8b() {  // the public Llama-3.1-8B config.json
+  return json::parse(R"({
+    "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009], "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+    "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.0.dev0", "use_cache": true, "vocab_size": 128256})");
+}
+
+std::string error_of(const json& config) {
+  try {
+    parse_model_config(config, "m/config.json");
+  } catch (const ModelError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ModelConfig, ParsesLlama31) {
+  const ModelConfig c = parse_model_config(llama31_8b(), "config.json");
+  EXPECT_EQ(c.hidden_size, 4096);
+  EXPECT_EQ(c.num_key_value_heads, 8);
+  EXPECT_EQ(c.head_dim, 128);  // derived
+  EXPECT_EQ(c.rope_scaling.type, RopeScaling::Type::llama3);
+  EXPECT_EQ(c.rope_scaling.original_max_position_embeddings, 8192);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 500000.0);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{128001, 128008, 128009}));
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.parameter_count(), 8030261248);  // the published 8.03B
+}
+
+TEST(ModelConfig, MatchesThePresetOfTheSameModel) {
+  const ModelConfig parsed = parse_model_config(llama31_8b(), "config.json");
+  const ModelConfig preset = preset_config("llama-3.1-8b");
+  EXPECT_EQ(to_hf_config_json(parsed), to_hf_config_json(preset));
+}
+
+TEST(ModelConfig, Transformers5RopeParameters) {
+  json config = llama31_8b();
+  config.erase("rope_scaling");
+  config.erase("rope_theta");
+  config["rope_parameters"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"rope_theta", 1e6}};
+  const ModelConfig c = parse_model_config(config, "config.json");
+  EXPECT_EQ(c.rope_scaling.type, RopeScaling::Type::linear);
+  EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 2.0);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+}
+
+TEST(ModelConfig, Qwen2HasQkvBiasButNoOutputBias) {
+  const json config = {{"model_type", "qwen2"}, {"vocab_size", 100}, {"hidden_size", 48},
+                       {"intermediate_size", 80}, {"num_hidden_layers", 1},
+                       {"num_attention_heads", 6}, {"num_key_value_heads", 2},
+                       {"use_sliding_window", false}, {"sliding_window", 4096},
+                       {"tie_word_embeddings", true}};
+  const ModelConfig c = parse_model_config(config, "config.json");
+  EXPECT_TRUE(c.qkv_bias);
+  EXPECT_FALSE(c.o_proj_bias);
+  EXPECT_EQ(c.head_dim, 8);
+}
+
+TEST(ModelConfig, ExplicitHeadDimWins) {
+  json config = llama31_8b();
+  config["head_dim"] = 64;
+  EXPECT_EQ(parse_model_config(config, "c").head_dim, 64);
+}
+
+// Each mutation of a valid config must be refused with a message naming the file and field.
+TEST(ModelConfig, RefusalsNameFileAndField) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& c) { c["model_type"] = "gpt2"; }, "field 'model_type' is 'gpt2'"},
+      {[](json& c) { c.erase("hidden_size"); }, "field 'hidden_size' is missing"},
+      {[](json& c) { c["hidden_size"] = "4096"; }, "field 'hidden_size' must be an integer"},
+      {[](json& c) { c["num_key_value_heads"] = 5; }, "field 'num_key_value_heads' = 5 must divide"},
+      {[](json& c) { c["sliding_window"] = 4096; }, "field 'sliding_window' is set"},
+      {[](json& c) { c["rope_scaling"]["rope_type"] = "yarn"; }, "rope type 'yarn'"},
+      {[](json& c) { c["rope_scaling"].erase("low_freq_factor"); },
+       "field 'rope_scaling.low_freq_factor' is missing"},
+      {[](json& c) { c["hidden_act"] = "gelu"; }, "field 'hidden_act' is 'gelu'"},
+      {[](json& c) { c["final_logit_softcapping"] = 30.0; }, "field 'final_logit_softcapping'"},
+      {[](json& c) { c["eos_token_id"] = 200000; }, "field 'eos_token_id' 200000 is outside"},
+      {[](json& c) { c["vocab_size"] = 0; }, "field 'vocab_size' must be > 0"},
+      {[](json& c) { c["torch_dtype"] = "int8"; }, "field 'torch_dtype' is 'int8'"},
+  };
+  for (const auto& [mutate, expected] : cases) {
+    json config = llama31_8b();
+    mutate(config);
+    const std::string message = error_of(config);
+    EXPECT_NE(message.find("m/config.json: "), std::string::npos) << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << message << "\nexpected: " << expected;
+  }
+}
+
+TEST(ModelConfig, Qwen2SlidingWindowInUseIsRefused) {
+  const json config = {{"model_type", "qwen2"}, {"vocab_size", 100}, {"hidden_size", 48},
+                       {"intermediate_size", 80}, {"num_hidden_layers", 1},
+                       {"num_attention_heads", 6}, {"use_sliding_window", true}};
+  EXPECT_NE(error_of(config).find("'use_sliding_window' is true"), std::string::npos);
+}
+
+TEST(ModelConfig, MissingFileNamesThePathAndTheFix) {
+  try {
+    load_model_config("/nonexistent/model");
+    FAIL() << "no error";
+  } catch (const ModelError& error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/model/config.json: cannot open"),
+              std::string::npos);
+  }
+}
+
+TEST(Presets, PublishedParameterCounts) {
+  EXPECT_EQ(preset_config("llama-3.2-1b").parameter_count(), 1235814400);
+  EXPECT_EQ(preset_config("llama-3.2-3b").parameter_count(), 3212749824);
+  EXPECT_EQ(preset_config("llama-2-7b").parameter_count(), 6738415616);
+  EXPECT_EQ(preset_config("tinyllama-1.1b").parameter_count(), 1100048384);
+  EXPECT_EQ(preset_config("llama-3.1-70b").parameter_count(), 70553706496);
+}
+
+TEST(Presets, UnknownNameListsTheKnownOnes) {
+  try {
+    preset_config("llama-9");
+    FAIL() << "no error";
+  } catch (const ModelError& error) {
+    EXPECT_NE(std::string(error.what()).find("known presets: debug, "), std::string::npos);
+  }
+  for (const auto& name : preset_names()) EXPECT_NO_THROW(preset_config(name)) << name;
+}
+
+}  // namespace
+}  // namespace st
