@@ -1,6 +1,8 @@
 // The option table. Defaults come from the member initializers of the section structs.
 #include "config/config_schema.h"
 
+#include "model/presets.h"
+
 #include <boost/program_options/value_semantic.hpp>
 #include <cmath>
 #include <cstdio>
@@ -71,8 +73,9 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   section("model", "model to fine-tune");
   add(&c.model.path, "path", "HF model directory (config.json + *.safetensors); empty = preset");
   add(&c.model.preset, "preset", "built-in shape with seeded random init, when model.path is empty",
-      {"debug", "llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "llama-3.1-70b", "llama-2-7b",
-       "llama-2-70b", "tinyllama-1.1b"});
+      preset_names());
+  add(&c.model.logp_chunk_tokens, "logp_chunk_tokens",
+      "tokens per lm_head log-prob chunk; bounds the [tokens, vocab] fp32 logits held at once");
 
   section("data", "tokenized training data");
   add(&c.data.train, "train", "directory of HDF5 shards with manifest.json");

@@ -56,6 +56,8 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
     problems.require(known, field.name(), value, "is not one of " + allowed);
   }
 
+  problems.require(c.model.logp_chunk_tokens > 0, "model.logp_chunk_tokens",
+                   c.model.logp_chunk_tokens, "must be > 0");
   problems.require(c.data.val_size >= 0.0 && c.data.val_size < 1.0, "data.val_size",
                    c.data.val_size, "must be in [0, 1)");
   problems.require(c.data.cutoff_len > 0, "data.cutoff_len", c.data.cutoff_len, "must be > 0");
