@@ -37,8 +37,9 @@ struct Measurement {
   double peak_gib;
 };
 
-// Runs `step` once to warm up, then once measured. `step` ends by reading a value back, which
-// also waits for queued GPU work.
+// Runs `step` once to warm up, then once measured. `step` reads a value back (which waits for
+// queued GPU work) and frees what it made, so peaks count everything the path allocates,
+// its weight gradient included.
 Measurement measure(const c10::Device& device, const std::function<void()>& step) {
   step();
   int64_t baseline = 0;
@@ -88,10 +89,10 @@ int main(int argc, char** argv) {
 
   auto run = [&](const char* name, const std::function<at::Tensor()>& logps) {
     const Measurement m = measure(device, [&] {
-      hidden.mutable_grad() = at::Tensor();
-      weight.mutable_grad() = at::Tensor();
       torch::autograd::backward({-logps().mean()});
       (void)hidden.grad().sum().item<float>();
+      hidden.mutable_grad() = at::Tensor();  // so the baseline holds only the inputs
+      weight.mutable_grad() = at::Tensor();
     });
     std::printf("%-28s %10.2f GiB %8.3f s\n", name, m.peak_gib, m.seconds);
   };

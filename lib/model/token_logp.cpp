@@ -78,7 +78,9 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
       d_logits.mul_(-g).scatter_add_(1, c.index, g);
       const at::Tensor d_compute = d_logits.to(hidden.scalar_type());
       if (want_hidden) grad_hidden.narrow(0, start, length).copy_(at::matmul(d_compute, weight));
-      if (want_weight) {
+      if (want_weight && grad_weight.scalar_type() == hidden.scalar_type()) {
+        grad_weight.addmm_(d_compute.t(), hidden.narrow(0, start, length));  // no [V, D] temporary
+      } else if (want_weight) {  // bf16/fp16 products summed into the fp32 accumulator
         grad_weight.add_(at::matmul(d_compute.t(), hidden.narrow(0, start, length)));
       }
     }

@@ -26,7 +26,7 @@ case "$case_name" in
   matches_reference)
     for model in llama_gqa qwen2_bias; do
       run 0 "$bin" score --model "$ref/$model" --input "$ref/pairs.jsonl" --output "$work/$model.jsonl"
-      expect_output "score: 11 lines from .* scored with .*$model \(fp32 on cpu, 1 rank"
+      expect_output "score: 11 lines from .* scored with .*$model \(fp32 on [a-z0-9:]+, 1 rank"
       $compare "$ref/expected_$model.jsonl" "$work/$model.jsonl" 1e-5 || fail "$model differs from the reference"
     done
     ;;
@@ -63,7 +63,7 @@ case "$case_name" in
     ;;
   preset_and_bf16)
     run 0 "$bin" score --preset debug --seed 3 --input "$ref/pairs.jsonl" --output "$work/p.jsonl" --dtype bf16
-    expect_output "scored with preset debug \(seed 3\) \(bf16 on cpu"
+    expect_output "scored with preset debug \(seed 3\) \(bf16 on [a-z0-9:]+"
     [ "$(wc -l <"$work/p.jsonl")" -eq 11 ] || fail "expected 11 lines"
     run 2 "$bin" score --input "$ref/pairs.jsonl" --output "$work/q.jsonl"
     expect_output "give exactly one of --model DIR or --preset NAME"
