@@ -74,7 +74,8 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
       const at::Tensor g = at::where(c.valid, grad_logps.narrow(0, start, length),
                                      at::zeros({length}, grad_logps.options()))
                                .unsqueeze(1);
-      at::Tensor d_logits = (c.logits - logsumexp.narrow(0, start, length).unsqueeze(1)).exp_();
+      // softmax in place of the recomputed logits: one [chunk, V] buffer, not two
+      at::Tensor d_logits = c.logits.sub_(logsumexp.narrow(0, start, length).unsqueeze(1)).exp_();
       d_logits.mul_(-g).scatter_add_(1, c.index, g);
       const at::Tensor d_compute = d_logits.to(hidden.scalar_type());
       if (want_hidden) grad_hidden.narrow(0, start, length).copy_(at::matmul(d_compute, weight));
