@@ -7,7 +7,9 @@
 namespace st {
 
 int run_env(std::vector<std::string> args, int& argc, char**& argv);
+int run_prep(std::vector<std::string> args, int& argc, char**& argv);
 int run_score(std::vector<std::string> args, int& argc, char**& argv);
+int run_synth(std::vector<std::string> args, int& argc, char**& argv);
 int run_train(std::vector<std::string> args, int& argc, char**& argv);
 
 }  // namespace st

@@ -39,6 +39,9 @@ if(NOT HDF5_FOUND)
 endif()
 st_require(HDF5_FOUND "HDF5 (C API)" "Install libhdf5-dev, or set HDF5_ROOT.")
 
+find_package(ZLIB QUIET)
+st_require(ZLIB_FOUND "zlib" "Install zlib1g-dev, or set ZLIB_ROOT.")
+
 find_package(Boost 1.71 QUIET COMPONENTS program_options)
 st_require(Boost_FOUND "Boost.Program_options >= 1.71"
   "Install libboost-program-options-dev, or set Boost_ROOT.")

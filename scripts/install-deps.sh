@@ -9,6 +9,7 @@ packages=(
   libopenblas0-pthread               # fast BLAS behind libtorch (Debian otherwise links the reference BLAS)
   libopenmpi-dev openmpi-bin         # MPI
   libhdf5-dev                        # HDF5 C API
+  zlib1g-dev                         # CRC-32 of data shards
   libboost-program-options-dev       # config parsing
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests

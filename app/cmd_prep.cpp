@@ -1,0 +1,81 @@
+// `shardtune prep`: token-id JSONL -> HDF5 pair dataset (lib/data/prep.h), on 1 or N ranks.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "command_runner.h"
+#include "commands.h"
+#include "data/prep.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "util/errors.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+
+int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    namespace po = boost::program_options;
+    PrepOptions o;
+    std::string kind = "dpo", truncation = "truncate";
+    po::options_description options("shardtune prep --input pairs.jsonl --output DIR --vocab N [options]", 110, 50);
+    options.add_options()
+        ("help", "print this help and exit")
+        ("input", po::value(&o.input), "JSONL: dpo {prompt_ids, chosen_ids, rejected_ids} | sft {prompt_ids, completion_ids}")
+        ("output", po::value(&o.output), "dataset directory to create (train/, val/ with manifest.json)")
+        ("kind", po::value(&kind)->default_value("dpo"), "dpo | sft")
+        ("vocab", po::value(&o.vocab_size), "tokenizer vocabulary size; ids must be below it")
+        ("cutoff-len", po::value(&o.cutoff_len)->default_value(1024), "max prompt + response tokens")
+        ("truncation", po::value(&truncation)->default_value("truncate"),
+         "truncate (prompt from the left, then responses from the right) | drop")
+        ("val-size", po::value(&o.val_size)->default_value(0.0), "fraction held out in val/, [0, 1)")
+        ("seed", po::value(&o.seed)->default_value(0), "seed of the validation split")
+        ("pairs-per-shard", po::value(&o.sharding.pairs_per_shard)->default_value(100000), "pairs per HDF5 file")
+        ("compress", po::bool_switch(&o.sharding.layout.compress), "deflate-compress the shards")
+        ("bos-id", po::value(&o.info.bos_id)->default_value(-1), "recorded in the shards (-1: none)")
+        ("eos-id", po::value(&o.info.eos_id)->default_value(-1), "recorded in the shards (-1: none)")
+        ("pad-id", po::value(&o.info.pad_id)->default_value(0), "padding id used by collation")
+        ("tokenizer", po::value(&o.info.tokenizer)->default_value(""), "tokenizer name, recorded")
+        ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
+        ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
+    po::variables_map values;
+    try {
+      po::store(po::command_line_parser(args).options(options).run(), values);
+      po::notify(values);
+    } catch (const po::error& error) {
+      throw ConfigError(std::string("prep: ") + error.what() + " (see shardtune prep --help)");
+    }
+    if (values.count("help")) {
+      if (world.rank() == 0) std::cout << options;
+      return kExitOk;
+    }
+    const auto parsed_kind = parse_pair_kind(kind);
+    const auto parsed_truncation = parse_truncation_policy(truncation);
+    if (!parsed_kind) throw ConfigError("prep: --kind '" + kind + "' is not dpo|sft");
+    if (!parsed_truncation) throw ConfigError("prep: --truncation '" + truncation + "' is not truncate|drop");
+    if (o.input.empty() || o.output.empty() || o.vocab_size <= 0) {
+      throw ConfigError("prep: --input, --output and --vocab (> 0) are required");
+    }
+    if (o.sharding.pairs_per_shard == 0) throw ConfigError("prep: --pairs-per-shard must be > 0");
+    o.kind = *parsed_kind;
+    o.truncation = *parsed_truncation;
+    const Timer timer;
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const PrepReport report = run_prep(o, communicator);
+    uint64_t malformed = 0;
+    std::string reasons;
+    for (const auto& [reason, count] : report.malformed) {
+      malformed += count;
+      reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
+    }
+    log0("prep: ", report.lines, " lines -> ", report.train_pairs, " train + ", report.val_pairs,
+         " val pairs in ", o.output, " (", timer.seconds(), " s, ", world.size(), " rank(s)); ",
+         report.truncated, " truncated, ", report.dropped_too_long, " dropped as longer than ",
+         o.cutoff_len, " tokens, ", malformed, " malformed skipped", reasons.empty() ? "" : " (" + reasons + ")");
+    for (const auto& example : report.examples) log0("  skipped ", example);
+    return kExitOk;
+  });
+}
+
+}  // namespace st

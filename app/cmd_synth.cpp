@@ -1,0 +1,132 @@
+// `shardtune synth`: a learnable synthetic pair dataset (see lib/data/synth.h), written as a
+// dataset directory (train/ and optionally val/) or as prep-input JSONL. Rank 0 does the work.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "command_runner.h"
+#include "commands.h"
+#include "data/dataset_writer.h"
+#include "data/synth.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "util/errors.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct SynthCommand {
+  SynthOptions synth;
+  std::string output, jsonl, kind = "dpo";
+  uint64_t pairs = 1000;
+  double val_size = 0.0;
+  ShardingOptions sharding;
+  bool overwrite = false;
+};
+
+void write_jsonl(const SynthCommand& c) {
+  const PairTable table = synthesize_pairs(c.synth, 0, c.pairs);
+  std::ofstream out(c.jsonl + ".tmp");
+  for (size_t i = 0; i < table.size(); ++i) {
+    const Pair pair = table.at(i);
+    nlohmann::json line = {{"prompt_ids", pair.prompt}};
+    if (c.synth.kind == PairKind::dpo) {
+      line["chosen_ids"] = pair.chosen;
+      line["rejected_ids"] = pair.rejected;
+    } else {
+      line["completion_ids"] = pair.chosen;
+    }
+    out << line.dump() << "\n";
+  }
+  out.close();
+  fs::rename(c.jsonl + ".tmp", c.jsonl);
+}
+
+void write_dataset(const SynthCommand& c) {
+  const std::string staging = c.output + ".tmp";
+  fs::remove_all(staging);
+  const auto val_pairs = static_cast<uint64_t>(c.pairs * c.val_size + 0.5);
+  const ShardInfo info{c.synth.kind, c.synth.vocab_size, kSynthBos, kSynthEos, kSynthPad, "",
+                       "shardtune synth task=" + c.synth.task + " seed=" + std::to_string(c.synth.seed)};
+  for (const auto& [split, first, count] :
+       {std::tuple<std::string, uint64_t, uint64_t>{"train", val_pairs, c.pairs - val_pairs},
+        {"val", 0, val_pairs}}) {
+    if (count == 0) continue;
+    fs::create_directories(staging + "/" + split);
+    Manifest manifest{c.synth.kind, c.synth.vocab_size, split, info.source, {}};
+    // Generate shard by shard so a 1M-pair dataset never sits in memory whole.
+    for (uint64_t done = 0, k = 0; done < count; done += c.sharding.pairs_per_shard, ++k) {
+      const uint64_t n = std::min(c.sharding.pairs_per_shard, count - done);
+      const PairTable part = synthesize_pairs(c.synth, first + done, n);
+      char prefix[32];
+      std::snprintf(prefix, sizeof(prefix), "part-%05lu", static_cast<unsigned long>(k));
+      const auto entries = write_shards(staging + "/" + split, prefix, part, info, c.sharding);
+      manifest.shards.insert(manifest.shards.end(), entries.begin(), entries.end());
+    }
+    write_manifest(staging + "/" + split, manifest);
+  }
+  if (fs::exists(c.output)) fs::remove_all(c.output);  // only with --overwrite
+  fs::rename(staging, c.output);
+}
+
+}  // namespace
+
+int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    SynthCommand c;
+    po::options_description options("shardtune synth --output DIR [options]", 110, 50);
+    options.add_options()
+        ("help", "print this help and exit")
+        ("output", po::value(&c.output), "dataset directory to create (train/, val/ with manifests)")
+        ("jsonl", po::value(&c.jsonl), "instead of --output: write prep-input JSONL here")
+        ("kind", po::value(&c.kind)->default_value("dpo"), "dpo | sft")
+        ("pairs", po::value(&c.pairs)->default_value(1000), "number of pairs")
+        ("vocab", po::value(&c.synth.vocab_size)->default_value(512), "vocabulary size (ids 0-2: pad, BOS, EOS)")
+        ("min-len", po::value(&c.synth.min_length)->default_value(4), "shortest prompt content [tokens]")
+        ("max-len", po::value(&c.synth.max_length)->default_value(24), "longest prompt content [tokens]")
+        ("task", po::value(&c.synth.task)->default_value("copy"), "chosen = copy | reverse | sort of the prompt")
+        ("corrupt", po::value(&c.synth.corrupt)->default_value(0.5), "fraction of rejected tokens replaced, (0, 1]")
+        ("val-size", po::value(&c.val_size)->default_value(0.0), "fraction of pairs in val/, [0, 1)")
+        ("seed", po::value(&c.synth.seed)->default_value(0), "generator seed")
+        ("pairs-per-shard", po::value(&c.sharding.pairs_per_shard)->default_value(100000), "pairs per HDF5 file")
+        ("compress", po::bool_switch(&c.sharding.layout.compress), "deflate-compress the shards")
+        ("overwrite", po::bool_switch(&c.overwrite), "replace an existing output");
+    po::variables_map values;
+    try {
+      po::store(po::command_line_parser(args).options(options).run(), values);
+      po::notify(values);
+    } catch (const po::error& error) {
+      throw ConfigError(std::string("synth: ") + error.what() + " (see shardtune synth --help)");
+    }
+    if (values.count("help")) {
+      if (world.rank() == 0) std::cout << options;
+      return kExitOk;
+    }
+    const auto kind = parse_pair_kind(c.kind);
+    if (!kind) throw ConfigError("synth: --kind '" + c.kind + "' is not dpo|sft");
+    c.synth.kind = *kind;
+    if (c.output.empty() == c.jsonl.empty()) throw ConfigError("synth: give exactly one of --output or --jsonl");
+    const std::string target = c.output.empty() ? c.jsonl : c.output;
+    if (!c.overwrite && fs::exists(target)) {
+      throw ConfigError("synth: " + target + " exists; pass --overwrite or choose another path");
+    }
+    if (c.pairs == 0 || c.sharding.pairs_per_shard == 0 || c.val_size < 0 || c.val_size >= 1) {
+      throw ConfigError("synth: need --pairs > 0, --pairs-per-shard > 0, 0 <= --val-size < 1");
+    }
+    if (world.rank() == 0) {
+      c.jsonl.empty() ? write_dataset(c) : write_jsonl(c);
+      log0("synth: ", c.pairs, " ", c.kind, " pairs (task ", c.synth.task, ", vocab ",
+           c.synth.vocab_size, ") written to ", target);
+    }
+    return kExitOk;
+  });
+}
+
+}  // namespace st

@@ -1,0 +1,101 @@
+#include "data/manifest.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/pair_shard.h"
+#include "util/errors.h"
+
+namespace st {
+
+using nlohmann::json;
+
+uint64_t Manifest::total_pairs() const {
+  uint64_t total = 0;
+  for (const auto& shard : shards) total += shard.pairs;
+  return total;
+}
+
+uint64_t Manifest::total_tokens() const {
+  uint64_t total = 0;
+  for (const auto& shard : shards) total += shard.tokens;
+  return total;
+}
+
+uint32_t file_crc32(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot open to checksum");
+  std::vector<char> buffer(1 << 20);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(in.gcount()));
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+void write_manifest(const std::string& directory, const Manifest& manifest) {
+  json shards = json::array();
+  for (const auto& shard : manifest.shards) {
+    char crc[16];
+    std::snprintf(crc, sizeof(crc), "%08x", shard.crc32);
+    shards.push_back({{"file", shard.file}, {"pairs", shard.pairs}, {"tokens", shard.tokens},
+                      {"crc32", crc}});
+  }
+  const json out = {{"format", kPairFormatName},   {"format_version", kPairFormatVersion},
+                    {"kind", pair_kind_name(manifest.kind)}, {"vocab_size", manifest.vocab_size},
+                    {"split", manifest.split},     {"source", manifest.source},
+                    {"total_pairs", manifest.total_pairs()}, {"total_tokens", manifest.total_tokens()},
+                    {"shards", shards}};
+  const std::string path = directory + "/" + kManifestName;
+  {
+    std::ofstream file(path + ".tmp");
+    file << out.dump(2) << "\n";
+    if (!file) throw IoError(path + ".tmp: write failed");
+  }
+  std::filesystem::rename(path + ".tmp", path);
+}
+
+Manifest read_manifest(const std::string& directory) {
+  const std::string path = directory + "/" + kManifestName;
+  std::ifstream file(path);
+  if (!file) {
+    throw DataError(path + ": cannot open; data.train / data.val must be a directory written by "
+                           "`shardtune prep` or `shardtune synth`");
+  }
+  json in;
+  try {
+    in = json::parse(file);
+  } catch (const json::parse_error& error) {
+    throw DataError(path + ": not valid JSON (" + error.what() + ")");
+  }
+  auto fail = [&](const std::string& what) { return DataError(path + ": " + what); };
+  try {
+    if (in.at("format") != kPairFormatName) throw fail("field 'format' is not " + std::string(kPairFormatName));
+    if (in.at("format_version").get<int64_t>() > kPairFormatVersion) {
+      throw fail("field 'format_version' is newer than this build reads (" +
+                 std::to_string(kPairFormatVersion) + "); upgrade shardtune");
+    }
+    Manifest manifest;
+    const auto kind = parse_pair_kind(in.at("kind").get<std::string>());
+    if (!kind) throw fail("field 'kind' must be dpo or sft");
+    manifest.kind = *kind;
+    manifest.vocab_size = in.at("vocab_size").get<int64_t>();
+    manifest.split = in.value("split", "");
+    manifest.source = in.value("source", "");
+    for (const json& shard : in.at("shards")) {
+      manifest.shards.push_back({shard.at("file").get<std::string>(), shard.at("pairs").get<uint64_t>(),
+                                 shard.at("tokens").get<uint64_t>(),
+                                 static_cast<uint32_t>(std::stoul(shard.at("crc32").get<std::string>(), nullptr, 16))});
+    }
+    return manifest;
+  } catch (const json::exception& error) {
+    throw fail(std::string("malformed (") + error.what() + ")");
+  }
+}
+
+}  // namespace st

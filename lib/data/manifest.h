@@ -1,0 +1,38 @@
+// manifest.json of a pair dataset directory: the shards in order with pair/token counts and a
+// CRC-32 of each file, plus the kind and vocabulary they share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/pair_table.h"
+
+namespace st {
+
+struct ShardEntry {
+  std::string file;    // relative to the directory
+  uint64_t pairs = 0;
+  uint64_t tokens = 0;
+  uint32_t crc32 = 0;
+};
+
+struct Manifest {
+  PairKind kind = PairKind::dpo;
+  int64_t vocab_size = 0;
+  std::string split;   // train | val | ""
+  std::string source;  // provenance
+  std::vector<ShardEntry> shards;
+
+  uint64_t total_pairs() const;
+  uint64_t total_tokens() const;
+};
+
+inline constexpr const char* kManifestName = "manifest.json";
+
+uint32_t file_crc32(const std::string& path);
+void write_manifest(const std::string& directory, const Manifest& manifest);  // atomic
+// Throws DataError naming the file and field.
+Manifest read_manifest(const std::string& directory);
+
+}  // namespace st

@@ -1,0 +1,38 @@
+#include "data/pair_loader.h"
+
+namespace st {
+
+PairLoader::PairLoader(std::shared_ptr<const PairDataset> dataset, const LoaderOptions& options,
+                       int rank, int ranks, const SamplerCursor& start)
+    : dataset_(std::move(dataset)),
+      options_(options),
+      sampler_(dataset_->size(), options.global_batch, options.seed, options.shuffle),
+      cursor_(start) {
+  prefetcher_ = std::make_unique<Prefetcher<StepBatch>>(
+      [this, rank, ranks] {
+        StepBatch step = build_step(*dataset_, sampler_, options_, rank, ranks, cursor_);
+        cursor_ = step.global.next;
+        return step;
+      },
+      options.prefetch_steps);
+}
+
+StepBatch PairLoader::next() { return prefetcher_->next(); }
+
+StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler& sampler,
+                                 const LoaderOptions& options, int rank, int ranks,
+                                 const SamplerCursor& cursor) {
+  StepBatch step;
+  step.global = sampler.batch_at(cursor);
+  const std::vector<uint64_t> mine = rank_slice(step.global.indices, rank, ranks);
+  std::vector<int64_t> lengths;
+  for (uint64_t index : mine) lengths.push_back(dataset.row_length(index));
+  for (const auto& group : plan_micro_batches(lengths, dataset.kind(), options.collate)) {
+    std::vector<Pair> pairs;
+    for (size_t position : group) pairs.push_back(dataset.get(mine[position]));
+    step.micro_batches.push_back(collate_pairs(std::move(pairs), dataset.kind(), options.collate));
+  }
+  return step;
+}
+
+}  // namespace st

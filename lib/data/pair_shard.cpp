@@ -1,0 +1,187 @@
+#include "data/pair_shard.h"
+
+#include <algorithm>
+
+#include "util/check.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+int32_t max_token(const PairTable& pairs) {
+  int32_t found = -1;
+  for (const TokenColumn* column : {&pairs.prompt, &pairs.chosen, &pairs.rejected}) {
+    for (int32_t token : column->tokens) found = std::max(found, token);
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> shard_columns(PairKind kind) {
+  if (kind == PairKind::dpo) return {"prompt", "chosen", "rejected"};
+  return {"prompt", "completion"};
+}
+
+void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
+                      const DatasetLayout& layout) {
+  const Hdf5Handle file = create_hdf5_file(path);
+  const hid_t root = file.get();
+  write_attribute(root, "format", std::string(kPairFormatName));
+  write_attribute(root, "format_version", kPairFormatVersion);
+  write_attribute(root, "kind", pair_kind_name(info.kind));
+  write_attribute(root, "vocab_size", info.vocab_size);
+  write_attribute(root, "bos_id", info.bos_id);
+  write_attribute(root, "eos_id", info.eos_id);
+  write_attribute(root, "pad_id", info.pad_id);
+  write_attribute(root, "tokenizer", info.tokenizer);
+  write_attribute(root, "source", info.source);
+  write_attribute(root, "num_pairs", static_cast<int64_t>(pairs.size()));
+  write_attribute(root, "max_token_id", static_cast<int64_t>(max_token(pairs)));
+  const TokenColumn* columns[] = {&pairs.prompt, &pairs.chosen, &pairs.rejected};
+  const auto names = shard_columns(info.kind);
+  for (size_t i = 0; i < names.size(); ++i) {
+    write_1d_dataset(root, names[i], columns[i]->tokens, layout);
+    write_1d_dataset(root, names[i] + "_offsets", columns[i]->offsets, layout);
+  }
+  if (pairs.has_ref_logps()) {
+    write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
+    write_1d_dataset(root, "ref_rejected_logp", pairs.ref_rejected_logp, layout);
+  }
+  ST_CHECK_HDF5(H5Fflush(root, H5F_SCOPE_LOCAL));
+}
+
+PairShardReader::PairShardReader(const std::string& path) : path_(path) {
+  try {
+    file_ = open_hdf5_file(path);
+  } catch (const IoError& error) {
+    throw DataError(error.what());
+  }
+  const hid_t root = file_.get();
+  auto fail = [&](const std::string& what) -> DataError {
+    return DataError(path + ": " + what + "; regenerate it with `shardtune prep` or `shardtune synth`");
+  };
+  const auto format = read_string_attribute(root, "format");
+  if (format != std::string(kPairFormatName)) {
+    throw fail("attribute 'format' is " + (format ? "'" + *format + "'" : std::string("missing")) +
+               ", not '" + kPairFormatName + "' (not a shardtune pair shard)");
+  }
+  const auto version = read_int_attribute(root, "format_version");
+  if (!version || *version < 1 || *version > kPairFormatVersion) {
+    throw fail("attribute 'format_version' is " + (version ? std::to_string(*version) : "missing") +
+               "; this build reads versions 1.." + std::to_string(kPairFormatVersion));
+  }
+  const auto kind = parse_pair_kind(read_string_attribute(root, "kind").value_or(""));
+  if (!kind) throw fail("attribute 'kind' must be 'dpo' or 'sft'");
+  info_.kind = *kind;
+  const auto vocab = read_int_attribute(root, "vocab_size");
+  const auto max_id = read_int_attribute(root, "max_token_id");
+  const auto pairs = read_int_attribute(root, "num_pairs");
+  if (!vocab || *vocab <= 0 || !max_id || !pairs || *pairs < 0) {
+    throw fail("attributes 'vocab_size', 'max_token_id' and 'num_pairs' are required");
+  }
+  info_.vocab_size = *vocab;
+  max_token_id_ = *max_id;
+  pairs_ = static_cast<size_t>(*pairs);
+  if (max_token_id_ >= info_.vocab_size) {
+    throw fail("token id " + std::to_string(max_token_id_) + " is outside its vocab_size " +
+               std::to_string(info_.vocab_size));
+  }
+  info_.bos_id = read_int_attribute(root, "bos_id").value_or(-1);
+  info_.eos_id = read_int_attribute(root, "eos_id").value_or(-1);
+  info_.pad_id = read_int_attribute(root, "pad_id").value_or(0);
+  info_.tokenizer = read_string_attribute(root, "tokenizer").value_or("");
+  info_.source = read_string_attribute(root, "source").value_or("");
+
+  for (const std::string& name : shard_columns(info_.kind)) {
+    const auto tokens = inspect_1d_dataset(root, name, H5T_NATIVE_INT32);
+    const auto offsets = inspect_1d_dataset(root, name + "_offsets", H5T_NATIVE_UINT64);
+    if (!tokens || !tokens->matches_type) throw fail("dataset '" + name + "' (1-D int32) is missing or mistyped");
+    if (!offsets || !offsets->matches_type || offsets->length != pairs_ + 1) {
+      throw fail("dataset '" + name + "_offsets' must be 1-D uint64 of num_pairs + 1 = " +
+                 std::to_string(pairs_ + 1) + " entries");
+    }
+    Column column;
+    column.tokens = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, name.c_str(), H5P_DEFAULT)));
+    const Hdf5Handle offset_set =
+        hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, (name + "_offsets").c_str(), H5P_DEFAULT)));
+    column.offsets = read_1d_dataset<uint64_t>(offset_set.get(), 0, pairs_ + 1);
+    if (column.offsets.front() != 0 || column.offsets.back() != tokens->length) {
+      throw fail("dataset '" + name + "_offsets' must start at 0 and end at the token count " +
+                 std::to_string(tokens->length));
+    }
+    for (size_t i = 0; i < pairs_; ++i) {
+      if (column.offsets[i + 1] < column.offsets[i]) {
+        throw fail("dataset '" + name + "_offsets' decreases at index " + std::to_string(i));
+      }
+    }
+    columns_.push_back(std::move(column));
+  }
+  const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);
+  const auto ref_rejected = inspect_1d_dataset(root, "ref_rejected_logp", H5T_NATIVE_FLOAT);
+  if (ref_chosen.has_value() != ref_rejected.has_value()) {
+    throw fail("has only one of 'ref_chosen_logp' and 'ref_rejected_logp'");
+  }
+  if (ref_chosen) {
+    for (const auto* shape : {&*ref_chosen, &*ref_rejected}) {
+      if (!shape->matches_type || shape->length != pairs_) {
+        throw fail("reference log-prob datasets must be float32 with num_pairs entries");
+      }
+    }
+    const Hdf5Handle chosen = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, "ref_chosen_logp", H5P_DEFAULT)));
+    const Hdf5Handle rejected = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, "ref_rejected_logp", H5P_DEFAULT)));
+    ref_chosen_ = read_1d_dataset<float>(chosen.get(), 0, pairs_);
+    ref_rejected_ = read_1d_dataset<float>(rejected.get(), 0, pairs_);
+    has_ref_ = true;
+  }
+}
+
+int64_t PairShardReader::token_count(size_t index) const {
+  int64_t count = 0;
+  for (const Column& column : columns_) count += column.offsets[index + 1] - column.offsets[index];
+  return count;
+}
+
+int64_t PairShardReader::row_length(size_t index) const {
+  int64_t longest = 0;
+  for (size_t c = 1; c < columns_.size(); ++c) {
+    longest = std::max<int64_t>(longest, columns_[c].offsets[index + 1] - columns_[c].offsets[index]);
+  }
+  return static_cast<int64_t>(columns_[0].offsets[index + 1] - columns_[0].offsets[index]) + longest;
+}
+
+void PairShardReader::read_column(const Column& column, size_t index, std::vector<int32_t>& out) const {
+  const uint64_t first = column.offsets[index];
+  read_1d_dataset_into(column.tokens.get(), first, column.offsets[index + 1] - first, out);
+  for (int32_t token : out) {
+    if (token < 0 || token >= info_.vocab_size) {
+      throw DataError(path_ + ": pair " + std::to_string(index) + " holds token id " +
+                      std::to_string(token) + " outside vocab_size " +
+                      std::to_string(info_.vocab_size) + " (the file is damaged)");
+    }
+  }
+}
+
+Pair PairShardReader::read(size_t index) const {
+  if (index >= pairs_) {
+    throw DataError(path_ + ": pair index " + std::to_string(index) + " >= " + std::to_string(pairs_));
+  }
+  Pair pair;
+  read_column(columns_[0], index, pair.prompt);
+  read_column(columns_[1], index, pair.chosen);
+  if (info_.kind == PairKind::dpo) read_column(columns_[2], index, pair.rejected);
+  if (has_ref_) {
+    pair.ref_chosen_logp = ref_chosen_[index];
+    pair.ref_rejected_logp = ref_rejected_[index];
+  }
+  return pair;
+}
+
+PairTable PairShardReader::read_all() const {
+  PairTable table;
+  table.kind = info_.kind;
+  for (size_t i = 0; i < pairs_; ++i) table.append(read(i));
+  return table;
+}
+
+}  // namespace st

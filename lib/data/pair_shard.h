@@ -1,0 +1,68 @@
+// One HDF5 shard of tokenized pairs (docs/data-format.md): per column a flat int32 token
+// dataset and its uint64 offsets (N+1); optional float32 reference log-probs; attributes for
+// kind, format version, vocabulary, special ids and provenance. The reader validates everything
+// at open and names file, dataset and index in its errors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/pair_table.h"
+#include "util/hdf5_handle.h"
+#include "util/hdf5_io.h"
+
+namespace st {
+
+inline constexpr const char* kPairFormatName = "shardtune.pairs";
+inline constexpr int64_t kPairFormatVersion = 1;
+
+struct ShardInfo {
+  PairKind kind = PairKind::dpo;
+  int64_t vocab_size = 0;
+  int64_t bos_id = -1, eos_id = -1, pad_id = 0;  // -1: none
+  std::string tokenizer;                         // e.g. the HF tokenizer name; may be empty
+  std::string source;                            // provenance: input file, generator, command
+};
+
+// Column names in the file, in order: dpo = prompt, chosen, rejected; sft = prompt, completion.
+std::vector<std::string> shard_columns(PairKind kind);
+
+void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
+                      const DatasetLayout& layout = {});
+
+class PairShardReader {
+ public:
+  // Throws DataError naming the path (and dataset/index) for anything not in the format.
+  explicit PairShardReader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const ShardInfo& info() const { return info_; }
+  size_t size() const { return pairs_; }
+  int64_t max_token_id() const { return max_token_id_; }
+  bool has_ref_logps() const { return has_ref_; }
+  // From the offsets alone (no token read): prompt + all responses, and prompt + the longest
+  // response (the row length after collation).
+  int64_t token_count(size_t index) const;
+  int64_t row_length(size_t index) const;
+  Pair read(size_t index) const;
+  PairTable read_all() const;
+
+ private:
+  struct Column {
+    Hdf5Handle tokens;
+    std::vector<uint64_t> offsets;
+  };
+  void read_column(const Column& column, size_t index, std::vector<int32_t>& out) const;
+
+  std::string path_;
+  Hdf5Handle file_;
+  ShardInfo info_;
+  size_t pairs_ = 0;
+  int64_t max_token_id_ = -1;
+  bool has_ref_ = false;
+  std::vector<Column> columns_;
+  std::vector<float> ref_chosen_, ref_rejected_;
+};
+
+}  // namespace st

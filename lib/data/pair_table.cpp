@@ -1,0 +1,57 @@
+#include "data/pair_table.h"
+
+#include "util/errors.h"
+
+namespace st {
+
+std::string pair_kind_name(PairKind kind) { return kind == PairKind::dpo ? "dpo" : "sft"; }
+
+std::optional<PairKind> parse_pair_kind(const std::string& name) {
+  if (name == "dpo") return PairKind::dpo;
+  if (name == "sft") return PairKind::sft;
+  return std::nullopt;
+}
+
+int64_t Pair::token_count() const {
+  return static_cast<int64_t>(prompt.size() + chosen.size() + rejected.size());
+}
+
+void TokenColumn::append(const std::vector<int32_t>& sequence) {
+  tokens.insert(tokens.end(), sequence.begin(), sequence.end());
+  offsets.push_back(tokens.size());
+}
+
+std::vector<int32_t> TokenColumn::at(size_t i) const {
+  return {tokens.begin() + static_cast<int64_t>(offsets[i]),
+          tokens.begin() + static_cast<int64_t>(offsets[i + 1])};
+}
+
+void PairTable::append(const Pair& pair) {
+  const bool with_ref = pair.ref_chosen_logp.has_value() && pair.ref_rejected_logp.has_value();
+  if (size() > 0 && with_ref != has_ref_logps()) {
+    throw DataError("pairs mix rows with and without reference log-probs");
+  }
+  prompt.append(pair.prompt);
+  chosen.append(pair.chosen);
+  if (kind == PairKind::dpo) rejected.append(pair.rejected);
+  if (with_ref) {
+    ref_chosen_logp.push_back(*pair.ref_chosen_logp);
+    ref_rejected_logp.push_back(*pair.ref_rejected_logp);
+  }
+}
+
+Pair PairTable::at(size_t i) const {
+  Pair pair{prompt.at(i), chosen.at(i), {}, std::nullopt, std::nullopt};
+  if (kind == PairKind::dpo) pair.rejected = rejected.at(i);
+  if (has_ref_logps()) {
+    pair.ref_chosen_logp = ref_chosen_logp[i];
+    pair.ref_rejected_logp = ref_rejected_logp[i];
+  }
+  return pair;
+}
+
+int64_t PairTable::token_count() const {
+  return static_cast<int64_t>(prompt.tokens.size() + chosen.tokens.size() + rejected.tokens.size());
+}
+
+}  // namespace st

@@ -1,0 +1,51 @@
+// Tokenized pairs in memory: ragged token columns (flat int32 tokens + N+1 offsets), the same
+// layout as the HDF5 shards. DPO pairs have prompt, chosen and rejected; SFT pairs have a prompt
+// and a completion (held in the `chosen` column, stored as `completion`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace st {
+
+enum class PairKind { dpo, sft };
+std::string pair_kind_name(PairKind kind);
+std::optional<PairKind> parse_pair_kind(const std::string& name);
+
+struct Pair {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> chosen;    // the completion for SFT
+  std::vector<int32_t> rejected;  // empty for SFT
+  std::optional<float> ref_chosen_logp;
+  std::optional<float> ref_rejected_logp;
+
+  int64_t token_count() const;  // prompt + chosen + rejected
+};
+
+// Sequence i is tokens[offsets[i], offsets[i + 1]).
+struct TokenColumn {
+  std::vector<int32_t> tokens;
+  std::vector<uint64_t> offsets{0};
+
+  size_t size() const { return offsets.size() - 1; }
+  size_t length(size_t i) const { return offsets[i + 1] - offsets[i]; }
+  void append(const std::vector<int32_t>& sequence);
+  std::vector<int32_t> at(size_t i) const;
+};
+
+struct PairTable {
+  PairKind kind = PairKind::dpo;
+  TokenColumn prompt, chosen, rejected;
+  std::vector<float> ref_chosen_logp, ref_rejected_logp;  // empty, or one per pair
+
+  size_t size() const { return prompt.size(); }
+  bool has_ref_logps() const { return !ref_chosen_logp.empty(); }
+  // Appends; reference log-probs must be present on all pairs of a table or on none.
+  void append(const Pair& pair);
+  Pair at(size_t i) const;
+  int64_t token_count() const;
+};
+
+}  // namespace st

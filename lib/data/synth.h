@@ -1,0 +1,29 @@
+// A learnable synthetic preference (or SFT) dataset for the demo, tests and benchmarks. Pair i
+// depends only on (seed, i): prompt = BOS + random tokens; the chosen response is a fixed
+// function of them (copy / reverse / sort) + EOS; the rejected one is the chosen with a fraction
+// of its tokens replaced. Ids 0, 1, 2 are pad, BOS, EOS.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "data/pair_table.h"
+
+namespace st {
+
+struct SynthOptions {
+  PairKind kind = PairKind::dpo;
+  int64_t vocab_size = 512;
+  int64_t min_length = 4;    // content tokens of a prompt
+  int64_t max_length = 24;
+  std::string task = "copy"; // copy | reverse | sort
+  double corrupt = 0.5;      // fraction of the rejected response's tokens replaced
+  uint64_t seed = 0;
+};
+
+inline constexpr int32_t kSynthPad = 0, kSynthBos = 1, kSynthEos = 2;
+
+// Pairs [first, first + count). Throws ConfigError for invalid options.
+PairTable synthesize_pairs(const SynthOptions& options, uint64_t first, uint64_t count);
+
+}  // namespace st

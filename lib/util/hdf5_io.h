@@ -1,0 +1,48 @@
+// Small typed helpers over the HDF5 C API for what shardtune stores: scalar attributes (int64,
+// string) on a file's root group and 1-D datasets of int32 / uint64 / float32.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/hdf5_handle.h"
+
+namespace st {
+
+// Files: created (truncating) or opened read-only. Throw IoError naming the path.
+Hdf5Handle create_hdf5_file(const std::string& path);
+Hdf5Handle open_hdf5_file(const std::string& path);
+
+void write_attribute(hid_t object, const std::string& name, int64_t value);
+void write_attribute(hid_t object, const std::string& name, const std::string& value);
+std::optional<int64_t> read_int_attribute(hid_t object, const std::string& name);
+std::optional<std::string> read_string_attribute(hid_t object, const std::string& name);
+
+struct DatasetLayout {
+  bool compress = false;        // deflate level 4 with byte shuffle; implies chunked
+  uint64_t chunk_elements = 1 << 18;
+};
+
+// One 1-D dataset; contiguous when uncompressed (any slice reads directly), chunked otherwise.
+template <typename T>
+void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>& values,
+                      const DatasetLayout& layout);
+
+// nullopt when absent; throws IoError when present with another element type.
+struct DatasetShape {
+  uint64_t length = 0;
+  bool matches_type = false;
+};
+std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& name, hid_t type);
+
+template <typename T>
+std::vector<T> read_1d_dataset(hid_t dataset, uint64_t first, uint64_t count);
+// Reads [first, first + count) into `out` (resized), reusing the caller's buffer.
+template <typename T>
+void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::vector<T>& out);
+
+}  // namespace st
