@@ -30,7 +30,7 @@ class GlobalSampler {
 
   GlobalBatch batch_at(const SamplerCursor& cursor) const;
   uint64_t batches_per_epoch() const;
-  // Position p of epoch e's order.
+  // Epoch e's visiting order. The reference is to a one-epoch cache: valid until the next call.
   const std::vector<uint64_t>& epoch_order(uint64_t epoch) const;
 
  private:
