@@ -8,6 +8,10 @@
 namespace st {
 namespace {
 
+// Per compressed token dataset: a whole 100k-pair shard column of ~40 MB decompressed stays
+// cached, so shuffled reads decompress each chunk once instead of once per pair.
+constexpr size_t kTokenChunkCacheBytes = 64u << 20;
+
 int32_t max_token(const PairTable& pairs) {
   int32_t found = -1;
   for (const TokenColumn* column : {&pairs.prompt, &pairs.chosen, &pairs.rejected}) {
@@ -102,7 +106,7 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
                  std::to_string(pairs_ + 1) + " entries");
     }
     Column column;
-    column.tokens = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, name.c_str(), H5P_DEFAULT)));
+    column.tokens = open_dataset_for_reads(root, name, kTokenChunkCacheBytes);
     const Hdf5Handle offset_set =
         hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, (name + "_offsets").c_str(), H5P_DEFAULT)));
     column.offsets = read_1d_dataset<uint64_t>(offset_set.get(), 0, pairs_ + 1);

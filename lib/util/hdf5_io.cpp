@@ -108,6 +108,12 @@ std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& na
   return shape;
 }
 
+Hdf5Handle open_dataset_for_reads(hid_t file, const std::string& name, size_t cache_bytes) {
+  const Hdf5Handle access = hdf5_plist(ST_CHECK_HDF5(H5Pcreate(H5P_DATASET_ACCESS)));
+  ST_CHECK_HDF5(H5Pset_chunk_cache(access.get(), 12421, cache_bytes, 1.0));
+  return hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(file, name.c_str(), access.get())));
+}
+
 template <typename T>
 void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::vector<T>& out) {
   out.resize(count);

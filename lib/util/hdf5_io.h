@@ -24,7 +24,8 @@ std::optional<std::string> read_string_attribute(hid_t object, const std::string
 
 struct DatasetLayout {
   bool compress = false;        // deflate level 4 with byte shuffle; implies chunked
-  uint64_t chunk_elements = 1 << 18;
+  uint64_t chunk_elements = 1 << 14;  // 64 KiB of int32: small, since a random read
+                                      // decompresses its whole chunk
 };
 
 // One 1-D dataset; contiguous when uncompressed (any slice reads directly), chunked otherwise.
@@ -38,6 +39,10 @@ struct DatasetShape {
   bool matches_type = false;
 };
 std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& name, hid_t type);
+
+// Opens a dataset for random reads; compressed (chunked) ones get a chunk cache of
+// `cache_bytes` so repeated reads in a chunk decompress it once.
+Hdf5Handle open_dataset_for_reads(hid_t file, const std::string& name, size_t cache_bytes);
 
 template <typename T>
 std::vector<T> read_1d_dataset(hid_t dataset, uint64_t first, uint64_t count);
