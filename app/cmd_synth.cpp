@@ -93,6 +93,8 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("max-len", po::value(&c.synth.max_length)->default_value(24), "longest prompt content [tokens]")
         ("task", po::value(&c.synth.task)->default_value("copy"), "chosen = copy | reverse | sort of the prompt")
         ("corrupt", po::value(&c.synth.corrupt)->default_value(0.5), "fraction of rejected tokens replaced, (0, 1]")
+        ("noise-band", po::value(&c.synth.noise_band)->default_value(0.25),
+         "top fraction of the vocabulary used only for rejected-token replacements, [0, 0.5]")
         ("val-size", po::value(&c.val_size)->default_value(0.0), "fraction of pairs in val/, [0, 1)")
         ("seed", po::value(&c.synth.seed)->default_value(0), "generator seed")
         ("pairs-per-shard", po::value(&c.sharding.pairs_per_shard)->default_value(100000), "pairs per HDF5 file")

@@ -25,6 +25,8 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
       o.corrupt > 1) {
     throw ConfigError("synth: need vocab >= 8, 1 <= min-len <= max-len, 0 < corrupt <= 1");
   }
+  if (o.noise_band < 0 || o.noise_band > 0.5) throw ConfigError("synth: --noise-band must be in [0, 0.5]");
+  const auto noise_first = o.vocab_size - static_cast<int64_t>(o.noise_band * o.vocab_size);
   PairTable table;
   table.kind = o.kind;
   for (uint64_t i = first; i < first + count; ++i) {
@@ -34,7 +36,7 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
     };
     const int64_t length = draw(o.min_length, o.max_length);
     std::vector<int32_t> content(length);
-    for (auto& token : content) token = static_cast<int32_t>(draw(3, o.vocab_size - 1));
+    for (auto& token : content) token = static_cast<int32_t>(draw(3, noise_first - 1));
     Pair pair;
     pair.prompt = {kSynthBos};
     pair.prompt.insert(pair.prompt.end(), content.begin(), content.end());
@@ -44,7 +46,11 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
       const auto replaced = std::max<int64_t>(1, static_cast<int64_t>(o.corrupt * length + 0.5));
       for (int64_t k = 0; k < replaced; ++k) {
         auto& token = pair.rejected[draw(0, length - 1)];
-        token = static_cast<int32_t>(3 + (token - 3 + draw(1, o.vocab_size - 4)) % (o.vocab_size - 3));
+        if (noise_first < o.vocab_size) {
+          token = static_cast<int32_t>(draw(noise_first, o.vocab_size - 1));
+        } else {  // any other token
+          token = static_cast<int32_t>(3 + (token - 3 + draw(1, o.vocab_size - 4)) % (o.vocab_size - 3));
+        }
       }
       pair.rejected.push_back(kSynthEos);
     }
