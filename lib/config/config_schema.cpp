@@ -82,6 +82,12 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.data.val, "val", "validation shards; empty = hold out data.val_size of train");
   add(&c.data.val_size, "val_size", "fraction of train pairs held out for evaluation, [0, 1)");
   add(&c.data.cutoff_len, "cutoff_len", "max tokens per sequence, prompt + completion [tokens]");
+  add(&c.data.group_by_length, "group_by_length",
+      "sort each rank's share of a step by length before cutting micro-batches (less padding)");
+  add(&c.data.micro_batch_tokens, "micro_batch_tokens",
+      "> 0: micro-batches hold as many pairs as fit in this many padded tokens [tokens]");
+  add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread");
+  add(&c.data.verify_checksums, "verify_checksums", "check every shard's CRC-32 at start (reads all data)");
 
   section("train", "the run: stage, batch, length, precision, output");
   add(&c.train.stage, "stage", "training objective", {"dpo", "sft"});
