@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "data/prep.h"
@@ -39,17 +40,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("tokenizer", po::value(&o.info.tokenizer)->default_value(""), "tokenizer name, recorded")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
-    po::variables_map values;
-    try {
-      po::store(po::command_line_parser(args).options(options).run(), values);
-      po::notify(values);
-    } catch (const po::error& error) {
-      throw ConfigError(std::string("prep: ") + error.what() + " (see shardtune prep --help)");
-    }
-    if (values.count("help")) {
-      if (world.rank() == 0) std::cout << options;
-      return kExitOk;
-    }
+    if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
     const auto parsed_kind = parse_pair_kind(kind);
     const auto parsed_truncation = parse_truncation_policy(truncation);
     if (!parsed_kind) throw ConfigError("prep: --kind '" + kind + "' is not dpo|sft");

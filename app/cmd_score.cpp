@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "data/score_jsonl.h"
@@ -81,17 +82,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
   return run_guarded([&] {
     ScoreOptions o;
     const po::options_description options = score_options(o);
-    po::variables_map values;
-    try {
-      po::store(po::command_line_parser(args).options(options).run(), values);
-      po::notify(values);
-    } catch (const po::error& error) {
-      throw ConfigError(std::string("score: ") + error.what() + " (see shardtune score --help)");
-    }
-    if (values.count("help")) {
-      if (world.rank() == 0) std::cout << options;
-      return kExitOk;
-    }
+    if (!parse_command_options("score", args, options, world.rank())) return kExitOk;
     check_options(o);
     const Timer timer;
     const c10::Device device = select_device(o.device, world.local_device());

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "data/dataset_writer.h"
@@ -100,17 +101,7 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("pairs-per-shard", po::value(&c.sharding.pairs_per_shard)->default_value(100000), "pairs per HDF5 file")
         ("compress", po::bool_switch(&c.sharding.layout.compress), "deflate-compress the shards")
         ("overwrite", po::bool_switch(&c.overwrite), "replace an existing output");
-    po::variables_map values;
-    try {
-      po::store(po::command_line_parser(args).options(options).run(), values);
-      po::notify(values);
-    } catch (const po::error& error) {
-      throw ConfigError(std::string("synth: ") + error.what() + " (see shardtune synth --help)");
-    }
-    if (values.count("help")) {
-      if (world.rank() == 0) std::cout << options;
-      return kExitOk;
-    }
+    if (!parse_command_options("synth", args, options, world.rank())) return kExitOk;
     const auto kind = parse_pair_kind(c.kind);
     if (!kind) throw ConfigError("synth: --kind '" + c.kind + "' is not dpo|sft");
     c.synth.kind = *kind;

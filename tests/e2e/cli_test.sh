@@ -1,24 +1,8 @@
 #!/usr/bin/env bash
 # cli_test.sh <shardtune binary> <case>: one end-to-end check of the binary per ctest entry.
 # Each case runs the binary as a user would and asserts exit code, output and files.
-set -uo pipefail
-bin=$1
-case_name=$2
-mpiexec=${ST_MPIEXEC:-mpirun}
-work=$(mktemp -d /tmp/st_e2e_XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*"; exit 1; }
-# run <expected exit code> <command...>: captures output in $out.
-run() {
-  local expected=$1
-  shift
-  out=$("$@" 2>&1)
-  local rc=$?
-  echo "$out" | tail -n 30
-  [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
-}
-expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
 
 case "$case_name" in
   version)

@@ -1,22 +1,7 @@
 #!/usr/bin/env bash
 # data_test.sh <shardtune binary> <case>: `shardtune synth` and `shardtune prep` as users run them.
-set -uo pipefail
-bin=$1
-case_name=$2
-mpiexec=${ST_MPIEXEC:-mpirun}
-work=$(mktemp -d /tmp/st_data_XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*"; exit 1; }
-run() {
-  local expected=$1
-  shift
-  out=$("$@" 2>&1)
-  local rc=$?
-  echo "$out" | tail -n 30
-  [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
-}
-expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
 manifest_value() { grep -E "\"$2\": " "$1" | head -1 | sed -E 's/.*: ([0-9]+).*/\1/'; }
 
 case "$case_name" in

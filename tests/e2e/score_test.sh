@@ -1,26 +1,11 @@
 #!/usr/bin/env bash
 # score_test.sh <shardtune binary> <case>: `shardtune score` as users run it, against the
 # reference fixtures (ST_REFERENCE_DIR, written by tests/reference/make_fixtures.py).
-set -uo pipefail
-bin=$1
-case_name=$2
-mpiexec=${ST_MPIEXEC:-mpirun}
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
 python=${ST_REFERENCE_PYTHON:-python3}
 ref=${ST_REFERENCE_DIR:?run through ctest}
 compare="$python ${ST_SOURCE_DIR}/tests/reference/compare_scores.py"
-work=$(mktemp -d /tmp/st_score_XXXXXX)
-trap 'rm -rf "$work"' EXIT
-
-fail() { echo "FAIL [$case_name]: $*"; exit 1; }
-run() {
-  local expected=$1
-  shift
-  out=$("$@" 2>&1)
-  local rc=$?
-  echo "$out" | tail -n 30
-  [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
-}
-expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
 
 case "$case_name" in
   matches_reference)

@@ -8,6 +8,7 @@
 #include "data/pair_dataset.h"
 #include "data/synth.h"
 #include "util/check.h"
+#include "scratch_dir.h"
 #include "util/errors.h"
 
 namespace st {
@@ -15,16 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DataFormat : public ::testing::Test {
+class DataFormat : public st::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("st_data_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string error_of(const std::function<void()>& action) {
     try {
       action();
@@ -33,8 +26,6 @@ class DataFormat : public ::testing::Test {
     }
     return "";
   }
-
-  fs::path dir_;
 };
 
 PairTable sample(PairKind kind, size_t count, bool with_ref) {

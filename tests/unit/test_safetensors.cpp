@@ -11,6 +11,7 @@
 #include "model/safetensors_checkpoint.h"
 #include "model/safetensors_file.h"
 #include "model/safetensors_writer.h"
+#include "scratch_dir.h"
 #include "util/errors.h"
 
 namespace st {
@@ -18,16 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class SafetensorsTest : public ::testing::Test {
+class SafetensorsTest : public st::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("st_safetensors_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::vector<std::pair<std::string, at::Tensor>> sample() const {
     at::manual_seed(11);  // the same tensors on every call
     return {{"a.weight", at::arange(597 * 43, at::kFloat).view({597, 43})},
@@ -54,8 +47,6 @@ class SafetensorsTest : public ::testing::Test {
     }
     return "";
   }
-
-  fs::path dir_;
 };
 
 TEST_F(SafetensorsTest, SingleFileRoundTrip) {
