@@ -1,0 +1,42 @@
+#include "fsdp/unit_layout.h"
+
+#include <algorithm>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+UnitLayout make_unit(std::string name, const std::vector<ParamSpec>& specs, int group_size) {
+  UnitLayout unit;
+  unit.name = std::move(name);
+  for (const ParamSpec& spec : specs) {
+    unit.params.push_back({spec, unit.numel});
+    unit.numel += spec.numel();
+  }
+  unit.padded_numel = (unit.numel + group_size - 1) / group_size * group_size;
+  unit.shard_numel = unit.padded_numel / group_size;
+  return unit;
+}
+
+}  // namespace
+
+std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size) {
+  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+  std::vector<UnitLayout> units;
+  units.push_back(make_unit("embedding", embedding_params(config), group_size));
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    units.push_back(make_unit("layer." + std::to_string(layer), layer_params(config, layer), group_size));
+  }
+  units.push_back(make_unit("head", head_params(config), group_size));
+  return units;
+}
+
+SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count) {
+  const int64_t begin = std::max(slot.offset, first);
+  const int64_t end = std::min(slot.offset + slot.spec.numel(), first + count);
+  if (end <= begin) return {};
+  return {begin - slot.offset, begin - first, end - begin};
+}
+
+}  // namespace st

@@ -1,0 +1,45 @@
+// FSDP unit geometry: the model's parameters grouped into units (embedding, each decoder layer,
+// head = final norm + lm_head), each unit's parameters concatenated in HF order into one flat
+// vector padded to a multiple of the shard-group size. Rank r of the group owns elements
+// [r * shard_numel, (r + 1) * shard_numel) of every unit. This is the one place that computes it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/hf_names.h"
+#include "model/model_config.h"
+
+namespace st {
+
+struct ParamSlot {
+  ParamSpec spec;
+  int64_t offset = 0;  // first element in the unit's flat vector
+};
+
+struct UnitLayout {
+  std::string name;               // "embedding", "layer.<i>", "head"
+  std::vector<ParamSlot> params;  // HF order, packed without gaps
+  int64_t numel = 0;              // sum of the parameters' sizes
+  int64_t padded_numel = 0;       // numel rounded up to a multiple of the group size
+  int64_t shard_numel = 0;        // padded_numel / group size
+
+  int64_t shard_offset(int rank) const { return rank * shard_numel; }
+};
+
+// Units in execution order. With tied embeddings the head unit holds only the final norm; the
+// lm_head is the embedding unit's weight.
+std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size);
+
+// The part of parameter `slot` that lies in [first, first + count) of the flat vector, as
+// (element offset within the parameter, element offset within the range, length); length 0
+// when they do not overlap.
+struct SlotOverlap {
+  int64_t param_offset = 0;
+  int64_t range_offset = 0;
+  int64_t length = 0;
+};
+SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count);
+
+}  // namespace st

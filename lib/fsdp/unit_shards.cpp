@@ -1,0 +1,42 @@
+#include "fsdp/unit_shards.h"
+
+#include <ATen/ATen.h>
+
+#include "model/model_weights.h"
+
+namespace st {
+
+at::Tensor load_unit_shard(const UnitLayout& unit, int rank, const SafetensorsCheckpoint& checkpoint) {
+  const int64_t first = unit.shard_offset(rank);
+  at::Tensor shard = at::zeros({unit.shard_numel}, at::kFloat);
+  for (const ParamSlot& slot : unit.params) {
+    const SlotOverlap part = overlap(slot, first, unit.shard_numel);
+    if (part.length == 0) continue;
+    check_param_against_config(checkpoint, slot.spec);
+    shard.narrow(0, part.range_offset, part.length)
+        .copy_(checkpoint.read_range(slot.spec.name, part.param_offset, part.length));
+  }
+  return shard;
+}
+
+at::Tensor init_unit_shard(const UnitLayout& unit, int rank, uint64_t seed) {
+  const int64_t first = unit.shard_offset(rank);
+  at::Tensor shard = at::zeros({unit.shard_numel}, at::kFloat);
+  for (const ParamSlot& slot : unit.params) {
+    const SlotOverlap part = overlap(slot, first, unit.shard_numel);
+    if (part.length == 0) continue;
+    shard.narrow(0, part.range_offset, part.length)
+        .copy_(init_parameter(slot.spec, seed).view({-1}).narrow(0, part.param_offset, part.length));
+  }
+  return shard;
+}
+
+TensorMap unit_param_views(const UnitLayout& unit, const at::Tensor& flat) {
+  TensorMap views;
+  for (const ParamSlot& slot : unit.params) {
+    views[slot.spec.name] = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+  }
+  return views;
+}
+
+}  // namespace st

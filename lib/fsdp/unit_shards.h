@@ -1,0 +1,26 @@
+// Creating a rank's shard of a unit's flat parameter, and viewing a gathered flat unit as the
+// named parameters the model blocks take. A rank reads only the element ranges it owns from the
+// safetensors files, so no rank ever holds the whole model.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "fsdp/unit_layout.h"
+#include "model/llama_blocks.h"
+#include "model/safetensors_checkpoint.h"
+
+namespace st {
+
+// fp32 [shard_numel] on CPU; the padding past the unit's numel is zero. Throws ModelError naming
+// the file and tensor when a parameter is missing or its shape does not follow config.json.
+at::Tensor load_unit_shard(const UnitLayout& unit, int rank, const SafetensorsCheckpoint& checkpoint);
+// The same for a preset: parameter-seeded init (init_parameter), so values do not depend on the
+// number of ranks.
+at::Tensor init_unit_shard(const UnitLayout& unit, int rank, uint64_t seed);
+
+// flat [>= numel] -> the unit's parameters as views, by HF name.
+TensorMap unit_param_views(const UnitLayout& unit, const at::Tensor& flat);
+
+}  // namespace st

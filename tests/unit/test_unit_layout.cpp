@@ -1,0 +1,101 @@
+// FSDP unit geometry and per-rank shards: every rank count tiles each flat unit exactly, shards
+// read from safetensors (only the owned ranges) or initialised from a preset reassemble into the
+// whole-model tensors bit for bit.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "fsdp/unit_shards.h"
+#include "model/model_source.h"
+#include "model/model_weights.h"
+#include "model/presets.h"
+
+namespace st {
+namespace {
+
+// The unit's parameters concatenated in HF order, padded with zeros: what the shards must tile.
+at::Tensor expected_flat(const UnitLayout& unit, const TensorMap& tensors) {
+  std::vector<at::Tensor> parts;
+  for (const ParamSlot& slot : unit.params) parts.push_back(tensors.at(slot.spec.name).reshape({-1}).to(at::kFloat));
+  parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
+  return at::cat(parts);
+}
+
+TEST(UnitLayout, UnitsTileTheModelForEveryGroupSize) {
+  const ModelConfig config = preset_config("debug");
+  for (int group = 1; group <= 5; ++group) {
+    const auto units = build_unit_layouts(config, group);
+    ASSERT_EQ(units.size(), static_cast<size_t>(config.num_hidden_layers + 2));
+    EXPECT_EQ(units.front().name, "embedding");
+    EXPECT_EQ(units[1].name, "layer.0");
+    EXPECT_EQ(units.back().name, "head");
+    int64_t total = 0;
+    for (const UnitLayout& unit : units) {
+      int64_t expected_offset = 0;
+      for (const ParamSlot& slot : unit.params) {
+        EXPECT_EQ(slot.offset, expected_offset) << unit.name << " " << slot.spec.name;
+        expected_offset += slot.spec.numel();
+      }
+      EXPECT_EQ(unit.numel, expected_offset);
+      EXPECT_EQ(unit.padded_numel % group, 0);
+      EXPECT_LT(unit.padded_numel - unit.numel, group);
+      EXPECT_EQ(unit.shard_numel * group, unit.padded_numel);
+      total += unit.numel;
+    }
+    EXPECT_EQ(total, config.parameter_count());
+  }
+  ModelConfig tied = config;
+  tied.tie_word_embeddings = true;
+  const auto head = build_unit_layouts(tied, 2).back();
+  ASSERT_EQ(head.params.size(), 1u);
+  EXPECT_EQ(head.params[0].spec.name, kFinalNormName);
+}
+
+TEST(UnitLayout, OverlapOfAParameterWithARange) {
+  const ParamSlot slot{{"w", {10}}, 20};  // elements [20, 30) of the flat vector
+  EXPECT_EQ(overlap(slot, 0, 20).length, 0);
+  const SlotOverlap middle = overlap(slot, 25, 100);
+  EXPECT_EQ(middle.param_offset, 5);
+  EXPECT_EQ(middle.range_offset, 0);
+  EXPECT_EQ(middle.length, 5);
+  const SlotOverlap inner = overlap(slot, 15, 8);
+  EXPECT_EQ(inner.param_offset, 0);
+  EXPECT_EQ(inner.range_offset, 5);
+  EXPECT_EQ(inner.length, 3);
+}
+
+TEST(UnitShards, PresetShardsReassembleIntoTheWholeModel) {
+  const ModelConfig config = preset_config("debug");
+  const TensorMap whole = init_preset_weights(config, 7, at::kFloat);
+  for (int group = 1; group <= 4; ++group) {
+    for (const UnitLayout& unit : build_unit_layouts(config, group)) {
+      std::vector<at::Tensor> shards;
+      for (int rank = 0; rank < group; ++rank) shards.push_back(init_unit_shard(unit, rank, 7));
+      EXPECT_TRUE(at::cat(shards).equal(expected_flat(unit, whole))) << unit.name << " group " << group;
+    }
+  }
+}
+
+TEST(UnitShards, CheckpointShardsReadOnlyTheirRangesAndReassemble) {
+  const char* reference = std::getenv("ST_REFERENCE_DIR");
+  if (reference == nullptr) GTEST_SKIP() << "ST_REFERENCE_DIR unset (run through ctest)";
+  const std::string directory = std::string(reference) + "/llama_gqa";  // two files + index
+  const LoadedModel whole = load_model(directory, "", 0, at::kFloat);
+  const SafetensorsCheckpoint checkpoint(directory);
+  for (int group = 1; group <= 4; ++group) {
+    for (const UnitLayout& unit : build_unit_layouts(whole.config, group)) {
+      std::vector<at::Tensor> shards;
+      for (int rank = 0; rank < group; ++rank) shards.push_back(load_unit_shard(unit, rank, checkpoint));
+      const at::Tensor flat = at::cat(shards);
+      EXPECT_TRUE(flat.equal(expected_flat(unit, whole.tensors))) << unit.name << " group " << group;
+      for (const auto& [name, view] : unit_param_views(unit, flat)) {
+        EXPECT_TRUE(view.equal(whole.tensors.at(name))) << name;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace st
