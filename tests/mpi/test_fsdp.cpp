@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/optim/adamw.h>
 
 #include <numeric>
 
@@ -15,6 +16,8 @@
 #include "model/model_weights.h"
 #include "model/presets.h"
 #include "model/token_logp.h"
+#include "optim/lr_schedule.h"
+#include "optim/sharded_adamw.h"
 #include "mpi_test_main.h"
 
 namespace st {
@@ -93,6 +96,103 @@ void check_against_autograd(bool tied) {
 
 TEST(FsdpModel, GradientsEqualSingleProcessAutograd) { check_against_autograd(false); }
 TEST(FsdpModel, TiedEmbeddingsGetBothGradientContributions) { check_against_autograd(true); }
+
+// DPO-style loss without a reference model: the mean of -log sigmoid(chosen - rejected) over the
+// global batch, as this rank's share (gradients are averaged over ranks).
+at::Tensor pair_loss(const at::Tensor& logps, int64_t pairs, double weight) {
+  const at::Tensor margin = 0.1 * (logps.narrow(0, 0, pairs) - logps.narrow(0, pairs, pairs));
+  return -at::log_sigmoid(margin).sum() * weight;
+}
+
+// 10 optimizer steps (AdamW with weight decay, warmup + cosine, clipping that engages) on any
+// rank count give the losses and final parameters of single-process libtorch training.
+TEST(FsdpTraining, TenStepsMatchSingleProcessTrainingOnAnyRankCount) {
+  MpiCommunicator& comm = world_communicator();
+  const int rank = comm.rank(), ranks = comm.size();
+  const ModelConfig config = preset_config("debug");
+  const uint64_t seed = 3;
+  const int steps = 10;
+  const auto pairs = global_pairs(8 * steps);
+  OptimOptions optim;
+  optim.lr = 3e-3;
+  optim.weight_decay = 0.1;
+  optim.warmup_steps = 2;
+  optim.grad_clip = 0.05;  // small enough to clip
+  // With eps 1e-8 Adam turns fp32 summation-order noise in near-zero gradients (rows of unused
+  // tokens) into lr-sized steps; 1e-6 keeps the comparison about the engine, not about that.
+  optim.eps = 1e-6;
+
+  // Reference: whole model, torch::optim::AdamW with decay on matrices only.
+  TensorMap whole = init_preset_weights(config, seed, at::kFloat);
+  std::vector<at::Tensor> decayed, not_decayed;
+  for (const auto& spec : all_params(config)) {
+    at::Tensor& t = whole.at(spec.name);
+    t.requires_grad_(true);
+    (spec.shape.size() >= 2 ? decayed : not_decayed).push_back(t);
+  }
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
+                                   torch::optim::AdamWOptions(optim.lr).weight_decay(optim.weight_decay).eps(optim.eps)));
+  groups.emplace_back(not_decayed, std::make_unique<torch::optim::AdamWOptions>(
+                                       torch::optim::AdamWOptions(optim.lr).weight_decay(0.0).eps(optim.eps)));
+  torch::optim::AdamW reference(groups, torch::optim::AdamWOptions(optim.lr));
+  const LlamaWeights weights = llama_weights(whole, config);
+
+  // FSDP.
+  const auto units = build_unit_layouts(config, ranks);
+  std::vector<at::Tensor> shards;
+  for (const auto& unit : units) shards.push_back(init_unit_shard(unit, rank, seed));
+  FsdpModel model(config, units, comm, shards, {at::kFloat, 64});
+  ShardedAdamW adamw(units, rank, optim);
+  std::vector<uint64_t> slice_of(8);
+  std::iota(slice_of.begin(), slice_of.end(), 0);
+
+  for (int step = 0; step < steps; ++step) {
+    const double lr = learning_rate(optim, step, steps);
+    const std::vector<Pair> batch(pairs.begin() + 8 * step, pairs.begin() + 8 * (step + 1));
+    // reference step
+    const MicroBatch all = collate_pairs(batch, PairKind::dpo, {});
+    const at::Tensor hidden = llama_final_hidden(weights, config, all.input_ids);
+    const at::Tensor logps = chunked_token_logps(hidden.reshape({-1, hidden.size(2)}), weights.lm_head,
+                                                 all.targets.reshape({-1}), 64).view(all.targets.sizes()).sum(1);
+    const at::Tensor loss = pair_loss(logps, 8, 1.0 / 8);
+    reference.zero_grad();
+    torch::autograd::backward({loss});
+    std::vector<at::Tensor> reference_grads;
+    for (auto& [name, t] : whole) reference_grads.push_back(t.mutable_grad());
+    double squares = 0;
+    for (const auto& g : reference_grads) squares += g.to(at::kDouble).pow(2).sum().item<double>();
+    const double clip = optim.grad_clip / (std::sqrt(squares) + 1e-6);
+    if (clip < 1.0) for (auto& g : reference_grads) g.mul_(clip);
+    for (auto& group : reference.param_groups()) group.options().set_lr(lr);
+    reference.step();
+    // FSDP step
+    std::vector<Pair> mine;
+    for (uint64_t i : rank_slice(slice_of, rank, ranks)) mine.push_back(batch[i]);
+    const MicroBatch local = collate_pairs(mine, PairKind::dpo, {});
+    model.zero_grad();
+    const at::Tensor local_logps = model.sequence_logps(local.input_ids, local.targets);
+    const at::Tensor local_loss = pair_loss(local_logps, static_cast<int64_t>(mine.size()), 1.0 / 8);
+    torch::autograd::backward({local_loss * ranks});
+    at::Tensor global_loss = local_loss.detach().clone();
+    comm.all_reduce(global_loss, ReduceOp::sum);
+    EXPECT_NEAR(global_loss.item<double>(), loss.item<double>(), 1e-5 * std::abs(loss.item<double>()))
+        << "step " << step;
+    const double norm = clip_grad_norm(model.grad_shards(), optim.grad_clip, comm);
+    EXPECT_NEAR(norm, std::sqrt(squares), 1e-5 * std::sqrt(squares)) << "step " << step;
+    adamw.step(model.master_shards(), model.grad_shards(), lr);
+    model.refresh_compute_shards();
+  }
+  for (size_t u = 0; u < units.size(); ++u) {
+    std::vector<at::Tensor> parts;
+    for (const ParamSlot& slot : units[u].params) parts.push_back(whole.at(slot.spec.name).detach().reshape({-1}));
+    parts.push_back(at::zeros({units[u].padded_numel - units[u].numel}));
+    const at::Tensor expected = at::cat(parts).narrow(0, units[u].shard_offset(rank), units[u].shard_numel);
+    const double scale = expected.abs().max().item<double>();
+    EXPECT_LT((model.master_shards()[u] - expected).abs().max().item<double>() / scale, 1e-5)
+        << units[u].name << " on rank " << rank << " of " << ranks;
+  }
+}
 
 }  // namespace
 }  // namespace st

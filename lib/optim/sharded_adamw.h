@@ -1,0 +1,38 @@
+// AdamW on this rank's fp32 master shards (torch.optim.AdamW's arithmetic: decoupled weight
+// decay, bias-corrected moments), the moments m and v sharded like the parameters. Weight decay
+// applies to matrices only, not to norm weights, biases or shard padding (HF Trainer's default).
+// Also the global gradient-norm clipping over the shard group.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "dist/communicator.h"
+#include "fsdp/unit_layout.h"
+#include "optim/optim_options.h"
+
+namespace st {
+
+class ShardedAdamW {
+ public:
+  ShardedAdamW(const std::vector<UnitLayout>& units, int rank, const OptimOptions& options);
+
+  // One update of every master shard with its gradient shard at learning rate `lr`.
+  void step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr);
+  int64_t steps_taken() const { return steps_; }
+  std::vector<at::Tensor>& exp_avg() { return m_; }
+  std::vector<at::Tensor>& exp_avg_sq() { return v_; }
+
+ private:
+  OptimOptions options_;
+  std::vector<at::Tensor> m_, v_, decay_mask_;
+  int64_t steps_ = 0;
+};
+
+// Global L2 norm of the gradients (collective over the shard group: padding is zero, so the sum
+// of every rank's shard squares is the model's); scales them down to `max_norm` when above it
+// (max_norm / (norm + 1e-6), as torch.nn.utils.clip_grad_norm_). Returns the norm before clipping.
+double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group);
+
+}  // namespace st
