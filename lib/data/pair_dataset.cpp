@@ -46,11 +46,6 @@ Pair PairDataset::get(uint64_t index) const {
   return shards_[shard]->read(local);
 }
 
-int64_t PairDataset::token_count(uint64_t index) const {
-  const auto [shard, local] = locate(index);
-  return shards_[shard]->token_count(local);
-}
-
 int64_t PairDataset::row_length(uint64_t index) const {
   const auto [shard, local] = locate(index);
   return shards_[shard]->row_length(local);

@@ -27,7 +27,6 @@ class PairDataset {
   PairKind kind() const { return manifest_.kind; }
   uint64_t size() const { return offsets_.back(); }
   Pair get(uint64_t index) const;
-  int64_t token_count(uint64_t index) const;
   int64_t row_length(uint64_t index) const;
 
  private:

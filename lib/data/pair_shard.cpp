@@ -140,12 +140,6 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
   }
 }
 
-int64_t PairShardReader::token_count(size_t index) const {
-  int64_t count = 0;
-  for (const Column& column : columns_) count += column.offsets[index + 1] - column.offsets[index];
-  return count;
-}
-
 int64_t PairShardReader::row_length(size_t index) const {
   int64_t longest = 0;
   for (size_t c = 1; c < columns_.size(); ++c) {

@@ -41,9 +41,8 @@ class PairShardReader {
   size_t size() const { return pairs_; }
   int64_t max_token_id() const { return max_token_id_; }
   bool has_ref_logps() const { return has_ref_; }
-  // From the offsets alone (no token read): prompt + all responses, and prompt + the longest
-  // response (the row length after collation).
-  int64_t token_count(size_t index) const;
+  // From the offsets alone (no token read): prompt + the longest response, the row length
+  // after collation.
   int64_t row_length(size_t index) const;
   Pair read(size_t index) const;
   PairTable read_all() const;
