@@ -5,48 +5,29 @@
 #include <algorithm>
 #include <numeric>
 
-#include "model/token_logp.h"
+#include "model/padded_rows.h"
 #include "util/errors.h"
 
 namespace st {
-namespace {
-
-struct Row {
-  const std::vector<int32_t>* prompt;
-  const std::vector<int32_t>* response;
-};
-
-}  // namespace
 
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
   for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
-  std::vector<Row> rows;
+  std::vector<PromptResponse<int32_t>> rows;
   for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.chosen});
   if (kind == PairKind::dpo) {
     for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.rejected});
   }
-  int64_t longest = 1;
-  for (const Row& row : rows) {
-    longest = std::max<int64_t>(longest, row.prompt->size() + row.response->size());
-  }
   MicroBatch batch;
   batch.pairs = static_cast<int64_t>(pairs.size());
-  const auto count = static_cast<int64_t>(rows.size());
-  batch.input_ids = at::full({count, longest}, options.pad_id, at::kLong);
-  batch.targets = at::full({count, longest}, kIgnoreTarget, at::kLong);
-  auto ids = batch.input_ids.accessor<int64_t, 2>();
-  auto targets = batch.targets.accessor<int64_t, 2>();
-  for (int64_t r = 0; r < count; ++r) {
-    const auto& prompt = *rows[r].prompt;
-    const auto& response = *rows[r].response;
-    const auto length = static_cast<int64_t>(prompt.size() + response.size());
-    for (size_t t = 0; t < prompt.size(); ++t) ids[r][t] = prompt[t];
-    for (size_t t = 0; t < response.size(); ++t) ids[r][prompt.size() + t] = response[t];
-    // Position t predicts token t + 1: the response is predicted from the last prompt token on.
-    for (int64_t t = static_cast<int64_t>(prompt.size()) - 1; t + 1 < length; ++t) {
-      if (t >= 0) targets[r][t] = ids[r][t + 1];
-    }
-    batch.real_tokens += length;
+  PaddedRows padded = pad_prompt_response_rows(rows, options.pad_id);
+  batch.input_ids = std::move(padded.input_ids);
+  batch.targets = std::move(padded.targets);
+  const int64_t count = batch.input_ids.size(0);
+  const int64_t longest = batch.input_ids.size(1);
+  for (const auto& row : rows) {
+    const auto& prompt = *row.prompt;
+    const auto& response = *row.response;
+    batch.real_tokens += static_cast<int64_t>(prompt.size() + response.size());
     batch.target_tokens += static_cast<int64_t>(prompt.empty() ? response.size() - 1 : response.size());
   }
   batch.padded_tokens = count * longest;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "model/padded_rows.h"
 #include "model/token_logp.h"
 
 namespace st {
@@ -18,23 +19,11 @@ int64_t length_of(const ScoreRequest& request) {
 void score_batch(const LlamaWeights& weights, const ModelConfig& config,
                  const std::vector<ScoreRequest>& requests, size_t first, size_t last,
                  const ScorerOptions& options, std::vector<ScoreResult>& results) {
-  int64_t longest = 0;
-  for (size_t i = first; i < last; ++i) longest = std::max(longest, length_of(requests[i]));
-  const int64_t batch = static_cast<int64_t>(last - first);
-  at::Tensor input = at::zeros({batch, longest}, at::kLong);
-  at::Tensor targets = at::full({batch, longest}, kIgnoreTarget, at::kLong);
-  auto input_rows = input.accessor<int64_t, 2>();
-  auto target_rows = targets.accessor<int64_t, 2>();
-  for (int64_t row = 0; row < batch; ++row) {
-    const ScoreRequest& request = requests[first + row];
-    std::vector<int64_t> ids = request.prompt_ids;
-    ids.insert(ids.end(), request.completion_ids.begin(), request.completion_ids.end());
-    for (size_t t = 0; t < ids.size(); ++t) input_rows[row][t] = ids[t];
-    // Position t predicts token t + 1: the completion is predicted from the last prompt token on.
-    for (size_t t = request.prompt_ids.size() - 1; t + 1 < ids.size(); ++t) {
-      target_rows[row][t] = ids[t + 1];
-    }
-  }
+  std::vector<PromptResponse<int64_t>> rows;
+  for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
+  const PaddedRows padded = pad_prompt_response_rows(rows, /*pad_id=*/0);
+  const at::Tensor& input = padded.input_ids;
+  const at::Tensor& targets = padded.targets;
   const at::Device device = weights.embed.device();
   const at::Tensor flat_targets = targets.view({-1});
   const at::Tensor scored_rows = flat_targets.ne(kIgnoreTarget).nonzero().view({-1});
