@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/optim/adamw.h>
 
+#include <functional>
 #include <numeric>
 
 #include "data/collate.h"
@@ -34,14 +35,14 @@ std::vector<Pair> global_pairs(size_t count) {
   return pairs;
 }
 
-at::Tensor padded_flat(const UnitLayout& unit, const TensorMap& tensors) {
+// Rank `rank`'s slice of the unit's flat vector assembled from `value(slot)` (a parameter or
+// its gradient) in HF order, zero-padded: what that rank's shard must equal.
+at::Tensor expected_shard(const UnitLayout& unit, int rank,
+                          const std::function<at::Tensor(const ParamSlot&)>& value) {
   std::vector<at::Tensor> parts;
-  for (const ParamSlot& slot : unit.params) {
-    const at::Tensor& t = tensors.at(slot.spec.name);
-    parts.push_back(t.grad().defined() ? t.grad().reshape({-1}) : at::zeros({slot.spec.numel()}));
-  }
+  for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
   parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
-  return at::cat(parts);
+  return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
 }
 
 void check_against_autograd(bool tied) {
@@ -86,7 +87,10 @@ void check_against_autograd(bool tied) {
                 reference_logps[pairs.size() + first + i].item<double>(), 1e-4);
   }
   for (size_t u = 0; u < units.size(); ++u) {
-    const at::Tensor expected = padded_flat(units[u], whole).narrow(0, units[u].shard_offset(rank), units[u].shard_numel);
+    const at::Tensor expected = expected_shard(units[u], rank, [&](const ParamSlot& slot) {
+      const at::Tensor& grad = whole.at(slot.spec.name).grad();
+      return grad.defined() ? grad : at::zeros(slot.spec.shape);
+    });
     const at::Tensor& got = model.grad_shards()[u];
     const double scale = expected.abs().max().item<double>() + 1e-12;
     EXPECT_LT((got - expected).abs().max().item<double>() / scale, 1e-5)
@@ -184,10 +188,9 @@ TEST(FsdpTraining, TenStepsMatchSingleProcessTrainingOnAnyRankCount) {
     model.refresh_compute_shards();
   }
   for (size_t u = 0; u < units.size(); ++u) {
-    std::vector<at::Tensor> parts;
-    for (const ParamSlot& slot : units[u].params) parts.push_back(whole.at(slot.spec.name).detach().reshape({-1}));
-    parts.push_back(at::zeros({units[u].padded_numel - units[u].numel}));
-    const at::Tensor expected = at::cat(parts).narrow(0, units[u].shard_offset(rank), units[u].shard_numel);
+    const at::Tensor expected = expected_shard(units[u], rank, [&](const ParamSlot& slot) {
+      return whole.at(slot.spec.name).detach();
+    });
     const double scale = expected.abs().max().item<double>();
     EXPECT_LT((model.master_shards()[u] - expected).abs().max().item<double>() / scale, 1e-5)
         << units[u].name << " on rank " << rank << " of " << ranks;
