@@ -4,6 +4,8 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+
 #include "fsdp/unit_shards.h"
 #include "model/hf_names.h"
 #include "model/llama_blocks.h"
@@ -15,15 +17,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
-
-FsdpModel* model_of(AutogradContext* context) {
-  return reinterpret_cast<FsdpModel*>(context->saved_data["model"].toInt());
-}
-
-// A gathered unit as a leaf the recomputation can differentiate against.
-at::Tensor gathered_leaf(FsdpModel& model, size_t unit) {
-  return model.gather(unit).detach().requires_grad_(true);
-}
 
 // Runs unit `u` (embedding, a layer, or the head) on `input`; `flats` are its gathered
 // parameters (and the embedding's, for a tied head).
@@ -43,7 +36,7 @@ at::Tensor run_unit(FsdpModel& model, size_t u, const std::vector<at::Tensor>& f
                               : params.at(kLmHeadName);
   const at::Tensor logps = chunked_token_logps(normed.reshape({-1, normed.size(2)}), head,
                                                targets.reshape({-1}), model.options().logp_chunk_tokens);
-  return logps.view(targets.sizes()).sum(1);
+  return logps.view(targets.sizes()).sum(1).to(at::kFloat);
 }
 
 // One unit as an autograd node: forward without saving activations, backward by recompute.
@@ -57,20 +50,21 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     context->saved_data["model"] = model_address;
     context->saved_data["unit"] = unit;
     context->save_for_backward({input, targets});
-    const auto u = static_cast<size_t>(unit);
-    std::vector<at::Tensor> flats{model.gather(u)};
-    if (u + 1 == model.units().size() && model.config().tie_word_embeddings) flats.push_back(model.gather(0));
     (void)anchor;
-    return run_unit(model, u, flats, input, targets);  // grad mode is off inside forward
+    const auto u = static_cast<size_t>(unit);
+    const at::Tensor output = run_unit(model, u, model.acquire_for_forward(u), input, targets);
+    model.finish_forward(u);
+    return output;  // grad mode is off inside forward: nothing of the unit is kept
   }
 
   static tensor_list backward(AutogradContext* context, tensor_list grads) {
-    FsdpModel& model = *model_of(context);
+    auto& model = *reinterpret_cast<FsdpModel*>(context->saved_data["model"].toInt());
     const auto u = static_cast<size_t>(context->saved_data["unit"].toInt());
     const auto saved = context->get_saved_variables();
-    const bool tied_head = u + 1 == model.units().size() && model.config().tie_word_embeddings;
-    std::vector<at::Tensor> flats{gathered_leaf(model, u)};
-    if (tied_head) flats.push_back(gathered_leaf(model, 0));
+    std::vector<at::Tensor> flats;
+    for (const at::Tensor& flat : model.acquire_for_backward(u)) {
+      flats.push_back(flat.detach().requires_grad_(true));
+    }
     const bool input_is_hidden = u > 0;
     const at::Tensor input = input_is_hidden ? saved[0].detach().requires_grad_(true) : saved[0];
     at::Tensor output;
@@ -80,51 +74,168 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     }
     std::vector<at::Tensor> wrt = flats;
     if (input_is_hidden) wrt.push_back(input);
-    const auto results = torch::autograd::grad({output}, wrt, {grads[0]}, /*retain_graph=*/false,
-                                               /*create_graph=*/false, /*allow_unused=*/true);
-    model.reduce_gradient(u, results[0]);
-    if (tied_head) model.reduce_gradient(0, results[1]);
+    auto results = torch::autograd::grad({output}, wrt, {grads[0]}, /*retain_graph=*/false,
+                                         /*create_graph=*/false, /*allow_unused=*/true);
     const at::Tensor input_grad = input_is_hidden ? results.back() : at::Tensor();
+    results.resize(flats.size());
+    model.finish_backward(u, results);
     return {input_grad, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
+int64_t storage_bytes(const at::Tensor& tensor) { return static_cast<int64_t>(tensor.nbytes()); }
+
 }  // namespace
 
-FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, Communicator& group,
+FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, ShardingGroups& groups,
                      std::vector<at::Tensor> master_shards, const FsdpModelOptions& options)
-    : config_(config), units_(std::move(units)), group_(group), options_(options), master_(std::move(master_shards)) {
+    : config_(config), units_(std::move(units)), groups_(groups), options_(options), master_(std::move(master_shards)) {
   if (master_.size() != units_.size()) throw ModelError("FSDP: one master shard per unit expected");
+  const int shard_size = groups_.shard->size();
   for (size_t u = 0; u < units_.size(); ++u) {
+    if (units_[u].shard_numel * shard_size != units_[u].padded_numel) {
+      throw ModelError("FSDP: unit " + units_[u].name + " is laid out for another shard-group size");
+    }
     if (master_[u].numel() != units_[u].shard_numel) throw ModelError("FSDP: shard size differs from the unit layout");
-    grads_.push_back(at::zeros_like(master_[u]));
+    grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(at::kFloat).device(options_.device)));
   }
   refresh_compute_shards();
 }
 
+std::vector<at::Tensor>& FsdpModel::grad_shards() {
+  drain_reductions();
+  return grads_;
+}
+
 void FsdpModel::zero_grad() {
+  drain_reductions();
   for (auto& grad : grads_) grad.zero_();
 }
 
 void FsdpModel::refresh_compute_shards() {
+  gathered_.clear();  // gathered copies of the old values must not be reused
+  gathered_bytes_ = 0;
   compute_.clear();
-  for (const auto& master : master_) compute_.push_back(master.to(options_.compute_dtype));
+  for (const auto& master : master_) compute_.push_back(master.to(options_.device, options_.compute_dtype));
 }
 
-at::Tensor FsdpModel::gather(size_t unit) {
-  const at::Tensor full = at::empty({units_[unit].padded_numel}, compute_[unit].options());
-  group_.all_gather_into(full, compute_[unit]);
-  return full;
+EngineMemory FsdpModel::memory() const {
+  EngineMemory memory;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    memory.params += storage_bytes(master_[u]);
+    if (!compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
+    memory.grads += storage_bytes(grads_[u]);
+  }
+  memory.gathered_peak = gathered_peak_;
+  return memory;
 }
 
-void FsdpModel::reduce_gradient(size_t unit, const at::Tensor& flat_grad) {
+std::vector<size_t> FsdpModel::units_needed_by(size_t unit) const {
+  if (unit + 1 == units_.size() && config_.tie_word_embeddings) return {unit, 0};
+  return {unit};
+}
+
+void FsdpModel::start_gather(size_t unit) {
+  if (gathered_.count(unit)) return;
+  Gathered& entry = gathered_[unit];
+  if (groups_.shard->size() == 1) {
+    entry.flat = compute_[unit];  // the whole unit is local: nothing to gather or allocate
+  } else {
+    entry.flat = at::empty({units_[unit].padded_numel}, compute_[unit].options());
+    entry.work = groups_.shard->all_gather_into_async(entry.flat, compute_[unit]);
+    comm_.all_gather += storage_bytes(entry.flat);
+    gathered_bytes_ += storage_bytes(entry.flat);
+    gathered_peak_ = std::max(gathered_peak_, gathered_bytes_);
+  }
+  most_alive_ = std::max(most_alive_, static_cast<int64_t>(gathered_.size()));
+}
+
+std::vector<at::Tensor> FsdpModel::wait_gathered(size_t unit) {
+  std::vector<at::Tensor> flats;
+  for (size_t needed : units_needed_by(unit)) {
+    start_gather(needed);
+    Gathered& entry = gathered_.at(needed);
+    entry.work.wait();
+    flats.push_back(entry.flat);
+  }
+  return flats;
+}
+
+void FsdpModel::release(size_t unit) {
+  const auto found = gathered_.find(unit);
+  if (found == gathered_.end()) return;
+  if (groups_.shard->size() > 1) gathered_bytes_ -= storage_bytes(found->second.flat);
+  gathered_.erase(found);
+}
+
+std::vector<at::Tensor> FsdpModel::acquire_for_forward(size_t unit) {
+  std::vector<at::Tensor> flats = wait_gathered(unit);
+  if (unit + 1 < units_.size()) {
+    for (size_t next : units_needed_by(unit + 1)) start_gather(next);
+  }
+  return flats;
+}
+
+void FsdpModel::finish_forward(size_t unit) {
+  if (keep_until_backward_) return;
+  for (size_t needed : units_needed_by(unit)) release(needed);
+}
+
+std::vector<at::Tensor> FsdpModel::acquire_for_backward(size_t unit) {
+  std::vector<at::Tensor> flats = wait_gathered(unit);
+  if (unit > 0) {
+    for (size_t previous : units_needed_by(unit - 1)) start_gather(previous);
+  }
+  return flats;
+}
+
+void FsdpModel::finish_backward(size_t unit, const std::vector<at::Tensor>& flat_grads) {
+  std::vector<Reduction> previous;
+  previous.swap(reductions_);
+  const std::vector<size_t> needed = units_needed_by(unit);
+  for (size_t i = 0; i < needed.size(); ++i) start_reduction(needed[i], flat_grads[i]);
+  complete(previous);  // while this unit's reductions are in flight
+  for (size_t gathered : needed) {
+    // A kept embedding serves the embedding unit's backward, still to come.
+    if (gathered == unit || !keep_until_backward_) release(gathered);
+  }
+  if (unit == 0) {  // the last unit of a backward pass
+    drain_reductions();
+    gathered_.clear();
+    gathered_bytes_ = 0;
+  }
+}
+
+void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad) {
   if (!flat_grad.defined()) return;
-  const at::Tensor shard = at::empty({units_[unit].shard_numel}, at::kFloat);
-  group_.reduce_scatter(shard, flat_grad.to(at::kFloat).contiguous(), ReduceOp::avg);
-  grads_[unit].add_(shard);
+  Reduction reduction{unit, {}, {}};
+  const at::Tensor full = flat_grad.to(options_.reduce_dtype).contiguous();
+  if (groups_.shard->size() == 1) {
+    reduction.shard = full;
+  } else {
+    reduction.shard = at::empty({units_[unit].shard_numel}, full.options());
+    reduction.work = groups_.shard->reduce_scatter_async(reduction.shard, full, ReduceOp::avg);
+    comm_.reduce_scatter += storage_bytes(full);
+  }
+  reductions_.push_back(std::move(reduction));
+}
+
+void FsdpModel::drain_reductions() { complete(reductions_); }
+
+void FsdpModel::complete(std::vector<Reduction>& reductions) {
+  for (Reduction& reduction : reductions) {
+    reduction.work.wait();
+    if (groups_.replica) {
+      groups_.replica->all_reduce(reduction.shard, ReduceOp::avg);
+      comm_.all_reduce += storage_bytes(reduction.shard);
+    }
+    grads_[reduction.unit].add_(reduction.shard.to(at::kFloat));
+  }
+  reductions.clear();
 }
 
 at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets) {
+  keep_until_backward_ = groups_.keeps_gathered_parameters() && at::GradMode::is_enabled();
   const auto address = reinterpret_cast<int64_t>(this);
   const at::Tensor anchor = at::empty({0}, at::TensorOptions().dtype(options_.compute_dtype)).requires_grad_(true);
   at::Tensor hidden = UnitFunction::apply(input_ids, anchor, targets, address, 0);

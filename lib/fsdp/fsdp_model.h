@@ -1,15 +1,20 @@
 // The FSDP-sharded Llama: each rank holds fp32 master shards of every unit; a unit's full
-// parameters exist only while it runs. Forward gathers a unit, runs it without keeping
-// activations (only its input), and frees the gathered buffer; backward re-gathers, recomputes
-// with grad, and reduce-scatters the parameter gradient (average over the group) into this rank's
-// fp32 gradient shard. The model blocks never see ranks: they get views of gathered buffers.
+// parameters exist only while it runs (the next unit's gather is started one unit ahead, so at
+// most two gathered units are alive). Forward runs a unit without keeping activations (only
+// its input); backward re-gathers (prefetching the unit before it), recomputes with grad, and
+// reduce-scatters the parameter gradient (average over the data-parallel ranks) into this
+// rank's fp32 gradient shard. The model blocks never see ranks: they get views of gathered
+// buffers. Strategies and their groups: fsdp/sharding.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <map>
 #include <vector>
 
 #include "dist/communicator.h"
+#include "fsdp/engine_stats.h"
+#include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
 #include "model/model_config.h"
 
@@ -17,40 +22,73 @@ namespace st {
 
 struct FsdpModelOptions {
   at::ScalarType compute_dtype = at::kFloat;  // gathered parameters and activations
+  at::ScalarType reduce_dtype = at::kFloat;   // gradient reduce-scatter / all-reduce
+  at::Device device = at::kCPU;               // where compute shards, gradients and gathers live
   int64_t logp_chunk_tokens = 1024;
 };
 
 class FsdpModel {
  public:
-  // `master_shards[u]` is this rank's fp32 [shard_numel] of unit u (unit_shards.h).
-  FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, Communicator& group,
+  // `units` built for groups.shard->size(); `master_shards[u]` is this rank's fp32
+  // [shard_numel] of unit u (unit_shards.h), on the device or, for optimizer offload, the host.
+  FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, ShardingGroups& groups,
             std::vector<at::Tensor> master_shards, const FsdpModelOptions& options);
 
   // Summed response log-probs per row [R] (targets as in collate.h), differentiable: a
-  // backward() through it leaves the averaged parameter gradients in grad_shards().
-  // Collective over the group (every rank must call it the same number of times).
+  // backward() through it adds the averaged parameter gradients to grad_shards(). Collective
+  // (every rank must call it, and run backward, the same number of times).
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets);
 
   const ModelConfig& config() const { return config_; }
   const std::vector<UnitLayout>& units() const { return units_; }
+  ShardingGroups& groups() { return groups_; }
+  const FsdpModelOptions& options() const { return options_; }
   std::vector<at::Tensor>& master_shards() { return master_; }
-  std::vector<at::Tensor>& grad_shards() { return grads_; }
+  // Completes any reduction still in flight first.
+  std::vector<at::Tensor>& grad_shards();
   void zero_grad();
   // After the optimizer changed the masters: the compute-dtype copies follow.
   void refresh_compute_shards();
 
-  // Internal to the autograd functions (fsdp_model.cpp).
-  at::Tensor gather(size_t unit);
-  void reduce_gradient(size_t unit, const at::Tensor& flat_grad);
-  Communicator& group() { return group_; }
-  const FsdpModelOptions& options() const { return options_; }
+  CommBytes& comm_bytes() { return comm_; }
+  EngineMemory memory() const;  // params, grads, gathered_peak (optimizer: ShardedAdamW)
+  int64_t gathered_units_alive() const { return static_cast<int64_t>(gathered_.size()); }
+  int64_t most_gathered_units_alive() const { return most_alive_; }
+
+  // Internal to the per-unit autograd function (fsdp_model.cpp).
+  std::vector<at::Tensor> acquire_for_forward(size_t unit);
+  void finish_forward(size_t unit);
+  std::vector<at::Tensor> acquire_for_backward(size_t unit);
+  void finish_backward(size_t unit, const std::vector<at::Tensor>& flat_grads);
 
  private:
+  struct Gathered {
+    at::Tensor flat;
+    Work work;
+  };
+  struct Reduction {
+    size_t unit;
+    at::Tensor shard;
+    Work work;
+  };
+  std::vector<size_t> units_needed_by(size_t unit) const;  // itself; the tied head also unit 0
+  void start_gather(size_t unit);
+  std::vector<at::Tensor> wait_gathered(size_t unit);
+  void release(size_t unit);
+  void start_reduction(size_t unit, const at::Tensor& flat_grad);
+  void drain_reductions();
+  void complete(std::vector<Reduction>& reductions);
+
   ModelConfig config_;
   std::vector<UnitLayout> units_;
-  Communicator& group_;
+  ShardingGroups& groups_;
   FsdpModelOptions options_;
   std::vector<at::Tensor> master_, compute_, grads_;
+  std::map<size_t, Gathered> gathered_;
+  std::vector<Reduction> reductions_;
+  bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
+  CommBytes comm_;
+  int64_t gathered_bytes_ = 0, gathered_peak_ = 0, most_alive_ = 0;
 };
 
 }  // namespace st

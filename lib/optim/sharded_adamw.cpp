@@ -2,23 +2,63 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 namespace st {
+namespace {
 
-ShardedAdamW::ShardedAdamW(const std::vector<UnitLayout>& units, int rank, const OptimOptions& options)
-    : options_(options) {
-  for (const UnitLayout& unit : units) {
-    m_.push_back(at::zeros({unit.shard_numel}, at::kFloat));
-    v_.push_back(at::zeros({unit.shard_numel}, at::kFloat));
-    at::Tensor mask = at::zeros({unit.shard_numel}, at::kFloat);
-    for (const ParamSlot& slot : unit.params) {
-      if (slot.spec.shape.size() < 2) continue;  // norms and biases: no decay
-      const SlotOverlap part = overlap(slot, unit.shard_offset(rank), unit.shard_numel);
-      if (part.length > 0) mask.narrow(0, part.range_offset, part.length).fill_(1.0);
-    }
-    decay_mask_.push_back(mask);
+struct AdamWScalars {
+  float beta1, beta2, eps, step_size, correction2_sqrt, decay_factor;
+};
+
+// The fused update of elements [begin, end): decay, moments, parameter, in one pass.
+void fused_adamw(float* p, float* m, float* v, const float* g, int64_t begin, int64_t end,
+                 const AdamWScalars& s, bool decay) {
+  for (int64_t i = begin; i < end; ++i) {
+    if (decay) p[i] *= s.decay_factor;
+    m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * g[i];
+    v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * g[i] * g[i];
+    p[i] -= s.step_size * m[i] / (std::sqrt(v[i]) / s.correction2_sqrt + s.eps);
   }
+}
+
+// Calls work(begin, end) on up to `threads` threads over [0, n) in contiguous blocks.
+template <typename Work>
+void parallel_blocks(int64_t n, int threads, const Work& work) {
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(threads, n / 65536));
+  if (blocks == 1) return work(0, n);
+  std::vector<std::thread> pool;
+  const int64_t per_block = (n + blocks - 1) / blocks;
+  for (int64_t b = 0; b < blocks; ++b) {
+    pool.emplace_back([&, b] { work(b * per_block, std::min(n, (b + 1) * per_block)); });
+  }
+  for (auto& thread : pool) thread.join();
+}
+
+}  // namespace
+
+ShardedAdamW::ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
+                           const std::vector<at::Tensor>& masters, int threads)
+    : options_(options), threads_(std::max(1, threads)) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    m_.push_back(at::zeros_like(masters[u]));
+    v_.push_back(at::zeros_like(masters[u]));
+    std::vector<ElementRange> decayed;
+    for (const ParamSlot& slot : units[u].params) {
+      if (slot.spec.shape.size() < 2) continue;  // norms and biases: no decay
+      const SlotOverlap part = overlap(slot, units[u].shard_offset(shard_rank), units[u].shard_numel);
+      if (part.length > 0) decayed.push_back({part.range_offset, part.length});
+    }
+    decayed_.push_back(decayed);
+  }
+}
+
+int64_t ShardedAdamW::state_bytes() const {
+  int64_t bytes = 0;
+  for (size_t u = 0; u < m_.size(); ++u) bytes += static_cast<int64_t>(m_[u].nbytes() + v_[u].nbytes());
+  return bytes;
 }
 
 void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr) {
@@ -27,7 +67,15 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
-    if (options_.weight_decay != 0.0) p.mul_(1.0 - lr * options_.weight_decay * decay_mask_[u]);
+    if (options_.offload == "cpu") {
+      host_step(p, u, grads[u], lr);
+      continue;
+    }
+    if (options_.weight_decay != 0.0) {
+      for (const ElementRange& range : decayed_[u]) {
+        p.narrow(0, range.offset, range.length).mul_(1.0 - lr * options_.weight_decay);
+      }
+    }
     m_[u].mul_(options_.beta1).add_(grads[u], 1.0 - options_.beta1);
     v_[u].mul_(options_.beta2).addcmul_(grads[u], grads[u], 1.0 - options_.beta2);
     const at::Tensor denominator = (v_[u].sqrt() / std::sqrt(correction2)).add_(options_.eps);
@@ -35,8 +83,36 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
   }
 }
 
+void ShardedAdamW::host_step(at::Tensor& master, size_t unit, const at::Tensor& grad, double lr) {
+  const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
+  const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
+  const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
+  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(options_.beta2),
+                             static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
+                             static_cast<float>(std::sqrt(correction2)),
+                             static_cast<float>(1.0 - lr * options_.weight_decay)};
+  float* p = master.data_ptr<float>();
+  float* m = m_[unit].data_ptr<float>();
+  float* v = v_[unit].data_ptr<float>();
+  const float* g = host_grad.data_ptr<float>();
+  const std::vector<ElementRange>& decayed = decayed_[unit];
+  parallel_blocks(master.numel(), threads_, [&](int64_t begin, int64_t end) {
+    // Split [begin, end) at the decayed ranges (sorted, disjoint).
+    int64_t at_element = begin;
+    for (const ElementRange& range : decayed) {
+      const int64_t first = std::max(begin, range.offset);
+      const int64_t last = std::min(end, range.offset + range.length);
+      if (first >= last) continue;
+      fused_adamw(p, m, v, g, at_element, first, scalars, false);
+      fused_adamw(p, m, v, g, first, last, scalars, options_.weight_decay != 0.0);
+      at_element = last;
+    }
+    fused_adamw(p, m, v, g, at_element, end, scalars, false);
+  });
+}
+
 double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {
-  at::Tensor squares = at::zeros({1}, at::kDouble);
+  at::Tensor squares = at::zeros({1}, grads.front().options().dtype(at::kDouble));
   for (const auto& grad : grads) squares += grad.to(at::kDouble).pow(2).sum();
   group.all_reduce(squares, ReduceOp::sum);
   const double norm = std::sqrt(squares.item<double>());

@@ -1,6 +1,8 @@
 // AdamW on this rank's fp32 master shards (torch.optim.AdamW's arithmetic: decoupled weight
 // decay, bias-corrected moments), the moments m and v sharded like the parameters. Weight decay
 // applies to matrices only, not to norm weights, biases or shard padding (HF Trainer's default).
+// With offload the masters and moments live in host memory and the update is a fused loop over
+// them on `threads` host threads (gradients are copied to the host first).
 // Also the global gradient-norm clipping over the shard group.
 #pragma once
 
@@ -14,19 +16,31 @@
 
 namespace st {
 
+struct ElementRange {
+  int64_t offset = 0;
+  int64_t length = 0;
+};
+
 class ShardedAdamW {
  public:
-  ShardedAdamW(const std::vector<UnitLayout>& units, int rank, const OptimOptions& options);
+  // Moments are allocated like `masters` (same device); `threads` only matters with offload.
+  ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
+               const std::vector<at::Tensor>& masters, int threads = 1);
 
   // One update of every master shard with its gradient shard at learning rate `lr`.
   void step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr);
   int64_t steps_taken() const { return steps_; }
   std::vector<at::Tensor>& exp_avg() { return m_; }
   std::vector<at::Tensor>& exp_avg_sq() { return v_; }
+  int64_t state_bytes() const;
 
  private:
+  void host_step(at::Tensor& master, size_t unit, const at::Tensor& grad, double lr);
+
   OptimOptions options_;
-  std::vector<at::Tensor> m_, v_, decay_mask_;
+  int threads_;
+  std::vector<at::Tensor> m_, v_;
+  std::vector<std::vector<ElementRange>> decayed_;  // per unit: shard ranges that get decay
   int64_t steps_ = 0;
 };
 

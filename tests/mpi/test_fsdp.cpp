@@ -1,201 +1,159 @@
-// The FSDP model against plain single-process libtorch autograd on the unsharded model: the
-// same per-row log-probs, and each rank's averaged gradient shard equals its slice of the
-// reference gradient, on 1-4 ranks, untied and tied embeddings.
+// The FSDP model against plain single-process libtorch autograd on the unsharded model, for
+// every sharding strategy on 1-4 ranks, tied and untied: the same per-row log-probs, and each
+// rank's averaged gradient shard equals its slice of the reference gradient. Also the gather
+// lookahead's bound on live gathered units and the per-step collective bytes against the
+// analytic volume of docs/fsdp.md.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
-#include <torch/optim/adamw.h>
 
-#include <functional>
 #include <numeric>
 
 #include "data/collate.h"
 #include "data/sampler.h"
-#include "data/synth.h"
-#include "fsdp/fsdp_model.h"
-#include "fsdp/unit_shards.h"
+#include "fsdp/fsdp_engine.h"
+#include "fsdp/shard_source.h"
+#include "fsdp_test_support.h"
 #include "model/model_weights.h"
 #include "model/presets.h"
-#include "model/token_logp.h"
-#include "optim/lr_schedule.h"
-#include "optim/sharded_adamw.h"
 #include "mpi_test_main.h"
 
 namespace st {
 namespace {
 
-using st::testing::world_communicator;
+using namespace st::testing;
 
-std::vector<Pair> global_pairs(size_t count) {
-  SynthOptions synth;
-  synth.max_length = 30;
-  const PairTable table = synthesize_pairs(synth, 0, count);
-  std::vector<Pair> pairs;
-  for (size_t i = 0; i < table.size(); ++i) pairs.push_back(table.at(i));
+const std::vector<Pair>& test_batch() {
+  static const std::vector<Pair> pairs = global_pairs(8);
   return pairs;
 }
 
-// Rank `rank`'s slice of the unit's flat vector assembled from `value(slot)` (a parameter or
-// its gradient) in HF order, zero-padded: what that rank's shard must equal.
-at::Tensor expected_shard(const UnitLayout& unit, int rank,
-                          const std::function<at::Tensor(const ParamSlot&)>& value) {
-  std::vector<at::Tensor> parts;
-  for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
-  parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
-  return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
-}
+struct GradientCase {
+  Sharding sharding;
+  bool tied;
+};
 
-void check_against_autograd(bool tied) {
-  MpiCommunicator& comm = world_communicator();
-  const int rank = comm.rank(), ranks = comm.size();
+class FsdpGradients : public ::testing::TestWithParam<GradientCase> {};
+
+TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
+  const auto [sharding, tied] = GetParam();
   ModelConfig config = preset_config("debug");
   config.tie_word_embeddings = tied;
   const uint64_t seed = 11;
-  const auto pairs = global_pairs(8);
-  const int64_t total_rows = 2 * static_cast<int64_t>(pairs.size());
+  const auto& pairs = test_batch();
+  const auto rows = static_cast<int64_t>(2 * pairs.size());
 
-  // Reference: the whole model, the whole batch, one process.
   TensorMap whole = init_preset_weights(config, seed, at::kFloat);
   for (auto& [name, tensor] : whole) tensor.requires_grad_(true);
   const MicroBatch all = collate_pairs(pairs, PairKind::dpo, {});
-  const LlamaWeights weights = llama_weights(whole, config);
-  const at::Tensor hidden = llama_final_hidden(weights, config, all.input_ids);
-  const at::Tensor reference_logps =
-      chunked_token_logps(hidden.reshape({-1, hidden.size(2)}), weights.lm_head, all.targets.reshape({-1}), 64)
-          .view(all.targets.sizes()).sum(1);
-  torch::autograd::backward({reference_logps.sum() / total_rows});
+  const at::Tensor reference_logps = whole_model_logps(whole, config, all.input_ids, all.targets);
+  torch::autograd::backward({reference_logps.sum() / rows});
 
-  // FSDP: this rank's slice of the pairs, its shards of the parameters.
-  const auto units = build_unit_layouts(config, ranks);
-  std::vector<at::Tensor> shards;
-  for (const auto& unit : units) shards.push_back(init_unit_shard(unit, rank, seed));
-  FsdpModel model(config, units, comm, shards, {at::kFloat, 64});
-  std::vector<uint64_t> indices(pairs.size());
-  std::iota(indices.begin(), indices.end(), 0);
-  std::vector<Pair> mine;
-  for (uint64_t i : rank_slice(indices, rank, ranks)) mine.push_back(pairs[i]);
+  ShardingGroups groups = test_groups(sharding);
+  ModelShards shards = init_model_shards(config, seed, groups.shard->size(), groups.shard->rank());
+  const auto units = shards.units;
+  FsdpModel model(config, units, groups, std::move(shards.masters), {at::kFloat, at::kFloat, at::kCPU, 64});
+  const std::vector<Pair> mine = my_share(pairs);
   const MicroBatch local = collate_pairs(mine, PairKind::dpo, {});
   const at::Tensor logps = model.sequence_logps(local.input_ids, local.targets);
-  // The group averages gradients, so each rank scales its part of the global mean by ranks.
-  torch::autograd::backward({logps.sum() * ranks / total_rows});
+  const int world_rank = world_communicator().rank(), world_size = world_communicator().size();
+  // Gradients are averaged over the data-parallel ranks, so each rank scales its part of the
+  // global mean by their number (8 pairs do not split evenly over 3 ranks).
+  torch::autograd::backward({logps.sum() * world_size / rows});
 
-  const int64_t first = rank_slice(indices, rank, ranks).front();
-  const int64_t count = static_cast<int64_t>(mine.size());
+  std::vector<uint64_t> indices(pairs.size());
+  std::iota(indices.begin(), indices.end(), 0);
+  const auto first = static_cast<int64_t>(rank_slice(indices, world_rank, world_size).front());
+  const auto count = static_cast<int64_t>(mine.size());
   for (int64_t i = 0; i < count; ++i) {  // chosen rows, then rejected rows
     EXPECT_NEAR(logps[i].item<double>(), reference_logps[first + i].item<double>(), 1e-4);
     EXPECT_NEAR(logps[count + i].item<double>(),
-                reference_logps[pairs.size() + first + i].item<double>(), 1e-4);
+                reference_logps[static_cast<int64_t>(pairs.size()) + first + i].item<double>(), 1e-4);
   }
   for (size_t u = 0; u < units.size(); ++u) {
-    const at::Tensor expected = expected_shard(units[u], rank, [&](const ParamSlot& slot) {
+    const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
       const at::Tensor& grad = whole.at(slot.spec.name).grad();
       return grad.defined() ? grad : at::zeros(slot.spec.shape);
     });
-    const at::Tensor& got = model.grad_shards()[u];
-    const double scale = expected.abs().max().item<double>() + 1e-12;
-    EXPECT_LT((got - expected).abs().max().item<double>() / scale, 1e-5)
-        << units[u].name << " on rank " << rank << " of " << ranks;
+    EXPECT_LT(relative_error(model.grad_shards()[u], expected), 1e-5)
+        << units[u].name << " on rank " << world_rank << " of " << world_size;
+  }
+  EXPECT_EQ(model.gathered_units_alive(), 0) << "gathered buffers outlived the backward pass";
+  const int64_t tied_extra = tied ? 1 : 0;  // the tied head also holds the embedding
+  if (sharding == Sharding::full && groups.shard->size() > 1) {
+    EXPECT_LE(model.most_gathered_units_alive(), 2 + tied_extra) << "lookahead holds at most two units";
+    EXPECT_EQ(model.most_gathered_units_alive(), 2 + tied_extra) << "no lookahead gather happened";
+  }
+  if (sharding == Sharding::grad_op && groups.shard->size() > 1) {
+    EXPECT_EQ(model.most_gathered_units_alive(), static_cast<int64_t>(units.size()))
+        << "grad_op keeps every gathered unit from forward to backward";
   }
 }
 
-TEST(FsdpModel, GradientsEqualSingleProcessAutograd) { check_against_autograd(false); }
-TEST(FsdpModel, TiedEmbeddingsGetBothGradientContributions) { check_against_autograd(true); }
-
-// DPO-style loss without a reference model: the mean of -log sigmoid(chosen - rejected) over the
-// global batch, as this rank's share (gradients are averaged over ranks).
-at::Tensor pair_loss(const at::Tensor& logps, int64_t pairs, double weight) {
-  const at::Tensor margin = 0.1 * (logps.narrow(0, 0, pairs) - logps.narrow(0, pairs, pairs));
-  return -at::log_sigmoid(margin).sum() * weight;
+std::string case_name(const ::testing::TestParamInfo<GradientCase>& info) {
+  return std::string(sharding_name(info.param.sharding)) + (info.param.tied ? "_tied" : "_untied");
 }
 
-// 10 optimizer steps (AdamW with weight decay, warmup + cosine, clipping that engages) on any
-// rank count give the losses and final parameters of single-process libtorch training.
-TEST(FsdpTraining, TenStepsMatchSingleProcessTrainingOnAnyRankCount) {
-  MpiCommunicator& comm = world_communicator();
-  const int rank = comm.rank(), ranks = comm.size();
-  const ModelConfig config = preset_config("debug");
-  const uint64_t seed = 3;
-  const int steps = 10;
-  const auto pairs = global_pairs(8 * steps);
-  OptimOptions optim;
-  optim.lr = 3e-3;
-  optim.weight_decay = 0.1;
-  optim.warmup_steps = 2;
-  optim.grad_clip = 0.05;  // small enough to clip
-  // With eps 1e-8 Adam turns fp32 summation-order noise in near-zero gradients (rows of unused
-  // tokens) into lr-sized steps; 1e-6 keeps the comparison about the engine, not about that.
-  optim.eps = 1e-6;
+INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
+                         ::testing::Values(GradientCase{Sharding::full, false}, GradientCase{Sharding::full, true},
+                                           GradientCase{Sharding::grad_op, false},
+                                           GradientCase{Sharding::grad_op, true},
+                                           GradientCase{Sharding::none, false}, GradientCase{Sharding::none, true},
+                                           GradientCase{Sharding::hybrid, false},
+                                           GradientCase{Sharding::hybrid, true}),
+                         case_name);
 
-  // Reference: whole model, torch::optim::AdamW with decay on matrices only.
-  TensorMap whole = init_preset_weights(config, seed, at::kFloat);
-  std::vector<at::Tensor> decayed, not_decayed;
-  for (const auto& spec : all_params(config)) {
-    at::Tensor& t = whole.at(spec.name);
-    t.requires_grad_(true);
-    (spec.shape.size() >= 2 ? decayed : not_decayed).push_back(t);
-  }
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                   torch::optim::AdamWOptions(optim.lr).weight_decay(optim.weight_decay).eps(optim.eps)));
-  groups.emplace_back(not_decayed, std::make_unique<torch::optim::AdamWOptions>(
-                                       torch::optim::AdamWOptions(optim.lr).weight_decay(0.0).eps(optim.eps)));
-  torch::optim::AdamW reference(groups, torch::optim::AdamWOptions(optim.lr));
-  const LlamaWeights weights = llama_weights(whole, config);
+// docs/fsdp.md, "Communication volume": per micro-batch, with S the shard-group size, N the
+// replica count, P_u the padded numel of unit u (the tied head counts the embedding again), c the
+// compute and r the reduce element size:
+//   all-gather     = passes x sum P_u x c   (passes: full 2, grad_op 1)          if S > 1
+//   reduce-scatter = sum P_u x r                                                if S > 1
+//   all-reduce     = sum P_u / S x r                                            if N > 1
+// plus, once per step, 8 bytes (grad-norm) if S > 1.
+class FsdpCommVolume : public ::testing::TestWithParam<Sharding> {};
 
-  // FSDP.
-  const auto units = build_unit_layouts(config, ranks);
-  std::vector<at::Tensor> shards;
-  for (const auto& unit : units) shards.push_back(init_unit_shard(unit, rank, seed));
-  FsdpModel model(config, units, comm, shards, {at::kFloat, 64});
-  ShardedAdamW adamw(units, rank, optim);
-  std::vector<uint64_t> slice_of(8);
-  std::iota(slice_of.begin(), slice_of.end(), 0);
+TEST_P(FsdpCommVolume, EqualsTheAnalyticValue) {
+  const Sharding sharding = GetParam();
+  for (const bool tied : {false, true}) {
+    ModelConfig config = preset_config("debug");
+    config.tie_word_embeddings = tied;
+    ShardingGroups groups = test_groups(sharding);
+    const int shard_size = groups.shard->size();
+    const int replicas = groups.replica ? groups.replica->size() : 1;
+    EngineOptions options;
+    options.model = {at::kFloat, at::kBFloat16, at::kCPU, 64};
+    FsdpEngine engine(init_model_shards(config, 5, shard_size, groups.shard->rank()), groups, options);
+    const int64_t micro_batches = 3;
+    const std::vector<Pair> mine = my_share(global_pairs(4 * world_communicator().size()));
+    const StepOutcome outcome = engine.step(micro_batches, [&](FsdpModel& model, int64_t) {
+      const MicroBatch batch = collate_pairs(mine, PairKind::dpo, {});
+      return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), static_cast<int64_t>(mine.size()));
+    }, 1e-3);
 
-  for (int step = 0; step < steps; ++step) {
-    const double lr = learning_rate(optim, step, steps);
-    const std::vector<Pair> batch(pairs.begin() + 8 * step, pairs.begin() + 8 * (step + 1));
-    // reference step
-    const MicroBatch all = collate_pairs(batch, PairKind::dpo, {});
-    const at::Tensor hidden = llama_final_hidden(weights, config, all.input_ids);
-    const at::Tensor logps = chunked_token_logps(hidden.reshape({-1, hidden.size(2)}), weights.lm_head,
-                                                 all.targets.reshape({-1}), 64).view(all.targets.sizes()).sum(1);
-    const at::Tensor loss = pair_loss(logps, 8, 1.0 / 8);
-    reference.zero_grad();
-    torch::autograd::backward({loss});
-    std::vector<at::Tensor> reference_grads;
-    for (auto& [name, t] : whole) reference_grads.push_back(t.mutable_grad());
-    double squares = 0;
-    for (const auto& g : reference_grads) squares += g.to(at::kDouble).pow(2).sum().item<double>();
-    const double clip = optim.grad_clip / (std::sqrt(squares) + 1e-6);
-    if (clip < 1.0) for (auto& g : reference_grads) g.mul_(clip);
-    for (auto& group : reference.param_groups()) group.options().set_lr(lr);
-    reference.step();
-    // FSDP step
-    std::vector<Pair> mine;
-    for (uint64_t i : rank_slice(slice_of, rank, ranks)) mine.push_back(batch[i]);
-    const MicroBatch local = collate_pairs(mine, PairKind::dpo, {});
-    model.zero_grad();
-    const at::Tensor local_logps = model.sequence_logps(local.input_ids, local.targets);
-    const at::Tensor local_loss = pair_loss(local_logps, static_cast<int64_t>(mine.size()), 1.0 / 8);
-    torch::autograd::backward({local_loss * ranks});
-    at::Tensor global_loss = local_loss.detach().clone();
-    comm.all_reduce(global_loss, ReduceOp::sum);
-    EXPECT_NEAR(global_loss.item<double>(), loss.item<double>(), 1e-5 * std::abs(loss.item<double>()))
-        << "step " << step;
-    const double norm = clip_grad_norm(model.grad_shards(), optim.grad_clip, comm);
-    EXPECT_NEAR(norm, std::sqrt(squares), 1e-5 * std::sqrt(squares)) << "step " << step;
-    adamw.step(model.master_shards(), model.grad_shards(), lr);
-    model.refresh_compute_shards();
-  }
-  for (size_t u = 0; u < units.size(); ++u) {
-    const at::Tensor expected = expected_shard(units[u], rank, [&](const ParamSlot& slot) {
-      return whole.at(slot.spec.name).detach();
-    });
-    const double scale = expected.abs().max().item<double>();
-    EXPECT_LT((model.master_shards()[u] - expected).abs().max().item<double>() / scale, 1e-5)
-        << units[u].name << " on rank " << rank << " of " << ranks;
+    int64_t padded = 0;
+    for (const auto& unit : engine.model().units()) padded += unit.padded_numel;
+    if (tied) padded += engine.model().units().front().padded_numel;
+    const int64_t passes = sharding == Sharding::grad_op ? 1 : 2;
+    CommBytes expected;
+    if (shard_size > 1) {
+      expected.all_gather = micro_batches * passes * padded * 4;
+      expected.reduce_scatter = micro_batches * padded * 2;
+      expected.all_reduce = 8;
+    }
+    if (replicas > 1) expected.all_reduce += micro_batches * padded / shard_size * 2;
+    if (sharding == Sharding::grad_op && tied && shard_size > 1) {
+      // grad_op's head reuses the embedding gathered by the embedding unit.
+      expected.all_gather -= micro_batches * engine.model().units().front().padded_numel * 4;
+    }
+    const std::string where = std::string(sharding_name(sharding)) + (tied ? " tied" : " untied");
+    EXPECT_EQ(outcome.comm.all_gather, expected.all_gather) << where;
+    EXPECT_EQ(outcome.comm.reduce_scatter, expected.reduce_scatter) << where;
+    EXPECT_EQ(outcome.comm.all_reduce, expected.all_reduce) << where;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpCommVolume, ::testing::ValuesIn(kAllShardings),
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
 
 }  // namespace
 }  // namespace st

@@ -1,0 +1,83 @@
+#include "fsdp/fsdp_engine.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <thread>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+bool offloaded(const EngineOptions& options) { return options.optim.offload == "cpu"; }
+
+int host_threads(int requested) {
+  if (requested > 0) return requested;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+FsdpEngine::FsdpEngine(ModelShards shards, ShardingGroups& groups, const EngineOptions& options)
+    : groups_(groups), options_(options), scaler_(options.scaler) {
+  const at::Device state_device = offloaded(options) ? at::Device(at::kCPU) : options.model.device;
+  for (at::Tensor& master : shards.masters) master = master.to(state_device);
+  model_ = std::make_unique<FsdpModel>(shards.config, shards.units, groups, std::move(shards.masters),
+                                       options.model);
+  optimizer_ = std::make_unique<ShardedAdamW>(model_->units(), groups.shard->rank(), options.optim,
+                                              model_->master_shards(), host_threads(options.offload_threads));
+}
+
+EngineMemory FsdpEngine::memory() const {
+  EngineMemory memory = model_->memory();
+  memory.optimizer = optimizer_->state_bytes();
+  if (offloaded(options_)) {
+    for (const at::Tensor& master : model_->master_shards()) memory.offloaded += static_cast<int64_t>(master.nbytes());
+    memory.offloaded += memory.optimizer;
+  }
+  return memory;
+}
+
+bool FsdpEngine::gradients_overflowed() {
+  at::Tensor bad = at::zeros({1}, at::TensorOptions(at::kFloat).device(options_.model.device));
+  for (const at::Tensor& grad : model_->grad_shards()) bad += at::logical_not(at::isfinite(grad)).any();
+  if (groups_.shard->size() > 1) {
+    groups_.shard->all_reduce(bad, ReduceOp::max);
+    engine_all_reduce_bytes_ += static_cast<int64_t>(bad.nbytes());
+  }
+  return bad.item<float>() > 0.0f;
+}
+
+StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, double lr) {
+  if (micro_batches < 1) throw ConfigError("a step needs at least one micro-batch");
+  StepOutcome outcome;
+  model_->comm_bytes() = {};
+  engine_all_reduce_bytes_ = 0;
+  model_->zero_grad();
+  const double scale = options_.loss_scaling ? scaler_.scale() : 1.0;
+  for (int64_t index = 0; index < micro_batches; ++index) {
+    const at::Tensor value = loss(*model_, index);
+    outcome.loss += value.item<double>() / static_cast<double>(micro_batches);
+    torch::autograd::backward({value * (scale / static_cast<double>(micro_batches))});
+  }
+  std::vector<at::Tensor>& grads = model_->grad_shards();
+  if (options_.loss_scaling) {
+    outcome.skipped = gradients_overflowed();
+    scaler_.update(outcome.skipped);
+    if (!outcome.skipped) {
+      for (at::Tensor& grad : grads) grad.mul_(1.0 / scale);
+    }
+  }
+  if (!outcome.skipped) {
+    outcome.grad_norm = clip_grad_norm(grads, options_.optim.grad_clip, *groups_.shard);
+    if (groups_.shard->size() > 1) engine_all_reduce_bytes_ += static_cast<int64_t>(sizeof(double));
+    optimizer_->step(model_->master_shards(), grads, lr);
+    model_->refresh_compute_shards();
+  }
+  outcome.comm = model_->comm_bytes();
+  outcome.comm.all_reduce += engine_all_reduce_bytes_;
+  return outcome;
+}
+
+}  // namespace st

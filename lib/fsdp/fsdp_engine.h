@@ -1,0 +1,65 @@
+// One optimizer step of the sharded model: gradient accumulation over micro-batches, optional
+// dynamic loss scaling (fp16; skipped steps), global grad-norm clipping, sharded AdamW (on the
+// host with offload), and the refresh of the compute-dtype shards. Reports the step's
+// collective bytes and the engine's memory by category. Objectives live with the caller.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+
+#include "fsdp/engine_stats.h"
+#include "fsdp/fsdp_model.h"
+#include "fsdp/shard_source.h"
+#include "fsdp/sharding.h"
+#include "optim/loss_scaler.h"
+#include "optim/optim_options.h"
+#include "optim/sharded_adamw.h"
+
+namespace st {
+
+struct EngineOptions {
+  FsdpModelOptions model;
+  OptimOptions optim;
+  bool loss_scaling = false;  // dynamic loss scaling; needed for fp16 compute
+  LossScalerOptions scaler;
+  int offload_threads = 0;  // host threads of the offloaded update; 0 = all cores
+};
+
+struct StepOutcome {
+  double loss = 0.0;       // this rank's mean of the micro-batch losses (unscaled)
+  double grad_norm = 0.0;  // global, before clipping; not computed for a skipped step
+  bool skipped = false;    // fp16 overflow: no update this step
+  CommBytes comm;          // collective payload bytes of this step on this rank
+};
+
+// This rank's loss for micro-batch `index` of the step: its mean over the rank's samples of
+// that micro-batch (gradients are averaged over the data-parallel ranks and micro-batches).
+using MicroBatchLoss = std::function<at::Tensor(FsdpModel& model, int64_t index)>;
+
+class FsdpEngine {
+ public:
+  // `shards` laid out for groups.shard->size() (shard_source.h).
+  FsdpEngine(ModelShards shards, ShardingGroups& groups, const EngineOptions& options);
+
+  // Collective over the groups.
+  StepOutcome step(int64_t micro_batches, const MicroBatchLoss& loss, double lr);
+
+  FsdpModel& model() { return *model_; }
+  ShardedAdamW& optimizer() { return *optimizer_; }
+  const DynamicLossScaler& scaler() const { return scaler_; }
+  EngineMemory memory() const;
+
+ private:
+  bool gradients_overflowed();
+
+  ShardingGroups& groups_;
+  EngineOptions options_;
+  std::unique_ptr<FsdpModel> model_;
+  std::unique_ptr<ShardedAdamW> optimizer_;
+  DynamicLossScaler scaler_;
+  int64_t engine_all_reduce_bytes_ = 0;
+};
+
+}  // namespace st

@@ -1,0 +1,34 @@
+#include "fsdp/shard_source.h"
+
+#include "fsdp/unit_shards.h"
+#include "model/presets.h"
+#include "model/safetensors_checkpoint.h"
+
+namespace st {
+
+ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
+                              int shard_size, int shard_rank) {
+  if (path.empty()) {
+    ModelShards shards = init_model_shards(preset_config(preset), seed, shard_size, shard_rank);
+    shards.description = "preset " + preset + " (seed " + std::to_string(seed) + ")";
+    return shards;
+  }
+  ModelShards shards;
+  shards.config = load_model_config(path);
+  shards.units = build_unit_layouts(shards.config, shard_size);
+  const SafetensorsCheckpoint checkpoint(path);
+  for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));
+  shards.description = path;
+  return shards;
+}
+
+ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank) {
+  ModelShards shards;
+  shards.config = config;
+  shards.units = build_unit_layouts(config, shard_size);
+  for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, seed));
+  shards.description = "seeded init (seed " + std::to_string(seed) + ")";
+  return shards;
+}
+
+}  // namespace st

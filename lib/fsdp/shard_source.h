@@ -1,0 +1,29 @@
+// This rank's fp32 master shards of every unit, from a Hugging Face directory (only the byte
+// ranges this rank owns are read, through mmap) or from a preset's parameter-seeded init (the
+// values do not depend on the number of ranks).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "fsdp/unit_layout.h"
+#include "model/model_config.h"
+
+namespace st {
+
+struct ModelShards {
+  ModelConfig config;
+  std::vector<UnitLayout> units;   // laid out for the shard group
+  std::vector<at::Tensor> masters;  // fp32 on the host, one per unit
+  std::string description;         // for logs: the directory or "preset <name> (seed s)"
+};
+
+// `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
+ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
+                              int shard_size, int shard_rank);
+// A preset-like seeded init for an explicit config (tests, benchmarks).
+ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank);
+
+}  // namespace st

@@ -1,0 +1,52 @@
+#include "fsdp/sharding.h"
+
+#include "dist/process_groups.h"
+#include "util/errors.h"
+
+namespace st {
+
+Sharding parse_sharding(const std::string& name) {
+  if (name == "full") return Sharding::full;
+  if (name == "grad_op") return Sharding::grad_op;
+  if (name == "none") return Sharding::none;
+  if (name == "hybrid") return Sharding::hybrid;
+  throw ConfigError("dist.sharding = '" + name + "' is not full|grad_op|none|hybrid");
+}
+
+const char* sharding_name(Sharding sharding) {
+  switch (sharding) {
+    case Sharding::full: return "full";
+    case Sharding::grad_op: return "grad_op";
+    case Sharding::none: return "none";
+    case Sharding::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Topology& topology,
+                                    const CommunicatorFactory& make) {
+  ShardingGroups groups;
+  groups.strategy = strategy;
+  int world_size = 1;
+  MPI_Comm_size(world, &world_size);
+  switch (strategy) {
+    case Sharding::full:
+    case Sharding::grad_op:
+      groups.shard = make(world);
+      break;
+    case Sharding::none:
+      groups.shard = make(MPI_COMM_SELF);
+      if (world_size > 1) groups.replica = make(world);
+      break;
+    case Sharding::hybrid: {
+      // The communicators duplicate these splits, so the splits may be freed on return.
+      const ProcessGroups split = make_process_groups(world, topology);
+      groups.shard = make(split.shard.get());
+      if (topology.node_count > 1) groups.replica = make(split.replica.get());
+      break;
+    }
+  }
+  return groups;
+}
+
+}  // namespace st

@@ -1,0 +1,41 @@
+// Sharding strategies (dist.sharding) and the communicators each needs. Parameters are split
+// across the shard group; gradients are reduce-scattered (averaged) over it and then all-reduced
+// (averaged) over the replica group, so the data-parallel size is shard x replica.
+//   full    shard = world, no replicas; re-gather in backward (ZeRO-3)
+//   grad_op shard = world, no replicas; gathered parameters kept from forward to backward (ZeRO-2)
+//   none    shard = this rank alone, replica = world; every rank holds everything (DDP)
+//   hybrid  shard = the ranks of a node, replica = one rank per node (HSDP)
+#pragma once
+
+#include <mpi.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dist/communicator.h"
+#include "dist/world.h"
+
+namespace st {
+
+enum class Sharding { full, grad_op, none, hybrid };
+Sharding parse_sharding(const std::string& name);  // throws ConfigError naming dist.sharding
+const char* sharding_name(Sharding sharding);
+
+struct ShardingGroups {
+  Sharding strategy = Sharding::full;
+  std::unique_ptr<Communicator> shard;
+  std::unique_ptr<Communicator> replica;  // null when there is one replica
+
+  int data_parallel_size() const { return shard->size() * (replica ? replica->size() : 1); }
+  bool keeps_gathered_parameters() const { return strategy == Sharding::grad_op; }
+};
+
+// Builds a Communicator over an MPI communicator (the backend choice stays with the caller).
+using CommunicatorFactory = std::function<std::unique_ptr<Communicator>(MPI_Comm)>;
+
+// Collective over `world`. `topology` decides the nodes of hybrid sharding.
+ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Topology& topology,
+                                    const CommunicatorFactory& make);
+
+}  // namespace st

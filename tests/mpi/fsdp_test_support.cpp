@@ -1,0 +1,119 @@
+#include "fsdp_test_support.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/optim/adamw.h>
+
+#include <numeric>
+
+#include "data/collate.h"
+#include "data/sampler.h"
+#include "data/synth.h"
+#include "dist/mpi_communicator.h"
+#include "model/hf_names.h"
+#include "model/model_weights.h"
+#include "model/token_logp.h"
+#include "mpi_test_main.h"
+
+namespace st::testing {
+
+std::vector<Pair> global_pairs(size_t count, uint64_t seed) {
+  SynthOptions synth;
+  synth.max_length = 30;
+  synth.seed = seed;
+  const PairTable table = synthesize_pairs(synth, 0, count);
+  std::vector<Pair> pairs;
+  for (size_t i = 0; i < table.size(); ++i) pairs.push_back(table.at(i));
+  return pairs;
+}
+
+std::vector<Pair> my_share(const std::vector<Pair>& batch) {
+  std::vector<uint64_t> indices(batch.size());
+  std::iota(indices.begin(), indices.end(), 0);
+  std::vector<Pair> mine;
+  const MpiCommunicator& world = world_communicator();
+  for (uint64_t i : rank_slice(indices, world.rank(), world.size())) mine.push_back(batch[i]);
+  return mine;
+}
+
+ShardingGroups test_groups(Sharding strategy) {
+  const int rank = test_world().rank(), size = test_world().size();
+  const int ranks_per_node = size % 2 == 0 ? size / 2 : size;
+  return make_sharding_groups(test_world().comm(), strategy, declared_topology(rank, size, ranks_per_node),
+                              [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+                                return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
+                              });
+}
+
+at::Tensor pair_loss(const at::Tensor& logps, int64_t pairs) {
+  const at::Tensor margin = 0.1 * (logps.narrow(0, 0, pairs) - logps.narrow(0, pairs, pairs));
+  return -at::log_sigmoid(margin).mean();
+}
+
+at::Tensor whole_model_logps(const TensorMap& whole, const ModelConfig& config, const at::Tensor& input_ids,
+                             const at::Tensor& targets) {
+  const LlamaWeights weights = llama_weights(whole, config);
+  const at::Tensor hidden = llama_final_hidden(weights, config, input_ids);
+  return chunked_token_logps(hidden.reshape({-1, hidden.size(2)}), weights.lm_head, targets.reshape({-1}), 64)
+      .view(targets.sizes())
+      .sum(1);
+}
+
+struct ReferenceTrainer::Optimizer {
+  std::unique_ptr<torch::optim::AdamW> adamw;
+};
+
+ReferenceTrainer::ReferenceTrainer(const ModelConfig& config, uint64_t seed, const OptimOptions& optim)
+    : config_(config), optim_(optim), whole_(init_preset_weights(config, seed, at::kFloat)),
+      adamw_(std::make_unique<Optimizer>()) {
+  std::vector<at::Tensor> decayed, not_decayed;
+  for (const auto& spec : all_params(config)) {
+    at::Tensor& t = whole_.at(spec.name);
+    t.requires_grad_(true);
+    (spec.shape.size() >= 2 ? decayed : not_decayed).push_back(t);
+  }
+  const auto options = [&](double decay) {
+    return std::make_unique<torch::optim::AdamWOptions>(torch::optim::AdamWOptions(optim.lr)
+                                                            .betas({optim.beta1, optim.beta2})
+                                                            .weight_decay(decay)
+                                                            .eps(optim.eps));
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decayed, options(optim.weight_decay));
+  groups.emplace_back(not_decayed, options(0.0));
+  adamw_->adamw = std::make_unique<torch::optim::AdamW>(groups, torch::optim::AdamWOptions(optim.lr));
+}
+
+ReferenceTrainer::~ReferenceTrainer() = default;
+
+double ReferenceTrainer::step(const std::vector<Pair>& batch, double lr) {
+  const MicroBatch all = collate_pairs(batch, PairKind::dpo, {});
+  const at::Tensor loss =
+      pair_loss(whole_model_logps(whole_, config_, all.input_ids, all.targets), static_cast<int64_t>(batch.size()));
+  adamw_->adamw->zero_grad();
+  torch::autograd::backward({loss});
+  double squares = 0;
+  for (auto& [name, t] : whole_) squares += t.grad().to(at::kDouble).pow(2).sum().item<double>();
+  grad_norm_ = std::sqrt(squares);
+  const double clip = optim_.grad_clip / (grad_norm_ + 1e-6);
+  if (optim_.grad_clip > 0 && clip < 1.0) {
+    for (auto& [name, t] : whole_) t.mutable_grad().mul_(clip);
+  }
+  for (auto& group : adamw_->adamw->param_groups()) group.options().set_lr(lr);
+  adamw_->adamw->step();
+  return loss.item<double>();
+}
+
+at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value) {
+  std::vector<at::Tensor> parts;
+  for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
+  parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
+  return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
+}
+
+double relative_error(const at::Tensor& got, const at::Tensor& expected) {
+  const double scale = expected.abs().max().item<double>() + 1e-12;
+  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>() / scale;
+}
+
+}  // namespace st::testing

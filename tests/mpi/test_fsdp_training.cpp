@@ -1,0 +1,189 @@
+// Training with the FSDP engine: 10 optimizer steps on any rank count and every sharding
+// strategy give the losses, gradient norms and final parameters of single-process libtorch
+// training on the same global batches (hence the same results on 1, 2, 3 and 4 ranks);
+// accumulation over micro-batches equals one larger micro-batch; optimizer offload equals the
+// on-device update; dynamic loss scaling skips overflowing steps; bf16 compute and reduction
+// stay close to fp32.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "data/collate.h"
+#include "fsdp/fsdp_engine.h"
+#include "fsdp_test_support.h"
+#include "model/presets.h"
+#include "mpi_test_main.h"
+#include "optim/lr_schedule.h"
+
+namespace st {
+namespace {
+
+using namespace st::testing;
+
+constexpr int64_t kGlobalPairs = 12;  // divides evenly over 1, 2, 3 and 4 ranks
+
+OptimOptions test_optim() {
+  OptimOptions optim;
+  optim.lr = 3e-3;
+  optim.weight_decay = 0.1;
+  optim.warmup_steps = 2;
+  optim.grad_clip = 0.05;  // small enough to clip
+  // With eps 1e-8 Adam turns fp32 summation-order noise in near-zero gradients (rows of unused
+  // tokens) into lr-sized steps; 1e-6 keeps the comparison about the engine, not about that.
+  optim.eps = 1e-6;
+  return optim;
+}
+
+EngineOptions engine_options(const OptimOptions& optim) {
+  EngineOptions options;
+  options.model = {at::kFloat, at::kFloat, at::kCPU, 64};
+  options.optim = optim;
+  return options;
+}
+
+// This rank's loss on its share of `batch`, split into `micro_batches` equal micro-batches.
+MicroBatchLoss share_loss(const std::vector<Pair>& batch, int64_t micro_batches) {
+  const std::vector<Pair> mine = my_share(batch);
+  const auto per_micro = static_cast<int64_t>(mine.size()) / micro_batches;
+  return [mine, per_micro](FsdpModel& model, int64_t index) {
+    const std::vector<Pair> part(mine.begin() + index * per_micro, mine.begin() + (index + 1) * per_micro);
+    const MicroBatch batch = collate_pairs(part, PairKind::dpo, {});
+    return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), per_micro);
+  };
+}
+
+FsdpEngine make_engine(const ModelConfig& config, ShardingGroups& groups, const EngineOptions& options,
+                       uint64_t seed) {
+  return FsdpEngine(init_model_shards(config, seed, groups.shard->size(), groups.shard->rank()), groups, options);
+}
+
+double global_mean(double local) {
+  at::Tensor value = at::full({1}, local, at::kDouble);
+  world_communicator().all_reduce(value, ReduceOp::avg);
+  return value.item<double>();
+}
+
+class FsdpTraining : public ::testing::TestWithParam<Sharding> {};
+
+TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
+  const ModelConfig config = preset_config("debug");
+  const uint64_t seed = 3;
+  const int steps = 10;
+  const OptimOptions optim = test_optim();
+  const auto pairs = global_pairs(kGlobalPairs * steps);
+  ReferenceTrainer reference(config, seed, optim);
+  ShardingGroups groups = test_groups(GetParam());
+  FsdpEngine engine = make_engine(config, groups, engine_options(optim), seed);
+
+  for (int step = 0; step < steps; ++step) {
+    const double lr = learning_rate(optim, step, steps);
+    const std::vector<Pair> batch(pairs.begin() + kGlobalPairs * step, pairs.begin() + kGlobalPairs * (step + 1));
+    const double loss = reference.step(batch, lr);
+    const StepOutcome outcome = engine.step(1, share_loss(batch, 1), lr);
+    EXPECT_NEAR(global_mean(outcome.loss), loss, 1e-5 * std::abs(loss)) << "step " << step;
+    EXPECT_NEAR(outcome.grad_norm, reference.last_grad_norm(), 1e-5 * reference.last_grad_norm()) << "step " << step;
+  }
+  const auto& units = engine.model().units();
+  for (size_t u = 0; u < units.size(); ++u) {
+    const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
+      return reference.weights().at(slot.spec.name).detach();
+    });
+    EXPECT_LT(relative_error(engine.model().master_shards()[u], expected), 1e-5)
+        << units[u].name << " on world rank " << world_communicator().rank() << " of " << world_communicator().size();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpTraining, ::testing::ValuesIn(kAllShardings),
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+
+// Runs `steps` steps and returns this rank's master shards; with `outcomes`, also each step's
+// outcome (loss as the global mean).
+std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batches, int steps,
+                              std::vector<StepOutcome>* outcomes = nullptr) {
+  const ModelConfig config = preset_config("debug");
+  ShardingGroups groups = test_groups(Sharding::full);
+  FsdpEngine engine = make_engine(config, groups, options, 7);
+  const int64_t per_step = 4 * world_communicator().size();  // 4 pairs per rank
+  const auto pairs = global_pairs(per_step * steps, 1);
+  for (int step = 0; step < steps; ++step) {
+    const std::vector<Pair> batch(pairs.begin() + per_step * step, pairs.begin() + per_step * (step + 1));
+    StepOutcome outcome = engine.step(micro_batches, share_loss(batch, micro_batches), 1e-3);
+    outcome.loss = global_mean(outcome.loss);
+    if (outcomes) outcomes->push_back(outcome);
+  }
+  return engine.model().master_shards();
+}
+
+void expect_same_shards(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected, double tolerance) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t u = 0; u < got.size(); ++u) EXPECT_LE(relative_error(got[u], expected[u]), tolerance) << "unit " << u;
+}
+
+TEST(FsdpAccumulation, FourMicroBatchesOfOneEqualOneOfFour) {
+  const EngineOptions options = engine_options(test_optim());
+  std::vector<StepOutcome> one_steps, four_steps;
+  const auto one = train(options, 1, 3, &one_steps);
+  const auto four = train(options, 4, 3, &four_steps);
+  for (size_t i = 0; i < one_steps.size(); ++i) {
+    EXPECT_NEAR(four_steps[i].loss, one_steps[i].loss, 1e-5 * one_steps[i].loss) << "step " << i;
+    EXPECT_NEAR(four_steps[i].grad_norm, one_steps[i].grad_norm, 1e-5 * one_steps[i].grad_norm) << "step " << i;
+  }
+  expect_same_shards(four, one, 1e-5);
+}
+
+TEST(FsdpOffload, HostUpdateEqualsOnDeviceUpdate) {
+  EngineOptions options = engine_options(test_optim());
+  const auto on_device = train(options, 1, 3);
+  options.optim.offload = "cpu";
+  options.offload_threads = 3;
+  const auto offloaded = train(options, 1, 3);
+  expect_same_shards(offloaded, on_device, 1e-5);
+}
+
+TEST(FsdpLossScaling, OverflowingStepsAreSkippedAndTheScaleBacksOff) {
+  const ModelConfig config = preset_config("debug");
+  EngineOptions options = engine_options(test_optim());
+  ShardingGroups plain_groups = test_groups(Sharding::full);
+  FsdpEngine plain = make_engine(config, plain_groups, options, 9);
+  options.loss_scaling = true;
+  ShardingGroups scaled_groups = test_groups(Sharding::full);
+  FsdpEngine scaled = make_engine(config, scaled_groups, options, 9);
+  const auto pairs = global_pairs(kGlobalPairs, 2);
+  const MicroBatchLoss loss = share_loss(pairs, 1);
+  // Only world rank 0 overflows: every rank must still skip the step.
+  const MicroBatchLoss overflowing = [&](FsdpModel& model, int64_t index) {
+    const at::Tensor value = loss(model, index);
+    return world_communicator().rank() == 0 ? value * std::numeric_limits<float>::infinity() : value;
+  };
+
+  const std::vector<at::Tensor> before = scaled.model().master_shards();
+  std::vector<at::Tensor> snapshot;
+  for (const auto& shard : before) snapshot.push_back(shard.clone());
+  EXPECT_TRUE(scaled.step(1, overflowing, 1e-3).skipped);
+  EXPECT_EQ(scaled.scaler().scale(), 65536.0) << "the first overflow spends the hysteresis";
+  EXPECT_TRUE(scaled.step(1, overflowing, 1e-3).skipped);
+  EXPECT_EQ(scaled.scaler().scale(), 32768.0);
+  EXPECT_EQ(scaled.scaler().skipped_steps(), 2);
+  expect_same_shards(scaled.model().master_shards(), snapshot, 0.0);
+  // A clean step: scaling by a power of two and back is exact, so it equals unscaled training.
+  EXPECT_FALSE(scaled.step(1, loss, 1e-3).skipped);
+  plain.step(1, loss, 1e-3);
+  expect_same_shards(scaled.model().master_shards(), plain.model().master_shards(), 0.0);
+}
+
+TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
+  const EngineOptions fp32 = engine_options(test_optim());
+  EngineOptions bf16 = fp32;
+  bf16.model.compute_dtype = at::kBFloat16;
+  bf16.model.reduce_dtype = at::kBFloat16;
+  std::vector<StepOutcome> fp32_steps, bf16_steps;
+  const auto fp32_shards = train(fp32, 1, 3, &fp32_steps);
+  const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
+  for (size_t i = 0; i < fp32_steps.size(); ++i) {
+    EXPECT_NEAR(bf16_steps[i].loss, fp32_steps[i].loss, 1e-2 * fp32_steps[i].loss) << "step " << i;
+    EXPECT_NEAR(bf16_steps[i].grad_norm, fp32_steps[i].grad_norm, 5e-2 * fp32_steps[i].grad_norm) << "step " << i;
+  }
+  for (const at::Tensor& shard : bf16_shards) EXPECT_EQ(shard.scalar_type(), at::kFloat) << "masters stay fp32";
+}
+
+}  // namespace
+}  // namespace st
