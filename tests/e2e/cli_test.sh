@@ -20,6 +20,21 @@ case "$case_name" in
     expect_output '--optim.lr arg \(=1e-05\)'
     expect_output '--dry-run'
     ;;
+  estimate)
+    # Llama-3.1-8B, 2 nodes x 8 GPUs, full sharding, bf16: 18 bytes per owned parameter element
+    # (fp32 master 4 + bf16 copy 2 + fp32 grad 4 + AdamW 8); 8,030,261,248 / 16 ranks ~ 5.0e8.
+    run 0 "$bin" estimate --preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --seq-len 1024
+    expect_output 'units split over 16 ranks'
+    expect_output '^per rank: 50189[0-9]{4} parameter elements owned'
+    expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
+    expect_output '^per GPU: .* -> fits a 80 GiB GPU'
+    run 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
+    expect_output 'does NOT fit a 80 GiB GPU'
+    run 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9
+    expect_output "dist.sharding = 'zero9' is not full\|grad_op\|none\|hybrid"
+    run 2 "$bin" estimate
+    expect_output 'give exactly one of --preset or --model'
+    ;;
   env_two_ranks)
     run 0 "$mpiexec" -np 2 "$bin" env
     expect_output '^shardtune env: 2 ranks on 1 node'

@@ -12,6 +12,7 @@
 #include "data/collate.h"
 #include "data/sampler.h"
 #include "fsdp/fsdp_engine.h"
+#include "fsdp/memory_estimate.h"
 #include "fsdp/shard_source.h"
 #include "fsdp_test_support.h"
 #include "model/model_weights.h"
@@ -153,6 +154,42 @@ TEST_P(FsdpCommVolume, EqualsTheAnalyticValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpCommVolume, ::testing::ValuesIn(kAllShardings),
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+
+// `shardtune estimate`'s model states against what the engine allocated, per category.
+class FsdpMemoryEstimate : public ::testing::TestWithParam<Sharding> {};
+
+TEST_P(FsdpMemoryEstimate, StatesMatchTheEngineWithinFivePercent) {
+  const Sharding sharding = GetParam();
+  const int world = world_communicator().size();
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const ModelConfig config = preset_config("debug");
+    ShardingGroups groups = test_groups(sharding);
+    EngineOptions options;
+    options.model = {dtype, at::kFloat, at::kCPU, 64};
+    const FsdpEngine engine(init_model_shards(config, 5, groups.shard->size(), groups.shard->rank()), groups, options);
+    const EngineMemory measured = engine.memory();
+
+    EstimateInputs inputs;
+    inputs.sharding = sharding;
+    inputs.ranks_per_node = world % 2 == 0 ? world / 2 : world;  // as test_groups declares nodes
+    inputs.nodes = world / inputs.ranks_per_node;
+    inputs.compute_bytes = dtype == at::kFloat ? 4 : 2;
+    inputs.on_gpu = false;
+    const MemoryEstimate estimate = estimate_memory(config, inputs);
+    const std::string where = std::string(sharding_name(sharding)) + " " + c10::toString(dtype);
+    for (const auto& [name, got, expected] :
+         {std::tuple<const char*, int64_t, int64_t>{"params", measured.params, estimate.params},
+          {"grads", measured.grads, estimate.grads},
+          {"optimizer", measured.optimizer, estimate.optimizer},
+          {"states", measured.states(), estimate.host_states}}) {
+      EXPECT_NEAR(static_cast<double>(expected), static_cast<double>(got), 0.05 * static_cast<double>(got))
+          << name << " " << where;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpMemoryEstimate, ::testing::ValuesIn(kAllShardings),
                          [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
 
 }  // namespace

@@ -1,0 +1,87 @@
+#include "fsdp/memory_estimate.h"
+
+#include <algorithm>
+
+#include "fsdp/unit_layout.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+int64_t shard_group_size(const EstimateInputs& in) {
+  switch (in.sharding) {
+    case Sharding::full:
+    case Sharding::grad_op: return in.nodes * in.ranks_per_node;
+    case Sharding::none: return 1;
+    case Sharding::hybrid: return in.ranks_per_node;
+  }
+  return 1;
+}
+
+// Peak of gathered parameters (compute dtype) plus, in backward, one unit's flat gradient in
+// the compute dtype and in fp32 for the reduction.
+int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& config, const EstimateInputs& in,
+                       int64_t group) {
+  std::vector<int64_t> needed;  // elements a unit's run needs gathered
+  for (size_t u = 0; u < units.size(); ++u) {
+    const bool tied_head = u + 1 == units.size() && config.tie_word_embeddings;
+    needed.push_back(units[u].padded_numel + (tied_head ? units.front().padded_numel : 0));
+  }
+  int64_t parameters = 0, largest = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    largest = std::max(largest, needed[u]);
+    if (in.sharding == Sharding::grad_op) {
+      parameters += units[u].padded_numel;  // every unit stays gathered until its backward
+    } else {
+      parameters = std::max(parameters, needed[u] + (u + 1 < units.size() ? needed[u + 1] : 0));
+    }
+  }
+  if (group == 1) parameters = 0;  // whole units are local: nothing is gathered
+  return parameters * in.compute_bytes + largest * (in.compute_bytes + 4);
+}
+
+int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
+  const int64_t tokens = in.micro_batch_rows * in.seq_len;
+  const int64_t hidden = config.hidden_size, c = in.compute_bytes;
+  const int64_t saved_inputs = (config.num_hidden_layers + 2) * tokens * hidden * c;
+  // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, MLP gate/up/act/product
+  // and their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
+  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + 4 * config.intermediate_size;
+  const int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
+  // The head: normed input and its grad, and one chunk's fp32 logits, softmax and grad.
+  const int64_t chunk = std::min(tokens, in.logp_chunk_tokens);
+  const int64_t head = 2 * tokens * hidden * c + 3 * chunk * config.vocab_size * 4;
+  return saved_inputs + std::max(recompute, head);
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& in) {
+  if (in.nodes < 1 || in.ranks_per_node < 1) throw ConfigError("estimate: nodes and ranks per node must be >= 1");
+  MemoryEstimate e;
+  e.shard_group = shard_group_size(in);
+  const auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
+  for (const auto& unit : units) e.shard_elements += unit.shard_numel;
+  const int64_t n = e.shard_elements;
+  // The compute copy is its own tensor unless it is the fp32 master on the same device.
+  const bool separate_compute_copy = in.compute_bytes != 4 || (in.offload && in.on_gpu);
+  e.params = 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
+  e.grads = 4 * n;
+  e.optimizer = 8 * n;
+  if (!in.on_gpu) {
+    e.host_states = e.params + e.grads + e.optimizer;
+  } else if (in.offload) {
+    e.host_states = 4 * n + e.optimizer;
+    e.device_states = e.params - 4 * n + e.grads;
+  } else {
+    e.device_states = e.params + e.grads + e.optimizer;
+  }
+  e.gathered = gathered_bytes(units, config, in, e.shard_group);
+  e.activations = activation_bytes(config, in);
+  const int64_t working = e.gathered + e.activations;
+  e.per_device = in.on_gpu ? e.device_states + working : 0;
+  e.per_host = (e.host_states + (in.on_gpu ? 0 : working)) * in.ranks_per_node;
+  return e;
+}
+
+}  // namespace st

@@ -1,0 +1,41 @@
+// Memory needs of the engine before running it (what DeepSpeed's
+// estimate_zero3_model_states_mem_needs answers for ZeRO-3): per rank on the GPU and per host,
+// from the unit geometry (exact for the model states) plus estimates of the gathered buffers
+// and activations. Formulas in docs/fsdp.md, "Memory".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fsdp/sharding.h"
+#include "model/model_config.h"
+
+namespace st {
+
+struct EstimateInputs {
+  Sharding sharding = Sharding::full;
+  int64_t nodes = 1;
+  int64_t ranks_per_node = 8;
+  bool offload = false;            // AdamW state and fp32 masters in host memory
+  int64_t compute_bytes = 2;       // 2 for bf16/fp16, 4 for fp32
+  bool on_gpu = true;              // false: CPU training, everything is host memory
+  int64_t micro_batch_rows = 2;    // sequences per micro-batch (a DPO pair is 2)
+  int64_t seq_len = 2048;
+  int64_t logp_chunk_tokens = 1024;
+};
+
+struct MemoryEstimate {
+  int64_t shard_group = 1;         // ranks a unit is split over
+  int64_t shard_elements = 0;      // parameters (padded) this rank owns
+  // Model states per rank, by where they live.
+  int64_t params = 0, grads = 0, optimizer = 0;  // as EngineMemory counts them
+  int64_t device_states = 0, host_states = 0;
+  int64_t gathered = 0;     // gathered units + their gradient buffers at the peak
+  int64_t activations = 0;  // saved unit inputs + one unit's recompute + a log-prob chunk
+  int64_t per_device = 0;   // one GPU: device states + gathered + activations (0 on CPU)
+  int64_t per_host = 0;     // one node: its ranks' host states (+ working memory on CPU)
+};
+
+MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& inputs);
+
+}  // namespace st
