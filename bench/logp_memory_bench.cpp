@@ -11,26 +11,17 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
 
 #include "model/token_logp.h"
 #include "util/device.h"
+#include "util/host_memory.h"
 #include "util/timer.h"
 #include "util/torch_compat.h"
 
 namespace {
-
-int64_t proc_status_kib(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1);
-  }
-  return -1;
-}
 
 struct Measurement {
   double seconds;
@@ -47,14 +38,14 @@ Measurement measure(const c10::Device& device, const std::function<void()>& step
     st::compat::reset_peak_gpu_memory(device.index());
     baseline = st::compat::peak_gpu_memory_bytes(device.index());
   } else {
-    std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
-    baseline = proc_status_kib("VmRSS") * 1024;
+    st::reset_peak_resident();
+    baseline = st::resident_bytes();
   }
   const st::Timer timer;
   step();
   const double seconds = timer.seconds();
   const int64_t peak = device.is_cuda() ? st::compat::peak_gpu_memory_bytes(device.index())
-                                        : proc_status_kib("VmHWM") * 1024;
+                                        : st::peak_resident_bytes();
   return {seconds, (peak - baseline) / double(1 << 30)};
 }
 

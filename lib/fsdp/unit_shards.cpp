@@ -13,8 +13,8 @@ at::Tensor load_unit_shard(const UnitLayout& unit, int rank, const SafetensorsCh
     const SlotOverlap part = overlap(slot, first, unit.shard_numel);
     if (part.length == 0) continue;
     check_param_against_config(checkpoint, slot.spec);
-    shard.narrow(0, part.range_offset, part.length)
-        .copy_(checkpoint.read_range(slot.spec.name, part.param_offset, part.length));
+    checkpoint.read_range_into(slot.spec.name, part.param_offset, part.length,
+                               shard.narrow(0, part.range_offset, part.length));
   }
   return shard;
 }

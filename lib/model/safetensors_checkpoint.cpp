@@ -97,6 +97,11 @@ at::Tensor SafetensorsCheckpoint::read_range(const std::string& name, int64_t fi
   return require(name).read_range(name, first, count);
 }
 
+void SafetensorsCheckpoint::read_range_into(const std::string& name, int64_t first, int64_t count,
+                                            const at::Tensor& out) const {
+  require(name).read_range_into(name, first, count, out);
+}
+
 std::vector<std::string> SafetensorsCheckpoint::names() const {
   std::vector<std::string> names;
   for (const auto& [name, file] : owner_) names.push_back(name);

@@ -23,6 +23,7 @@ class SafetensorsCheckpoint {
   const SafetensorsEntry& entry(const std::string& name) const;
   at::Tensor read(const std::string& name) const;
   at::Tensor read_range(const std::string& name, int64_t first, int64_t count) const;
+  void read_range_into(const std::string& name, int64_t first, int64_t count, const at::Tensor& out) const;
   std::vector<std::string> names() const;
 
  private:

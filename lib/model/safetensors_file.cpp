@@ -131,18 +131,42 @@ at::Tensor SafetensorsFile::read(const std::string& name) const {
   return read_range(name, 0, entry.numel()).view(entry.shape);
 }
 
-at::Tensor SafetensorsFile::read_range(const std::string& name, int64_t first,
-                                       int64_t count) const {
+const SafetensorsEntry& SafetensorsFile::check_range(const std::string& name, int64_t first, int64_t count) const {
   const SafetensorsEntry& entry = require(name);
   if (first < 0 || count < 0 || first + count > entry.numel()) {
     throw ModelError(path() + ": tensor '" + name + "': element range [" + std::to_string(first) +
                      ", " + std::to_string(first + count) + ") is outside its " +
                      std::to_string(entry.numel()) + " elements");
   }
-  at::Tensor out = at::empty({count}, at::TensorOptions().dtype(entry.dtype));
-  const size_t element = at::elementSize(entry.dtype);
-  std::memcpy(out.data_ptr(), data_section() + entry.begin + first * element, count * element);
+  return entry;
+}
+
+at::Tensor SafetensorsFile::read_range(const std::string& name, int64_t first, int64_t count) const {
+  const at::Tensor out = at::empty({count}, at::TensorOptions().dtype(check_range(name, first, count).dtype));
+  read_range_into(name, first, count, out);
   return out;
+}
+
+void SafetensorsFile::read_range_into(const std::string& name, int64_t first, int64_t count,
+                                      const at::Tensor& out) const {
+  const SafetensorsEntry& entry = check_range(name, first, count);
+  const size_t element = at::elementSize(entry.dtype);
+  const uint8_t* source = data_section() + entry.begin + first * element;
+  // In blocks, releasing each block's pages after its copy: the resident file pages stay small
+  // however large the range.
+  constexpr int64_t kBlockBytes = 8 << 20;
+  const int64_t block = std::max<int64_t>(1, kBlockBytes / static_cast<int64_t>(element));
+  const bool same_dtype = out.scalar_type() == entry.dtype && out.is_contiguous();
+  for (int64_t done = 0; done < count; done += block) {
+    const int64_t n = std::min(block, count - done);
+    const uint8_t* from = source + done * element;
+    if (same_dtype) {
+      std::memcpy(static_cast<uint8_t*>(out.data_ptr()) + done * element, from, n * element);
+    } else {
+      out.narrow(0, done, n).copy_(at::from_blob(const_cast<uint8_t*>(from), {n}, at::TensorOptions().dtype(entry.dtype)));
+    }
+    file_.release(static_cast<size_t>(from - file_.data()), n * element);
+  }
 }
 
 }  // namespace st

@@ -41,8 +41,12 @@ class SafetensorsFile {
   at::Tensor read(const std::string& name) const;
   // Elements [first, first + count) of the flattened tensor, as a 1-D copy in its file dtype.
   at::Tensor read_range(const std::string& name, int64_t first, int64_t count) const;
+  // The same range into `out` (contiguous, `count` elements, any float dtype): no extra copy
+  // when the dtypes match. The pages read are released from this process afterwards.
+  void read_range_into(const std::string& name, int64_t first, int64_t count, const at::Tensor& out) const;
 
  private:
+  const SafetensorsEntry& check_range(const std::string& name, int64_t first, int64_t count) const;
   const SafetensorsEntry& require(const std::string& name) const;
   const uint8_t* data_section() const { return file_.data() + 8 + header_bytes_; }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -31,6 +32,14 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const uint8_t*>(mapped);
   }
   ::close(fd);  // the mapping keeps the file alive
+}
+
+void MappedFile::release(size_t offset, size_t length) const {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = (offset + page - 1) / page * page;
+  const size_t end = std::min(offset + length, size_) / page * page;
+  if (data_ == nullptr || end <= begin) return;
+  ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);  // advisory only
 }
 
 MappedFile::~MappedFile() {

@@ -19,6 +19,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Drops the whole pages inside [offset, offset + length) from this process's memory (they
+  // stay in the page cache and fault back in if read again): a loader that copied a range out
+  // need not keep it resident.
+  void release(size_t offset, size_t length) const;
 
  private:
   std::string path_;

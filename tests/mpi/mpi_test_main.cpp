@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 #include "mpi_test_main.h"
 #include "util/log.h"
@@ -14,14 +15,19 @@ namespace {
 World* the_world = nullptr;
 std::unique_ptr<MpiCommunicator> the_communicator;
 
-// Prints failed assertions of ranks other than 0, whose normal output is silenced.
+// Prints failed assertions of ranks other than 0, whose normal output is silenced. The test's
+// name is kept from OnTestStart: asking UnitTest for it while a result is being reported
+// deadlocks on gtest's own mutex (a failing rank then hung until the watchdog).
 class FailurePrinter : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    test_name_ = std::string(info.test_suite_name()) + "." + info.name();
+  }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    warn_all(::testing::UnitTest::GetInstance()->current_test_info()->name(), " failed at ",
-             result.file_name() ? result.file_name() : "?", ":", result.line_number(), ": ",
-             result.summary());
+    warn_all(test_name_, " failed at ", result.file_name() ? result.file_name() : "?", ":",
+             result.line_number(), ": ", result.summary());
   }
+  std::string test_name_;
 };
 
 }  // namespace

@@ -1,0 +1,14 @@
+// This process's resident memory from /proc/self/status (Linux): current (VmRSS) and peak
+// (VmHWM), and resetting the peak to the current value through /proc/self/clear_refs.
+#pragma once
+
+#include <cstdint>
+
+namespace st {
+
+int64_t resident_bytes();       // -1 when unavailable
+int64_t peak_resident_bytes();  // -1 when unavailable
+// false when the kernel refuses (then the peak covers the whole process lifetime).
+bool reset_peak_resident();
+
+}  // namespace st
