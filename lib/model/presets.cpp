@@ -1,4 +1,5 @@
-// Shapes copied from the public config.json of each model; weights are never shipped.
+// Shapes copied from the public config.json of each model (but debug and bench-100m, our own
+// test shapes); weights are never shipped.
 #include "model/presets.h"
 
 #include <map>
@@ -63,6 +64,8 @@ const std::map<std::string, ModelConfig>& presets() {
       {"llama-2-7b", llama2(4096, 11008, 32, 32, 32, 4096)},
       {"llama-2-70b", llama2(8192, 28672, 80, 64, 8, 4096)},
       {"tinyllama-1.1b", llama2(2048, 5632, 22, 32, 4, 2048)},
+      // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
+      {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
   };
   return table;
 }

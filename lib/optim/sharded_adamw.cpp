@@ -10,7 +10,9 @@ namespace st {
 namespace {
 
 struct AdamWScalars {
-  float beta1, beta2, eps, step_size, correction2_sqrt, decay_factor;
+  // Rounded to float from double, as torch rounds its Scalar arguments: 1 - beta in float would
+  // differ in the last bit.
+  float beta1, one_minus_beta1, beta2, one_minus_beta2, eps, step_size, correction2_sqrt, decay_factor;
 };
 
 // The fused update of elements [begin, end): decay, moments, parameter, in one pass.
@@ -18,9 +20,9 @@ void fused_adamw(float* p, float* m, float* v, const float* g, int64_t begin, in
                  const AdamWScalars& s, bool decay) {
   for (int64_t i = begin; i < end; ++i) {
     if (decay) p[i] *= s.decay_factor;
-    m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * g[i];
-    v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * g[i] * g[i];
-    p[i] -= s.step_size * m[i] / (std::sqrt(v[i]) / s.correction2_sqrt + s.eps);
+    m[i] = m[i] * s.beta1 + s.one_minus_beta1 * g[i];
+    v[i] = v[i] * s.beta2 + s.one_minus_beta2 * g[i] * g[i];
+    p[i] -= s.step_size * m[i] / (std::sqrt(v[i]) / s.correction2_sqrt + s.eps);  // addcdiv_'s order
   }
 }
 
@@ -67,7 +69,7 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
-    if (options_.offload == "cpu") {
+    if (options_.offload == "cpu" || p.is_cpu()) {  // fused, threaded, no temporaries
       host_step(p, u, grads[u], lr);
       continue;
     }
@@ -87,7 +89,8 @@ void ShardedAdamW::host_step(at::Tensor& master, size_t unit, const at::Tensor& 
   const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
   const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
-  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(options_.beta2),
+  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
+                             static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
                              static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
                              static_cast<float>(std::sqrt(correction2)),
                              static_cast<float>(1.0 - lr * options_.weight_decay)};
@@ -112,8 +115,17 @@ void ShardedAdamW::host_step(at::Tensor& master, size_t unit, const at::Tensor& 
 }
 
 double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {
-  at::Tensor squares = at::zeros({1}, grads.front().options().dtype(at::kDouble));
-  for (const auto& grad : grads) squares += grad.to(at::kDouble).pow(2).sum();
+  // Sum of squares in fp64 (the clip scale feeds Adam, which amplifies tiny differences), a
+  // block at a time so no full-size fp64 copy is made.
+  constexpr int64_t kBlock = 1 << 20;
+  double local = 0.0;
+  for (const auto& grad : grads) {
+    for (int64_t first = 0; first < grad.numel(); first += kBlock) {
+      const at::Tensor block = grad.narrow(0, first, std::min(kBlock, grad.numel() - first)).to(at::kDouble);
+      local += block.dot(block).item<double>();
+    }
+  }
+  at::Tensor squares = at::full({1}, local, at::kDouble);
   group.all_reduce(squares, ReduceOp::sum);
   const double norm = std::sqrt(squares.item<double>());
   if (max_norm > 0.0) {

@@ -1,8 +1,8 @@
 // AdamW on this rank's fp32 master shards (torch.optim.AdamW's arithmetic: decoupled weight
 // decay, bias-corrected moments), the moments m and v sharded like the parameters. Weight decay
 // applies to matrices only, not to norm weights, biases or shard padding (HF Trainer's default).
-// With offload the masters and moments live in host memory and the update is a fused loop over
-// them on `threads` host threads (gradients are copied to the host first).
+// Host-resident shards (CPU training, or offload: masters and moments in host memory, gradients
+// copied there first) are updated by a fused loop on `threads` host threads.
 // Also the global gradient-norm clipping over the shard group.
 #pragma once
 

@@ -1,5 +1,7 @@
 #include "util/host_memory.h"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -20,6 +22,13 @@ int64_t status_bytes(const std::string& field) {
 
 int64_t resident_bytes() { return status_bytes("VmRSS"); }
 int64_t peak_resident_bytes() { return status_bytes("VmHWM"); }
+
+void keep_freed_host_memory() {
+  // Blocks above 32 MiB (glibc's largest mmap threshold) would always be fresh mappings: no
+  // mmap at all, and the heap top is not given back below 1 GiB of free space.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 bool reset_peak_resident() {
   std::ofstream clear("/proc/self/clear_refs");

@@ -134,6 +134,7 @@ TEST(Presets, PublishedParameterCounts) {
   EXPECT_EQ(preset_config("llama-2-7b").parameter_count(), 6738415616);
   EXPECT_EQ(preset_config("tinyllama-1.1b").parameter_count(), 1100048384);
   EXPECT_EQ(preset_config("llama-3.1-70b").parameter_count(), 70553706496);
+  EXPECT_EQ(preset_config("bench-100m").parameter_count(), 99496704);
 }
 
 TEST(Presets, UnknownNameListsTheKnownOnes) {
