@@ -1,0 +1,68 @@
+#include "train/objectives.h"
+
+#include <ATen/ATen.h>
+
+#include "util/errors.h"
+
+namespace st {
+
+PreferenceLoss parse_preference_loss(const std::string& name) {
+  if (name == "sigmoid") return PreferenceLoss::sigmoid;
+  if (name == "ipo") return PreferenceLoss::ipo;
+  if (name == "hinge") return PreferenceLoss::hinge;
+  if (name == "simpo") return PreferenceLoss::simpo;
+  if (name == "orpo") return PreferenceLoss::orpo;
+  throw ConfigError("dpo.loss = '" + name + "' is not sigmoid|ipo|hinge|simpo|orpo");
+}
+
+bool needs_reference(PreferenceLoss loss) { return loss != PreferenceLoss::simpo && loss != PreferenceLoss::orpo; }
+
+PreferenceTerms preference_loss(const PairLogps& policy, const PairLogps& reference,
+                                const PreferenceLossOptions& options) {
+  const PreferenceLoss kind = options.loss;
+  const double beta = options.beta;
+  const bool averaged = kind == PreferenceLoss::ipo || kind == PreferenceLoss::simpo || kind == PreferenceLoss::orpo;
+  const auto per_token = [](const at::Tensor& sums, const at::Tensor& tokens) {
+    return sums / tokens.to(sums.scalar_type()).clamp_min(1);
+  };
+  const at::Tensor chosen = averaged ? per_token(policy.chosen, policy.chosen_tokens) : policy.chosen;
+  const at::Tensor rejected = averaged ? per_token(policy.rejected, policy.rejected_tokens) : policy.rejected;
+
+  PreferenceTerms terms;
+  if (needs_reference(kind)) {
+    const at::Tensor ref_chosen = averaged ? per_token(reference.chosen, reference.chosen_tokens) : reference.chosen;
+    const at::Tensor ref_rejected =
+        averaged ? per_token(reference.rejected, reference.rejected_tokens) : reference.rejected;
+    const at::Tensor h = (chosen - rejected) - (ref_chosen - ref_rejected);
+    if (kind == PreferenceLoss::sigmoid) {
+      const double eps = options.label_smoothing;
+      terms.losses = -at::log_sigmoid(beta * h) * (1.0 - eps) - at::log_sigmoid(-beta * h) * eps;
+    } else if (kind == PreferenceLoss::hinge) {
+      terms.losses = at::relu(1.0 - beta * h);
+    } else {  // ipo
+      terms.losses = (h - 1.0 / (2.0 * beta)).pow(2);
+    }
+    terms.chosen_rewards = (beta * (chosen - ref_chosen)).detach();
+    terms.rejected_rewards = (beta * (rejected - ref_rejected)).detach();
+  } else {
+    if (kind == PreferenceLoss::simpo) {
+      terms.losses = -at::log_sigmoid(beta * (chosen - rejected) - options.simpo_gamma);
+    } else {  // orpo: log odds of chosen over rejected, log(p / (1 - p)) with p the mean token prob
+      const at::Tensor log_odds =
+          (chosen - rejected) - (at::log1p(-at::exp(chosen)) - at::log1p(-at::exp(rejected)));
+      terms.losses = -chosen - beta * at::log_sigmoid(log_odds);
+    }
+    terms.chosen_rewards = (beta * chosen).detach();
+    terms.rejected_rewards = (beta * rejected).detach();
+  }
+  if (options.ftx > 0.0) terms.losses = terms.losses - options.ftx * per_token(policy.chosen, policy.chosen_tokens);
+  terms.chosen_logps = chosen.detach();
+  terms.rejected_logps = rejected.detach();
+  return terms;
+}
+
+at::Tensor sft_loss(const at::Tensor& summed_logps, const at::Tensor& token_counts) {
+  return -summed_logps.sum() / token_counts.sum().to(summed_logps.scalar_type()).clamp_min(1);
+}
+
+}  // namespace st
