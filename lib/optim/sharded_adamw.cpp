@@ -39,6 +39,28 @@ void parallel_blocks(int64_t n, int threads, const Work& work) {
   for (auto& thread : pool) thread.join();
 }
 
+// The update of one host-resident shard; `decayed` (sorted, disjoint) gets weight decay.
+void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
+               const std::vector<ElementRange>& decayed, const AdamWScalars& scalars, int threads) {
+  const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
+  float* p = master.data_ptr<float>();
+  float* m = exp_avg.data_ptr<float>();
+  float* v = exp_avg_sq.data_ptr<float>();
+  const float* g = host_grad.data_ptr<float>();
+  parallel_blocks(master.numel(), threads, [&](int64_t begin, int64_t end) {
+    int64_t at_element = begin;  // [begin, end) split at the decayed ranges
+    for (const ElementRange& range : decayed) {
+      const int64_t first = std::max(begin, range.offset);
+      const int64_t last = std::min(end, range.offset + range.length);
+      if (first >= last) continue;
+      fused_adamw(p, m, v, g, at_element, first, scalars, false);
+      fused_adamw(p, m, v, g, first, last, scalars, true);
+      at_element = last;
+    }
+    fused_adamw(p, m, v, g, at_element, end, scalars, false);
+  });
+}
+
 }  // namespace
 
 ShardedAdamW::ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
@@ -67,10 +89,16 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
   ++steps_;
   const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
+  const AdamWScalars host_scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
+                                  static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
+                                  static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
+                                  static_cast<float>(std::sqrt(correction2)),
+                                  static_cast<float>(1.0 - lr * options_.weight_decay)};
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
     if (options_.offload == "cpu" || p.is_cpu()) {  // fused, threaded, no temporaries
-      host_step(p, u, grads[u], lr);
+      // Without weight decay the decay factor is exactly 1.
+      host_step(p, m_[u], v_[u], grads[u], decayed_[u], host_scalars, threads_);
       continue;
     }
     if (options_.weight_decay != 0.0) {
@@ -83,35 +111,6 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
     const at::Tensor denominator = (v_[u].sqrt() / std::sqrt(correction2)).add_(options_.eps);
     p.addcdiv_(m_[u], denominator, -lr / correction1);
   }
-}
-
-void ShardedAdamW::host_step(at::Tensor& master, size_t unit, const at::Tensor& grad, double lr) {
-  const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
-  const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
-  const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
-  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
-                             static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
-                             static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
-                             static_cast<float>(std::sqrt(correction2)),
-                             static_cast<float>(1.0 - lr * options_.weight_decay)};
-  float* p = master.data_ptr<float>();
-  float* m = m_[unit].data_ptr<float>();
-  float* v = v_[unit].data_ptr<float>();
-  const float* g = host_grad.data_ptr<float>();
-  const std::vector<ElementRange>& decayed = decayed_[unit];
-  parallel_blocks(master.numel(), threads_, [&](int64_t begin, int64_t end) {
-    // Split [begin, end) at the decayed ranges (sorted, disjoint).
-    int64_t at_element = begin;
-    for (const ElementRange& range : decayed) {
-      const int64_t first = std::max(begin, range.offset);
-      const int64_t last = std::min(end, range.offset + range.length);
-      if (first >= last) continue;
-      fused_adamw(p, m, v, g, at_element, first, scalars, false);
-      fused_adamw(p, m, v, g, first, last, scalars, options_.weight_decay != 0.0);
-      at_element = last;
-    }
-    fused_adamw(p, m, v, g, at_element, end, scalars, false);
-  });
 }
 
 double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {

@@ -35,8 +35,6 @@ class ShardedAdamW {
   int64_t state_bytes() const;
 
  private:
-  void host_step(at::Tensor& master, size_t unit, const at::Tensor& grad, double lr);
-
   OptimOptions options_;
   int threads_;
   std::vector<at::Tensor> m_, v_;
