@@ -114,7 +114,6 @@ void FsdpModel::zero_grad() {
 
 void FsdpModel::refresh_compute_shards() {
   gathered_.clear();  // gathered copies of the old values must not be reused
-  gathered_bytes_ = 0;
   compute_.clear();
   for (const auto& master : master_) compute_.push_back(master.to(options_.device, options_.compute_dtype));
 }
@@ -144,8 +143,9 @@ void FsdpModel::start_gather(size_t unit) {
     entry.flat = at::empty({units_[unit].padded_numel}, compute_[unit].options());
     entry.work = groups_.shard->all_gather_into_async(entry.flat, compute_[unit]);
     comm_.all_gather += storage_bytes(entry.flat);
-    gathered_bytes_ += storage_bytes(entry.flat);
-    gathered_peak_ = std::max(gathered_peak_, gathered_bytes_);
+    int64_t alive = 0;
+    for (const auto& [u, gathered] : gathered_) alive += storage_bytes(gathered.flat);
+    gathered_peak_ = std::max(gathered_peak_, alive);
   }
   most_alive_ = std::max(most_alive_, static_cast<int64_t>(gathered_.size()));
 }
@@ -161,12 +161,7 @@ std::vector<at::Tensor> FsdpModel::wait_gathered(size_t unit) {
   return flats;
 }
 
-void FsdpModel::release(size_t unit) {
-  const auto found = gathered_.find(unit);
-  if (found == gathered_.end()) return;
-  if (groups_.shard->size() > 1) gathered_bytes_ -= storage_bytes(found->second.flat);
-  gathered_.erase(found);
-}
+void FsdpModel::release(size_t unit) { gathered_.erase(unit); }
 
 std::vector<at::Tensor> FsdpModel::acquire_for_forward(size_t unit) {
   std::vector<at::Tensor> flats = wait_gathered(unit);
@@ -202,7 +197,6 @@ void FsdpModel::finish_backward(size_t unit, const std::vector<at::Tensor>& flat
   if (unit == 0) {  // the last unit of a backward pass
     drain_reductions();
     gathered_.clear();
-    gathered_bytes_ = 0;
   }
 }
 

@@ -88,7 +88,7 @@ class FsdpModel {
   std::vector<Reduction> reductions_;
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
   CommBytes comm_;
-  int64_t gathered_bytes_ = 0, gathered_peak_ = 0, most_alive_ = 0;
+  int64_t gathered_peak_ = 0, most_alive_ = 0;
 };
 
 }  // namespace st
