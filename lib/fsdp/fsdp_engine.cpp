@@ -39,12 +39,12 @@ EngineMemory FsdpEngine::memory() const {
   return memory;
 }
 
-bool FsdpEngine::gradients_overflowed() {
+bool FsdpEngine::gradients_overflowed(CommBytes& comm) {
   at::Tensor bad = at::zeros({1}, at::TensorOptions(at::kFloat).device(options_.model.device));
   for (const at::Tensor& grad : model_->grad_shards()) bad += at::logical_not(at::isfinite(grad)).any();
   if (groups_.shard->size() > 1) {
     groups_.shard->all_reduce(bad, ReduceOp::max);
-    engine_all_reduce_bytes_ += static_cast<int64_t>(bad.nbytes());
+    comm.all_reduce += static_cast<int64_t>(bad.nbytes());
   }
   return bad.item<float>() > 0.0f;
 }
@@ -53,7 +53,7 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   if (micro_batches < 1) throw ConfigError("a step needs at least one micro-batch");
   StepOutcome outcome;
   model_->comm_bytes() = {};
-  engine_all_reduce_bytes_ = 0;
+  CommBytes engine_comm;  // the engine's own collectives; the model counts its gathers and reductions
   model_->zero_grad();
   const double scale = options_.loss_scaling ? scaler_.scale() : 1.0;
   for (int64_t index = 0; index < micro_batches; ++index) {
@@ -63,7 +63,7 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   }
   std::vector<at::Tensor>& grads = model_->grad_shards();
   if (options_.loss_scaling) {
-    outcome.skipped = gradients_overflowed();
+    outcome.skipped = gradients_overflowed(engine_comm);
     scaler_.update(outcome.skipped);
     if (!outcome.skipped) {
       for (at::Tensor& grad : grads) grad.mul_(1.0 / scale);
@@ -71,12 +71,12 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   }
   if (!outcome.skipped) {
     outcome.grad_norm = clip_grad_norm(grads, options_.optim.grad_clip, *groups_.shard);
-    if (groups_.shard->size() > 1) engine_all_reduce_bytes_ += static_cast<int64_t>(sizeof(double));
+    if (groups_.shard->size() > 1) engine_comm.all_reduce += static_cast<int64_t>(sizeof(double));
     optimizer_->step(model_->master_shards(), grads, lr);
     model_->refresh_compute_shards();
   }
   outcome.comm = model_->comm_bytes();
-  outcome.comm.all_reduce += engine_all_reduce_bytes_;
+  outcome.comm.all_reduce += engine_comm.all_reduce;
   return outcome;
 }
 

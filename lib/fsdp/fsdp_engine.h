@@ -52,14 +52,13 @@ class FsdpEngine {
   EngineMemory memory() const;
 
  private:
-  bool gradients_overflowed();
+  bool gradients_overflowed(CommBytes& comm);  // collective; counts its all-reduce in `comm`
 
   ShardingGroups& groups_;
   EngineOptions options_;
   std::unique_ptr<FsdpModel> model_;
   std::unique_ptr<ShardedAdamW> optimizer_;
   DynamicLossScaler scaler_;
-  int64_t engine_all_reduce_bytes_ = 0;
 };
 
 }  // namespace st
