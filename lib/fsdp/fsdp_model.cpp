@@ -130,8 +130,7 @@ EngineMemory FsdpModel::memory() const {
 }
 
 std::vector<size_t> FsdpModel::units_needed_by(size_t unit) const {
-  if (unit + 1 == units_.size() && config_.tie_word_embeddings) return {unit, 0};
-  return {unit};
+  return units_run_with(config_, units_.size(), unit);
 }
 
 void FsdpModel::start_gather(size_t unit) {

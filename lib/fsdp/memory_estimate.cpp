@@ -24,8 +24,9 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
                        int64_t group) {
   std::vector<int64_t> needed;  // elements a unit's run needs gathered
   for (size_t u = 0; u < units.size(); ++u) {
-    const bool tied_head = u + 1 == units.size() && config.tie_word_embeddings;
-    needed.push_back(units[u].padded_numel + (tied_head ? units.front().padded_numel : 0));
+    int64_t elements = 0;
+    for (size_t used : units_run_with(config, units.size(), u)) elements += units[used].padded_numel;
+    needed.push_back(elements);
   }
   int64_t parameters = 0, largest = 0;
   for (size_t u = 0; u < units.size(); ++u) {

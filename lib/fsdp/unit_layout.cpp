@@ -32,6 +32,11 @@ std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_
   return units;
 }
 
+std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit_count, size_t unit) {
+  if (unit + 1 == unit_count && config.tie_word_embeddings) return {unit, 0};
+  return {unit};
+}
+
 SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count) {
   const int64_t begin = std::max(slot.offset, first);
   const int64_t end = std::min(slot.offset + slot.spec.numel(), first + count);

@@ -32,6 +32,10 @@ struct UnitLayout {
 // lm_head is the embedding unit's weight.
 std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size);
 
+// The units whose gathered parameters unit `unit` of `unit_count` runs with: itself, and for the
+// head with tied embeddings also the embedding unit (0).
+std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit_count, size_t unit);
+
 // The part of parameter `slot` that lies in [first, first + count) of the flat vector, as
 // (element offset within the parameter, element offset within the range, length); length 0
 // when they do not overlap.
