@@ -75,7 +75,9 @@ TEST(FsdpLoading, EachRankHoldsOnlyItsShareWhileLoading) {
            "% of the model)");
   // The share itself, plus one 8 MiB copy block of file pages, headers and allocator slack.
   EXPECT_LT(growth, 1.05 * static_cast<double>(owned) + 16e6) << "rank " << rank;
-  if (ranks > 1) EXPECT_LT(growth, 0.75 * model_bytes) << "rank " << rank << " held most of the model";
+  if (ranks > 1) {
+    EXPECT_LT(growth, 0.75 * model_bytes) << "rank " << rank << " held most of the model";
+  }
 
   for (size_t u = 0; u < shards.units.size(); u += shards.units.size() - 1) {  // first and last unit
     const at::Tensor expected = expected_shard(shards.units[u], rank, [&](const ParamSlot& slot) {
