@@ -118,15 +118,22 @@ void expect_same_shards(const std::vector<at::Tensor>& got, const std::vector<at
   for (size_t u = 0; u < got.size(); ++u) EXPECT_LE(relative_error(got[u], expected[u]), tolerance) << "unit " << u;
 }
 
+// Step by step: losses within `loss_tolerance` and grad norms within `norm_tolerance`, relative.
+void expect_close_steps(const std::vector<StepOutcome>& got, const std::vector<StepOutcome>& expected,
+                        double loss_tolerance, double norm_tolerance) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i].loss, expected[i].loss, loss_tolerance * expected[i].loss) << "step " << i;
+    EXPECT_NEAR(got[i].grad_norm, expected[i].grad_norm, norm_tolerance * expected[i].grad_norm) << "step " << i;
+  }
+}
+
 TEST(FsdpAccumulation, FourMicroBatchesOfOneEqualOneOfFour) {
   const EngineOptions options = engine_options(test_optim());
   std::vector<StepOutcome> one_steps, four_steps;
   const auto one = train(options, 1, 3, &one_steps);
   const auto four = train(options, 4, 3, &four_steps);
-  for (size_t i = 0; i < one_steps.size(); ++i) {
-    EXPECT_NEAR(four_steps[i].loss, one_steps[i].loss, 1e-5 * one_steps[i].loss) << "step " << i;
-    EXPECT_NEAR(four_steps[i].grad_norm, one_steps[i].grad_norm, 1e-5 * one_steps[i].grad_norm) << "step " << i;
-  }
+  expect_close_steps(four_steps, one_steps, 1e-5, 1e-5);
   expect_same_shards(four, one, 1e-5);
 }
 
@@ -178,10 +185,7 @@ TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
   std::vector<StepOutcome> fp32_steps, bf16_steps;
   const auto fp32_shards = train(fp32, 1, 3, &fp32_steps);
   const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
-  for (size_t i = 0; i < fp32_steps.size(); ++i) {
-    EXPECT_NEAR(bf16_steps[i].loss, fp32_steps[i].loss, 1e-2 * fp32_steps[i].loss) << "step " << i;
-    EXPECT_NEAR(bf16_steps[i].grad_norm, fp32_steps[i].grad_norm, 5e-2 * fp32_steps[i].grad_norm) << "step " << i;
-  }
+  expect_close_steps(bf16_steps, fp32_steps, 1e-2, 5e-2);
   for (const at::Tensor& shard : bf16_shards) EXPECT_EQ(shard.scalar_type(), at::kFloat) << "masters stay fp32";
 }
 
