@@ -1,11 +1,11 @@
 // `shardtune estimate`: memory per GPU and per host for a model, cluster shape and strategy,
 // before any job is submitted (lib/fsdp/memory_estimate.h). Runs without MPI.
 #include <boost/program_options.hpp>
-#include <cstdio>
 #include <iostream>
 
 #include "command_options.h"
 #include "command_runner.h"
+#include "memory_report.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "fsdp/memory_estimate.h"
@@ -17,36 +17,10 @@ namespace {
 
 namespace po = boost::program_options;
 
-std::string gib(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%9.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
-
 int64_t dtype_bytes(const std::string& dtype) {
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "fp32") return 4;
   throw ConfigError("estimate: --dtype '" + dtype + "' is not bf16|fp16|fp32");
-}
-
-void print(const ModelConfig& config, const std::string& model, const EstimateInputs& in, const MemoryEstimate& e,
-           double gpu_gib) {
-  std::cout << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
-            << in.ranks_per_node << " ranks; sharding " << sharding_name(in.sharding) << " (units split over "
-            << e.shard_group << " ranks); offload " << (in.offload ? "cpu" : "none") << "\n"
-            << "per rank: " << e.shard_elements << " parameter elements owned\n"
-            << "  params (fp32 master + compute copy) " << gib(e.params) << "\n"
-            << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"
-            << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
-            << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"
-            << "  activations (estimate)              " << gib(e.activations) << "\n";
-  if (in.on_gpu) {
-    const double per_device = static_cast<double>(e.per_device) / (1024.0 * 1024.0 * 1024.0);
-    std::cout << "per GPU: " << gib(e.per_device) << " (states " << gib(e.device_states) << ") -> "
-              << (per_device <= gpu_gib ? "fits" : "does NOT fit") << " a " << gpu_gib << " GiB GPU\n";
-  }
-  std::cout << "per host: " << gib(e.per_host) << " (" << in.ranks_per_node << " ranks x "
-            << gib(e.per_host / in.ranks_per_node) << "; engine memory only, not the runtime's)\n";
 }
 
 }  // namespace
@@ -85,7 +59,8 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     in.compute_bytes = dtype_bytes(dtype);
     in.on_gpu = device == "gpu";
     in.micro_batch_rows = micro_batch * (stage == "dpo" ? 2 : 1);
-    print(config, preset.empty() ? model_dir : "preset " + preset, in, estimate_memory(config, in), gpu_gib);
+    std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
+                                      estimate_memory(config, in), gpu_gib);
     return kExitOk;
   });
 }

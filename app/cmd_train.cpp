@@ -1,56 +1,105 @@
-// `shardtune train`: config -> validation -> startup consistency check -> resolved config in
-// the run directory. The training loop itself is not in this build yet; --dry-run stops here.
+// `shardtune train`: config -> validation -> startup consistency check -> the training loop
+// (lib/train/trainer.h) with console lines, a progress bar on terminals and metrics.jsonl;
+// --dry-run stops after the checks and prints the plan (train_dry_run.h).
 #include <iostream>
+#include <sstream>
 
 #include "command_runner.h"
 #include "commands.h"
 #include "config/config_parser.h"
 #include "config/config_validate.h"
 #include "config/config_writer.h"
-#include "dist/backend.h"
 #include "dist/env_check.h"
 #include "dist/mpi_communicator.h"
 #include "dist/world.h"
 #include "exit_codes.h"
+#include "progress_bar.h"
+#include "train/train_metrics.h"
+#include "train/trainer.h"
+#include "train_dry_run.h"
 #include "util/errors.h"
 #include "util/log.h"
 
 namespace st {
+namespace {
+
+std::string final_summary(const TrainResult& result, const TrainConfig& config) {
+  std::ostringstream out;
+  out.precision(4);
+  out << "train: " << result.steps << " steps in " << result.seconds << " s";
+  const nlohmann::ordered_json& last = result.last_train;
+  if (!last.is_null()) {
+    out << "; final loss " << last.at("loss").get<double>();
+    if (last.contains("rewards/accuracies")) out << ", reward accuracy " << last.at("rewards/accuracies").get<double>();
+  }
+  const nlohmann::ordered_json& eval = result.last_eval;
+  if (!eval.is_null()) {
+    out << "; eval loss " << eval.at("eval/loss").get<double>();
+    if (eval.contains("eval/rewards/accuracies")) {
+      out << ", eval reward accuracy " << eval.at("eval/rewards/accuracies").get<double>();
+    }
+  }
+  out << "; metrics in " << config.train.output_dir << "/metrics.jsonl";
+  return out.str();
+}
+
+}  // namespace
 
 int run_train(std::vector<std::string> args, int& argc, char**& argv) {
   World world(argc, argv);
   return run_guarded([&] {
     po::options_description own("train options", 110, 55);
-    own.add_options()("dry-run",
-                      "parse and validate the config, check all ranks match, write the resolved "
-                      "config, then stop");
+    std::string world_shape, progress = "auto";
+    own.add_options()
+        ("dry-run", "check the config, data, batch geometry and ranks, print the shard plan and memory estimate, "
+                    "write the resolved config, then stop")
+        ("world", po::value(&world_shape), "with --dry-run: plan for a cluster of NODESxGPUS_PER_NODE (e.g. 2x8) "
+                                           "instead of this job's ranks")
+        ("progress", po::value(&progress)->default_value("auto"),
+         "progress bar on rank 0: auto (when stdout is a terminal) | on | off");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
       if (world.rank() == 0) {
-        std::cout << config_help("usage: shardtune train --config run.ini [--section.key=value ...]",
-                                 own);
+        std::cout << config_help("usage: shardtune train --config run.ini [--section.key=value ...]", own);
       }
       return kExitOk;
     }
-    if (!parsed.command_values.count("dry-run")) {
-      throw ConfigError(
-          "train: this build has no training loop yet; only --dry-run (validate the config and "
-          "the ranks) is available. Rerun with --dry-run.");
+    if (parsed.command_values.count("dry-run")) {
+      train_dry_run(parsed, world, world_shape);
+      return kExitOk;
     }
+    if (!world_shape.empty()) throw ConfigError("train: --world plans a --dry-run only; add --dry-run");
     const TrainConfig& config = parsed.config;
     validate_config(config, world.size(), parsed.origins);
     world.watchdog().set_timeout(config.dist.timeout_s);
+    {
+      MpiCommunicator communicator(world.comm(), world.watchdog());
+      enforce_consistent_env(communicator, local_env_fingerprint(world));
+    }
 
-    MpiCommunicator communicator(world.comm(), world.watchdog());
-    enforce_consistent_env(communicator, local_env_fingerprint(world));
-    const auto collectives = make_communicator(world.comm(), config.dist.backend,
-                                               world.local_device(), world.watchdog());
-    const std::string resolved = config.train.output_dir + "/config.resolved.ini";
-    if (world.rank() == 0) write_resolved_config(config, resolved);
-    collectives->barrier();
-    log0("dry run: configuration valid for ", world.size(), " ranks on ",
-         world.topology().node_count, " node(s); all ranks run identical software; collectives "
-         "backend ", collectives->backend(), "; resolved config written to ", resolved);
+    Trainer trainer(config, world);
+    if (world.rank() == 0) write_resolved_config(config, config.train.output_dir + "/config.resolved.ini");
+    const TrainPlan& plan = trainer.plan();
+    log0("train: ", config.train.stage, config.train.stage == "dpo" ? " (" + config.dpo.loss + ", reference " +
+                                                                          reference_mode_name(plan.reference) + ")"
+                                                                    : std::string(),
+         " on ", world.size(), " rank(s), sharding ", config.dist.sharding, ", compute ", plan.compute_dtype, "; ",
+         plan.train_pairs, " training / ", plan.val_pairs, " validation pairs; global batch ", plan.global_batch,
+         "; ", plan.total_steps, " steps");
+
+    if (progress != "auto" && progress != "on" && progress != "off") {
+      throw ConfigError("train: --progress '" + progress + "' is not auto|on|off");
+    }
+    ProgressBar bar(plan.total_steps, world.rank() == 0 && progress != "off", progress == "on");
+    TrainObserver observer;
+    observer.step_done = [&](int64_t done, int64_t, double elapsed) { bar.update(done, elapsed); };
+    observer.record = [&](const nlohmann::ordered_json& record) {
+      bar.clear();
+      log0(console_line(record, plan.total_steps));
+    };
+    const TrainResult result = trainer.run(observer);
+    bar.clear();
+    log0(final_summary(result, config));
     return kExitOk;
   });
 }

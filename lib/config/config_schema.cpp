@@ -104,6 +104,20 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.train.recompute, "recompute", "activation recomputation", {"full", "none"});
   add(&c.train.log_every, "log_every", "optimizer steps between metric lines");
   add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only");
+  add(&c.train.overwrite, "overwrite", "replace the outputs of an earlier run in train.output_dir");
+  add(&c.train.peak_tflops, "peak_tflops",
+      "one device's peak [TFLOP/s] in the compute dtype, for MFU; 0 = known GPUs, else no MFU");
+
+  section("dpo", "preference objective (train.stage = dpo)");
+  add(&c.dpo.loss, "loss", "preference loss (docs/objectives.md)", {"sigmoid", "ipo", "hinge", "simpo", "orpo"});
+  add(&c.dpo.beta, "beta", "inverse temperature of the implicit reward, > 0");
+  add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid, [0, 0.5)");
+  add(&c.dpo.simpo_gamma, "simpo_gamma", "SimPO target reward margin");
+  add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO), >= 0");
+  add(&c.dpo.reference, "reference",
+      "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
+      "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy",
+      {"auto", "precomputed", "online", "none"});
 
   section("optim", "AdamW, gradient clipping, learning-rate schedule");
   add(&c.optim.lr, "lr", "peak learning rate");

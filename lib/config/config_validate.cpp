@@ -89,6 +89,22 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   problems.require(t.log_every > 0, "train.log_every", t.log_every, "must be > 0");
   problems.require(t.eval_every >= 0, "train.eval_every", t.eval_every, "must be >= 0");
 
+  problems.require(t.peak_tflops >= 0.0, "train.peak_tflops", t.peak_tflops, "must be >= 0 (0 = auto)");
+
+  const auto& p = c.dpo;
+  problems.require(p.beta > 0.0, "dpo.beta", p.beta, "must be > 0");
+  problems.require(p.label_smoothing >= 0.0 && p.label_smoothing < 0.5, "dpo.label_smoothing",
+                   p.label_smoothing, "must be in [0, 0.5)");
+  problems.require(p.label_smoothing == 0.0 || p.loss == "sigmoid", "dpo.label_smoothing",
+                   p.label_smoothing, "applies to dpo.loss = sigmoid only (dpo.loss = " + p.loss + ")");
+  problems.require(p.ftx >= 0.0, "dpo.ftx", p.ftx, "must be >= 0");
+  const bool reference_free = p.loss == "simpo" || p.loss == "orpo";
+  problems.require(p.reference != "none" || reference_free, "dpo.reference", p.reference,
+                   "is only possible for dpo.loss = simpo|orpo; " + p.loss +
+                       " compares with a reference model (use auto, online or precomputed)");
+  problems.require(!reference_free || p.reference == "auto" || p.reference == "none", "dpo.reference",
+                   p.reference, "must be auto or none: dpo.loss = " + p.loss + " uses no reference model");
+
   const auto& o = c.optim;
   problems.require(o.lr > 0.0, "optim.lr", o.lr, "must be > 0");
   problems.require(o.beta1 >= 0.0 && o.beta1 < 1.0, "optim.beta1", o.beta1, "must be in [0, 1)");

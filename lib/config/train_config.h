@@ -14,6 +14,7 @@ struct TrainConfig {
   ModelOptions model;
   DataOptions data;
   TrainOptions train;
+  DpoOptions dpo;
   OptimOptions optim;
   DistOptions dist;
 };

@@ -27,7 +27,8 @@ MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOp
   for (const auto& row : rows) {
     const auto& prompt = *row.prompt;
     const auto& response = *row.response;
-    batch.real_tokens += static_cast<int64_t>(prompt.size() + response.size());
+    batch.row_lengths.push_back(static_cast<int64_t>(prompt.size() + response.size()));
+    batch.real_tokens += batch.row_lengths.back();
     batch.target_tokens += static_cast<int64_t>(prompt.empty() ? response.size() - 1 : response.size());
   }
   batch.padded_tokens = count * longest;

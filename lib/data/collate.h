@@ -26,6 +26,7 @@ struct MicroBatch {
   at::Tensor input_ids;        // [R, T] int64 (R = pairs for SFT, 2 x pairs for DPO)
   at::Tensor targets;          // [R, T] int64
   at::Tensor ref_logps;        // [R] fp32 when the data has them (chosen rows, then rejected)
+  std::vector<int64_t> row_lengths;  // [R] non-padding tokens of each row
   int64_t pairs = 0;
   int64_t target_tokens = 0;   // response tokens that carry loss
   int64_t real_tokens = 0;     // non-padding tokens

@@ -41,6 +41,10 @@ std::pair<size_t, size_t> PairDataset::locate(uint64_t index) const {
   return {shard, static_cast<size_t>(index - offsets_[shard])};
 }
 
+bool PairDataset::has_ref_logps() const {
+  return std::all_of(shards_.begin(), shards_.end(), [](const auto& shard) { return shard->has_ref_logps(); });
+}
+
 Pair PairDataset::get(uint64_t index) const {
   const auto [shard, local] = locate(index);
   return shards_[shard]->read(local);

@@ -26,6 +26,10 @@ class PairDataset {
   const Manifest& manifest() const { return manifest_; }
   PairKind kind() const { return manifest_.kind; }
   uint64_t size() const { return offsets_.back(); }
+  const std::string& directory() const { return directory_; }
+  // Every shard carries ref_chosen_logp / ref_rejected_logp (shardtune precompute-ref).
+  bool has_ref_logps() const;
+  int64_t pad_id() const { return shards_.empty() ? 0 : shards_.front()->info().pad_id; }
   Pair get(uint64_t index) const;
   int64_t row_length(uint64_t index) const;
 

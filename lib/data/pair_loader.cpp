@@ -1,12 +1,19 @@
 #include "data/pair_loader.h"
 
 namespace st {
+namespace {
+
+uint64_t sampled_size(const PairDataset& dataset, const LoaderOptions& options) {
+  return options.subset ? options.subset->size() : dataset.size();
+}
+
+}  // namespace
 
 PairLoader::PairLoader(std::shared_ptr<const PairDataset> dataset, const LoaderOptions& options,
                        int rank, int ranks, const SamplerCursor& start)
     : dataset_(std::move(dataset)),
       options_(options),
-      sampler_(dataset_->size(), options.global_batch, options.seed, options.shuffle),
+      sampler_(sampled_size(*dataset_, options), options.global_batch, options.seed, options.shuffle),
       cursor_(start) {
   prefetcher_ = std::make_unique<Prefetcher<StepBatch>>(
       [this, rank, ranks] {
@@ -19,12 +26,17 @@ PairLoader::PairLoader(std::shared_ptr<const PairDataset> dataset, const LoaderO
 
 StepBatch PairLoader::next() { return prefetcher_->next(); }
 
+uint64_t PairLoader::size() const { return sampled_size(*dataset_, options_); }
+
 StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler& sampler,
                                  const LoaderOptions& options, int rank, int ranks,
                                  const SamplerCursor& cursor) {
   StepBatch step;
   step.global = sampler.batch_at(cursor);
-  const std::vector<uint64_t> mine = rank_slice(step.global.indices, rank, ranks);
+  std::vector<uint64_t> mine = rank_slice(step.global.indices, rank, ranks);
+  if (options.subset) {
+    for (uint64_t& index : mine) index = options.subset->at(index);
+  }
   std::vector<int64_t> lengths;
   for (uint64_t index : mine) lengths.push_back(dataset.row_length(index));
   for (const auto& group : plan_micro_batches(lengths, dataset.kind(), options.collate)) {

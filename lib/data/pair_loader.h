@@ -18,6 +18,8 @@ struct LoaderOptions {
   bool shuffle = true;
   CollateOptions collate;
   size_t prefetch_steps = 2;
+  // Dataset indices to sample from (a train or validation split); null = the whole dataset.
+  std::shared_ptr<const std::vector<uint64_t>> subset;
 };
 
 struct StepBatch {
@@ -32,6 +34,9 @@ class PairLoader {
              int ranks, const SamplerCursor& start = {});
   // The next step's batch; rethrows read errors from the prefetch thread.
   StepBatch next();
+
+  uint64_t size() const;  // pairs sampled from: the subset's or the dataset's
+  uint64_t steps_per_epoch() const { return sampler_.batches_per_epoch(); }
 
   // Builds one step synchronously (what the prefetch thread runs).
   static StepBatch build_step(const PairDataset& dataset, const GlobalSampler& sampler,

@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "fsdp/unit_shards.h"
 #include "model/hf_names.h"
@@ -97,12 +98,15 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
       throw ModelError("FSDP: unit " + units_[u].name + " is laid out for another shard-group size");
     }
     if (master_[u].numel() != units_[u].shard_numel) throw ModelError("FSDP: shard size differs from the unit layout");
-    grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(at::kFloat).device(options_.device)));
+    if (!options_.frozen) {
+      grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(at::kFloat).device(options_.device)));
+    }
   }
   refresh_compute_shards();
 }
 
 std::vector<at::Tensor>& FsdpModel::grad_shards() {
+  if (options_.frozen) throw ModelError("FSDP: a frozen model has no gradients");
   drain_reductions();
   return grads_;
 }
@@ -123,7 +127,7 @@ EngineMemory FsdpModel::memory() const {
   for (size_t u = 0; u < units_.size(); ++u) {
     memory.params += storage_bytes(master_[u]);
     if (!compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
-    memory.grads += storage_bytes(grads_[u]);
+    if (!options_.frozen) memory.grads += storage_bytes(grads_[u]);
   }
   memory.gathered_peak = gathered_peak_;
   return memory;
@@ -228,6 +232,8 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 }
 
 at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets) {
+  std::optional<at::NoGradGuard> forward_only;
+  if (options_.frozen) forward_only.emplace();
   keep_until_backward_ = groups_.keeps_gathered_parameters() && at::GradMode::is_enabled();
   const auto address = reinterpret_cast<int64_t>(this);
   const at::Tensor anchor = at::empty({0}, at::TensorOptions().dtype(options_.compute_dtype)).requires_grad_(true);

@@ -6,6 +6,10 @@
 
 namespace st {
 
+ModelConfig model_config_of(const std::string& path, const std::string& preset) {
+  return path.empty() ? preset_config(preset) : load_model_config(path);
+}
+
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank) {
   if (path.empty()) {

@@ -20,6 +20,9 @@ struct ModelShards {
   std::string description;         // for logs: the directory or "preset <name> (seed s)"
 };
 
+// The shape alone (config.json, or the preset's), without reading any weights.
+ModelConfig model_config_of(const std::string& path, const std::string& preset);
+
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank);

@@ -1,4 +1,5 @@
-// [train] section: the run itself (stage, batch geometry, length, precision, output).
+// [train] section: the run itself (stage, batch geometry, length, precision, output), and the
+// [dpo] section: the preference objective and where its reference log-probs come from.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,17 @@ struct TrainOptions {
   std::string recompute = "full";  // activation recomputation: full | none
   int64_t log_every = 10;     // optimizer steps between metric lines
   int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
+  bool overwrite = false;     // start over in an output_dir that already holds a run's metrics
+  double peak_tflops = 0.0;   // per-device peak for MFU [TFLOP/s]; 0 = known GPUs only
+};
+
+struct DpoOptions {
+  std::string loss = "sigmoid";      // sigmoid | ipo | hinge | simpo | orpo
+  double beta = 0.1;
+  double label_smoothing = 0.0;      // cDPO / robust DPO label-flip rate, [0, 0.5)
+  double simpo_gamma = 0.5;          // SimPO target reward margin
+  double ftx = 0.0;                  // weight of the chosen completion's SFT loss
+  std::string reference = "auto";    // auto | precomputed | online | none
 };
 
 }  // namespace st

@@ -1,0 +1,42 @@
+#include "memory_report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace st {
+namespace {
+
+std::string gib(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%9.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,
+                                 const MemoryEstimate& e, double gpu_gib) {
+  std::ostringstream out;
+  out << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
+      << in.ranks_per_node << " ranks; sharding " << sharding_name(in.sharding) << " (units split over "
+      << e.shard_group << " ranks); offload " << (in.offload ? "cpu" : "none") << "\n"
+      << "per rank: " << e.shard_elements << " parameter elements owned\n"
+      << "  params (fp32 master + compute copy) " << gib(e.params) << "\n"
+      << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"
+      << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
+      << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"
+      << "  activations (estimate)              " << gib(e.activations) << "\n";
+  if (in.on_gpu) {
+    out << "per GPU: " << gib(e.per_device) << " (states " << gib(e.device_states) << ")";
+    if (gpu_gib > 0.0) {
+      const double per_device = static_cast<double>(e.per_device) / (1024.0 * 1024.0 * 1024.0);
+      out << " -> " << (per_device <= gpu_gib ? "fits" : "does NOT fit") << " a " << gpu_gib << " GiB GPU";
+    }
+    out << "\n";
+  }
+  out << "per host: " << gib(e.per_host) << " (" << in.ranks_per_node << " ranks x "
+      << gib(e.per_host / in.ranks_per_node) << "; engine memory only, not the runtime's)\n";
+  return out.str();
+}
+
+}  // namespace st

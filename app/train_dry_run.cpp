@@ -1,0 +1,106 @@
+#include "train_dry_run.h"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+#include "config/config_validate.h"
+#include "config/config_writer.h"
+#include "dist/backend.h"
+#include "dist/env_check.h"
+#include "dist/mpi_communicator.h"
+#include "fsdp/shard_source.h"
+#include "fsdp/unit_layout.h"
+#include "memory_report.h"
+#include "train/train_plan.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+struct ClusterShape {
+  int nodes = 1, ranks_per_node = 1;
+  bool on_gpu = false;
+};
+
+ClusterShape parse_world_shape(const std::string& text) {
+  ClusterShape shape;
+  char x = 0;
+  std::istringstream in(text);
+  if (!(in >> shape.nodes >> x >> shape.ranks_per_node) || x != 'x' || !in.eof() || shape.nodes < 1 ||
+      shape.ranks_per_node < 1) {
+    throw ConfigError("train: --world '" + text + "' is not NODESxRANKS_PER_NODE (e.g. --world 2x8)");
+  }
+  shape.on_gpu = true;
+  return shape;
+}
+
+}  // namespace
+
+void train_dry_run(const ConfigArguments& parsed, World& world, const std::string& world_shape) {
+  const TrainConfig& config = parsed.config;
+  ClusterShape shape;
+  if (!world_shape.empty()) {
+    shape = parse_world_shape(world_shape);
+  } else {
+    shape.nodes = world.topology().node_count;
+    shape.ranks_per_node = world.size() / shape.nodes;
+    shape.on_gpu = select_device("auto", world.local_device()).is_cuda();
+  }
+  const int ranks = shape.nodes * shape.ranks_per_node;
+  validate_config(config, ranks, parsed.origins);
+  if (world_shape.empty()) {
+    world.watchdog().set_timeout(config.dist.timeout_s);
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    enforce_consistent_env(communicator, local_env_fingerprint(world));
+    make_communicator(world.comm(), config.dist.backend, world.local_device(), world.watchdog())->barrier();
+  }
+  const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+  const TrainData data = open_train_data(config, model.vocab_size);
+  const TrainPlan plan = plan_training(config, data, ranks, shape.on_gpu);
+
+  EstimateInputs in;
+  in.sharding = parse_sharding(config.dist.sharding);
+  in.nodes = shape.nodes;
+  in.ranks_per_node = shape.ranks_per_node;
+  in.offload = config.optim.offload == "cpu";
+  in.compute_bytes = plan.compute_dtype == "fp32" ? 4 : 2;
+  in.on_gpu = shape.on_gpu;
+  in.micro_batch_rows = config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
+  in.seq_len = config.data.cutoff_len;
+  in.logp_chunk_tokens = config.model.logp_chunk_tokens;
+  const MemoryEstimate estimate = estimate_memory(model, in);
+  const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
+  int64_t smallest = units.front().shard_numel, largest = 0;
+  for (const UnitLayout& unit : units) {
+    smallest = std::min(smallest, unit.shard_numel);
+    largest = std::max(largest, unit.shard_numel);
+  }
+
+  const std::string resolved = config.train.output_dir + "/config.resolved.ini";
+  if (world.rank() == 0) {
+    write_resolved_config(config, resolved);
+    std::ostringstream out;
+    out << "dry run: configuration valid for " << ranks << " ranks (" << shape.nodes << " node(s) x "
+        << shape.ranks_per_node << ")" << (world_shape.empty() ? "; all ranks of this job run identical software" : "")
+        << "\n"
+        << "stage " << config.train.stage << (config.train.stage == "dpo" ? " (" + config.dpo.loss + ", reference " +
+                                                                                 reference_mode_name(plan.reference) + ")"
+                                                                           : "")
+        << "; compute " << plan.compute_dtype << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
+        << "data: " << plan.train_pairs << " training pairs, " << plan.val_pairs << " validation pairs\n"
+        << "batch: global " << plan.global_batch << " = micro " << config.train.micro_batch << " x accum "
+        << config.train.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "
+        << plan.total_steps << " steps in all\n"
+        << "shard plan: " << units.size() << " units over a shard group of " << estimate.shard_group << " ranks; "
+        << smallest << " .. " << largest << " elements per rank and unit\n"
+        << format_memory_report(model, config.model.path.empty() ? "preset " + config.model.preset : config.model.path,
+                                in, estimate, 0.0)
+        << "resolved config written to " << resolved << "\n";
+    std::cout << out.str() << std::flush;
+  }
+}
+
+}  // namespace st

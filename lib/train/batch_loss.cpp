@@ -1,0 +1,99 @@
+#include "train/batch_loss.h"
+
+#include <ATen/ATen.h>
+
+#include "model/token_logp.h"
+
+namespace st {
+
+LossSums& LossSums::operator+=(const LossSums& o) {
+  loss += o.loss;
+  pairs += o.pairs;
+  target_tokens += o.target_tokens;
+  real_tokens += o.real_tokens;
+  chosen_rewards += o.chosen_rewards;
+  rejected_rewards += o.rejected_rewards;
+  correct += o.correct;
+  chosen_logps += o.chosen_logps;
+  rejected_logps += o.rejected_logps;
+  return *this;
+}
+
+std::vector<double> LossSums::pack() const {
+  return {loss, pairs, target_tokens, real_tokens, chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps};
+}
+
+LossSums LossSums::unpack(const double* v) {
+  LossSums sums;
+  sums.loss = v[0];
+  sums.pairs = v[1];
+  sums.target_tokens = v[2];
+  sums.real_tokens = v[3];
+  sums.chosen_rewards = v[4];
+  sums.rejected_rewards = v[5];
+  sums.correct = v[6];
+  sums.chosen_logps = v[7];
+  sums.rejected_logps = v[8];
+  return sums;
+}
+
+namespace {
+
+double sum_of(const at::Tensor& values) { return values.sum().item<double>(); }
+
+}  // namespace
+
+MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at::Tensor& policy,
+                                  const at::Tensor& reference, const PreferenceLossOptions& options) {
+  MicroBatchResult result;
+  const bool padding = batch.pairs == 0;
+  const at::Tensor tokens = batch.targets.ne(kIgnoreTarget).sum(1).to(at::kFloat);
+  if (stage == Stage::sft) {
+    result.summed_loss = -policy.sum();
+  } else {
+    const int64_t rows = policy.size(0) / 2;
+    const PairLogps pair{policy.slice(0, 0, rows), policy.slice(0, rows), tokens.slice(0, 0, rows),
+                         tokens.slice(0, rows)};
+    PairLogps ref;
+    if (reference.defined()) {
+      const at::Tensor frozen = reference.detach().to(policy.scalar_type());
+      ref = {frozen.slice(0, 0, rows), frozen.slice(0, rows), pair.chosen_tokens, pair.rejected_tokens};
+    }
+    const PreferenceTerms terms = preference_loss(pair, ref, options);
+    result.summed_loss = terms.losses.sum();
+    if (!padding) {
+      result.sums.chosen_rewards = sum_of(terms.chosen_rewards);
+      result.sums.rejected_rewards = sum_of(terms.rejected_rewards);
+      result.sums.correct = sum_of(terms.chosen_rewards.gt(terms.rejected_rewards).to(at::kDouble));
+      result.sums.chosen_logps = sum_of(terms.chosen_logps);
+      result.sums.rejected_logps = sum_of(terms.rejected_logps);
+    }
+  }
+  if (padding) {
+    result.summed_loss = result.summed_loss * 0.0;  // keeps the graph: the backward must still run
+    return result;
+  }
+  result.sums.loss = result.summed_loss.item<double>();
+  result.sums.pairs = static_cast<double>(batch.pairs);
+  result.sums.target_tokens = static_cast<double>(batch.target_tokens);
+  result.sums.real_tokens = static_cast<double>(batch.real_tokens);
+  return result;
+}
+
+MicroBatch padding_micro_batch(Stage stage, int64_t pad_id, bool with_ref_logps) {
+  const auto id = static_cast<int32_t>(pad_id);
+  Pair pair;
+  pair.prompt = {id};
+  pair.chosen = {id};
+  if (stage == Stage::dpo) pair.rejected = {id};
+  if (with_ref_logps) pair.ref_chosen_logp = pair.ref_rejected_logp = 0.0f;
+  CollateOptions options;
+  options.pad_id = pad_id;
+  MicroBatch batch = collate_pairs({pair}, stage == Stage::dpo ? PairKind::dpo : PairKind::sft, options);
+  batch.targets.fill_(kIgnoreTarget);
+  batch.pairs = batch.target_tokens = batch.real_tokens = 0;
+  batch.row_lengths.assign(batch.row_lengths.size(), 0);
+  return batch;
+}
+
+}  // namespace st

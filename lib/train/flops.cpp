@@ -1,0 +1,39 @@
+#include "train/flops.h"
+
+namespace st {
+
+double forward_flops(const ModelConfig& config, int64_t tokens) {
+  const double embedding = static_cast<double>(config.vocab_size) * static_cast<double>(config.hidden_size);
+  // A tied head still multiplies by the table: only the lookup side is not a matmul.
+  const double matmul_params = static_cast<double>(config.parameter_count()) -
+                               (config.tie_word_embeddings ? 0.0 : embedding);
+  const double n = static_cast<double>(tokens);
+  const double attention = 4.0 * static_cast<double>(config.num_hidden_layers) *
+                           static_cast<double>(config.q_size()) * n * n;
+  return 2.0 * matmul_params * n + attention;
+}
+
+double training_flops(const ModelConfig& config, const std::vector<int64_t>& row_lengths, bool with_reference) {
+  double flops = 0.0;
+  for (int64_t length : row_lengths) flops += (with_reference ? 4.0 : 3.0) * forward_flops(config, length);
+  return flops;
+}
+
+double known_peak_tflops(const std::string& device_name, const std::string& compute_dtype) {
+  if (compute_dtype != "bf16" && compute_dtype != "fp16") return 0.0;
+  // Dense tensor-core peaks from the vendors' data sheets (SXM parts; PCIe parts are lower).
+  struct Known {
+    const char* name;
+    double tflops;
+  };
+  static const Known known[] = {{"H200", 989.4}, {"H100", 989.4}, {"A100", 312.0}, {"L40S", 362.1}};
+  for (const Known& entry : known) {
+    if (device_name.find(entry.name) != std::string::npos) {
+      const bool pcie = device_name.find("PCIe") != std::string::npos;
+      return pcie && std::string(entry.name) == "H100" ? 756.0 : entry.tflops;
+    }
+  }
+  return 0.0;
+}
+
+}  // namespace st

@@ -1,0 +1,30 @@
+// The online DPO reference (dpo.reference = online): a frozen sharded copy of the initial
+// policy that runs forward in the same step. It holds compute-dtype shards only - no master
+// copy, gradients or optimizer state.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+
+#include "fsdp/fsdp_model.h"
+#include "fsdp/shard_source.h"
+
+namespace st {
+
+class ReferenceModel {
+ public:
+  // `initial` are the policy's starting shards (copied, in the compute dtype, on the device).
+  // Collective over groups: none (construction is local).
+  ReferenceModel(const ModelShards& initial, ShardingGroups& groups, const FsdpModelOptions& options);
+  // [R] summed completion log-probs of the batch rows under the frozen model, fp32, no grad.
+  // Collective over the shard group.
+  at::Tensor logps(const at::Tensor& input_ids, const at::Tensor& targets);
+  int64_t state_bytes() const { return model_->memory().params; }
+
+ private:
+  std::unique_ptr<FsdpModel> model_;
+};
+
+}  // namespace st

@@ -1,0 +1,123 @@
+#include "train/train_metrics.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace st {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Every rank's `values`, rank-major: one all-gather of doubles.
+std::vector<double> gather_values(Communicator& world, const std::vector<double>& values) {
+  const auto width = static_cast<int64_t>(values.size());
+  const at::Tensor mine = at::tensor(values, at::kDouble);
+  const at::Tensor all = at::empty({width * world.size()}, at::kDouble);
+  world.all_gather_into(all, mine);
+  return {all.data_ptr<double>(), all.data_ptr<double>() + all.numel()};
+}
+
+double ratio(double numerator, double denominator) { return denominator > 0.0 ? numerator / denominator : 0.0; }
+
+}  // namespace
+
+nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& s, const std::string& prefix) {
+  nlohmann::ordered_json record;
+  record[prefix + "loss"] = ratio(s.loss, s.loss_denominator(stage));
+  if (stage == Stage::dpo) {
+    record[prefix + "rewards/chosen"] = ratio(s.chosen_rewards, s.pairs);
+    record[prefix + "rewards/rejected"] = ratio(s.rejected_rewards, s.pairs);
+    record[prefix + "rewards/accuracies"] = ratio(s.correct, s.pairs);
+    record[prefix + "rewards/margins"] = ratio(s.chosen_rewards - s.rejected_rewards, s.pairs);
+    record[prefix + "logps/chosen"] = ratio(s.chosen_logps, s.pairs);
+    record[prefix + "logps/rejected"] = ratio(s.rejected_logps, s.pairs);
+  }
+  return record;
+}
+
+nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {
+  std::vector<double> mine = w.sums.pack();
+  const size_t summed = mine.size();
+  for (double value : {w.flops, static_cast<double>(w.comm.all_gather), static_cast<double>(w.comm.reduce_scatter),
+                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes)}) {
+    mine.push_back(value);
+  }
+  const std::vector<double> all = gather_values(world, mine);
+  const size_t width = mine.size();
+  std::vector<double> total(width, 0.0), most(width, 0.0);
+  for (int r = 0; r < world.size(); ++r) {
+    for (size_t i = 0; i < width; ++i) {
+      total[i] += all[r * width + i];
+      most[i] = std::max(most[i], all[r * width + i]);
+    }
+  }
+  const LossSums sums = LossSums::unpack(total.data());
+  const double flops = total[summed];
+  const double ranks = world.size();
+  const double steps = std::max<double>(1.0, static_cast<double>(w.steps));
+  const double seconds = most[summed + 4];  // the slowest rank's window
+
+  nlohmann::ordered_json record;
+  record["step"] = c.step;
+  record["epoch"] = c.epoch;
+  record.update(loss_metrics(c.stage, sums, ""));
+  record["lr"] = c.lr;
+  record["grad_norm"] = c.grad_norm;
+  record["tokens_per_s"] = ratio(sums.real_tokens, seconds);
+  record["samples_per_s"] = ratio(sums.pairs, seconds);
+  record["step_time_s"] = seconds / steps;
+  record["tflops_per_device"] = ratio(flops, seconds * ranks) / 1e12;
+  if (c.peak_tflops > 0.0) record["mfu"] = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
+  record["peak_memory_gib"] = most[summed + 5] / kGiB;  // the rank that peaked highest
+  record["memory_kind"] = c.memory_kind;
+  // Per rank and step, averaged over ranks.
+  record["comm/all_gather_bytes"] = total[summed + 1] / ranks / steps;
+  record["comm/reduce_scatter_bytes"] = total[summed + 2] / ranks / steps;
+  record["comm/all_reduce_bytes"] = total[summed + 3] / ranks / steps;
+  record["skipped_steps"] = c.skipped_steps;
+  return record;
+}
+
+nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
+                                  double seconds) {
+  const std::vector<double> all = gather_values(world, sums.pack());
+  LossSums total;
+  for (int r = 0; r < world.size(); ++r) total += LossSums::unpack(all.data() + r * LossSums::kPacked);
+  nlohmann::ordered_json record = loss_metrics(stage, total, "eval/");
+  record["step"] = step;
+  record["eval/samples"] = total.pairs;
+  record["eval/seconds"] = seconds;
+  return record;
+}
+
+std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {
+  const bool eval = r.contains("eval/loss");
+  const std::string p = eval ? "eval/" : "";
+  char text[512];
+  int n = std::snprintf(text, sizeof(text), "%sstep %lld/%lld  loss %.4f", eval ? "eval " : "",
+                        static_cast<long long>(r.at("step").get<int64_t>()), static_cast<long long>(total_steps),
+                        r.at(p + "loss").get<double>());
+  const auto add = [&](const char* format, double value) {
+    n += std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), format, value);
+  };
+  if (r.contains(p + "rewards/accuracies")) {
+    add("  acc %.3f", r.at(p + "rewards/accuracies").get<double>());
+    add("  margin %.4f", r.at(p + "rewards/margins").get<double>());
+  }
+  if (!eval) {
+    add("  lr %.3g", r.at("lr").get<double>());
+    add("  gnorm %.3f", r.at("grad_norm").get<double>());
+    add("  %.0f tok/s", r.at("tokens_per_s").get<double>());
+    add("  %.3f s/step", r.at("step_time_s").get<double>());
+    if (r.contains("mfu")) add("  mfu %.1f%%", 100.0 * r.at("mfu").get<double>());
+    add("  mem %.2f GiB", r.at("peak_memory_gib").get<double>());
+    if (r.at("skipped_steps").get<int64_t>() > 0) add("  skipped %.0f", r.at("skipped_steps").get<double>());
+  } else {
+    add("  (%.0f samples)", r.at("eval/samples").get<double>());
+  }
+  return text;
+}
+
+}  // namespace st

@@ -1,0 +1,48 @@
+// The metrics of a logging window or an evaluation: gathered over the ranks once per record
+// (one small collective), turned into a metrics.jsonl record and a console line. Names follow
+// TRL / LlamaFactory (loss, rewards/accuracies, ...); every field is in docs/metrics.md.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "dist/communicator.h"
+#include "fsdp/engine_stats.h"
+#include "train/batch_loss.h"
+
+namespace st {
+
+// What this rank saw in one logging window.
+struct WindowStats {
+  LossSums sums;
+  double flops = 0.0;    // model FLOPs (flops.h)
+  double seconds = 0.0;  // wall time of the window's steps
+  int64_t steps = 0;
+  CommBytes comm;        // collective payload bytes, summed over the steps
+};
+
+struct RecordContext {
+  Stage stage = Stage::dpo;
+  int64_t step = 0;           // optimizer steps done
+  double epoch = 0.0;         // fractional epochs done
+  double lr = 0.0, grad_norm = 0.0;
+  int64_t skipped_steps = 0;  // fp16 overflow steps so far
+  double peak_tflops = 0.0;   // per device; 0 = no MFU
+  int64_t peak_memory_bytes = 0;  // this rank's peak so far
+  std::string memory_kind;        // "gpu" or "host_rss"
+};
+
+// Loss and, for DPO, rewards/* and logps/* from sums; keys get `prefix` ("" or "eval/").
+nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& sums, const std::string& prefix);
+
+// Collective over `world` (every rank calls it with its own window).
+nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStats& window, const RecordContext& context);
+nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
+                                  double seconds);
+
+// "step 10/60  loss 0.6812  acc 0.625  margin 0.031  lr 9.8e-04 ..." for the console.
+std::string console_line(const nlohmann::ordered_json& record, int64_t total_steps);
+
+}  // namespace st

@@ -1,0 +1,80 @@
+#include "train/train_plan.h"
+
+#include <cmath>
+
+#include "data/holdout.h"
+#include "train/objectives.h"
+#include "util/errors.h"
+
+namespace st {
+
+const char* reference_mode_name(ReferenceMode mode) {
+  switch (mode) {
+    case ReferenceMode::none: return "none";
+    case ReferenceMode::precomputed: return "precomputed";
+    case ReferenceMode::online: return "online";
+  }
+  return "?";
+}
+
+ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& train, const PairDataset* val) {
+  const std::string& choice = config.dpo.reference;
+  if (config.train.stage != "dpo") return ReferenceMode::none;
+  if (!needs_reference(parse_preference_loss(config.dpo.loss))) return ReferenceMode::none;
+  const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
+  if (choice == "online") return ReferenceMode::online;
+  if (choice == "auto") return data_has ? ReferenceMode::precomputed : ReferenceMode::online;
+  if (choice == "precomputed") {
+    if (!data_has) {
+      const std::string missing = train.has_ref_logps() ? val->directory() : train.directory();
+      throw ConfigError("dpo.reference = precomputed, but " + missing +
+                        " has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref --config "
+                        "<this config>` first, or set dpo.reference = online");
+    }
+    return ReferenceMode::precomputed;
+  }
+  throw ConfigError("dpo.reference = '" + choice + "' is not auto|precomputed|online|none");
+}
+
+uint64_t TrainData::val_pairs() const {
+  if (!val) return 0;
+  return val_subset ? val_subset->size() : val->size();
+}
+
+TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
+  const bool dpo = config.train.stage == "dpo";
+  const DatasetExpectations expect{dpo ? PairKind::dpo : PairKind::sft, model_vocab_size,
+                                   config.data.verify_checksums};
+  if (config.data.train.empty()) {
+    throw ConfigError("data.train is empty; point it at a directory made by `shardtune prep` or `shardtune synth`");
+  }
+  TrainData data;
+  data.train = std::make_shared<PairDataset>(config.data.train, expect);
+  if (!config.data.val.empty()) {
+    data.val = std::make_shared<PairDataset>(config.data.val, expect);
+  } else if (config.data.val_size > 0.0) {
+    IndexSplit split = hold_out(data.train->size(), config.data.val_size, config.train.seed);
+    data.val = data.train;
+    data.train_subset = std::make_shared<const std::vector<uint64_t>>(std::move(split.train));
+    data.val_subset = std::make_shared<const std::vector<uint64_t>>(std::move(split.val));
+  }
+  return data;
+}
+
+TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu) {
+  const TrainOptions& t = config.train;
+  TrainPlan plan;
+  plan.global_batch = t.global_batch > 0 ? t.global_batch : t.micro_batch * t.grad_accum * world_size;
+  plan.train_pairs = data.train_pairs();
+  plan.val_pairs = data.val_pairs();
+  const auto batch = static_cast<uint64_t>(plan.global_batch);
+  plan.steps_per_epoch = static_cast<int64_t>((plan.train_pairs + batch - 1) / batch);
+  plan.total_steps = t.max_steps > 0 ? t.max_steps
+                                     : static_cast<int64_t>(std::ceil(t.epochs * static_cast<double>(plan.steps_per_epoch)));
+  plan.reference = resolve_reference(config, *data.train, data.val.get());
+  const std::string& dtype = t.dtype;
+  plan.compute_dtype = dtype == "auto" ? (on_gpu ? "bf16" : "fp32") : dtype;
+  return plan;
+}
+
+}  // namespace st

@@ -1,0 +1,51 @@
+// A run's data and shape before any training: the training and validation pairs (a separate
+// directory, or data.val_size held out of data.train), the global batch, steps per epoch and
+// in all, the reference mode and the compute dtype. The trainer runs this plan; --dry-run
+// prints it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/train_config.h"
+#include "data/pair_dataset.h"
+
+namespace st {
+
+struct TrainData {
+  std::shared_ptr<const PairDataset> train, val;  // val null without validation data
+  // Index subsets when val is held out of train (both then point at one dataset).
+  std::shared_ptr<const std::vector<uint64_t>> train_subset, val_subset;
+
+  uint64_t train_pairs() const { return train_subset ? train_subset->size() : train->size(); }
+  uint64_t val_pairs() const;
+};
+
+// Throws ConfigError / DataError naming the directory, field and fix.
+TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size);
+
+// Where a DPO step's reference log-probs come from (dpo.reference): none (simpo, orpo, sft),
+// precomputed (ref_chosen_logp / ref_rejected_logp in the shards, from shardtune
+// precompute-ref), or online (a frozen copy of the initial policy; reference.h).
+enum class ReferenceMode { none, precomputed, online };
+const char* reference_mode_name(ReferenceMode mode);
+
+// dpo.reference resolved for the run (auto: none for simpo/orpo, precomputed when every shard
+// of the training (and validation) data has reference log-probs, else online). Throws
+// ConfigError naming dpo.reference and the fix when the data cannot serve the choice.
+ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& train, const PairDataset* val);
+
+struct TrainPlan {
+  int64_t global_batch = 0;       // pairs (sequences for sft) per optimizer step
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+  uint64_t train_pairs = 0, val_pairs = 0;
+  ReferenceMode reference = ReferenceMode::none;
+  std::string compute_dtype;      // fp32 | bf16 | fp16
+};
+
+// `on_gpu`: where the ranks compute (decides dtype = auto).
+TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu);
+
+}  // namespace st

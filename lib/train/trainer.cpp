@@ -1,0 +1,269 @@
+#include "train/trainer.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "data/pair_loader.h"
+#include "dist/backend.h"
+#include "dist/mpi_communicator.h"
+#include "fsdp/fsdp_engine.h"
+#include "fsdp/sharding.h"
+#include "optim/lr_schedule.h"
+#include "train/flops.h"
+#include "train/metrics_file.h"
+#include "train/reference.h"
+#include "train/train_metrics.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/gpu_info.h"
+#include "util/host_memory.h"
+#include "util/log.h"
+#include "util/timer.h"
+#include "util/torch_compat.h"
+
+namespace st {
+namespace {
+
+at::ScalarType compute_dtype_of(const std::string& name) {
+  return name == "bf16" ? at::kBFloat16 : name == "fp16" ? at::kHalf : at::kFloat;
+}
+
+// A step's shape agreed over the ranks: the most micro-batches any rank has (the others run
+// zero-weight padding batches), and the global pair and completion-token counts the
+// summed losses are divided by.
+struct StepShape {
+  int64_t micro_batches = 0;
+  double pairs = 0.0, target_tokens = 0.0;
+};
+
+StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& mine) {
+  double pairs = 0.0, tokens = 0.0;
+  for (const MicroBatch& micro : mine) {
+    pairs += static_cast<double>(micro.pairs);
+    tokens += static_cast<double>(micro.target_tokens);
+  }
+  const at::Tensor local = at::tensor(std::vector<double>{static_cast<double>(mine.size()), pairs, tokens}, at::kDouble);
+  const at::Tensor all = at::empty({3 * world.size()}, at::kDouble);
+  world.all_gather_into(all, local);
+  const at::Tensor rows = all.view({world.size(), 3});
+  return {static_cast<int64_t>(rows.select(1, 0).max().item<double>()), rows.select(1, 1).sum().item<double>(),
+          rows.select(1, 2).sum().item<double>()};
+}
+
+void add_comm(CommBytes& total, const CommBytes& step) {
+  total.all_gather += step.all_gather;
+  total.reduce_scatter += step.reduce_scatter;
+  total.all_reduce += step.all_reduce;
+}
+
+}  // namespace
+
+struct Trainer::State {
+  TrainConfig config;
+  World& world;
+  Stage stage = Stage::dpo;
+  PreferenceLossOptions loss_options;
+  c10::Device device = at::kCPU;
+  at::ScalarType compute_dtype = at::kFloat;
+  std::unique_ptr<MpiCommunicator> host;  // small host-side agreements and metric reductions
+  ShardingGroups groups;
+  TrainData data;
+  std::unique_ptr<FsdpEngine> engine;
+  std::unique_ptr<ReferenceModel> reference;
+  TrainPlan plan;
+  double peak_tflops = 0.0;
+
+  State(const TrainConfig& c, World& w) : config(c), world(w) {}
+
+  LoaderOptions loader_options(bool train) const {
+    LoaderOptions options;
+    options.global_batch = static_cast<uint64_t>(train ? plan.global_batch : config.train.micro_batch * world.size());
+    options.seed = config.train.seed;
+    options.shuffle = train;
+    options.collate.cutoff_len = config.data.cutoff_len;
+    options.collate.pad_id = data.train->pad_id();
+    options.collate.micro_batch = config.train.micro_batch;
+    options.collate.max_tokens = config.data.micro_batch_tokens;
+    options.collate.group_by_length = config.data.group_by_length;
+    options.prefetch_steps = static_cast<size_t>(config.data.prefetch_steps);
+    options.subset = train ? data.train_subset : data.val_subset;
+    return options;
+  }
+
+  MicroBatchResult run_micro_batch(const MicroBatch& micro) {
+    const at::Tensor ids = micro.input_ids.to(device);
+    const at::Tensor targets = micro.targets.to(device);
+    at::Tensor reference_logps;
+    if (plan.reference == ReferenceMode::precomputed) reference_logps = micro.ref_logps.to(device);
+    if (plan.reference == ReferenceMode::online) reference_logps = reference->logps(ids, targets);
+    const at::Tensor policy = engine->model().sequence_logps(ids, targets);
+    return micro_batch_loss(stage, micro, policy, reference_logps, loss_options);
+  }
+
+  const MicroBatch& micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index) {
+    if (index < static_cast<int64_t>(mine.size())) return mine[static_cast<size_t>(index)];
+    if (!padding) {
+      padding = std::make_unique<MicroBatch>(
+          padding_micro_batch(stage, data.train->pad_id(), plan.reference == ReferenceMode::precomputed));
+    }
+    return *padding;
+  }
+
+  int64_t peak_memory_bytes() const {
+    return device.is_cuda() ? compat::peak_gpu_memory_bytes(device.index()) : peak_resident_bytes();
+  }
+
+  nlohmann::ordered_json evaluate(int64_t step);
+
+ private:
+  std::unique_ptr<MicroBatch> padding;
+};
+
+Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_unique<State>(config, world)) {
+  State& s = *state_;
+  const TrainOptions& t = config.train;
+  const std::filesystem::path output = t.output_dir;
+  if (std::filesystem::exists(output / "metrics.jsonl") && !t.overwrite) {
+    throw ConfigError("train.output_dir = " + t.output_dir + " already holds a run (metrics.jsonl); choose a new "
+                      "train.output_dir, or pass --train.overwrite=true to replace its outputs");
+  }
+  s.stage = t.stage == "sft" ? Stage::sft : Stage::dpo;
+  s.loss_options = {parse_preference_loss(config.dpo.loss), config.dpo.beta, config.dpo.label_smoothing,
+                    config.dpo.simpo_gamma, config.dpo.ftx};
+  s.device = select_device("auto", world.local_device());
+  s.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
+
+  // The data first: a wrong directory should fail before the model is read.
+  s.data = open_train_data(config, model_config_of(config.model.path, config.model.preset).vocab_size);
+  s.plan = plan_training(config, s.data, world.size(), s.device.is_cuda());
+  s.compute_dtype = compute_dtype_of(s.plan.compute_dtype);
+
+  const Topology topology = config.dist.ranks_per_node > 0
+                                ? declared_topology(world.rank(), world.size(), static_cast<int>(config.dist.ranks_per_node))
+                                : world.topology();
+  const int device_index = world.local_device();
+  s.groups = make_sharding_groups(world.comm(), parse_sharding(config.dist.sharding), topology,
+                                  [&](MPI_Comm comm) {
+                                    return make_communicator(comm, config.dist.backend, device_index, world.watchdog());
+                                  });
+  ModelShards shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(),
+                                         s.groups.shard->rank());
+
+  EngineOptions engine;
+  engine.model = {s.compute_dtype, at::kFloat, s.device, config.model.logp_chunk_tokens};
+  engine.optim = config.optim;
+  engine.loss_scaling = s.compute_dtype == at::kHalf;
+  if (s.plan.reference == ReferenceMode::online) {
+    s.reference = std::make_unique<ReferenceModel>(shards, s.groups, engine.model);
+  }
+  s.engine = std::make_unique<FsdpEngine>(std::move(shards), s.groups, engine);
+
+  s.peak_tflops = t.peak_tflops;
+  if (s.peak_tflops == 0.0 && s.device.is_cuda()) {
+    const GpuInfo gpu = query_gpu_info();
+    if (s.device.index() < static_cast<int>(gpu.devices.size())) {
+      s.peak_tflops = known_peak_tflops(gpu.devices[s.device.index()], s.plan.compute_dtype);
+    }
+  }
+}
+
+Trainer::~Trainer() = default;
+
+const TrainPlan& Trainer::plan() const { return state_->plan; }
+
+nlohmann::ordered_json Trainer::State::evaluate(int64_t step) {
+  const Timer timer;
+  at::NoGradGuard no_grad;
+  PairLoader loader(data.val, loader_options(false), world.rank(), world.size());
+  LossSums sums;
+  for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
+    const StepBatch step_batch = loader.next();
+    const StepShape shape = agree_step_shape(*host, step_batch.micro_batches);
+    for (int64_t index = 0; index < shape.micro_batches; ++index) {
+      sums += run_micro_batch(micro_or_padding(step_batch.micro_batches, index)).sums;
+    }
+  }
+  return reduce_eval_record(*host, stage, sums, step, timer.seconds());
+}
+
+TrainResult Trainer::run(const TrainObserver& observer) {
+  State& s = *state_;
+  const int64_t total = s.plan.total_steps;
+  const bool writer = s.world.rank() == 0;
+  std::unique_ptr<MetricsFile> metrics;
+  if (writer) {
+    std::filesystem::create_directories(s.config.train.output_dir);
+    metrics = std::make_unique<MetricsFile>(s.config.train.output_dir + "/metrics.jsonl");
+  }
+  TrainResult result;
+  const auto emit = [&](const nlohmann::ordered_json& record) {
+    if (metrics) metrics->write(record);
+    if (observer.record) observer.record(record);
+  };
+
+  const Timer run_timer;
+  PairLoader loader(s.data.train, s.loader_options(true), s.world.rank(), s.world.size());
+  const double dp = s.world.size();
+  WindowStats window;
+  int64_t skipped = 0;
+  for (int64_t step = 0; step < total; ++step) {
+    const Timer step_timer;
+    const StepBatch batch = loader.next();
+    const StepShape shape = agree_step_shape(*s.host, batch.micro_batches);
+    const double denominator = s.stage == Stage::dpo ? shape.pairs : shape.target_tokens;
+    // Summed losses x (micro-batches x ranks / global count): the engine's mean over micro-
+    // batches and ranks then gives the exact mean over the step's pairs (tokens for SFT),
+    // however unevenly they are spread.
+    const double weight = static_cast<double>(shape.micro_batches) * dp / std::max(denominator, 1.0);
+    const double lr = learning_rate(s.config.optim, step, total);
+    const StepOutcome outcome = s.engine->step(
+        shape.micro_batches,
+        [&](FsdpModel&, int64_t index) {
+          const MicroBatch& micro = s.micro_or_padding(batch.micro_batches, index);
+          MicroBatchResult micro_result = s.run_micro_batch(micro);
+          window.sums += micro_result.sums;
+          window.flops += training_flops(s.engine->model().config(), micro.row_lengths,
+                                         s.plan.reference == ReferenceMode::online);
+          return micro_result.summed_loss * weight;
+        },
+        lr);
+    window.steps += 1;
+    window.seconds += step_timer.seconds();
+    add_comm(window.comm, outcome.comm);
+    skipped += outcome.skipped ? 1 : 0;
+    result.steps = step + 1;
+
+    if (result.steps % s.config.train.log_every == 0 || result.steps == total) {
+      RecordContext context;
+      context.stage = s.stage;
+      context.step = result.steps;
+      context.epoch = static_cast<double>(batch.global.next.epoch) +
+                      static_cast<double>(batch.global.next.consumed) / static_cast<double>(s.plan.train_pairs);
+      context.lr = lr;
+      context.grad_norm = outcome.grad_norm;
+      context.skipped_steps = skipped;
+      context.peak_tflops = s.peak_tflops;
+      context.peak_memory_bytes = s.peak_memory_bytes();
+      context.memory_kind = s.device.is_cuda() ? "gpu" : "host_rss";
+      result.last_train = reduce_train_record(*s.host, window, context);
+      emit(result.last_train);
+      window = {};
+    }
+    const int64_t eval_every = s.config.train.eval_every;
+    if (s.data.val && eval_every > 0 && result.steps % eval_every == 0 && result.steps != total) {
+      result.last_eval = s.evaluate(result.steps);
+      emit(result.last_eval);
+    }
+    if (observer.step_done) observer.step_done(result.steps, total, run_timer.seconds());
+  }
+  if (s.data.val) {
+    result.last_eval = s.evaluate(result.steps);
+    emit(result.last_eval);
+  }
+  result.seconds = run_timer.seconds();
+  return result;
+}
+
+}  // namespace st
