@@ -46,11 +46,15 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
     shards.push_back({{"file", shard.file}, {"pairs", shard.pairs}, {"tokens", shard.tokens},
                       {"crc32", crc}});
   }
-  const json out = {{"format", kPairFormatName},   {"format_version", kPairFormatVersion},
+  json out = {{"format", kPairFormatName},   {"format_version", kPairFormatVersion},
                     {"kind", pair_kind_name(manifest.kind)}, {"vocab_size", manifest.vocab_size},
                     {"split", manifest.split},     {"source", manifest.source},
                     {"total_pairs", manifest.total_pairs()}, {"total_tokens", manifest.total_tokens()},
                     {"shards", shards}};
+  if (manifest.reference) {
+    out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
+                        {"dtype", manifest.reference->dtype}};
+  }
   const std::string path = directory + "/" + kManifestName;
   {
     std::ofstream file(path + ".tmp");
@@ -91,6 +95,12 @@ Manifest read_manifest(const std::string& directory) {
       manifest.shards.push_back({shard.at("file").get<std::string>(), shard.at("pairs").get<uint64_t>(),
                                  shard.at("tokens").get<uint64_t>(),
                                  static_cast<uint32_t>(std::stoul(shard.at("crc32").get<std::string>(), nullptr, 16))});
+    }
+    if (in.contains("reference")) {
+      const json& reference = in.at("reference");
+      manifest.reference = ReferenceInfo{reference.at("model").get<std::string>(),
+                                         reference.at("cutoff_len").get<int64_t>(),
+                                         reference.at("dtype").get<std::string>()};
     }
     return manifest;
   } catch (const json::exception& error) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,21 @@ struct ShardEntry {
   uint32_t crc32 = 0;
 };
 
+// Where a dataset's ref_chosen_logp / ref_rejected_logp came from (shardtune precompute-ref):
+// they hold only for the same model and the same truncation (data.cutoff_len).
+struct ReferenceInfo {
+  std::string model;        // model.path, or "preset <name> (seed s)"
+  int64_t cutoff_len = 0;   // data.cutoff_len the pairs were truncated to
+  std::string dtype;        // compute dtype of the scoring
+};
+
 struct Manifest {
   PairKind kind = PairKind::dpo;
   int64_t vocab_size = 0;
   std::string split;   // train | val | ""
   std::string source;  // provenance
   std::vector<ShardEntry> shards;
+  std::optional<ReferenceInfo> reference;  // set once reference log-probs were written
 
   uint64_t total_pairs() const;
   uint64_t total_tokens() const;

@@ -119,6 +119,8 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
         throw fail("dataset '" + name + "_offsets' decreases at index " + std::to_string(i));
       }
     }
+    const Hdf5Handle create_list = hdf5_plist(ST_CHECK_HDF5(H5Dget_create_plist(column.tokens.get())));
+    compressed_ = compressed_ || H5Pget_nfilters(create_list.get()) > 0;
     columns_.push_back(std::move(column));
   }
   const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);

@@ -41,6 +41,7 @@ class PairShardReader {
   size_t size() const { return pairs_; }
   int64_t max_token_id() const { return max_token_id_; }
   bool has_ref_logps() const { return has_ref_; }
+  bool compressed() const { return compressed_; }  // token datasets carry a filter (deflate)
   // From the offsets alone (no token read): prompt + the longest response, the row length
   // after collation.
   int64_t row_length(size_t index) const;
@@ -60,6 +61,7 @@ class PairShardReader {
   size_t pairs_ = 0;
   int64_t max_token_id_ = -1;
   bool has_ref_ = false;
+  bool compressed_ = false;
   std::vector<Column> columns_;
   std::vector<float> ref_chosen_, ref_rejected_;
 };

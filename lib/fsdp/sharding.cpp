@@ -1,5 +1,6 @@
 #include "fsdp/sharding.h"
 
+#include "dist/backend.h"
 #include "dist/process_groups.h"
 #include "util/errors.h"
 
@@ -47,6 +48,16 @@ ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Top
     }
   }
   return groups;
+}
+
+ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world) {
+  const Topology topology = options.ranks_per_node > 0
+                                ? declared_topology(world.rank(), world.size(), static_cast<int>(options.ranks_per_node))
+                                : world.topology();
+  const int device = world.local_device();
+  return make_sharding_groups(world.comm(), parse_sharding(options.sharding), topology, [&](MPI_Comm comm) {
+    return make_communicator(comm, options.backend, device, world.watchdog());
+  });
 }
 
 }  // namespace st

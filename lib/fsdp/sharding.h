@@ -14,6 +14,7 @@
 #include <string>
 
 #include "dist/communicator.h"
+#include "dist/dist_options.h"
 #include "dist/world.h"
 
 namespace st {
@@ -37,5 +38,10 @@ using CommunicatorFactory = std::function<std::unique_ptr<Communicator>(MPI_Comm
 // Collective over `world`. `topology` decides the nodes of hybrid sharding.
 ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Topology& topology,
                                     const CommunicatorFactory& make);
+
+// The groups a run's [dist] section asks for: its strategy, backend (communicators on this
+// rank's device) and topology (detected, or declared by dist.ranks_per_node). Collective over
+// the world.
+ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world);
 
 }  // namespace st

@@ -23,6 +23,15 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
   if (!needs_reference(parse_preference_loss(config.dpo.loss))) return ReferenceMode::none;
   const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
   if (choice == "online") return ReferenceMode::online;
+  for (const PairDataset* data : {&train, val}) {
+    const auto& info = data && data->has_ref_logps() ? data->manifest().reference : std::nullopt;
+    if (info && info->cutoff_len != config.data.cutoff_len) {
+      throw ConfigError(data->directory() + ": its reference log-probs were computed with cutoff_len " +
+                        std::to_string(info->cutoff_len) + " but data.cutoff_len = " +
+                        std::to_string(config.data.cutoff_len) + "; rerun `shardtune precompute-ref` with this "
+                        "config, or set dpo.reference = online");
+    }
+  }
   if (choice == "auto") return data_has ? ReferenceMode::precomputed : ReferenceMode::online;
   if (choice == "precomputed") {
     if (!data_has) {

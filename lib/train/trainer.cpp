@@ -6,7 +6,6 @@
 #include <filesystem>
 
 #include "data/pair_loader.h"
-#include "dist/backend.h"
 #include "dist/mpi_communicator.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp/sharding.h"
@@ -140,14 +139,7 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   s.plan = plan_training(config, s.data, world.size(), s.device.is_cuda());
   s.compute_dtype = compute_dtype_of(s.plan.compute_dtype);
 
-  const Topology topology = config.dist.ranks_per_node > 0
-                                ? declared_topology(world.rank(), world.size(), static_cast<int>(config.dist.ranks_per_node))
-                                : world.topology();
-  const int device_index = world.local_device();
-  s.groups = make_sharding_groups(world.comm(), parse_sharding(config.dist.sharding), topology,
-                                  [&](MPI_Comm comm) {
-                                    return make_communicator(comm, config.dist.backend, device_index, world.watchdog());
-                                  });
+  s.groups = make_run_sharding_groups(config.dist, world);
   ModelShards shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(),
                                          s.groups.shard->rank());
 

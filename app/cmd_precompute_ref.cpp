@@ -1,0 +1,73 @@
+// `shardtune precompute-ref --config run.ini`: the reference model's log-probs of every pair of
+// the run's training (and validation) data, written into the shards, so DPO runs with
+// dpo.reference = precomputed (or auto) skip the reference forward. Takes the run's own config:
+// the model, data, cutoff_len, micro_batch, dtype and sharding of the training run.
+#include <iostream>
+
+#include "command_runner.h"
+#include "commands.h"
+#include "config/config_parser.h"
+#include "config/config_validate.h"
+#include "dist/mpi_communicator.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "fsdp/shard_source.h"
+#include "train/reference_precompute.h"
+#include "train/train_plan.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+
+int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    po::options_description own("precompute-ref options", 110, 55);
+    const ConfigArguments parsed = parse_config_arguments(args, own);
+    if (parsed.help) {
+      if (world.rank() == 0) {
+        std::cout << config_help("usage: shardtune precompute-ref --config run.ini [--section.key=value ...]\n"
+                                 "Scores data.train (and data.val) under the model of [model] and writes "
+                                 "ref_chosen_logp / ref_rejected_logp into the shards.",
+                                 own);
+      }
+      return kExitOk;
+    }
+    const TrainConfig& config = parsed.config;
+    validate_config(config, world.size(), parsed.origins);
+    if (config.train.stage != "dpo") throw ConfigError("precompute-ref: train.stage = " + config.train.stage + "; reference log-probs are for dpo");
+    world.watchdog().set_timeout(config.dist.timeout_s);
+    const Timer timer;
+    const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+    const TrainData data = open_train_data(config, model.vocab_size);  // validates before any scoring
+
+    const c10::Device device = select_device("auto", world.local_device());
+    const TrainPlan plan = plan_training(config, data, world.size(), device.is_cuda());
+    ShardingGroups groups = make_run_sharding_groups(config.dist, world);
+    const ModelShards shards = load_model_shards(config.model.path, config.model.preset, config.train.seed,
+                                                 groups.shard->size(), groups.shard->rank());
+    const at::ScalarType dtype = plan.compute_dtype == "bf16" ? at::kBFloat16 : plan.compute_dtype == "fp16" ? at::kHalf : at::kFloat;
+    ReferenceModel reference(shards, groups, {dtype, at::kFloat, device, config.model.logp_chunk_tokens});
+
+    CollateOptions collate;
+    collate.cutoff_len = config.data.cutoff_len;
+    collate.pad_id = data.train->pad_id();
+    collate.micro_batch = config.train.micro_batch;
+    const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
+                             plan.compute_dtype};
+    MpiCommunicator host(world.comm(), world.watchdog());
+    std::vector<std::string> directories{config.data.train};
+    if (!config.data.val.empty()) directories.push_back(config.data.val);
+    for (const std::string& directory : directories) {
+      const uint64_t pairs = precompute_reference(directory, reference, collate, device, info, host);
+      log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", plan.compute_dtype,
+           ", cutoff_len ", config.data.cutoff_len, ", ", world.size(), " rank(s)); reference log-probs written");
+    }
+    log0("precompute-ref: done in ", timer.seconds(), " s; train with dpo.reference = precomputed (or auto)");
+    return kExitOk;
+  });
+}
+
+}  // namespace st
