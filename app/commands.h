@@ -8,6 +8,7 @@ namespace st {
 
 int run_estimate(std::vector<std::string> args, int& argc, char**& argv);
 int run_env(std::vector<std::string> args, int& argc, char**& argv);
+int run_plot(std::vector<std::string> args, int& argc, char**& argv);
 int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv);
 int run_prep(std::vector<std::string> args, int& argc, char**& argv);
 int run_score(std::vector<std::string> args, int& argc, char**& argv);

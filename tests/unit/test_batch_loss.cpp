@@ -1,0 +1,77 @@
+// A micro-batch through the objective: summed losses and metric sums on hand-made log-probs,
+// and the padding batch that must weigh nothing.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/token_logp.h"
+#include "train/batch_loss.h"
+
+namespace st {
+namespace {
+
+// Two DPO pairs; completions of 2 and 3 tokens (chosen), 2 and 1 (rejected).
+MicroBatch two_pairs() {
+  std::vector<Pair> pairs(2);
+  pairs[0] = {{1, 5}, {6, 7}, {8, 9}, std::nullopt, std::nullopt};
+  pairs[1] = {{1}, {6, 7, 2}, {9}, std::nullopt, std::nullopt};
+  return collate_pairs(pairs, PairKind::dpo, {});
+}
+
+TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
+  const MicroBatch batch = two_pairs();
+  // rows: chosen0, chosen1, rejected0, rejected1
+  const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
+  const at::Tensor reference = at::tensor({-3.5f, -4.0f, -5.0f, -3.5f});
+  const MicroBatchResult result = micro_batch_loss(Stage::dpo, batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
+  // h0 = (-3 + 6) - (-3.5 + 5) = 1.5; h1 = (-4 + 3) - (-4 + 3.5) = -0.5
+  const double expected = std::log1p(std::exp(-0.15)) + std::log1p(std::exp(0.05));
+  EXPECT_NEAR(result.summed_loss.item<double>(), expected, 1e-6);
+  EXPECT_NEAR(result.sums.loss, expected, 1e-6);
+  EXPECT_EQ(result.sums.pairs, 2.0);
+  EXPECT_NEAR(result.sums.chosen_rewards, 0.1 * (0.5 + 0.0), 1e-6);
+  EXPECT_NEAR(result.sums.rejected_rewards, 0.1 * (-1.0 + 0.5), 1e-6);
+  EXPECT_EQ(result.sums.correct, 1.0);  // pair 0 only
+  EXPECT_NEAR(result.sums.chosen_logps, -7.0, 1e-6);
+  EXPECT_EQ(result.sums.target_tokens, static_cast<double>(batch.target_tokens));
+}
+
+TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
+  std::vector<Pair> pairs(1);
+  pairs[0] = {{1, 5}, {6, 7, 2}, {}, std::nullopt, std::nullopt};
+  const MicroBatch batch = collate_pairs(pairs, PairKind::sft, {});
+  const MicroBatchResult result = micro_batch_loss(Stage::sft, batch, at::tensor({-4.5f}), {}, {});
+  EXPECT_NEAR(result.summed_loss.item<double>(), 4.5, 1e-6);
+  EXPECT_EQ(result.sums.target_tokens, 3.0);
+  EXPECT_EQ(result.sums.loss_denominator(Stage::sft), 3.0);
+}
+
+TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
+  const MicroBatch padding = padding_micro_batch(Stage::dpo, 0, true);
+  EXPECT_EQ(padding.pairs, 0);
+  EXPECT_EQ(padding.input_ids.size(0), 2);
+  EXPECT_TRUE(padding.targets.eq(kIgnoreTarget).all().item<bool>());
+  const at::Tensor policy = at::zeros({2}).requires_grad_(true);
+  const MicroBatchResult result =
+      micro_batch_loss(Stage::dpo, padding, policy, padding.ref_logps, {PreferenceLoss::sigmoid, 0.1});
+  EXPECT_EQ(result.summed_loss.item<double>(), 0.0);
+  EXPECT_EQ(result.sums.pairs, 0.0);
+  EXPECT_EQ(result.sums.loss, 0.0);
+  result.summed_loss.backward();
+  EXPECT_EQ(policy.grad().abs().sum().item<double>(), 0.0);
+}
+
+TEST(LossSums, PackRoundTripsAndAdds) {
+  LossSums a;
+  a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.chosen_rewards = 5, a.rejected_rewards = 6;
+  a.correct = 7, a.chosen_logps = 8, a.rejected_logps = 9;
+  const std::vector<double> packed = a.pack();
+  ASSERT_EQ(packed.size(), LossSums::kPacked);
+  LossSums b = LossSums::unpack(packed.data());
+  b += a;
+  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18}));
+}
+
+}  // namespace
+}  // namespace st
