@@ -43,11 +43,16 @@ case "$case_name" in
     expect_output 'identical on all 2 ranks'
     ;;
   dry_run_two_ranks)
+    synth_data "$work/data"
     printf '[optim]\nlr = 3e-4\n[train]\nmicro_batch = 2\ngrad_accum = 4\nglobal_batch = 16\n' \
       >"$work/run.ini"
     run 0 "$mpiexec" -np 2 "$bin" train --config "$work/run.ini" --dry-run \
-      --train.output_dir="$work/run" --optim.warmup_steps=5
+      --train.output_dir="$work/run" --optim.warmup_steps=5 --data.train="$work/data/train"
     expect_output 'configuration valid for 2 ranks'
+    expect_output 'data: 180 training pairs, 0 validation pairs'
+    expect_output 'batch: global 16 = micro 2 x accum 4 x 2 ranks; 12 steps per epoch, 12 steps in all'
+    expect_output '^per host: '
+    [ ! -e "$work/run/metrics.jsonl" ] || fail "a dry run trained"
     resolved="$work/run/config.resolved.ini"
     [ -f "$resolved" ] || fail "no $resolved"
     grep -q '^lr = 0.0003 ' "$resolved" || fail "file value missing from resolved config"
@@ -55,7 +60,9 @@ case "$case_name" in
     grep -q '^global_batch = 16 ' "$resolved" || fail "global_batch missing"
     ;;
   resolved_config_reruns)
-    run 0 "$bin" train --dry-run --train.output_dir="$work/first" --optim.lr=2e-5 --train.seed=9
+    synth_data "$work/data"
+    run 0 "$bin" train --dry-run --train.output_dir="$work/first" --optim.lr=2e-5 --train.seed=9 \
+      --data.train="$work/data/train"
     run 0 "$bin" train --dry-run --config "$work/first/config.resolved.ini" \
       --train.output_dir="$work/second"
     diff <(grep -v '^output_dir' "$work/first/config.resolved.ini") \
@@ -74,19 +81,17 @@ case "$case_name" in
     expect_output 'train.micro_batch\(4\) x train.grad_accum\(8\) x ranks\(2\) = 64 != train.global_batch\(256\) \(command line\)'
     [ ! -e "$work/run" ] || fail "a rejected config created the run directory"
     ;;
-  train_needs_dry_run)
-    run 2 "$bin" train --train.output_dir="$work/run"
-    expect_output 'no training loop yet; only --dry-run'
-    ;;
   bad_output_dir_keeps_nothing)
+    synth_data "$work/data"
+    data=(--data.train="$work/data/train")
     mkdir -p "$work/ro"
     echo 'keep me' >"$work/ro/config.resolved.ini"
     chmod 500 "$work/ro"
     if [ "$(id -u)" -eq 0 ]; then
       # root ignores permissions; use a path under a regular file instead
-      run 1 "$bin" train --dry-run --train.output_dir="$work/ro/config.resolved.ini/sub"
+      run 1 "$bin" train --dry-run --train.output_dir="$work/ro/config.resolved.ini/sub" "${data[@]}"
     else
-      run 1 "$bin" train --dry-run --train.output_dir="$work/ro"
+      run 1 "$bin" train --dry-run --train.output_dir="$work/ro" "${data[@]}"
     fi
     expect_output 'train.output_dir'
     [ "$(cat "$work/ro/config.resolved.ini")" = 'keep me' ] || fail "existing output was changed"

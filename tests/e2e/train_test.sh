@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# train_test.sh <shardtune binary> <case>: `shardtune train`, precompute-ref and plot end to end
+# on the debug preset and synthetic data, as users run them (mpirun, config files, exit codes).
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+demo="$ST_SOURCE_DIR/examples/demo.ini"
+
+# train_run <ranks> <run dir> [overrides...]: the demo config on the synthetic data in $work/data.
+train_run() {
+  local ranks=$1 dir=$2
+  shift 2
+  run 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+    --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
+    --train.grad_accum=$((4 / ranks)) "$@"
+}
+
+# same_metrics <a.jsonl> <b.jsonl> <relative tolerance>: every record's loss-like values agree.
+same_metrics() {
+  python3 - "$@" <<'PY' || fail "metrics differ: $1 vs $2"
+import json, sys
+a, b, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
+keys = ("loss", "eval/loss", "grad_norm", "rewards/margins", "logps/chosen", "eval/rewards/margins")
+ra, rb = [list(map(json.loads, open(p))) for p in (a, b)]
+assert len(ra) == len(rb) > 0, (len(ra), len(rb))
+worst = 0.0
+for x, y in zip(ra, rb):
+    assert x["step"] == y["step"]
+    for k in keys:
+        if k in x:
+            worst = max(worst, abs(x[k] - y[k]) / max(1.0, abs(x[k])))
+print(f"largest relative difference {worst:.3g} (tolerance {tolerance:g})")
+sys.exit(0 if worst <= tolerance else 1)
+PY
+}
+
+case "$case_name" in
+  demo_one_rank | demo_two_ranks)
+    ranks=1
+    [ "$case_name" = demo_two_ranks ] && ranks=2
+    synth_data "$work/data" 1000
+    train_run "$ranks" "$work/run" --train.max_steps=40 --train.eval_every=0
+    expect_output "train: dpo \(sigmoid, reference online\) on $ranks rank"
+    expect_output '^\[r0/[0-9] [^]]+\] step 40/40  loss [0-9.]+  acc '
+    expect_output 'eval reward accuracy'
+    metrics="$work/run/metrics.jsonl"
+    first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
+    accuracy=$(metric "$metrics" rewards/accuracies last)
+    eval_accuracy=$(metric "$metrics" eval/rewards/accuracies last)
+    echo "loss $first -> $last; reward accuracy $accuracy (eval $eval_accuracy)"
+    python3 -c "import sys; sys.exit(not ($last < $first - 0.05 and $accuracy >= 0.9 and $eval_accuracy >= 0.9))" ||
+      fail "did not learn: loss $first -> $last, accuracy $accuracy, eval $eval_accuracy"
+    [ "$(metric "$metrics" loss count)" = 8 ] || fail "expected 8 train records (log_every 5)"
+    for key in lr grad_norm tokens_per_s samples_per_s step_time_s peak_memory_gib comm/all_gather_bytes \
+      skipped_steps logps/chosen rewards/margins tflops_per_device; do
+      metric "$metrics" "$key" last >/dev/null || fail "metrics lack $key"
+    done
+    [ -f "$work/run/config.resolved.ini" ] || fail "no resolved config"
+    ;;
+  loss_sigmoid | loss_ipo | loss_hinge | loss_simpo | loss_orpo | stage_sft)
+    if [ "$case_name" = stage_sft ]; then
+      synth_data "$work/data" 300 --kind sft
+      train_run 2 "$work/run" --train.stage=sft --train.max_steps=15
+      expect_output 'train: sft on 2 rank'
+    else
+      loss=${case_name#loss_}
+      synth_data "$work/data" 300
+      train_run 2 "$work/run" --dpo.loss="$loss" --train.max_steps=15
+      expect_output "train: dpo \($loss, reference (online|none)\)"
+    fi
+    first=$(metric "$work/run/metrics.jsonl" loss first) last=$(metric "$work/run/metrics.jsonl" loss last)
+    echo "loss $first -> $last"
+    python3 -c "import math, sys; sys.exit(not (math.isfinite($last) and $last < $first))" ||
+      fail "loss did not fall: $first -> $last"
+    ;;
+  precomputed_equals_online)
+    synth_data "$work/data" 300 --pairs-per-shard 100
+    run 0 "$mpiexec" -np 2 --oversubscribe "$bin" precompute-ref --config "$demo" \
+      --data.train="$work/data/train" --data.val="$work/data/val"
+    expect_output 'precompute-ref: 270 pairs of .*train scored'
+    ls "$work/data/train" | grep -q '\.ref\.h5$' || fail "no rewritten shards"
+    ls "$work/data/train" | grep -Eq '^part-[0-9-]+\.h5$' && fail "old shards left behind"
+    grep -q '"cutoff_len": 1024' "$work/data/train/manifest.json" || fail "manifest lacks the reference record"
+    train_run 2 "$work/pre" --dpo.reference=precomputed --train.max_steps=20 --data.verify_checksums=true
+    expect_output 'reference precomputed'
+    train_run 2 "$work/online" --dpo.reference=online --train.max_steps=20
+    expect_output 'reference online'
+    same_metrics "$work/pre/metrics.jsonl" "$work/online/metrics.jsonl" 1e-5
+    # The reference log-probs belong to one truncation: another cutoff must be refused.
+    run 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --train.output_dir="$work/other" --data.cutoff_len=16 --train.grad_accum=4
+    expect_output 'computed with cutoff_len 1024 but data.cutoff_len = 16'
+    ;;
+  rerun_is_identical)
+    synth_data "$work/data" 300
+    train_run 2 "$work/a" --train.max_steps=20
+    train_run 2 "$work/b" --train.max_steps=20
+    same_metrics "$work/a/metrics.jsonl" "$work/b/metrics.jsonl" 0
+    ;;
+  ranks_1_2_4_agree)
+    synth_data "$work/data" 300
+    for ranks in 1 2 4; do train_run "$ranks" "$work/np$ranks" --train.max_steps=20; done
+    same_metrics "$work/np1/metrics.jsonl" "$work/np2/metrics.jsonl" 1e-4
+    same_metrics "$work/np1/metrics.jsonl" "$work/np4/metrics.jsonl" 1e-4
+    ;;
+  uneven_last_batch)
+    # 25 pairs, global batch 8: each epoch ends with one pair, so on 2 ranks one rank has no
+    # micro-batch in that step and runs a zero-weight one; the result must match 1 rank.
+    "$bin" synth --output "$work/data" --pairs 25 --seed 3 >/dev/null || fail "synth"
+    for ranks in 1 2; do
+      run 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+        --data.train="$work/data/train" --data.val "" --train.output_dir="$work/np$ranks" \
+        --train.grad_accum=$((4 / ranks)) --train.max_steps=0 --train.epochs=3 --train.log_every=1
+    done
+    [ "$(metric "$work/np2/metrics.jsonl" loss count)" = 12 ] || fail "expected 12 steps (4 per epoch)"
+    same_metrics "$work/np1/metrics.jsonl" "$work/np2/metrics.jsonl" 1e-4
+    ;;
+  bad_configs)
+    synth_data "$work/data" 100
+    base=(--config "$demo" --data.val="$work/data/val" --progress off)
+    data=(--data.train="$work/data/train")
+    run 2 "$mpiexec" -np 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r1" --train.global_batch=10
+    expect_output 'train.micro_batch\(2\) x train.grad_accum\(2\) x ranks\(2\) = 8 != train.global_batch\(10\) \(command line\)'
+    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r2" --dpo.loss=kto --train.grad_accum=4
+    expect_output "dpo.loss = kto \(command line\) is not one of sigmoid\|ipo\|hinge\|simpo\|orpo"
+    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r3" --dpo.reference=none --train.grad_accum=4
+    expect_output 'dpo.reference = none .* sigmoid compares with a reference model'
+    run 1 "$bin" train "${base[@]}" --train.output_dir="$work/r4" --data.train="$work/nowhere" --train.grad_accum=4
+    expect_output "$work/nowhere/manifest.json: cannot open"
+    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r5" --dpo.reference=precomputed --train.grad_accum=4
+    expect_output 'has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref'
+    run 1 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r6" --train.stage=sft --train.grad_accum=4
+    expect_output 'holds dpo pairs but the stage trains on sft pairs'
+    for dir in r1 r2 r3 r4 r5 r6; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
+    # An earlier run's outputs are kept unless train.overwrite is set.
+    train_run 1 "$work/done" --train.max_steps=2
+    cp "$work/done/metrics.jsonl" "$work/before.jsonl"
+    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/done" --train.grad_accum=4 --train.max_steps=2
+    expect_output 'already holds a run \(metrics.jsonl\); choose a new train.output_dir, or pass --train.overwrite=true'
+    cmp -s "$work/done/metrics.jsonl" "$work/before.jsonl" || fail "the earlier run's metrics changed"
+    ;;
+  plot_renders)
+    synth_data "$work/data" 200
+    train_run 2 "$work/run" --train.max_steps=20
+    run 0 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
+    expect_output 'plot: 2 panel\(s\)'
+    python3 - "$work/loss.svg" <<'PY' || fail "the SVG is not well-formed or lacks curves"
+import sys, xml.dom.minidom
+document = xml.dom.minidom.parse(sys.argv[1])
+lines = document.getElementsByTagName("polyline")
+assert len(lines) == 4, len(lines)  # train + eval loss, train + eval accuracy
+assert all(len(line.getAttribute("points").split()) >= 1 for line in lines)
+PY
+    run 2 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
+    expect_output 'exists; pass --overwrite'
+    run 1 "$bin" plot "$work/run/config.resolved.ini" -o "$work/bad.svg"
+    expect_output 'config.resolved.ini:1: not a metrics record'
+    [ ! -e "$work/bad.svg" ] || fail "a failed plot left an output"
+    if command -v chromium >/dev/null; then  # the rendering itself, where a browser is installed
+      timeout 120 chromium --headless --no-sandbox --disable-gpu --screenshot="$work/loss.png" \
+        --window-size=720,650 "file://$work/loss.svg" >/dev/null 2>&1
+      [ -s "$work/loss.png" ] || fail "chromium did not render the SVG"
+    fi
+    ;;
+  examples_dry_run)
+    synth_data "$work/dpo" 200
+    synth_data "$work/sft" 200 --kind sft
+    run 0 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
+      --world 2x8 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
+      --train.output_dir="$work/dpo8b"
+    expect_output 'configuration valid for 16 ranks \(2 node\(s\) x 8\)'
+    expect_output 'batch: global 128 = micro 1 x accum 8 x 16 ranks'
+    expect_output 'data: 144 training pairs, 36 validation pairs'
+    expect_output '^per GPU: .*GiB'
+    grep -q '^lr = 0.0001 ' "$work/dpo8b/config.resolved.ini" || fail "resolved lr"
+    run 0 "$bin" train --config "$ST_SOURCE_DIR/examples/trl-llama3.2-3b-sft.ini" --dry-run --world 1x8 \
+      --model.path "" --model.preset=llama-3.2-3b --data.train="$work/sft/train" --data.val="$work/sft/val" \
+      --train.output_dir="$work/sft3b"
+    expect_output 'stage sft; compute bf16 on GPUs'
+    expect_output 'batch: global 128 = micro 4 x accum 4 x 8 ranks'
+    run 2 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
+      --world 2x4 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
+      --train.output_dir="$work/bad"
+    expect_output 'x ranks\(8\) = 64 != train.global_batch\(128\)'
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
