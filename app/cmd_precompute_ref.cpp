@@ -2,6 +2,8 @@
 // the run's training (and validation) data, written into the shards, so DPO runs with
 // dpo.reference = precomputed (or auto) skip the reference forward. Takes the run's own config:
 // the model, data, cutoff_len, micro_batch, dtype and sharding of the training run.
+#include <ATen/Parallel.h>
+
 #include <iostream>
 
 #include "command_runner.h"
@@ -14,8 +16,10 @@
 #include "fsdp/shard_source.h"
 #include "train/reference_precompute.h"
 #include "train/train_plan.h"
+#include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
+#include "util/host_memory.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -44,6 +48,8 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const TrainData data = open_train_data(config, model.vocab_size);  // validates before any scoring
 
     const c10::Device device = select_device("auto", world.local_device());
+    if (!device.is_cuda()) at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
+    keep_freed_host_memory();
     const TrainPlan plan = plan_training(config, data, world.size(), device.is_cuda());
     ShardingGroups groups = make_run_sharding_groups(config.dist, world);
     const ModelShards shards = load_model_shards(config.model.path, config.model.preset, config.train.seed,

@@ -24,6 +24,7 @@
 #include "model/model_weights.h"
 #include "model/presets.h"
 #include "model/token_logp.h"
+#include "util/cpu_threads.h"
 #include "util/host_memory.h"
 #include "util/timer.h"
 
@@ -126,8 +127,7 @@ int main(int argc, char** argv) {
   const ModelConfig config = preset_config(preset);
   World world(argc, argv);
   // Ranks of a node share its cores.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(std::max(1, cores / world.topology().local_size));
+  at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
   if (pairs % world.size() != 0) {
     std::fprintf(stderr, "pairs (%lld) must divide over %d ranks\n", static_cast<long long>(pairs), world.size());
     return 2;

@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "train/metrics_file.h"
 #include "train/reference.h"
 #include "train/train_metrics.h"
+#include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/gpu_info.h"
@@ -132,6 +134,9 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   s.loss_options = {parse_preference_loss(config.dpo.loss), config.dpo.beta, config.dpo.label_smoothing,
                     config.dpo.simpo_gamma, config.dpo.ftx};
   s.device = select_device("auto", world.local_device());
+  const int threads = cpu_threads_per_rank(world.topology().local_size);
+  if (!s.device.is_cuda()) at::set_num_threads(threads);
+  keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
   s.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
 
   // The data first: a wrong directory should fail before the model is read.
@@ -147,6 +152,7 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   engine.model = {s.compute_dtype, at::kFloat, s.device, config.model.logp_chunk_tokens};
   engine.optim = config.optim;
   engine.loss_scaling = s.compute_dtype == at::kHalf;
+  engine.offload_threads = threads;
   if (s.plan.reference == ReferenceMode::online) {
     s.reference = std::make_unique<ReferenceModel>(shards, s.groups, engine.model);
   }
