@@ -94,7 +94,7 @@ TEST(Loader, RanksTogetherReadEveryPairOnceAndAgreeOnCursors) {
     SynthOptions synth;
     const PairTable table = synthesize_pairs(synth, 0, 77);
     fs::create_directories(dir);
-    Manifest manifest{PairKind::dpo, 512, "train", "test", {}};
+    Manifest manifest{PairKind::dpo, 512, "train", "test", {}, std::nullopt};
     manifest.shards = write_shards(dir, "part", table, {PairKind::dpo, 512, 1, 2, 0, "", ""}, {20, {}});
     write_manifest(dir, manifest);
   }
@@ -114,7 +114,9 @@ TEST(Loader, RanksTogetherReadEveryPairOnceAndAgreeOnCursors) {
     int64_t pairs = 0;
     for (const auto& micro : batch.micro_batches) pairs += micro.pairs;
     EXPECT_EQ(pairs, static_cast<int64_t>(rank_slice(batch.global.indices, comm.rank(), comm.size()).size()));
-    if (step == 6) EXPECT_EQ(batch.global.next, (SamplerCursor{1, 0}));
+    if (step == 6) {
+      EXPECT_EQ(batch.global.next, (SamplerCursor{1, 0}));
+    }
   }
   std::set<uint64_t> seen;
   size_t count = 0;

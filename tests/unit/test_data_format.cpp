@@ -86,7 +86,7 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
 TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
   const PairTable table = sample(PairKind::dpo, 50, false);
   const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};
-  Manifest manifest{PairKind::dpo, 100, "train", "test", {}};
+  Manifest manifest{PairKind::dpo, 100, "train", "test", {}, std::nullopt};
   manifest.shards = write_shards(dir_.string(), "part", table, info, {16, {}});
   write_manifest(dir_.string(), manifest);
   EXPECT_EQ(manifest.shards.size(), 4u);  // 16 + 16 + 16 + 2
@@ -99,7 +99,7 @@ TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
 TEST_F(DataFormat, OpenRefusesWhatDoesNotFit) {
   const PairTable table = sample(PairKind::dpo, 20, false);
   const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};
-  Manifest manifest{PairKind::dpo, 100, "train", "test", write_shards(dir_.string(), "part", table, info, {100, {}})};
+  Manifest manifest{PairKind::dpo, 100, "train", "test", write_shards(dir_.string(), "part", table, info, {100, {}}), std::nullopt};
   write_manifest(dir_.string(), manifest);
   const std::string d = dir_.string();
   EXPECT_NE(error_of([&] { PairDataset(d, {PairKind::sft, 0, false}); })
