@@ -1,4 +1,5 @@
 // shardtune: one binary, one subcommand per file. main() only dispatches.
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -30,11 +31,14 @@ const Command kCommands[] = {
 void print_usage() {
   std::cout << "usage: shardtune <command> [options]   (shardtune <command> --help for options)\n\n"
                "commands:\n";
+  size_t width = std::strlen("--version");
+  for (const auto& command : kCommands) width = std::max(width, std::strlen(command.name));
   for (const auto& command : kCommands) {
-    std::cout << "  " << command.name << std::string(10 - std::strlen(command.name), ' ')
+    std::cout << "  " << command.name << std::string(width + 2 - std::strlen(command.name), ' ')
               << command.summary << "\n";
   }
-  std::cout << "\n  --version  print versions of shardtune and its libraries\n";
+  std::cout << "\n  --version" << std::string(width + 2 - std::strlen("--version"), ' ')
+            << "print versions of shardtune and its libraries\n";
 }
 
 void print_version() {

@@ -1,23 +1,14 @@
 #include "train/train_metrics.h"
 
-#include <ATen/ATen.h>
-
 #include <algorithm>
 #include <cstdio>
+
+#include "dist/value_gather.h"
 
 namespace st {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// Every rank's `values`, rank-major: one all-gather of doubles.
-std::vector<double> gather_values(Communicator& world, const std::vector<double>& values) {
-  const auto width = static_cast<int64_t>(values.size());
-  const at::Tensor mine = at::tensor(values, at::kDouble);
-  const at::Tensor all = at::empty({width * world.size()}, at::kDouble);
-  world.all_gather_into(all, mine);
-  return {all.data_ptr<double>(), all.data_ptr<double>() + all.numel()};
-}
 
 double ratio(double numerator, double denominator) { return denominator > 0.0 ? numerator / denominator : 0.0; }
 
@@ -44,7 +35,7 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
                        static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes)}) {
     mine.push_back(value);
   }
-  const std::vector<double> all = gather_values(world, mine);
+  const std::vector<double> all = all_gather_values(world, mine);
   const size_t width = mine.size();
   std::vector<double> total(width, 0.0), most(width, 0.0);
   for (int r = 0; r < world.size(); ++r) {
@@ -82,7 +73,7 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
 
 nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
                                   double seconds) {
-  const std::vector<double> all = gather_values(world, sums.pack());
+  const std::vector<double> all = all_gather_values(world, sums.pack());
   LossSums total;
   for (int r = 0; r < world.size(); ++r) total += LossSums::unpack(all.data() + r * LossSums::kPacked);
   nlohmann::ordered_json record = loss_metrics(stage, total, "eval/");

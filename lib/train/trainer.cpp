@@ -3,11 +3,12 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <cmath>
+#include <algorithm>
 #include <filesystem>
 
 #include "data/pair_loader.h"
 #include "dist/mpi_communicator.h"
+#include "dist/value_gather.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp/sharding.h"
 #include "optim/lr_schedule.h"
@@ -45,12 +46,14 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
     pairs += static_cast<double>(micro.pairs);
     tokens += static_cast<double>(micro.target_tokens);
   }
-  const at::Tensor local = at::tensor(std::vector<double>{static_cast<double>(mine.size()), pairs, tokens}, at::kDouble);
-  const at::Tensor all = at::empty({3 * world.size()}, at::kDouble);
-  world.all_gather_into(all, local);
-  const at::Tensor rows = all.view({world.size(), 3});
-  return {static_cast<int64_t>(rows.select(1, 0).max().item<double>()), rows.select(1, 1).sum().item<double>(),
-          rows.select(1, 2).sum().item<double>()};
+  const std::vector<double> all = all_gather_values(world, {static_cast<double>(mine.size()), pairs, tokens});
+  StepShape shape;
+  for (size_t rank = 0; rank < all.size() / 3; ++rank) {
+    shape.micro_batches = std::max(shape.micro_batches, static_cast<int64_t>(all[3 * rank]));
+    shape.pairs += all[3 * rank + 1];
+    shape.target_tokens += all[3 * rank + 2];
+  }
+  return shape;
 }
 
 void add_comm(CommBytes& total, const CommBytes& step) {
