@@ -40,7 +40,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
       return kExitOk;
     }
     const TrainConfig& config = parsed.config;
-    validate_config(config, world.size(), parsed.origins);
+    validate_config(config, 0, parsed.origins);  // the training run may use another rank count
     if (config.train.stage != "dpo") throw ConfigError("precompute-ref: train.stage = " + config.train.stage + "; reference log-probs are for dpo");
     world.watchdog().set_timeout(config.dist.timeout_s);
     const Timer timer;
@@ -50,25 +50,25 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const c10::Device device = select_device("auto", world.local_device());
     if (!device.is_cuda()) at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
     keep_freed_host_memory();
-    const TrainPlan plan = plan_training(config, data, world.size(), device.is_cuda());
+    const std::string dtype_name = resolve_compute_dtype(config.train.dtype, device.is_cuda());
     ShardingGroups groups = make_run_sharding_groups(config.dist, world);
     const ModelShards shards = load_model_shards(config.model.path, config.model.preset, config.train.seed,
                                                  groups.shard->size(), groups.shard->rank());
-    const at::ScalarType dtype = plan.compute_dtype == "bf16" ? at::kBFloat16 : plan.compute_dtype == "fp16" ? at::kHalf : at::kFloat;
-    ReferenceModel reference(shards, groups, {dtype, at::kFloat, device, config.model.logp_chunk_tokens});
+    ReferenceModel reference(shards, groups,
+                             {compute_scalar_type(dtype_name), at::kFloat, device, config.model.logp_chunk_tokens});
 
     CollateOptions collate;
     collate.cutoff_len = config.data.cutoff_len;
     collate.pad_id = data.train->pad_id();
     collate.micro_batch = config.train.micro_batch;
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
-                             plan.compute_dtype};
+                             dtype_name};
     MpiCommunicator host(world.comm(), world.watchdog());
     std::vector<std::string> directories{config.data.train};
     if (!config.data.val.empty()) directories.push_back(config.data.val);
     for (const std::string& directory : directories) {
       const uint64_t pairs = precompute_reference(directory, reference, collate, device, info, host);
-      log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", plan.compute_dtype,
+      log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", dtype_name,
            ", cutoff_len ", config.data.cutoff_len, ", ", world.size(), " rank(s)); reference log-probs written");
     }
     log0("precompute-ref: done in ", timer.seconds(), " s; train with dpo.reference = precomputed (or auto)");

@@ -80,10 +80,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     Trainer trainer(config, world);
     if (world.rank() == 0) write_resolved_config(config, config.train.output_dir + "/config.resolved.ini");
     const TrainPlan& plan = trainer.plan();
-    log0("train: ", config.train.stage, config.train.stage == "dpo" ? " (" + config.dpo.loss + ", reference " +
-                                                                          reference_mode_name(plan.reference) + ")"
-                                                                    : std::string(),
-         " on ", world.size(), " rank(s), sharding ", config.dist.sharding, ", compute ", plan.compute_dtype, "; ",
+    log0("train: ", describe_objective(config, plan.reference), " on ", world.size(), " rank(s), sharding ", config.dist.sharding, ", compute ", plan.compute_dtype, "; ",
          plan.train_pairs, " training / ", plan.val_pairs, " validation pairs; global batch ", plan.global_batch,
          "; ", plan.total_steps, " steps");
 

@@ -86,10 +86,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
     out << "dry run: configuration valid for " << ranks << " ranks (" << shape.nodes << " node(s) x "
         << shape.ranks_per_node << ")" << (world_shape.empty() ? "; all ranks of this job run identical software" : "")
         << "\n"
-        << "stage " << config.train.stage << (config.train.stage == "dpo" ? " (" + config.dpo.loss + ", reference " +
-                                                                                 reference_mode_name(plan.reference) + ")"
-                                                                           : "")
-        << "; compute " << plan.compute_dtype << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
+        << "stage " << describe_objective(config, plan.reference) << "; compute " << plan.compute_dtype << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
         << "data: " << plan.train_pairs << " training pairs, " << plan.val_pairs << " validation pairs\n"
         << "batch: global " << plan.global_batch << " = micro " << config.train.micro_batch << " x accum "
         << config.train.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "

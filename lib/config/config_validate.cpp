@@ -71,7 +71,7 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   problems.require(t.grad_accum > 0, "train.grad_accum", t.grad_accum, "must be > 0");
   problems.require(t.global_batch >= 0, "train.global_batch", t.global_batch,
                    "must be >= 0 (0 = micro_batch x grad_accum x ranks)");
-  if (t.global_batch > 0 && t.micro_batch > 0 && t.grad_accum > 0) {
+  if (world_size > 0 && t.global_batch > 0 && t.micro_batch > 0 && t.grad_accum > 0) {
     const int64_t product = t.micro_batch * t.grad_accum * world_size;
     if (product != t.global_batch) {
       std::ostringstream line;
@@ -126,7 +126,7 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   problems.require(d.timeout_s > 0.0, "dist.timeout_s", d.timeout_s, "must be > 0 [s]");
   problems.require(d.ranks_per_node >= 0, "dist.ranks_per_node", d.ranks_per_node,
                    "must be >= 0 (0 = detect)");
-  if (d.ranks_per_node > 0 && world_size % d.ranks_per_node != 0) {
+  if (world_size > 0 && d.ranks_per_node > 0 && world_size % d.ranks_per_node != 0) {
     problems.add("dist.ranks_per_node = " + std::to_string(d.ranks_per_node) +
                  problems.where("dist.ranks_per_node") + " does not divide the " +
                  std::to_string(world_size) + " ranks of this job");

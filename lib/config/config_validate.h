@@ -7,7 +7,9 @@
 
 namespace st {
 
-// `world_size` is the number of ranks the run will use (batch geometry, node declarations).
+// `world_size` is the number of ranks the run will use (batch geometry, node declarations);
+// 0 when a command uses the config on another rank count (precompute-ref): those rules are
+// then the training run's to check.
 void validate_config(const TrainConfig& config, int world_size, const ConfigOrigins& origins = {});
 
 }  // namespace st

@@ -26,8 +26,6 @@ PairLoader::PairLoader(std::shared_ptr<const PairDataset> dataset, const LoaderO
 
 StepBatch PairLoader::next() { return prefetcher_->next(); }
 
-uint64_t PairLoader::size() const { return sampled_size(*dataset_, options_); }
-
 StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler& sampler,
                                  const LoaderOptions& options, int rank, int ranks,
                                  const SamplerCursor& cursor) {

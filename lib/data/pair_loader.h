@@ -35,7 +35,6 @@ class PairLoader {
   // The next step's batch; rethrows read errors from the prefetch thread.
   StepBatch next();
 
-  uint64_t size() const;  // pairs sampled from: the subset's or the dataset's
   uint64_t steps_per_epoch() const { return sampler_.batches_per_epoch(); }
 
   // Builds one step synchronously (what the prefetch thread runs).

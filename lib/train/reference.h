@@ -21,7 +21,6 @@ class ReferenceModel {
   // [R] summed completion log-probs of the batch rows under the frozen model, fp32, no grad.
   // Collective over the shard group.
   at::Tensor logps(const at::Tensor& input_ids, const at::Tensor& targets);
-  int64_t state_bytes() const { return model_->memory().params; }
 
  private:
   std::unique_ptr<FsdpModel> model_;

@@ -81,9 +81,21 @@ TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int wo
   plan.total_steps = t.max_steps > 0 ? t.max_steps
                                      : static_cast<int64_t>(std::ceil(t.epochs * static_cast<double>(plan.steps_per_epoch)));
   plan.reference = resolve_reference(config, *data.train, data.val.get());
-  const std::string& dtype = t.dtype;
-  plan.compute_dtype = dtype == "auto" ? (on_gpu ? "bf16" : "fp32") : dtype;
+  plan.compute_dtype = resolve_compute_dtype(t.dtype, on_gpu);
   return plan;
+}
+
+std::string resolve_compute_dtype(const std::string& dtype, bool on_gpu) {
+  return dtype == "auto" ? (on_gpu ? "bf16" : "fp32") : dtype;
+}
+
+at::ScalarType compute_scalar_type(const std::string& name) {
+  return name == "bf16" ? at::kBFloat16 : name == "fp16" ? at::kHalf : at::kFloat;
+}
+
+std::string describe_objective(const TrainConfig& config, ReferenceMode reference) {
+  if (config.train.stage != "dpo") return config.train.stage;
+  return "dpo (" + config.dpo.loss + ", reference " + reference_mode_name(reference) + ")";
 }
 
 }  // namespace st

@@ -4,6 +4,8 @@
 // prints it.
 #pragma once
 
+#include <c10/core/ScalarType.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,13 @@ struct TrainPlan {
   ReferenceMode reference = ReferenceMode::none;
   std::string compute_dtype;      // fp32 | bf16 | fp16
 };
+
+// train.dtype resolved: auto = bf16 on GPUs, fp32 on CPUs.
+std::string resolve_compute_dtype(const std::string& dtype, bool on_gpu);
+// fp32 | bf16 | fp16 as a tensor dtype.
+at::ScalarType compute_scalar_type(const std::string& name);
+// "dpo (sigmoid, reference online)" or "sft", for logs.
+std::string describe_objective(const TrainConfig& config, ReferenceMode reference);
 
 // `on_gpu`: where the ranks compute (decides dtype = auto).
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu);

@@ -28,10 +28,6 @@
 namespace st {
 namespace {
 
-at::ScalarType compute_dtype_of(const std::string& name) {
-  return name == "bf16" ? at::kBFloat16 : name == "fp16" ? at::kHalf : at::kFloat;
-}
-
 // A step's shape agreed over the ranks: the most micro-batches any rank has (the others run
 // zero-weight padding batches), and the global pair and completion-token counts the
 // summed losses are divided by.
@@ -145,7 +141,7 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   // The data first: a wrong directory should fail before the model is read.
   s.data = open_train_data(config, model_config_of(config.model.path, config.model.preset).vocab_size);
   s.plan = plan_training(config, s.data, world.size(), s.device.is_cuda());
-  s.compute_dtype = compute_dtype_of(s.plan.compute_dtype);
+  s.compute_dtype = compute_scalar_type(s.plan.compute_dtype);
 
   s.groups = make_run_sharding_groups(config.dist, world);
   ModelShards shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(),

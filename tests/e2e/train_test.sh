@@ -74,8 +74,10 @@ case "$case_name" in
     ;;
   precomputed_equals_online)
     synth_data "$work/data" 300 --pairs-per-shard 100
-    run 0 "$mpiexec" -np 2 --oversubscribe "$bin" precompute-ref --config "$demo" \
-      --data.train="$work/data/train" --data.val="$work/data/val"
+    # The training run's own config (it asks for precomputed log-probs, which do not exist yet),
+    # on 3 ranks although its global batch is laid out for 2: precompute-ref needs neither.
+    run 0 "$mpiexec" -np 3 --oversubscribe "$bin" precompute-ref --config "$demo" \
+      --data.train="$work/data/train" --data.val="$work/data/val" --dpo.reference=precomputed
     expect_output 'precompute-ref: 270 pairs of .*train scored'
     ls "$work/data/train" | grep -q '\.ref\.h5$' || fail "no rewritten shards"
     ls "$work/data/train" | grep -Eq '^part-[0-9-]+\.h5$' && fail "old shards left behind"

@@ -38,6 +38,18 @@ TEST(ConfigValidate, BatchGeometryMessageCarriesTheNumbers) {
   EXPECT_NO_THROW(validate_config(config, 16));
 }
 
+TEST(ConfigValidate, UnknownRankCountLeavesRankRulesToTheRun) {
+  TrainConfig config;
+  config.train.micro_batch = 4;
+  config.train.grad_accum = 8;
+  config.train.global_batch = 256;
+  config.dist.ranks_per_node = 8;
+  EXPECT_NO_THROW(validate_config(config, 0));
+  EXPECT_THROW(validate_config(config, 4), ConfigError);
+  config.optim.lr = -1.0;
+  EXPECT_NE(validation_error_of(config, 0).find("optim.lr = -1"), std::string::npos) << "other rules still apply";
+}
+
 TEST(ConfigValidate, EnumerationsListTheAllowedValues) {
   TrainConfig config;
   config.optim.schedule = "cosin";
