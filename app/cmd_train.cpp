@@ -49,12 +49,14 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
   World world(argc, argv);
   return run_guarded([&] {
     po::options_description own("train options", 110, 55);
-    std::string world_shape, progress = "auto";
+    std::string world_shape, progress = "auto", resume;
     own.add_options()
         ("dry-run", "check the config, data, batch geometry and ranks, print the shard plan and memory estimate, "
                     "write the resolved config, then stop")
         ("world", po::value(&world_shape), "with --dry-run: plan for a cluster of NODESxGPUS_PER_NODE (e.g. 2x8) "
                                            "instead of this job's ranks")
+        ("resume", po::value(&resume), "same as --train.resume: auto (the newest complete checkpoint, else start "
+                                       "fresh) or a checkpoint path")
         ("progress", po::value(&progress)->default_value("auto"),
          "progress bar on rank 0: auto (when stdout is a terminal) | on | off");
     const ConfigArguments parsed = parse_config_arguments(args, own);
@@ -69,7 +71,8 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
       return kExitOk;
     }
     if (!world_shape.empty()) throw ConfigError("train: --world plans a --dry-run only; add --dry-run");
-    const TrainConfig& config = parsed.config;
+    TrainConfig config = parsed.config;
+    if (!resume.empty()) config.train.resume = resume;
     validate_config(config, world.size(), parsed.origins);
     world.watchdog().set_timeout(config.dist.timeout_s);
     {
@@ -96,6 +99,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     };
     const TrainResult result = trainer.run(observer);
     bar.clear();
+    if (result.preempted) return kExitPreempted;
     log0(final_summary(result, config));
     return kExitOk;
   });

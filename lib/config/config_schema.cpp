@@ -105,6 +105,9 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.train.log_every, "log_every", "optimizer steps between metric lines");
   add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only");
   add(&c.train.overwrite, "overwrite", "replace the outputs of an earlier run in train.output_dir");
+  add(&c.train.resume, "resume",
+      "continue from a checkpoint: auto = the newest complete one in ckpt.dir (else start fresh), "
+      "or a step_* directory or a checkpoint directory; empty = start fresh");
   add(&c.train.peak_tflops, "peak_tflops",
       "one device's peak [TFLOP/s] in the compute dtype, for MFU; 0 = known GPUs, else no MFU");
 
@@ -141,6 +144,15 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.dist.ranks_per_node, "ranks_per_node",
       "0 = detect from MPI shared memory; > 0 declares nodes of this many ranks");
   add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort [s]");
+
+  section("ckpt", "sharded checkpoints and the consolidated HF export");
+  add(&c.ckpt.dir, "dir", "checkpoint directory; empty = <train.output_dir>/checkpoints");
+  add(&c.ckpt.every, "every", "optimizer steps between checkpoints; 0 = at the end only");
+  add(&c.ckpt.keep_last, "keep_last", "complete checkpoints kept; 0 = all (the newest always stays)");
+  add(&c.ckpt.async, "async", "snapshot to host memory and write on a background thread");
+  add(&c.ckpt.export_hf, "export", "write a consolidated HF model to <train.output_dir>/export at the end");
+  add(&c.ckpt.export_dtype, "export_dtype", "dtype of the exported weights", {"bf16", "fp32"});
+  add(&c.ckpt.export_shard_gb, "export_shard_gb", "size limit of one exported safetensors file [GB]");
 }
 
 const ConfigField* ConfigSchema::find(const std::string& name) const {

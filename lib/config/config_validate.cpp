@@ -131,6 +131,10 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
                  problems.where("dist.ranks_per_node") + " does not divide the " +
                  std::to_string(world_size) + " ranks of this job");
   }
+  const auto& k = c.ckpt;
+  problems.require(k.every >= 0, "ckpt.every", k.every, "must be >= 0 (0 = at the end only)");
+  problems.require(k.keep_last >= 0, "ckpt.keep_last", k.keep_last, "must be >= 0 (0 = keep all)");
+  problems.require(k.export_shard_gb > 0.0, "ckpt.export_shard_gb", k.export_shard_gb, "must be > 0 [GB]");
   problems.throw_if_any();
 }
 

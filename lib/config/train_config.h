@@ -2,6 +2,7 @@
 // lib/config; each section's struct lives next to the code that consumes it.
 #pragma once
 
+#include "ckpt/ckpt_options.h"
 #include "data/data_options.h"
 #include "dist/dist_options.h"
 #include "model/model_options.h"
@@ -17,6 +18,7 @@ struct TrainConfig {
   DpoOptions dpo;
   OptimOptions optim;
   DistOptions dist;
+  CkptOptions ckpt;
 };
 
 }  // namespace st

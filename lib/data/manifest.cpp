@@ -1,7 +1,5 @@
 #include "data/manifest.h"
 
-#include <zlib.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,18 +22,6 @@ uint64_t Manifest::total_tokens() const {
   uint64_t total = 0;
   for (const auto& shard : shards) total += shard.tokens;
   return total;
-}
-
-uint32_t file_crc32(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path + ": cannot open to checksum");
-  std::vector<char> buffer(1 << 20);
-  uLong crc = crc32(0L, Z_NULL, 0);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(in.gcount()));
-  }
-  return static_cast<uint32_t>(crc);
 }
 
 void write_manifest(const std::string& directory, const Manifest& manifest) {

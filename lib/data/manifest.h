@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "data/pair_table.h"
+#include "util/file_io.h"  // file_crc32 for the shard checksums
 
 namespace st {
 
@@ -40,7 +41,6 @@ struct Manifest {
 
 inline constexpr const char* kManifestName = "manifest.json";
 
-uint32_t file_crc32(const std::string& path);
 void write_manifest(const std::string& directory, const Manifest& manifest);  // atomic
 // Throws DataError naming the file and field.
 Manifest read_manifest(const std::string& directory);

@@ -48,7 +48,7 @@ class FsdpEngine {
 
   FsdpModel& model() { return *model_; }
   ShardedAdamW& optimizer() { return *optimizer_; }
-  const DynamicLossScaler& scaler() const { return scaler_; }
+  DynamicLossScaler& scaler() { return scaler_; }
   EngineMemory memory() const;
 
  private:

@@ -10,11 +10,15 @@ ModelConfig model_config_of(const std::string& path, const std::string& preset) 
   return path.empty() ? preset_config(preset) : load_model_config(path);
 }
 
+std::string model_source_description(const std::string& path, const std::string& preset, uint64_t seed) {
+  return path.empty() ? "preset " + preset + " (seed " + std::to_string(seed) + ")" : path;
+}
+
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank) {
   if (path.empty()) {
     ModelShards shards = init_model_shards(preset_config(preset), seed, shard_size, shard_rank);
-    shards.description = "preset " + preset + " (seed " + std::to_string(seed) + ")";
+    shards.description = model_source_description(path, preset, seed);
     return shards;
   }
   ModelShards shards;
@@ -22,7 +26,7 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
   shards.units = build_unit_layouts(shards.config, shard_size);
   const SafetensorsCheckpoint checkpoint(path);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));
-  shards.description = path;
+  shards.description = model_source_description(path, preset, seed);
   return shards;
 }
 

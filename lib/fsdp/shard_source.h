@@ -23,6 +23,9 @@ struct ModelShards {
 // The shape alone (config.json, or the preset's), without reading any weights.
 ModelConfig model_config_of(const std::string& path, const std::string& preset);
 
+// For logs and checkpoints: the directory, or "preset <name> (seed s)".
+std::string model_source_description(const std::string& path, const std::string& preset, uint64_t seed);
+
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank);

@@ -25,4 +25,11 @@ void DynamicLossScaler::update(bool overflow) {
   }
 }
 
+void DynamicLossScaler::restore(const LossScalerState& state) {
+  scale_ = state.scale;
+  hysteresis_left_ = state.hysteresis_left;
+  clean_steps_ = state.clean_steps;
+  skipped_ = state.skipped;
+}
+
 }  // namespace st

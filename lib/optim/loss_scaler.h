@@ -16,6 +16,14 @@ struct LossScalerOptions {
   double min_scale = 1.0;
 };
 
+// Everything a checkpoint needs to continue the scaling exactly.
+struct LossScalerState {
+  double scale = 65536.0;
+  int64_t hysteresis_left = 2;
+  int64_t clean_steps = 0;
+  int64_t skipped = 0;
+};
+
 class DynamicLossScaler {
  public:
   explicit DynamicLossScaler(const LossScalerOptions& options = {});
@@ -24,6 +32,9 @@ class DynamicLossScaler {
   int64_t skipped_steps() const { return skipped_; }
   // After each step's backward: whether its gradients overflowed (then the step is skipped).
   void update(bool overflow);
+
+  LossScalerState state() const { return {scale_, hysteresis_left_, clean_steps_, skipped_}; }
+  void restore(const LossScalerState& state);
 
  private:
   LossScalerOptions options_;

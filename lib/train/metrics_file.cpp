@@ -4,7 +4,8 @@
 
 namespace st {
 
-MetricsFile::MetricsFile(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
+MetricsFile::MetricsFile(const std::string& path, bool append)
+    : path_(path), out_(path, append ? std::ios::app : std::ios::trunc) {
   if (!out_) throw IoError(path + ": cannot create the metrics file (does train.output_dir exist and is it writable?)");
 }
 

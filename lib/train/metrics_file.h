@@ -11,7 +11,8 @@ namespace st {
 
 class MetricsFile {
  public:
-  explicit MetricsFile(const std::string& path);  // truncates; throws IoError
+  // Truncates, or appends (a resumed run); throws IoError.
+  explicit MetricsFile(const std::string& path, bool append = false);
   void write(const nlohmann::ordered_json& record);
   const std::string& path() const { return path_; }
 

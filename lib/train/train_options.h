@@ -20,7 +20,8 @@ struct TrainOptions {
   std::string recompute = "full";  // activation recomputation: full | none
   int64_t log_every = 10;     // optimizer steps between metric lines
   int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
-  bool overwrite = false;     // start over in an output_dir that already holds a run's metrics
+  bool overwrite = false;     // start over in an output_dir that already holds a run's outputs
+  std::string resume;         // "" = start fresh | auto = newest complete checkpoint, if any | a path
   double peak_tflops = 0.0;   // per-device peak for MFU [TFLOP/s]; 0 = known GPUs only
 };
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "ckpt/checkpoint_reader.h"
 #include "data/pair_loader.h"
 #include "dist/mpi_communicator.h"
 #include "dist/value_gather.h"
@@ -15,6 +16,7 @@
 #include "train/flops.h"
 #include "train/metrics_file.h"
 #include "train/reference.h"
+#include "train/train_checkpoints.h"
 #include "train/train_metrics.h"
 #include "util/cpu_threads.h"
 #include "util/device.h"
@@ -22,6 +24,8 @@
 #include "util/gpu_info.h"
 #include "util/host_memory.h"
 #include "util/log.h"
+#include "util/rng_state.h"
+#include "util/stop_signal.h"
 #include "util/timer.h"
 #include "util/torch_compat.h"
 
@@ -52,6 +56,14 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
   return shape;
 }
 
+// Whether any rank was asked to stop (the signal may reach only some of them).
+bool any_rank_stopping(Communicator& world) {
+  for (double stop : all_gather_values(world, {stop_requested() ? 1.0 : 0.0})) {
+    if (stop != 0.0) return true;
+  }
+  return false;
+}
+
 void add_comm(CommBytes& total, const CommBytes& step) {
   total.all_gather += step.all_gather;
   total.reduce_scatter += step.reduce_scatter;
@@ -74,6 +86,9 @@ struct Trainer::State {
   std::unique_ptr<ReferenceModel> reference;
   TrainPlan plan;
   double peak_tflops = 0.0;
+  std::optional<std::string> resume_from;  // the checkpoint this run continues
+  TrainProgress progress;                  // where training stands (restored on resume)
+  std::unique_ptr<CheckpointWriter> checkpoints;
 
   State(const TrainConfig& c, World& w) : config(c), world(w) {}
 
@@ -111,6 +126,14 @@ struct Trainer::State {
     return *padding;
   }
 
+  int cuda_device() const { return device.is_cuda() ? device.index() : -1; }
+
+  void save_checkpoint() {
+    progress.optimizer_steps = engine->optimizer().steps_taken();
+    progress.scaler = engine->scaler().state();
+    checkpoints->save(progress, engine_state(*engine), capture_rng_state(cuda_device()));
+  }
+
   int64_t peak_memory_bytes() const {
     return device.is_cuda() ? compat::peak_gpu_memory_bytes(device.index()) : peak_resident_bytes();
   }
@@ -124,11 +147,6 @@ struct Trainer::State {
 Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_unique<State>(config, world)) {
   State& s = *state_;
   const TrainOptions& t = config.train;
-  const std::filesystem::path output = t.output_dir;
-  if (std::filesystem::exists(output / "metrics.jsonl") && !t.overwrite) {
-    throw ConfigError("train.output_dir = " + t.output_dir + " already holds a run (metrics.jsonl); choose a new "
-                      "train.output_dir, or pass --train.overwrite=true to replace its outputs");
-  }
   s.stage = t.stage == "sft" ? Stage::sft : Stage::dpo;
   s.loss_options = {parse_preference_loss(config.dpo.loss), config.dpo.beta, config.dpo.label_smoothing,
                     config.dpo.simpo_gamma, config.dpo.ftx};
@@ -137,25 +155,62 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   if (!s.device.is_cuda()) at::set_num_threads(threads);
   keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
   s.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
+  s.resume_from = prepare_run_directory(config, *s.host);
 
   // The data first: a wrong directory should fail before the model is read.
-  s.data = open_train_data(config, model_config_of(config.model.path, config.model.preset).vocab_size);
+  const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+  s.data = open_train_data(config, model.vocab_size);
   s.plan = plan_training(config, s.data, world.size(), s.device.is_cuda());
   s.compute_dtype = compute_scalar_type(s.plan.compute_dtype);
+  s.progress.total_steps = s.plan.total_steps;
+  s.progress.global_batch = s.plan.global_batch;
 
   s.groups = make_run_sharding_groups(config.dist, world);
-  ModelShards shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(),
-                                         s.groups.shard->rank());
+  const int shard_rank = s.groups.shard->rank();
+  const std::vector<UnitLayout> units = build_unit_layouts(model, s.groups.shard->size());
+  const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
+  std::optional<LoadedCheckpoint> loaded;
+  if (s.resume_from) {
+    const CheckpointManifest manifest = read_checkpoint_manifest(*s.resume_from);
+    check_checkpoint_model(manifest, *s.resume_from, to_hf_config_json(model), units);
+    if (manifest.progress.global_batch != s.plan.global_batch) {
+      throw ConfigError("train.resume: checkpoint " + *s.resume_from + " was trained with a global batch of " +
+                        std::to_string(manifest.progress.global_batch) + " pairs, this run has " +
+                        std::to_string(s.plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
+                        "train.grad_accum or train.micro_batch so that they match");
+    }
+    loaded = load_checkpoint(*s.resume_from, units, shard_rank, *s.host, /*with_moments=*/true);
+    s.progress = loaded->manifest.progress;
+    if (s.progress.total_steps != s.plan.total_steps) {
+      log0("train: the checkpoint's run had ", s.progress.total_steps, " steps, this one has ", s.plan.total_steps,
+           "; the learning-rate schedule follows the new length");
+      s.progress.total_steps = s.plan.total_steps;
+    }
+  }
 
   EngineOptions engine;
   engine.model = {s.compute_dtype, at::kFloat, s.device, config.model.logp_chunk_tokens};
   engine.optim = config.optim;
   engine.loss_scaling = s.compute_dtype == at::kHalf;
   engine.offload_threads = threads;
+  ModelShards shards{model, units, {}, source};
+  if (!loaded || s.plan.reference == ReferenceMode::online) {  // the base weights are needed
+    shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(), shard_rank);
+  }
   if (s.plan.reference == ReferenceMode::online) {
     s.reference = std::make_unique<ReferenceModel>(shards, s.groups, engine.model);
   }
+  if (loaded) shards.masters = std::move(loaded->state.master);
   s.engine = std::make_unique<FsdpEngine>(std::move(shards), s.groups, engine);
+  if (loaded) {
+    restore_engine(*s.engine, *loaded);
+    restore_rng_state(loaded->rng, s.cuda_device());
+    log0("train: resumed from ", *s.resume_from, " at step ", s.progress.step, " (written by ",
+         loaded->manifest.world_size, " rank(s), now ", world.size(), ")");
+  }
+  s.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,
+                                                     checkpoint_identity(config, model, units, source), *s.host,
+                                                     shard_place(s.groups));
 
   s.peak_tflops = t.peak_tflops;
   if (s.peak_tflops == 0.0 && s.device.is_cuda()) {
@@ -190,22 +245,28 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   const int64_t total = s.plan.total_steps;
   const bool writer = s.world.rank() == 0;
   std::unique_ptr<MetricsFile> metrics;
+  const int64_t first = s.progress.step;
   if (writer) {
     std::filesystem::create_directories(s.config.train.output_dir);
-    metrics = std::make_unique<MetricsFile>(s.config.train.output_dir + "/metrics.jsonl");
+    const std::string path = s.config.train.output_dir + "/metrics.jsonl";
+    if (first > 0) truncate_metrics_after(path, first);
+    metrics = std::make_unique<MetricsFile>(path, /*append=*/first > 0);
   }
   TrainResult result;
+  result.first_step = first;
+  result.steps = first;
   const auto emit = [&](const nlohmann::ordered_json& record) {
     if (metrics) metrics->write(record);
     if (observer.record) observer.record(record);
   };
 
   const Timer run_timer;
-  PairLoader loader(s.data.train, s.loader_options(true), s.world.rank(), s.world.size());
+  PairLoader loader(s.data.train, s.loader_options(true), s.world.rank(), s.world.size(), s.progress.cursor);
   const double dp = s.world.size();
   WindowStats window;
-  int64_t skipped = 0;
-  for (int64_t step = 0; step < total; ++step) {
+  int64_t skipped = s.progress.scaler.skipped;
+  catch_stop_signals();
+  for (int64_t step = first; step < total; ++step) {
     const Timer step_timer;
     const StepBatch batch = loader.next();
     const StepShape shape = agree_step_shape(*s.host, batch.micro_batches);
@@ -231,6 +292,8 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     add_comm(window.comm, outcome.comm);
     skipped += outcome.skipped ? 1 : 0;
     result.steps = step + 1;
+    s.progress.step = result.steps;
+    s.progress.cursor = batch.global.next;
 
     if (result.steps % s.config.train.log_every == 0 || result.steps == total) {
       RecordContext context;
@@ -254,6 +317,21 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       emit(result.last_eval);
     }
     if (observer.step_done) observer.step_done(result.steps, total, run_timer.seconds());
+
+    s.checkpoints->poll();
+    result.preempted = any_rank_stopping(*s.host);
+    const int64_t every = s.config.ckpt.every;
+    if ((every > 0 && result.steps % every == 0) || result.preempted || result.steps == total) s.save_checkpoint();
+    if (result.preempted) {
+      log0("train: stop requested (SIGUSR1/SIGTERM) - checkpoint of step ", result.steps,
+           " saved; continue with --resume auto");
+      break;
+    }
+  }
+  s.checkpoints->finish();
+  if (result.preempted) {
+    result.seconds = run_timer.seconds();
+    return result;
   }
   if (s.data.val) {
     result.last_eval = s.evaluate(result.steps);

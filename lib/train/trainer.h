@@ -22,7 +22,9 @@ struct TrainObserver {
 };
 
 struct TrainResult {
-  int64_t steps = 0;
+  int64_t first_step = 0;  // the step a resumed run started from (0 when fresh)
+  int64_t steps = 0;       // optimizer steps completed, counting those before a resume
+  bool preempted = false;  // stopped early on SIGUSR1/SIGTERM after saving a checkpoint
   double seconds = 0.0;
   nlohmann::ordered_json last_train;  // the last train record (null when none was written)
   nlohmann::ordered_json last_eval;   // the last evaluation (null without validation data)
@@ -30,13 +32,16 @@ struct TrainResult {
 
 class Trainer {
  public:
-  // Collective over the world: opens the data, builds the sharding groups, loads this rank's
-  // model shards (and the reference's). Throws ConfigError / DataError / ModelError.
+  // Collective over the world: decides between a fresh start and a resume (train.resume), opens
+  // the data, builds the sharding groups, loads this rank's model shards from the base model or
+  // the checkpoint (resharded when the rank count changed) and the reference's. Throws
+  // ConfigError / DataError / ModelError / CheckpointError.
   Trainer(const TrainConfig& config, World& world);
   ~Trainer();
 
   const TrainPlan& plan() const;
-  // Collective over the world. Writes metrics.jsonl on rank 0.
+  // Collective over the world. Writes metrics.jsonl on rank 0 and checkpoints (ckpt.every, at
+  // the end, and on SIGUSR1/SIGTERM, which then ends the run early: result.preempted).
   TrainResult run(const TrainObserver& observer = {});
 
  private:

@@ -16,6 +16,8 @@ template <>
 hid_t native_type<uint64_t>() { return H5T_NATIVE_UINT64; }
 template <>
 hid_t native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <>
+hid_t native_type<uint8_t>() { return H5T_NATIVE_UINT8; }
 
 }  // namespace
 
@@ -75,9 +77,9 @@ std::optional<std::string> read_string_attribute(hid_t object, const std::string
 }
 
 template <typename T>
-void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>& values,
+void write_1d_dataset(hid_t file, const std::string& name, const T* values, uint64_t count,
                       const DatasetLayout& layout) {
-  const hsize_t length = values.size();
+  const hsize_t length = count;
   const Hdf5Handle space = hdf5_space(ST_CHECK_HDF5(H5Screate_simple(1, &length, nullptr)));
   const Hdf5Handle properties = hdf5_plist(ST_CHECK_HDF5(H5Pcreate(H5P_DATASET_CREATE)));
   if (layout.compress && length > 0) {
@@ -89,7 +91,7 @@ void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>&
   const Hdf5Handle dataset = hdf5_dataset(ST_CHECK_HDF5(H5Dcreate2(
       file, name.c_str(), native_type<T>(), space.get(), H5P_DEFAULT, properties.get(), H5P_DEFAULT)));
   if (length > 0) {
-    ST_CHECK_HDF5(H5Dwrite(dataset.get(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()));
+    ST_CHECK_HDF5(H5Dwrite(dataset.get(), native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, values));
   }
 }
 
@@ -115,8 +117,7 @@ Hdf5Handle open_dataset_for_reads(hid_t file, const std::string& name, size_t ca
 }
 
 template <typename T>
-void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::vector<T>& out) {
-  out.resize(count);
+void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, T* out) {
   if (count == 0) return;
   const Hdf5Handle file_space = hdf5_space(ST_CHECK_HDF5(H5Dget_space(dataset)));
   const hsize_t start = first;
@@ -124,7 +125,7 @@ void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::ve
   ST_CHECK_HDF5(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &size, nullptr));
   const Hdf5Handle memory_space = hdf5_space(ST_CHECK_HDF5(H5Screate_simple(1, &size, nullptr)));
   ST_CHECK_HDF5(H5Dread(dataset, native_type<T>(), memory_space.get(), file_space.get(),
-                        H5P_DEFAULT, out.data()));
+                        H5P_DEFAULT, out));
 }
 
 template <typename T>
@@ -134,12 +135,17 @@ std::vector<T> read_1d_dataset(hid_t dataset, uint64_t first, uint64_t count) {
   return out;
 }
 
-template void write_1d_dataset<int32_t>(hid_t, const std::string&, const std::vector<int32_t>&, const DatasetLayout&);
-template void write_1d_dataset<uint64_t>(hid_t, const std::string&, const std::vector<uint64_t>&, const DatasetLayout&);
-template void write_1d_dataset<float>(hid_t, const std::string&, const std::vector<float>&, const DatasetLayout&);
+template void write_1d_dataset<int32_t>(hid_t, const std::string&, const int32_t*, uint64_t, const DatasetLayout&);
+template void write_1d_dataset<uint64_t>(hid_t, const std::string&, const uint64_t*, uint64_t, const DatasetLayout&);
+template void write_1d_dataset<float>(hid_t, const std::string&, const float*, uint64_t, const DatasetLayout&);
+template void write_1d_dataset<uint8_t>(hid_t, const std::string&, const uint8_t*, uint64_t, const DatasetLayout&);
+template void read_1d_dataset_into<int32_t>(hid_t, uint64_t, uint64_t, int32_t*);
+template void read_1d_dataset_into<uint64_t>(hid_t, uint64_t, uint64_t, uint64_t*);
+template void read_1d_dataset_into<float>(hid_t, uint64_t, uint64_t, float*);
+template void read_1d_dataset_into<uint8_t>(hid_t, uint64_t, uint64_t, uint8_t*);
 template std::vector<int32_t> read_1d_dataset<int32_t>(hid_t, uint64_t, uint64_t);
 template std::vector<uint64_t> read_1d_dataset<uint64_t>(hid_t, uint64_t, uint64_t);
 template std::vector<float> read_1d_dataset<float>(hid_t, uint64_t, uint64_t);
-template void read_1d_dataset_into<int32_t>(hid_t, uint64_t, uint64_t, std::vector<int32_t>&);
+template std::vector<uint8_t> read_1d_dataset<uint8_t>(hid_t, uint64_t, uint64_t);
 
 }  // namespace st

@@ -1,5 +1,5 @@
 // Small typed helpers over the HDF5 C API for what shardtune stores: scalar attributes (int64,
-// string) on a file's root group and 1-D datasets of int32 / uint64 / float32.
+// string) on a file's root group and 1-D datasets of int32 / uint64 / float32 / uint8.
 #pragma once
 
 #include <hdf5.h>
@@ -30,8 +30,13 @@ struct DatasetLayout {
 
 // One 1-D dataset; contiguous when uncompressed (any slice reads directly), chunked otherwise.
 template <typename T>
-void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>& values,
+void write_1d_dataset(hid_t file, const std::string& name, const T* values, uint64_t count,
                       const DatasetLayout& layout);
+template <typename T>
+void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>& values,
+                      const DatasetLayout& layout) {
+  write_1d_dataset(file, name, values.data(), values.size(), layout);
+}
 
 // nullopt when absent; throws IoError when present with another element type.
 struct DatasetShape {
@@ -46,8 +51,14 @@ Hdf5Handle open_dataset_for_reads(hid_t file, const std::string& name, size_t ca
 
 template <typename T>
 std::vector<T> read_1d_dataset(hid_t dataset, uint64_t first, uint64_t count);
-// Reads [first, first + count) into `out` (resized), reusing the caller's buffer.
+// Reads [first, first + count) into `out` (count elements).
 template <typename T>
-void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::vector<T>& out);
+void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, T* out);
+// The same into `out` (resized), reusing the caller's buffer.
+template <typename T>
+void read_1d_dataset_into(hid_t dataset, uint64_t first, uint64_t count, std::vector<T>& out) {
+  out.resize(count);
+  read_1d_dataset_into(dataset, first, count, out.data());
+}
 
 }  // namespace st

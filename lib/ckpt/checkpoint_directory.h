@@ -1,0 +1,39 @@
+// The checkpoint directory of a run: step_XXXXXXXX/ entries (complete once they hold COMPLETE;
+// written as step_XXXXXXXX.tmp and renamed), the `latest` symlink, leftovers of interrupted
+// saves, retention (keep the newest K), and what a resume spec (auto | path) points at.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace st {
+
+inline constexpr const char* kCompleteMarker = "COMPLETE";
+
+std::string step_directory_name(int64_t step);       // step_00000500
+std::string rank_file_name(int shard);               // rank_00000.h5
+
+struct CheckpointEntry {
+  int64_t step = 0;
+  std::string path;
+};
+
+// Complete checkpoints in `directory`, oldest first; none when it does not exist.
+std::vector<CheckpointEntry> list_complete_checkpoints(const std::string& directory);
+// Removes step_*.tmp directories (saves a crash or kill interrupted); returns how many.
+int remove_incomplete_checkpoints(const std::string& directory);
+// Removes every step_* entry and `latest` (a fresh run with train.overwrite).
+void remove_all_checkpoints(const std::string& directory);
+// Deletes the oldest complete checkpoints until `keep_last` remain (0 = keep all).
+void apply_retention(const std::string& directory, int64_t keep_last);
+// Points <directory>/latest at `step_name` (atomically: a new link renamed over the old one).
+void point_latest_at(const std::string& directory, const std::string& step_name);
+
+// The checkpoint a resume spec selects: "auto" = the newest complete one in `directory` (none
+// when there is none); otherwise a step directory (must be complete) or a checkpoint directory
+// (its newest complete one; an error when it has none). Throws CheckpointError.
+std::optional<std::string> resolve_resume(const std::string& spec, const std::string& directory);
+
+}  // namespace st

@@ -1,0 +1,128 @@
+#include "ckpt/checkpoint_manifest.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using nlohmann::json;
+
+std::string hex32(uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%08x", value);
+  return text;
+}
+
+// Reads field `key` of `object`, naming the manifest and the field when it is missing or mistyped.
+template <typename T>
+T field(const json& object, const std::string& key, const std::string& where) {
+  if (!object.contains(key)) throw CheckpointError(where + ": field '" + key + "' is missing");
+  try {
+    return object.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw CheckpointError(where + ": field '" + key + "' has the wrong type (" + object.at(key).dump() + ")");
+  }
+}
+
+}  // namespace
+
+std::string format_checkpoint_manifest(const CheckpointManifest& m) {
+  json units = json::array();
+  for (const auto& unit : m.units) units.push_back({{"name", unit.name}, {"numel", unit.numel}});
+  json files = json::array();
+  for (const auto& file : m.files) {
+    files.push_back({{"file", file.name}, {"bytes", file.bytes}, {"crc32", hex32(file.crc32)}});
+  }
+  const TrainProgress& p = m.progress;
+  const json progress = {
+      {"step", p.step},
+      {"total_steps", p.total_steps},
+      {"global_batch", p.global_batch},
+      {"sampler", {{"epoch", p.cursor.epoch}, {"consumed", p.cursor.consumed}}},
+      {"optimizer_steps", p.optimizer_steps},
+      {"loss_scaler",
+       {{"scale", p.scaler.scale},
+        {"hysteresis_left", p.scaler.hysteresis_left},
+        {"clean_steps", p.scaler.clean_steps},
+        {"skipped", p.scaler.skipped}}}};
+  json out = {{"format", "shardtune.checkpoint"},
+              {"format_version", m.format_version},
+              {"progress", progress},
+              {"world_size", m.world_size},
+              {"shard_count", m.shard_count()},
+              {"units", units},
+              {"model", {{"source", m.model_source}, {"config", m.model_config}}},
+              {"git_sha", m.git_sha},
+              {"files", files},
+              {"config", m.config}};
+  return out.dump(2) + "\n";
+}
+
+CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
+  const std::string path = (std::filesystem::path(directory) / kCheckpointManifestName).string();
+  std::ifstream in(path);
+  if (!in) throw CheckpointError(path + ": missing or unreadable; is " + directory + " a shardtune checkpoint (step_*)?");
+  json root;
+  try {
+    in >> root;
+  } catch (const json::exception& error) {
+    throw CheckpointError(path + ": not valid JSON (" + error.what() + ")");
+  }
+  if (!root.is_object() || root.value("format", "") != "shardtune.checkpoint") {
+    throw CheckpointError(path + ": field 'format' is not \"shardtune.checkpoint\"; not a shardtune checkpoint");
+  }
+  CheckpointManifest m;
+  m.format_version = field<int>(root, "format_version", path);
+  if (m.format_version != kCheckpointFormatVersion) {
+    throw CheckpointError(path + ": format_version " + std::to_string(m.format_version) + " is not the " +
+                          std::to_string(kCheckpointFormatVersion) + " this shardtune reads; resume it with "
+                          "the shardtune version that wrote it (git_sha " + root.value("git_sha", "?") + ")");
+  }
+  const json progress = field<json>(root, "progress", path);
+  const std::string where = path + " progress";
+  TrainProgress& p = m.progress;
+  p.step = field<int64_t>(progress, "step", where);
+  p.total_steps = field<int64_t>(progress, "total_steps", where);
+  p.global_batch = field<int64_t>(progress, "global_batch", where);
+  const json sampler = field<json>(progress, "sampler", where);
+  p.cursor.epoch = field<uint64_t>(sampler, "epoch", where + ".sampler");
+  p.cursor.consumed = field<uint64_t>(sampler, "consumed", where + ".sampler");
+  p.optimizer_steps = field<int64_t>(progress, "optimizer_steps", where);
+  const json scaler = field<json>(progress, "loss_scaler", where);
+  p.scaler.scale = field<double>(scaler, "scale", where + ".loss_scaler");
+  p.scaler.hysteresis_left = field<int64_t>(scaler, "hysteresis_left", where + ".loss_scaler");
+  p.scaler.clean_steps = field<int64_t>(scaler, "clean_steps", where + ".loss_scaler");
+  p.scaler.skipped = field<int64_t>(scaler, "skipped", where + ".loss_scaler");
+
+  m.world_size = field<int>(root, "world_size", path);
+  for (const json& unit : field<json>(root, "units", path)) {
+    m.units.push_back({field<std::string>(unit, "name", path + " units"), field<int64_t>(unit, "numel", path + " units")});
+  }
+  const json model = field<json>(root, "model", path);
+  m.model_source = field<std::string>(model, "source", path + " model");
+  m.model_config = field<json>(model, "config", path + " model");
+  m.config = field<std::string>(root, "config", path);
+  m.git_sha = field<std::string>(root, "git_sha", path);
+  for (const json& file : field<json>(root, "files", path)) {
+    CheckpointFile entry;
+    entry.name = field<std::string>(file, "file", path + " files");
+    entry.bytes = field<uint64_t>(file, "bytes", path + " files");
+    const std::string crc = field<std::string>(file, "crc32", path + " files");
+    char* end = nullptr;
+    entry.crc32 = static_cast<uint32_t>(std::strtoul(crc.c_str(), &end, 16));
+    if (crc.empty() || *end != '\0') throw CheckpointError(path + ": files crc32 '" + crc + "' is not hexadecimal");
+    m.files.push_back(entry);
+  }
+  if (m.files.empty() || m.units.empty()) throw CheckpointError(path + ": lists no rank files or no units");
+  if (field<int>(root, "shard_count", path) != m.shard_count()) {
+    throw CheckpointError(path + ": shard_count differs from the number of files listed");
+  }
+  return m;
+}
+
+}  // namespace st

@@ -1,0 +1,99 @@
+#include "train/train_checkpoints.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ckpt/checkpoint_directory.h"
+#include "config/config_writer.h"
+#include "dist/string_gather.h"
+#include "util/errors.h"
+#include "util/file_io.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Rank 0's decision, or the error it ran into, as one string every rank receives.
+std::string decide_on_rank0(const TrainConfig& config) {
+  const std::string directory = checkpoint_directory(config);
+  const int removed = remove_incomplete_checkpoints(directory);
+  if (removed > 0) log0("checkpoint: removed ", removed, " interrupted save(s) (step_*.tmp) in ", directory);
+  const std::optional<std::string> resume = resolve_resume(config.train.resume, directory);
+  if (resume) return "resume:" + *resume;
+  const bool has_metrics = fs::exists(fs::path(config.train.output_dir) / "metrics.jsonl");
+  const bool has_checkpoints = !list_complete_checkpoints(directory).empty();
+  if ((has_metrics || has_checkpoints) && !config.train.overwrite && config.train.resume != "auto") {
+    throw ConfigError("train.output_dir = " + config.train.output_dir + " already holds a run (" +
+                      (has_checkpoints ? "checkpoints in " + directory : std::string("metrics.jsonl")) +
+                      "); continue it with --resume auto, choose a new train.output_dir, or pass "
+                      "--train.overwrite=true to replace its outputs");
+  }
+  if (has_checkpoints) {
+    log0("checkpoint: starting fresh; removing the earlier run's checkpoints in ", directory);
+    remove_all_checkpoints(directory);
+  }
+  return "fresh:";
+}
+
+}  // namespace
+
+std::string checkpoint_directory(const TrainConfig& config) {
+  return config.ckpt.dir.empty() ? (fs::path(config.train.output_dir) / "checkpoints").string() : config.ckpt.dir;
+}
+
+std::optional<std::string> prepare_run_directory(const TrainConfig& config, Communicator& world) {
+  std::string decision;
+  if (world.rank() == 0) {
+    try {
+      decision = decide_on_rank0(config);
+    } catch (const ConfigError& error) {
+      decision = std::string("config-error:") + error.what();
+    } catch (const Error& error) {
+      decision = std::string("error:") + error.what();
+    }
+  }
+  decision = all_gather_strings(world, decision).at(0);
+  const auto rest = [&](const char* prefix) { return decision.substr(std::string(prefix).size()); };
+  if (decision.rfind("config-error:", 0) == 0) throw ConfigError(rest("config-error:"));
+  if (decision.rfind("error:", 0) == 0) throw CheckpointError(rest("error:"));
+  if (decision.rfind("resume:", 0) == 0) return rest("resume:");
+  return std::nullopt;
+}
+
+ShardPlace shard_place(ShardingGroups& groups) {
+  return {groups.shard->rank(), groups.shard->size(), !groups.replica || groups.replica->rank() == 0};
+}
+
+CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,
+                                       const std::vector<UnitLayout>& units, const std::string& model_source) {
+  return {to_hf_config_json(model), model_source, units, format_resolved_config(config)};
+}
+
+ShardState engine_state(FsdpEngine& engine) {
+  return {engine.model().master_shards(), engine.optimizer().exp_avg(), engine.optimizer().exp_avg_sq()};
+}
+
+void restore_engine(FsdpEngine& engine, const LoadedCheckpoint& loaded) {
+  engine.optimizer().restore(loaded.manifest.progress.optimizer_steps, loaded.state.exp_avg, loaded.state.exp_avg_sq);
+  engine.scaler().restore(loaded.manifest.progress.scaler);
+}
+
+void truncate_metrics_after(const std::string& path, int64_t step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_discarded()) continue;  // a line cut short by the crash
+    if (record.value("step", int64_t{0}) > step) continue;
+    kept += line + "\n";
+  }
+  write_file_atomically(path, kept);
+}
+
+}  // namespace st

@@ -1,0 +1,38 @@
+// The trainer's side of checkpoints: where they go, which one a run resumes from (and whether
+// starting fresh would overwrite an earlier run), what a save takes from the engine, and
+// putting a loaded checkpoint back into it. Formats and I/O live in lib/ckpt.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "ckpt/checkpoint_reader.h"
+#include "ckpt/checkpoint_writer.h"
+#include "config/train_config.h"
+#include "dist/communicator.h"
+#include "fsdp/fsdp_engine.h"
+#include "fsdp/sharding.h"
+
+namespace st {
+
+std::string checkpoint_directory(const TrainConfig& config);  // ckpt.dir or <output_dir>/checkpoints
+
+// Collective over `world`. Rank 0 removes saves a crash interrupted and decides: the checkpoint
+// train.resume selects (nullopt = start fresh). Starting fresh where an earlier run left
+// metrics or checkpoints needs train.overwrite (which removes those checkpoints) or
+// train.resume = auto. Throws ConfigError / CheckpointError on every rank.
+std::optional<std::string> prepare_run_directory(const TrainConfig& config, Communicator& world);
+
+ShardPlace shard_place(ShardingGroups& groups);
+CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,
+                                       const std::vector<UnitLayout>& units, const std::string& model_source);
+// Views of the engine's masters and AdamW moments (no copies).
+ShardState engine_state(FsdpEngine& engine);
+// Moments, AdamW step count and loss scaler from `loaded` (the masters went in at construction).
+void restore_engine(FsdpEngine& engine, const LoadedCheckpoint& loaded);
+
+// metrics.jsonl of a resumed run: drops the records after `step` (written after the checkpoint
+// by the run that stopped), so the resumed run's records follow on without duplicates.
+void truncate_metrics_after(const std::string& path, int64_t step);
+
+}  // namespace st

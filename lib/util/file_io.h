@@ -1,0 +1,17 @@
+// Durable file operations shared by the dataset, checkpoint and export writers: CRC-32 of a
+// file, fsync of a file or a directory (so a rename survives a crash), and whole-file writes
+// that appear atomically. Errors throw IoError naming the path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace st {
+
+uint32_t file_crc32(const std::string& path);
+void sync_file(const std::string& path);
+void sync_directory(const std::string& path);
+// Writes `text` to path.tmp, fsyncs it and renames it over `path`.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace st
