@@ -23,6 +23,7 @@ const Command kCommands[] = {
     {"precompute-ref", "write the reference model's log-probs into a DPO dataset's shards", st::run_precompute_ref},
     {"prep", "token-id JSONL -> HDF5 pair dataset (train/val shards + manifest)", st::run_prep},
     {"synth", "a learnable synthetic pair dataset for demos, tests and benchmarks", st::run_synth},
+    {"export", "a sharded checkpoint -> a consolidated Hugging Face model (safetensors)", st::run_export},
     {"score", "log-probs of completions under a model (JSONL in, JSONL out)", st::run_score},
     {"estimate", "memory per GPU and per host for a model, cluster shape and sharding", st::run_estimate},
     {"env", "print every rank's software versions and check they match", st::run_env},

@@ -111,19 +111,19 @@ std::optional<std::string> resolve_resume(const std::string& spec, const std::st
   }
   const fs::path path = fs::weakly_canonical(spec);
   if (!fs::is_directory(path)) {
-    throw CheckpointError("train.resume = " + spec + ": no such directory; give a step_* checkpoint, a "
+    throw CheckpointError("checkpoint " + spec + ": no such directory; give a step_* checkpoint, a "
                           "checkpoint directory, or auto");
   }
   if (step_of(path.filename().string())) {
     if (!is_complete(path)) {
-      throw CheckpointError("train.resume = " + spec + ": this checkpoint has no " + kCompleteMarker +
+      throw CheckpointError("checkpoint " + spec + ": this checkpoint has no " + kCompleteMarker +
                             " marker (its save was interrupted); resume from an earlier one");
     }
     return path.string();
   }
   const auto complete = list_complete_checkpoints(path.string());
   if (complete.empty()) {
-    throw CheckpointError("train.resume = " + spec + ": holds no complete step_* checkpoint");
+    throw CheckpointError("checkpoint " + spec + ": holds no complete step_* checkpoint");
   }
   return complete.back().path;
 }

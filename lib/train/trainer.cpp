@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_reader.h"
+#include "ckpt/hf_export.h"
 #include "data/pair_loader.h"
 #include "dist/mpi_communicator.h"
 #include "dist/value_gather.h"
@@ -132,6 +133,21 @@ struct Trainer::State {
     progress.optimizer_steps = engine->optimizer().steps_taken();
     progress.scaler = engine->scaler().state();
     checkpoints->save(progress, engine_state(*engine), capture_rng_state(cuda_device()));
+  }
+
+  // <output_dir>/export from the in-memory masters (the same bytes the last checkpoint holds).
+  void export_model() {
+    HfExportOptions options;
+    options.dtype = export_dtype(config.ckpt.export_dtype);
+    options.max_shard_bytes = static_cast<uint64_t>(config.ckpt.export_shard_gb * 1e9);
+    options.base_model_dir = config.model.path;
+    options.replace = true;  // the run owns <output_dir>/export
+    const std::string output = config.train.output_dir + "/export";
+    FsdpModel& model = engine->model();
+    const HfExportResult exported = export_hf_model(output, model.config(), model.units(), model.master_shards(),
+                                                    shard_place(groups), *host, options);
+    log0("export: ", output, " (", config.ckpt.export_dtype, ", ", exported.files, " file(s), ",
+         static_cast<double>(exported.bytes) / 1e9, " GB) in ", exported.seconds, " s");
   }
 
   int64_t peak_memory_bytes() const {
@@ -337,6 +353,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     result.last_eval = s.evaluate(result.steps);
     emit(result.last_eval);
   }
+  if (s.config.ckpt.export_hf) s.export_model();
   result.seconds = run_timer.seconds();
   return result;
 }

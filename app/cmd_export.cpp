@@ -1,0 +1,86 @@
+// `shardtune export`: a sharded checkpoint -> a consolidated Hugging Face model directory that
+// transformers and vLLM load. Any number of ranks: each reads its slice of every unit from the
+// rank files (resharded) and writes it into the safetensors files in place (lib/ckpt/hf_export.h).
+#include <boost/program_options.hpp>
+#include <filesystem>
+
+#include "ckpt/checkpoint_directory.h"
+#include "ckpt/checkpoint_reader.h"
+#include "ckpt/hf_export.h"
+#include "command_options.h"
+#include "command_runner.h"
+#include "commands.h"
+#include "dist/mpi_communicator.h"
+#include "dist/value_gather.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "util/errors.h"
+#include "util/host_memory.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+namespace {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct ExportCommand {
+  std::string checkpoint, output, dtype = "bf16";
+  double shard_gb = 5.0;
+  bool overwrite = false;
+};
+
+po::options_description export_options(ExportCommand& o) {
+  po::options_description options("shardtune export --checkpoint DIR --output HF_DIR", 110, 50);
+  options.add_options()
+      ("help", "print this help and exit")
+      ("checkpoint", po::value(&o.checkpoint), "a step_* checkpoint, or a checkpoint directory (its newest complete one)")
+      ("output", po::value(&o.output), "Hugging Face model directory to write")
+      ("dtype", po::value(&o.dtype)->default_value("bf16"), "dtype of the exported weights: bf16|fp32")
+      ("shard-gb", po::value(&o.shard_gb)->default_value(5.0), "size limit of one safetensors file [GB]")
+      ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output directory");
+  return options;
+}
+
+}  // namespace
+
+int run_export(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    ExportCommand o;
+    if (!parse_command_options("export", args, export_options(o), world.rank())) return kExitOk;
+    if (o.checkpoint.empty() || o.output.empty()) throw ConfigError("export: --checkpoint and --output are required");
+    if (o.shard_gb <= 0.0) throw ConfigError("export: --shard-gb must be > 0");
+    HfExportOptions options;
+    options.dtype = export_dtype(o.dtype);
+    options.max_shard_bytes = static_cast<uint64_t>(o.shard_gb * 1e9);
+    options.replace = o.overwrite;
+    if (fs::exists(o.output) && !o.overwrite) {
+      throw ConfigError("export: --output " + o.output + " exists; pass --overwrite to replace it or choose another");
+    }
+    const std::string directory = resolve_resume(o.checkpoint, o.checkpoint).value();
+    const Timer timer;
+    reset_peak_resident();
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const CheckpointManifest manifest = read_checkpoint_manifest(directory);
+    const ModelConfig config = parse_model_config(manifest.model_config, directory + "/manifest.json");
+    const std::vector<UnitLayout> units = build_unit_layouts(config, world.size());
+    const LoadedCheckpoint loaded = load_checkpoint(directory, units, world.rank(), communicator, false);
+    if (fs::is_directory(manifest.model_source)) options.base_model_dir = manifest.model_source;
+    const HfExportResult result = export_hf_model(o.output, config, units, loaded.state.master,
+                                                  {world.rank(), world.size(), true}, communicator, options);
+    const std::vector<double> peaks = all_gather_values(communicator, {static_cast<double>(peak_resident_bytes())});
+    double peak = 0.0;
+    for (double rank_peak : peaks) peak = std::max(peak, rank_peak);
+    const double seconds = timer.seconds();
+    log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (", o.dtype, ", ",
+         result.files, " file(s), ", static_cast<double>(result.bytes) / 1e9, " GB) on ", world.size(), " rank(s) in ",
+         seconds, " s (", static_cast<double>(result.bytes) / 1e9 / seconds, " GB/s); peak RSS per rank ",
+         peak / 1e9, " GB (max over ranks), fp32 model ", static_cast<double>(result.bytes) /
+         static_cast<double>(at::elementSize(options.dtype)) * 4.0 / 1e9, " GB");
+    return kExitOk;
+  });
+}
+
+}  // namespace st

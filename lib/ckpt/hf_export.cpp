@@ -1,0 +1,125 @@
+#include "ckpt/hf_export.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "model/safetensors_writer.h"
+#include "util/errors.h"
+#include "util/file_io.h"
+#include "util/timer.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files of a base model directory that belong with the weights.
+constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                                           "special_tokens_map.json", "tokenizer.model", "vocab.json",
+                                           "merges.txt", "chat_template.jinja", "added_tokens.json"};
+
+std::vector<TensorSpec> export_specs(const std::vector<UnitLayout>& units, at::ScalarType dtype) {
+  std::vector<TensorSpec> specs;
+  for (const UnitLayout& unit : units) {
+    for (const ParamSlot& slot : unit.params) specs.push_back({slot.spec.name, dtype, slot.spec.shape});
+  }
+  return specs;
+}
+
+std::string torch_dtype_name(at::ScalarType dtype) { return dtype == at::kFloat ? "float32" : "bfloat16"; }
+
+// config.json: the base model's own (every field kept) or the one the config describes.
+nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options) {
+  nlohmann::json json = to_hf_config_json(config);
+  const fs::path base = fs::path(options.base_model_dir) / "config.json";
+  if (!options.base_model_dir.empty() && fs::exists(base)) {
+    std::ifstream in(base);
+    json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
+  }
+  json["torch_dtype"] = torch_dtype_name(options.dtype);
+  return json;
+}
+
+// Rank 0: the directory with every file at its final size, headers and side files in place.
+void prepare_output(const fs::path& temporary, const ModelConfig& config, const ShardedLayout& layout,
+                    const HfExportOptions& options) {
+  fs::remove_all(temporary);
+  fs::create_directories(temporary);
+  for (size_t i = 0; i < layout.files.size(); ++i) {
+    create_safetensors_file((temporary / layout.file_names[i]).string(), layout.files[i]);
+  }
+  if (layout.has_index()) {
+    write_file_atomically((temporary / "model.safetensors.index.json").string(), layout.index_json().dump(2) + "\n");
+  }
+  write_file_atomically((temporary / "config.json").string(), export_config_json(config, options).dump(2) + "\n");
+  for (const char* name : kCompanionFiles) {
+    const fs::path source = fs::path(options.base_model_dir) / name;
+    if (!options.base_model_dir.empty() && fs::exists(source)) fs::copy_file(source, temporary / name);
+  }
+}
+
+}  // namespace
+
+at::ScalarType export_dtype(const std::string& name) {
+  if (name == "bf16") return at::kBFloat16;
+  if (name == "fp32") return at::kFloat;
+  throw ConfigError("export dtype '" + name + "' is not bf16|fp32");
+}
+
+HfExportResult export_hf_model(const std::string& output, const ModelConfig& config,
+                               const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters,
+                               const ShardPlace& place, Communicator& world, const HfExportOptions& options) {
+  const Timer timer;
+  const fs::path final_path = output;
+  const fs::path temporary = output + ".tmp";
+  const ShardedLayout layout = plan_sharded_layout(export_specs(units, options.dtype), options.max_shard_bytes);
+  if (world.rank() == 0) {
+    if (fs::exists(final_path) && !options.replace) {
+      throw ConfigError("export: " + output + " exists; choose another output or allow replacing it");
+    }
+    prepare_output(temporary, config, layout, options);
+  }
+  world.barrier();
+
+  std::set<size_t> touched;
+  if (place.writes) {
+    for (size_t u = 0; u < units.size(); ++u) {
+      const UnitLayout& unit = units[u];
+      const at::Tensor shard = masters.at(u).to(at::kCPU);
+      for (const ParamSlot& slot : unit.params) {
+        const SlotOverlap piece = overlap(slot, unit.shard_offset(place.shard), unit.shard_numel);
+        if (piece.length == 0) continue;
+        const size_t file = layout.file_of.at(slot.spec.name);
+        const at::Tensor converted = shard.narrow(0, piece.range_offset, piece.length).to(options.dtype);
+        const uint64_t offset = layout.files[file].offset_of(slot.spec.name) +
+                                static_cast<uint64_t>(piece.param_offset) * at::elementSize(options.dtype);
+        write_tensor_at((temporary / layout.file_names[file]).string(), offset, converted);
+        touched.insert(file);
+      }
+    }
+    for (size_t file : touched) sync_file((temporary / layout.file_names[file]).string());
+  }
+  world.barrier();
+  if (world.rank() == 0) {
+    sync_directory(temporary.string());
+    const fs::path previous = output + ".old";
+    fs::remove_all(previous);
+    if (fs::exists(final_path)) fs::rename(final_path, previous);
+    fs::rename(temporary, final_path);
+    fs::remove_all(previous);
+    sync_directory(final_path.parent_path().empty() ? "." : final_path.parent_path().string());
+  }
+  world.barrier();
+  HfExportResult result;
+  for (const TensorSpec& spec : export_specs(units, options.dtype)) result.bytes += spec.bytes();
+  result.files = static_cast<int>(layout.files.size());
+  result.seconds = timer.seconds();
+  return result;
+}
+
+}  // namespace st
