@@ -1,6 +1,7 @@
 // shardtune: one binary, one subcommand per file. main() only dispatches.
 #include <algorithm>
 #include <cstring>
+#include <csignal>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ void print_version() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f, quotas) a write fails with EFBIG and a clear error
+  // instead of the kernel killing the process mid-save.
+  std::signal(SIGXFSZ, SIG_IGN);
   const std::string first = argc > 1 ? argv[1] : "";
   if (first.empty() || first == "--help" || first == "-h" || first == "help") {
     print_usage();

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include "ckpt/checkpoint_directory.h"
@@ -28,6 +30,16 @@ std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& tensors, bool cop
   return host;
 }
 
+// Fault injection for the e2e tests (docs/testing.md): ST_TEST_KILL_IN_SAVE=<step> kills the
+// last shard's writer with SIGKILL after its file is written but before the checkpoint is
+// committed, as a node failure in the middle of a save would.
+void kill_if_fault_injected(int64_t step, const ShardPlace& place) {
+  const char* at_step = std::getenv("ST_TEST_KILL_IN_SAVE");
+  if (at_step != nullptr && std::atoll(at_step) == step && place.shard == place.shard_count - 1) {
+    std::raise(SIGKILL);
+  }
+}
+
 }  // namespace
 
 struct CheckpointWriter::Pending {
@@ -46,6 +58,7 @@ struct CheckpointWriter::Pending {
   void write(const std::vector<UnitLayout>& units, const ShardPlace& place) {
     try {
       write_rank_file(file, units, state, rng, place.shard, place.shard_count);
+      kill_if_fault_injected(progress.step, place);
       sync_file(file);
       crc32 = file_crc32(file);
       bytes = fs::file_size(file);

@@ -18,8 +18,22 @@ namespace {
 namespace fs = std::filesystem;
 
 // Rank 0's decision, or the error it ran into, as one string every rank receives.
+// Fails before any training when checkpoints could not be written.
+void require_writable(const std::string& directory) {
+  const fs::path probe = fs::path(directory) / ".write_test";
+  try {
+    fs::create_directories(directory);
+    write_file_atomically(probe.string(), "shardtune\n");
+    fs::remove(probe);
+  } catch (const std::exception& error) {
+    throw IoError("ckpt.dir = " + directory + " is not writable (" + error.what() + "); choose a writable "
+                  "ckpt.dir or train.output_dir");
+  }
+}
+
 std::string decide_on_rank0(const TrainConfig& config) {
   const std::string directory = checkpoint_directory(config);
+  require_writable(directory);
   const int removed = remove_incomplete_checkpoints(directory);
   if (removed > 0) log0("checkpoint: removed ", removed, " interrupted save(s) (step_*.tmp) in ", directory);
   const std::optional<std::string> resume = resolve_resume(config.train.resume, directory);

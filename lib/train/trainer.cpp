@@ -173,8 +173,13 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   s.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
   s.resume_from = prepare_run_directory(config, *s.host);
 
-  // The data first: a wrong directory should fail before the model is read.
+  // A checkpoint of another model, then a wrong data directory, fail before any weights are read.
   const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+  std::optional<CheckpointManifest> manifest;
+  if (s.resume_from) {
+    manifest = read_checkpoint_manifest(*s.resume_from);
+    check_checkpoint_model(*manifest, *s.resume_from, to_hf_config_json(model), build_unit_layouts(model, 1));
+  }
   s.data = open_train_data(config, model.vocab_size);
   s.plan = plan_training(config, s.data, world.size(), s.device.is_cuda());
   s.compute_dtype = compute_scalar_type(s.plan.compute_dtype);
@@ -187,11 +192,9 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
   std::optional<LoadedCheckpoint> loaded;
   if (s.resume_from) {
-    const CheckpointManifest manifest = read_checkpoint_manifest(*s.resume_from);
-    check_checkpoint_model(manifest, *s.resume_from, to_hf_config_json(model), units);
-    if (manifest.progress.global_batch != s.plan.global_batch) {
+    if (manifest->progress.global_batch != s.plan.global_batch) {
       throw ConfigError("train.resume: checkpoint " + *s.resume_from + " was trained with a global batch of " +
-                        std::to_string(manifest.progress.global_batch) + " pairs, this run has " +
+                        std::to_string(manifest->progress.global_batch) + " pairs, this run has " +
                         std::to_string(s.plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
                         "train.grad_accum or train.micro_batch so that they match");
     }
