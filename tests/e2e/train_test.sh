@@ -137,7 +137,7 @@ case "$case_name" in
     train_run 1 "$work/done" --train.max_steps=2
     cp "$work/done/metrics.jsonl" "$work/before.jsonl"
     run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/done" --train.grad_accum=4 --train.max_steps=2
-    expect_output 'already holds a run \(metrics.jsonl\); choose a new train.output_dir, or pass --train.overwrite=true'
+    expect_output 'already holds a run \(checkpoints in .*\); continue it with --resume auto, choose a new train.output_dir, or pass --train.overwrite=true'
     cmp -s "$work/done/metrics.jsonl" "$work/before.jsonl" || fail "the earlier run's metrics changed"
     ;;
   plot_renders)
