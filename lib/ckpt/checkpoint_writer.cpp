@@ -1,6 +1,7 @@
 #include "ckpt/checkpoint_writer.h"
 
 #include <ATen/ATen.h>
+#include <hdf5.h>
 
 #include <atomic>
 #include <csignal>
@@ -73,7 +74,14 @@ struct CheckpointWriter::Pending {
 CheckpointWriter::CheckpointWriter(std::string directory, const CkptOptions& options, CheckpointIdentity identity,
                                    Communicator& world, ShardPlace place)
     : directory_(std::move(directory)), options_(options), identity_(std::move(identity)), world_(world),
-      place_(place) {}
+      place_(place) {
+  hbool_t threadsafe = 0;
+  H5is_library_threadsafe(&threadsafe);
+  if (options_.async && !threadsafe) {  // the data loader reads HDF5 on its own thread meanwhile
+    throw ConfigError("ckpt.async = true needs an HDF5 library built thread-safe, and this one is not "
+                      "(Spack: hdf5+threadsafe); set ckpt.async = false");
+  }
+}
 
 CheckpointWriter::~CheckpointWriter() {
   if (pending_ && pending_->thread.joinable()) pending_->thread.join();

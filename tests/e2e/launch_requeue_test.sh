@@ -35,15 +35,16 @@ export = true
 export_dtype = fp32
 INI
 
-launch() {  # launch <output dir>: the batch script as Slurm would run it (in the background)
-  PATH="$work/bin:$PATH" CONFIG="$work/run.ini" SHARDTUNE="$bin" SLURM_JOB_ID=4242 \
+# launch <output dir>: the batch script as Slurm runs it (exec: signals reach the script itself).
+launch() {
+  exec env PATH="$work/bin:$PATH" CONFIG="$work/run.ini" SHARDTUNE="$bin" SLURM_JOB_ID=4242 \
     bash "$script" --train.output_dir="$1" --progress off >"$1.log" 2>&1
 }
 
 case "$case_name" in
   usr1_requeues_and_resumes)
-    launch "$work/straight" || fail "uninterrupted run failed: $(tail -5 "$work/straight.log")"
-    launch "$work/job" &
+    (launch "$work/straight") || fail "uninterrupted run failed: $(tail -5 "$work/straight.log")"
+    (launch "$work/job") &
     job=$!
     for _ in $(seq 600); do
       [ -f "$work/job/metrics.jsonl" ] && [ "$(wc -l <"$work/job/metrics.jsonl")" -ge 5 ] && break
@@ -56,7 +57,7 @@ case "$case_name" in
     [ "$rc" -eq 75 ] || fail "the preempted job exited $rc, expected 75"
     grep -q '^requeue 4242$' "$work/scontrol.log" || fail "no scontrol requeue"
     grep -q 'requeueing job 4242' "$work/job.log" || fail "the script did not say it requeues"
-    launch "$work/job" || fail "the requeued job failed: $(tail -5 "$work/job.log")"
+    (launch "$work/job") || fail "the requeued job failed: $(tail -5 "$work/job.log")"
     grep -q 'resumed from .*step_' "$work/job.log" || fail "the requeued job did not resume"
     cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
       fail "preempted + requeued run ends with other weights than an uninterrupted one"
