@@ -11,6 +11,7 @@
 #include "dist/value_gather.h"
 #include "util/errors.h"
 #include "util/file_io.h"
+#include "util/host_memory.h"
 
 namespace st {
 namespace {
@@ -109,9 +110,11 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
   for (StateKind kind : kAllStateKinds) {
     if (kind != StateKind::master && !with_moments) continue;
     for (const UnitLayout& unit : units) {
-      at::Tensor out = at::zeros({unit.shard_numel}, at::kFloat);  // the padding past numel stays 0
+      at::Tensor out = at::empty({unit.shard_numel}, at::kFloat);
+      advise_huge_pages(out.data_ptr(), out.nbytes());
       const int64_t first = unit.shard_offset(shard);
-      const int64_t last = std::min(first + unit.shard_numel, unit.numel);
+      const int64_t last = std::max(first, std::min(first + unit.shard_numel, unit.numel));
+      out.narrow(0, last - first, unit.shard_numel - (last - first)).zero_();  // padding past numel
       const int64_t old_shard_numel = (unit.numel + old_count - 1) / old_count;
       for (int64_t at_element = first; at_element < last;) {
         const int64_t old_shard = at_element / old_shard_numel;

@@ -1,5 +1,7 @@
 #include "util/host_memory.h"
 
+#include <sys/mman.h>
+
 #include <malloc.h>
 
 #include <cstdlib>
@@ -35,6 +37,13 @@ bool reset_peak_resident() {
   clear << "5";  // 5: reset the peak resident set size
   clear.flush();
   return static_cast<bool>(clear);
+}
+
+void advise_huge_pages(void* data, size_t bytes) {
+  constexpr uintptr_t kHugePage = 2u << 20;
+  const auto first = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const auto last = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHugePage - 1);
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
 }  // namespace st
