@@ -29,25 +29,21 @@ void set_state_bytes(at::Generator generator, const std::vector<uint8_t>& bytes)
   generator.set_state(state);
 }
 
-bool has_cuda_generator(int device) {
 #if ST_TORCH_CUDA
-  return device >= 0 && at::cuda::is_available();
-#else
-  (void)device;
-  return false;
+bool has_cuda_generator(int device) { return device >= 0 && at::cuda::is_available(); }
 #endif
-}
 
 }  // namespace
 
 RngState capture_rng_state(int cuda_device) {
   RngState state;
-  (void)has_cuda_generator(cuda_device);
   state.cpu = state_bytes(at::detail::getDefaultCPUGenerator());
 #if ST_TORCH_CUDA
   if (has_cuda_generator(cuda_device)) {
     state.cuda = state_bytes(at::cuda::detail::getDefaultCUDAGenerator(static_cast<c10::DeviceIndex>(cuda_device)));
   }
+#else
+  (void)cuda_device;
 #endif
   return state;
 }
@@ -59,7 +55,7 @@ void restore_rng_state(const RngState& state, int cuda_device) {
     set_state_bytes(at::cuda::detail::getDefaultCUDAGenerator(static_cast<c10::DeviceIndex>(cuda_device)), state.cuda);
   }
 #else
-  (void)has_cuda_generator(cuda_device);
+  (void)cuda_device;
 #endif
 }
 
