@@ -3,7 +3,6 @@
 // (as .tmp, renamed), so an existing output is never half-overwritten.
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "command_options.h"
@@ -18,6 +17,7 @@
 #include "model/sequence_scorer.h"
 #include "util/device.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -64,17 +64,6 @@ void check_options(const ScoreOptions& o) {
   }
 }
 
-void write_atomically(const std::string& path, const std::vector<std::string>& blocks) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    for (const std::string& block : blocks) out << block;
-    out.flush();
-    if (!out) throw IoError(temporary + ": write failed (disk full or no permission?)");
-  }
-  std::filesystem::rename(temporary, path);
-}
-
 }  // namespace
 
 int run_score(std::vector<std::string> args, int& argc, char**& argv) {
@@ -104,7 +93,11 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     }
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const auto blocks = all_gather_strings(communicator, block);
-    if (world.rank() == 0) write_atomically(o.output, blocks);
+    if (world.rank() == 0) {
+      std::string text;
+      for (const std::string& rank_block : blocks) text += rank_block;
+      write_file_atomically(o.output, text);
+    }
     communicator.barrier();
     log0("score: ", requests.size(), " lines from ", o.input, " scored with ", model.description,
          " (", o.dtype, " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),

@@ -41,13 +41,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
                         {"dtype", manifest.reference->dtype}};
   }
-  const std::string path = directory + "/" + kManifestName;
-  {
-    std::ofstream file(path + ".tmp");
-    file << out.dump(2) << "\n";
-    if (!file) throw IoError(path + ".tmp: write failed");
-  }
-  std::filesystem::rename(path + ".tmp", path);
+  write_file_atomically(directory + "/" + kManifestName, out.dump(2) + "\n");
 }
 
 Manifest read_manifest(const std::string& directory) {

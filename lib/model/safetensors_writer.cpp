@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/safetensors_dtype.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace st {
 namespace {
@@ -175,8 +175,7 @@ void write_safetensors_checkpoint(const std::string& directory,
   }
   if (layout.has_index()) {
     const fs::path index = fs::path(directory) / "model.safetensors.index.json";
-    std::ofstream(index.string() + ".tmp") << layout.index_json().dump(2) << "\n";
-    fs::rename(index.string() + ".tmp", index);
+    write_file_atomically(index.string(), layout.index_json().dump(2) + "\n");
   }
 }
 
