@@ -66,9 +66,10 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     const CheckpointManifest manifest = read_checkpoint_manifest(directory);
     const ModelConfig config = parse_model_config(manifest.model_config, directory + "/manifest.json");
     const std::vector<UnitLayout> units = build_unit_layouts(config, world.size());
-    const LoadedCheckpoint loaded = load_checkpoint(directory, units, world.rank(), communicator, false);
+    const ShardState masters = host_shard_state(units, /*with_moments=*/false);
+    load_checkpoint(directory, units, world.rank(), communicator, masters);
     if (fs::is_directory(manifest.model_source)) options.base_model_dir = manifest.model_source;
-    const HfExportResult result = export_hf_model(o.output, config, units, loaded.state.master,
+    const HfExportResult result = export_hf_model(o.output, config, units, masters.master,
                                                   {world.rank(), world.size(), true}, communicator, options);
     const std::vector<double> peaks = all_gather_values(communicator, {static_cast<double>(peak_resident_bytes())});
     double peak = 0.0;

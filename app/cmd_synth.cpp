@@ -60,7 +60,7 @@ void write_dataset(const SynthCommand& c) {
         {"val", 0, val_pairs}}) {
     if (count == 0) continue;
     fs::create_directories(staging + "/" + split);
-    Manifest manifest{c.synth.kind, c.synth.vocab_size, split, info.source, {}};
+    Manifest manifest{c.synth.kind, c.synth.vocab_size, split, info.source, {}, std::nullopt};
     // Generate shard by shard so a 1M-pair dataset never sits in memory whole.
     for (uint64_t done = 0, k = 0; done < count; done += c.sharding.pairs_per_shard, ++k) {
       const uint64_t n = std::min(c.sharding.pairs_per_shard, count - done);

@@ -86,8 +86,21 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
   if (!same_units) throw CheckpointError(prefix + ": its parameter units differ from this model's");
 }
 
+ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments) {
+  ShardState state;
+  for (StateKind kind : kAllStateKinds) {
+    if (kind != StateKind::master && !with_moments) continue;
+    for (const UnitLayout& unit : units) {
+      at::Tensor tensor = at::empty({unit.shard_numel}, at::kFloat);
+      advise_huge_pages(tensor.data_ptr(), tensor.nbytes());  // a fault per 4 KiB page was half of a load
+      state.of(kind).push_back(tensor);
+    }
+  }
+  return state;
+}
+
 LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector<UnitLayout>& units, int shard,
-                                 Communicator& world, bool with_moments) {
+                                 Communicator& world, const ShardState& into) {
   LoadedCheckpoint loaded;
   loaded.manifest = read_checkpoint_manifest(directory);
   const CheckpointManifest& manifest = loaded.manifest;
@@ -107,11 +120,18 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
     }
     return *slot;
   };
+  at::Tensor staging;  // for destinations that are not contiguous fp32 host memory
   for (StateKind kind : kAllStateKinds) {
-    if (kind != StateKind::master && !with_moments) continue;
-    for (const UnitLayout& unit : units) {
-      at::Tensor out = at::empty({unit.shard_numel}, at::kFloat);
-      advise_huge_pages(out.data_ptr(), out.nbytes());
+    const std::vector<at::Tensor>& destinations = into.of(kind);
+    if (destinations.empty()) continue;
+    if (destinations.size() != units.size()) throw CheckpointError("checkpoint: one destination per unit expected");
+    for (size_t u = 0; u < units.size(); ++u) {
+      const UnitLayout& unit = units[u];
+      at::Tensor destination = destinations[u];
+      if (destination.numel() != unit.shard_numel) throw CheckpointError("checkpoint: destination of the wrong size");
+      const bool direct = destination.is_cpu() && destination.is_contiguous() && destination.scalar_type() == at::kFloat;
+      if (!direct && staging.numel() < unit.shard_numel) staging = at::empty({unit.shard_numel}, at::kFloat);
+      at::Tensor out = direct ? destination : staging.narrow(0, 0, unit.shard_numel);
       const int64_t first = unit.shard_offset(shard);
       const int64_t last = std::max(first, std::min(first + unit.shard_numel, unit.numel));
       out.narrow(0, last - first, unit.shard_numel - (last - first)).zero_();  // padding past numel
@@ -123,7 +143,7 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
                                out.data_ptr<float>() + (at_element - first));
         at_element = old_end;
       }
-      loaded.state.of(kind).push_back(out);
+      if (!direct) destination.copy_(out);
     }
   }
   if (old_count == static_cast<int64_t>(units.empty() ? 0 : units[0].padded_numel / units[0].shard_numel)) {

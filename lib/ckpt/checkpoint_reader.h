@@ -1,7 +1,9 @@
 // Reading a sharded checkpoint back, for the same or another number of shards: a rank computes
 // its element range of every unit in the new geometry and reads the overlapping pieces of the
 // old rank files (rank file s holds [s * S_old, (s + 1) * S_old) of each unit). Every file's size
-// and CRC-32 is checked first, the files spread over the ranks; a bad one is named.
+// and CRC-32 is checked first, the files spread over the ranks; a bad one is named. The state is
+// read into tensors the caller owns (the engine's own, when resuming), so a load allocates and
+// copies nothing beyond one unit's staging buffer for device tensors.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,9 +20,11 @@ namespace st {
 
 struct LoadedCheckpoint {
   CheckpointManifest manifest;
-  ShardState state;  // fp32 host [shard_numel] per unit of the new geometry (moments empty if not read)
-  RngState rng;      // this shard's, when the shard count is unchanged; else empty
+  RngState rng;  // this shard's, when the shard count is unchanged; else empty
 };
+
+// Fresh fp32 host tensors, [shard_numel] per unit: masters, plus the moments if `with_moments`.
+ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments);
 
 // Throws CheckpointError unless the checkpoint was written for this model: the same config.json
 // fields and the same units.
@@ -28,8 +32,9 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
                             const nlohmann::json& model_config, const std::vector<UnitLayout>& units);
 
 // Collective over `world`: verifies the files, then reads shard `shard` of `units` (laid out for
-// the new shard count). `with_moments` false reads the master weights only (export).
+// the new shard count) into `into`: one [shard_numel] tensor per unit for each kind wanted, any
+// device and dtype (kinds left empty are not read; export reads the masters only).
 LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector<UnitLayout>& units, int shard,
-                                 Communicator& world, bool with_moments);
+                                 Communicator& world, const ShardState& into);
 
 }  // namespace st

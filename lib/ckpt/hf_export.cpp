@@ -10,6 +10,7 @@
 #include "model/safetensors_writer.h"
 #include "util/errors.h"
 #include "util/file_io.h"
+#include "util/host_memory.h"
 #include "util/timer.h"
 
 namespace st {
@@ -87,6 +88,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
   world.barrier();
 
   std::set<size_t> touched;
+  at::Tensor staging;  // reused for conversions: a fresh buffer per piece costs a page fault per 4 KiB
   if (place.writes) {
     for (size_t u = 0; u < units.size(); ++u) {
       const UnitLayout& unit = units[u];
@@ -95,7 +97,14 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
         const SlotOverlap piece = overlap(slot, unit.shard_offset(place.shard), unit.shard_numel);
         if (piece.length == 0) continue;
         const size_t file = layout.file_of.at(slot.spec.name);
-        const at::Tensor converted = shard.narrow(0, piece.range_offset, piece.length).to(options.dtype);
+        at::Tensor converted = shard.narrow(0, piece.range_offset, piece.length);
+        if (converted.scalar_type() != options.dtype) {
+          if (staging.numel() < piece.length) {
+            staging = at::empty({piece.length}, options.dtype);
+            advise_huge_pages(staging.data_ptr(), staging.nbytes());
+          }
+          converted = staging.narrow(0, 0, piece.length).copy_(converted);
+        }
         const uint64_t offset = layout.files[file].offset_of(slot.spec.name) +
                                 static_cast<uint64_t>(piece.param_offset) * at::elementSize(options.dtype);
         write_tensor_at((temporary / layout.file_names[file]).string(), offset, converted);

@@ -81,19 +81,6 @@ ShardedAdamW::ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank,
   }
 }
 
-void ShardedAdamW::restore(int64_t steps_taken, const std::vector<at::Tensor>& exp_avg,
-                           const std::vector<at::Tensor>& exp_avg_sq) {
-  if (exp_avg.size() != m_.size() || exp_avg_sq.size() != v_.size()) {
-    throw CheckpointError("AdamW state: " + std::to_string(exp_avg.size()) + " moment shards for " +
-                          std::to_string(m_.size()) + " units");
-  }
-  for (size_t u = 0; u < m_.size(); ++u) {
-    m_[u].copy_(exp_avg[u]);
-    v_[u].copy_(exp_avg_sq[u]);
-  }
-  steps_ = steps_taken;
-}
-
 int64_t ShardedAdamW::state_bytes() const {
   int64_t bytes = 0;
   for (size_t u = 0; u < m_.size(); ++u) bytes += static_cast<int64_t>(m_[u].nbytes() + v_[u].nbytes());

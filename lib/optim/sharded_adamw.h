@@ -30,9 +30,8 @@ class ShardedAdamW {
   // One update of every master shard with its gradient shard at learning rate `lr`.
   void step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr);
   int64_t steps_taken() const { return steps_; }
-  // A checkpoint's state: the bias-correction step count and moments laid out like exp_avg().
-  void restore(int64_t steps_taken, const std::vector<at::Tensor>& exp_avg,
-               const std::vector<at::Tensor>& exp_avg_sq);
+  // A checkpoint's bias-correction step count (its moments are read into exp_avg() in place).
+  void set_steps_taken(int64_t steps_taken) { steps_ = steps_taken; }
   std::vector<at::Tensor>& exp_avg() { return m_; }
   std::vector<at::Tensor>& exp_avg_sq() { return v_; }
   int64_t state_bytes() const;

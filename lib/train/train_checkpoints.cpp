@@ -91,9 +91,12 @@ ShardState engine_state(FsdpEngine& engine) {
   return {engine.model().master_shards(), engine.optimizer().exp_avg(), engine.optimizer().exp_avg_sq()};
 }
 
-void restore_engine(FsdpEngine& engine, const LoadedCheckpoint& loaded) {
-  engine.optimizer().restore(loaded.manifest.progress.optimizer_steps, loaded.state.exp_avg, loaded.state.exp_avg_sq);
+LoadedCheckpoint resume_engine(FsdpEngine& engine, const std::string& directory, int shard, Communicator& world) {
+  LoadedCheckpoint loaded = load_checkpoint(directory, engine.model().units(), shard, world, engine_state(engine));
+  engine.model().refresh_compute_shards();
+  engine.optimizer().set_steps_taken(loaded.manifest.progress.optimizer_steps);
   engine.scaler().restore(loaded.manifest.progress.scaler);
+  return loaded;
 }
 
 void truncate_metrics_after(const std::string& path, int64_t step) {

@@ -28,8 +28,9 @@ CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelCon
                                        const std::vector<UnitLayout>& units, const std::string& model_source);
 // Views of the engine's masters and AdamW moments (no copies).
 ShardState engine_state(FsdpEngine& engine);
-// Moments, AdamW step count and loss scaler from `loaded` (the masters went in at construction).
-void restore_engine(FsdpEngine& engine, const LoadedCheckpoint& loaded);
+// Collective over `world`: reads checkpoint `directory` into the engine's masters and AdamW
+// moments (in place), restores the AdamW step count and the loss scaler.
+LoadedCheckpoint resume_engine(FsdpEngine& engine, const std::string& directory, int shard, Communicator& world);
 
 // metrics.jsonl of a resumed run: drops the records after `step` (written after the checkpoint
 // by the run that stopped), so the resumed run's records follow on without duplicates.

@@ -190,20 +190,12 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   const int shard_rank = s.groups.shard->rank();
   const std::vector<UnitLayout> units = build_unit_layouts(model, s.groups.shard->size());
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
-  std::optional<LoadedCheckpoint> loaded;
   if (s.resume_from) {
     if (manifest->progress.global_batch != s.plan.global_batch) {
       throw ConfigError("train.resume: checkpoint " + *s.resume_from + " was trained with a global batch of " +
                         std::to_string(manifest->progress.global_batch) + " pairs, this run has " +
                         std::to_string(s.plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
                         "train.grad_accum or train.micro_batch so that they match");
-    }
-    loaded = load_checkpoint(*s.resume_from, units, shard_rank, *s.host, /*with_moments=*/true);
-    s.progress = loaded->manifest.progress;
-    if (s.progress.total_steps != s.plan.total_steps) {
-      log0("train: the checkpoint's run had ", s.progress.total_steps, " steps, this one has ", s.plan.total_steps,
-           "; the learning-rate schedule follows the new length");
-      s.progress.total_steps = s.plan.total_steps;
     }
   }
 
@@ -213,19 +205,25 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   engine.loss_scaling = s.compute_dtype == at::kHalf;
   engine.offload_threads = threads;
   ModelShards shards{model, units, {}, source};
-  if (!loaded || s.plan.reference == ReferenceMode::online) {  // the base weights are needed
+  if (!s.resume_from || s.plan.reference == ReferenceMode::online) {  // the base weights are needed
     shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(), shard_rank);
   }
   if (s.plan.reference == ReferenceMode::online) {
     s.reference = std::make_unique<ReferenceModel>(shards, s.groups, engine.model);
   }
-  if (loaded) shards.masters = std::move(loaded->state.master);
+  if (s.resume_from) shards.masters = host_shard_state(units, false).master;  // the checkpoint fills them
   s.engine = std::make_unique<FsdpEngine>(std::move(shards), s.groups, engine);
-  if (loaded) {
-    restore_engine(*s.engine, *loaded);
-    restore_rng_state(loaded->rng, s.cuda_device());
+  if (s.resume_from) {
+    const LoadedCheckpoint loaded = resume_engine(*s.engine, *s.resume_from, shard_rank, *s.host);
+    restore_rng_state(loaded.rng, s.cuda_device());
+    s.progress = loaded.manifest.progress;
+    if (s.progress.total_steps != s.plan.total_steps) {
+      log0("train: the checkpoint's run had ", s.progress.total_steps, " steps, this one has ", s.plan.total_steps,
+           "; the learning-rate schedule follows the new length");
+      s.progress.total_steps = s.plan.total_steps;
+    }
     log0("train: resumed from ", *s.resume_from, " at step ", s.progress.step, " (written by ",
-         loaded->manifest.world_size, " rank(s), now ", world.size(), ")");
+         loaded.manifest.world_size, " rank(s), now ", world.size(), ")");
   }
   s.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,
                                                      checkpoint_identity(config, model, units, source), *s.host,

@@ -8,6 +8,7 @@
 
 namespace st {
 
+// The zlib CRC-32 of the whole file (ranges of large files in parallel). Throws IoError naming it.
 uint32_t file_crc32(const std::string& path);
 void sync_file(const std::string& path);
 void sync_directory(const std::string& path);

@@ -48,6 +48,11 @@ case "$case_name" in
     expect_output 'resumed from .*step_00000005 at step 5 \(written by 2 rank\(s\), now 2\)'
     same_records "$work/straight/metrics.jsonl" "$work/resumed/metrics.jsonl" 6 0
     same_weights "$work/straight" "$work/resumed"
+    # bf16 compute: its weight copies must be rebuilt from the masters read in.
+    train_on 0 2 2 2 "$work/bf16_straight" --ckpt.every=5 --train.dtype=bf16
+    train_on 0 2 2 2 "$work/bf16_resumed" --resume "$(ckpt "$work/bf16_straight" 5)" --train.dtype=bf16
+    same_records "$work/bf16_straight/metrics.jsonl" "$work/bf16_resumed/metrics.jsonl" 6 0
+    same_weights "$work/bf16_straight" "$work/bf16_resumed"
     # The same through --resume auto in the run's own directory, after its later records are dropped.
     rm -rf "$(ckpt "$work/straight" 10)"
     cp "$work/straight/metrics.jsonl" "$work/straight.jsonl"

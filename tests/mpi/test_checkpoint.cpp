@@ -96,14 +96,15 @@ TEST_F(SharedDirTest, ReadsBackIntoAnyShardCount) {
     for (int shards : {1, 2, 3, 5, size()}) {
       const std::vector<UnitLayout> units = build_unit_layouts(test_model(), shards);
       for (int shard = 0; shard < shards; ++shard) {
-        const LoadedCheckpoint loaded = load_checkpoint(checkpoint.string(), units, shard, world_communicator(), true);
+        const ShardState state = host_shard_state(units, true);
+        const LoadedCheckpoint loaded = load_checkpoint(checkpoint.string(), units, shard, world_communicator(), state);
         EXPECT_EQ(loaded.manifest.progress.step, 7);
         EXPECT_EQ(loaded.manifest.progress.cursor, (SamplerCursor{1, 24}));
         EXPECT_EQ(loaded.manifest.shard_count(), size());
         const ShardState expected = expected_state(units, shard);
         for (StateKind kind : kAllStateKinds) {
           for (size_t u = 0; u < units.size(); ++u) {
-            ASSERT_TRUE(at::equal(loaded.state.of(kind)[u], expected.of(kind)[u]))
+            ASSERT_TRUE(at::equal(state.of(kind)[u], expected.of(kind)[u]))
                 << state_kind_name(kind) << " of " << units[u].name << ", shard " << shard << " of " << shards;
           }
         }
@@ -113,10 +114,25 @@ TEST_F(SharedDirTest, ReadsBackIntoAnyShardCount) {
   }
 }
 
+// Device tensors take the staging path; a strided fp64 view does too and runs on any host.
+TEST_F(SharedDirTest, ReadsOnlyTheKindsAskedIntoAnyTensor) {
+  const fs::path checkpoint = save_expected(dir_, 4, false);
+  const std::vector<UnitLayout> units = build_unit_layouts(test_model(), size());
+  ShardState into;
+  for (const UnitLayout& unit : units) into.master.push_back(at::zeros({unit.shard_numel, 2}, at::kDouble).select(1, 1));
+  load_checkpoint(checkpoint.string(), units, rank(), world_communicator(), into);
+  EXPECT_TRUE(into.exp_avg.empty() && into.exp_avg_sq.empty());
+  const ShardState expected = expected_state(units, rank());
+  for (size_t u = 0; u < units.size(); ++u) {
+    EXPECT_TRUE(at::equal(into.master[u].to(at::kFloat), expected.master[u])) << units[u].name;
+  }
+}
+
 std::string load_error(const fs::path& checkpoint) {
   const std::vector<UnitLayout> units = build_unit_layouts(test_model(), world_communicator().size());
   try {
-    load_checkpoint(checkpoint.string(), units, world_communicator().rank(), world_communicator(), true);
+    load_checkpoint(checkpoint.string(), units, world_communicator().rank(), world_communicator(),
+                    host_shard_state(units, true));
   } catch (const CheckpointError& error) {
     return error.what();
   }
