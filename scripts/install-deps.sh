@@ -14,6 +14,8 @@ packages=(
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
   python3-torch                      # tests/reference: the independent Llama reference
+  slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
+  lmod environment-modules           # e2e: the modulefiles load in both module systems
 )
 
 missing=()

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# slurm_test.sh <shardtune binary> <case>: `sbatch slurm/launch.slurm` (and slurm/chain.sh) on a
+# real one-node Slurm started for the test, 4 ranks through `srun --mpi=pmix`, no GPUs
+# (--gpus-per-node=0 switches the script's GPU request off, as on a CPU-only cluster).
+# Skipped (exit 77) only where Slurm's daemons cannot be installed: not root, no slurm-wlm.
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+# shellcheck source=slurm_cluster.sh
+source "$(dirname "$0")/slurm_cluster.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  echo "SKIP [$case_name]: needs root and Debian's slurm-wlm + munge (scripts/install-deps.sh installs them)"
+  exit 77
+fi
+bin=$(realpath "$bin")  # the job runs in another directory
+trap 'slurm_stop; [ -n "${ST_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
+slurm_start "$work/slurm"
+synth_data "$work/data" 1000
+# The demo config on 4 ranks: 1 pair x 2 accumulation x 4 ranks = the demo's global batch of 8.
+run_args=(--data.train="$work/data/train" --data.val="$work/data/val" --train.micro_batch=1 --train.grad_accum=2
+          --train.eval_every=20 --progress off --ckpt.export=true --ckpt.export_dtype=fp32)
+
+# submit <run dir> [sbatch options...] [-- launch.slurm arguments...]: prints the job id.
+submit() {
+  local dir=$1 sbatch_args=() script_args=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do sbatch_args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  script_args=("$@")
+  sbatch --parsable --chdir="$work" --output="$dir.out" --error="$dir.out" --gpus-per-node=0 --ntasks-per-node=4 --cpus-per-task=1 \
+    --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="$bin" "${sbatch_args[@]}" \
+    "$ST_SOURCE_DIR/slurm/launch.slurm" --train.output_dir="$dir" "${run_args[@]}" "${script_args[@]}" ||
+    fail "sbatch refused launch.slurm"
+}
+
+# wait_for_step <run dir> <step>: until metrics.jsonl has a train record of that step.
+wait_for_step() {
+  for _ in $(seq 1200); do
+    [ -f "$1/metrics.jsonl" ] && grep -q "\"step\": *$2[,}]" "$1/metrics.jsonl" && return 0
+    sleep 0.1
+  done
+  fail "no step $2 in $1/metrics.jsonl after 120 s: $(tail -5 "$1.out" 2>/dev/null)"
+}
+
+expect_finished_run() {
+  local dir=$1 job=$2
+  [ "$(slurm_job_state "$job")" = COMPLETED ] || fail "job $job ended $(slurm_job_state "$job"): $(tail -20 "$dir.out")"
+  [ -f "$dir/checkpoints/latest/COMPLETE" ] || fail "no COMPLETE checkpoint in $dir/checkpoints/latest"
+  [ -f "$dir/export/model.safetensors" ] && [ -f "$dir/export/config.json" ] || fail "no export in $dir/export"
+}
+
+case "$case_name" in
+  demo_job_completes)
+    job=$(submit "$work/run")
+    echo "submitted job $job"
+    slurm_wait_job "$job" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'
+    tail -n 8 "$work/run.out"
+    expect_finished_run "$work/run" "$job"
+    grep -q 'shardtune env: 4 ranks on 1 node' "$work/run.out" || fail "srun did not start 4 ranks"
+    metrics="$work/run/metrics.jsonl"
+    first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
+    accuracy=$(metric "$metrics" eval/rewards/accuracies last)
+    echo "loss $first -> $last; eval reward accuracy $accuracy"
+    python3 -c "import sys; sys.exit(not ($last < $first - 0.05 and $accuracy >= 0.9))" ||
+      fail "did not learn: loss $first -> $last, eval accuracy $accuracy"
+    ;;
+  usr1_requeues_and_resumes)
+    # The uninterrupted run, the same job with a USR1 mid-run (scancel signals the ranks: they
+    # save and exit 75, the script requeues the job), which must end with the same weights.
+    straight=$(submit "$work/straight" -- --train.max_steps=30)
+    job=$(submit "$work/job" -- --train.max_steps=30)
+    wait_for_step "$work/job" 10
+    scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 failed"
+    slurm_wait_job "$straight" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+    expect_finished_run "$work/straight" "$straight"
+    for _ in $(seq 2400); do
+      restarts=$(scontrol show job "$job" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+      [ "${restarts:-0}" -ge 1 ] && [ "$(slurm_job_state "$job")" = COMPLETED ] && break
+      [[ "$(slurm_job_state "$job")" =~ ^(FAILED|CANCELLED|TIMEOUT)$ ]] && break
+      sleep 0.25
+    done
+    tail -n 12 "$work/job.out"
+    [ "${restarts:-0}" -ge 1 ] || fail "job $job was not requeued (Restarts=${restarts:-?})"
+    expect_finished_run "$work/job" "$job"
+    grep -q 'requeueing job' "$work/job.out" || fail "launch.slurm did not requeue"
+    grep -q 'resumed from .*step_' "$work/job.out" || fail "the requeued job did not resume"
+    cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
+      fail "preempted + requeued job ends with other weights than an uninterrupted one"
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
