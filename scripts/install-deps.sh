@@ -15,21 +15,38 @@ packages=(
   nlohmann-json3-dev                 # safetensors headers, manifests
   python3-torch                      # tests/reference: the independent Llama reference
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
-  lmod environment-modules           # e2e: the modulefiles load in both module systems
+  environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
+  lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)
 )
+# Debian's lmod package conflicts with environment-modules; Lmod is plain Lua, so the tests use
+# its package unpacked here instead of installed.
+lmod_dir=/opt/lmod-debian
+
+# Unpacks Debian's lmod into $lmod_dir unless an Lmod is there already.
+unpack_lmod() {
+  [ -x "$lmod_dir/usr/share/lmod/lmod/libexec/lmod" ] && return 0
+  local download
+  download=$(mktemp -d)
+  chmod 755 "$download"  # apt downloads as _apt
+  (cd "$download" && apt-get download lmod >/dev/null && "${sudo_cmd[@]}" dpkg-deb -x lmod_*.deb "$lmod_dir")
+  rm -rf "$download"
+  echo "install-deps: Lmod unpacked into $lmod_dir"
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
+  unpack_lmod
   exit 0
 fi
 
-sudo_cmd=()
-[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+unpack_lmod

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# install_test.sh <shardtune binary> <case>: `cmake --install` of this build into a temporary
+# prefix, the tree moved elsewhere (relocatable), and the installed binary run through the
+# modulefiles: the Tcl one with Environment Modules, the Lua one and the Tcl one with Lmod.
+# ST_BINARY_DIR: the build directory; ST_LMOD: Lmod's libexec/lmod (scripts/install-deps.sh).
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+version=$("$bin" --version | head -1 | awk '{ print $2 }' | cut -d+ -f1)
+lmod=${ST_LMOD:-/opt/lmod-debian/usr/share/lmod/lmod/libexec/lmod}
+[ -x "$lmod" ] || lmod=/usr/share/lmod/lmod/libexec/lmod
+
+# in_modules <init: envmodules|lmod> <modulefile dir> [VAR=value...]: loads shardtune there in a
+# fresh shell and prints SHARDTUNE_ROOT, `command -v shardtune` and its --version line.
+in_modules() {
+  local system=$1 dir=$2
+  shift 2
+  local load
+  if [ "$system" = envmodules ]; then
+    load="source /usr/share/modules/init/bash && module use '$dir' && module load shardtune"
+  else
+    load="eval \"\$('$lmod' bash use '$dir')\" && eval \"\$('$lmod' bash load shardtune)\""
+  fi
+  env -i HOME="$HOME" PATH=/usr/bin:/bin "$@" bash -c "$load"' && echo "root=$SHARDTUNE_ROOT" &&
+    command -v shardtune && shardtune --version | head -1'
+}
+
+case "$case_name" in
+  installs_and_modules_load)
+    run 0 cmake --install "$ST_BINARY_DIR" --prefix "$work/prefix"
+    for file in bin/shardtune share/shardtune/slurm/launch.slurm share/shardtune/examples/demo.ini \
+                share/doc/shardtune/README.md share/modulefiles/shardtune/"$version".lua \
+                share/modulefiles/shardtune/"$version"; do
+      [ -e "$work/prefix/$file" ] || fail "the install lacks $file"
+    done
+    [ -x "$work/prefix/share/shardtune/slurm/launch.slurm" ] || fail "launch.slurm is not executable"
+    mv "$work/prefix" "$work/moved"  # modulefiles find the prefix from their own path
+    modules="$work/moved/share/modulefiles"
+
+    [ -f /usr/share/modules/init/bash ] || fail "Environment Modules missing (scripts/install-deps.sh installs it)"
+    run 0 in_modules envmodules "$modules"
+    expect_output "^root=$work/moved$"
+    expect_output "^$work/moved/bin/shardtune$"
+    expect_output "^shardtune $version"
+
+    [ -x "$lmod" ] || fail "Lmod missing (scripts/install-deps.sh unpacks it to /opt/lmod-debian)"
+    run 0 in_modules lmod "$modules"  # Lmod takes the .lua beside the Tcl twin
+    expect_output "^root=$work/moved$"
+    expect_output "^shardtune $version"
+    # The Tcl twin in Lmod, copied into a site's tree: SHARDTUNE_ROOT names the prefix.
+    mkdir -p "$work/site/shardtune"
+    cp "$modules/shardtune/$version" "$work/site/shardtune/"
+    run 0 in_modules lmod "$work/site" SHARDTUNE_ROOT="$work/moved"
+    expect_output "^$work/moved/bin/shardtune$"
+    expect_output "^shardtune $version"
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
