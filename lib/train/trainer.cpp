@@ -263,6 +263,13 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   const bool writer = s.world.rank() == 0;
   std::unique_ptr<MetricsFile> metrics;
   const int64_t first = s.progress.step;
+  if (first > 0 && first >= total) {  // e.g. the last job of a chain: the run ended before it
+    log0("train: the run is already complete (its checkpoint is at step ", first, " of ", total,
+         "); nothing to do");
+    TrainResult done;
+    done.first_step = done.steps = first;
+    return done;
+  }
   if (writer) {
     std::filesystem::create_directories(s.config.train.output_dir);
     const std::string path = s.config.train.output_dir + "/metrics.jsonl";

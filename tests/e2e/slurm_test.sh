@@ -19,16 +19,19 @@ synth_data "$work/data" 1000
 run_args=(--data.train="$work/data/train" --data.val="$work/data/val" --train.micro_batch=1 --train.grad_accum=2
           --train.eval_every=20 --progress off --ckpt.export=true --ckpt.export_dtype=fp32)
 
-# submit <run dir> [sbatch options...] [-- launch.slurm arguments...]: prints the job id.
+# job_options <run dir>: sbatch options of a 4-rank CPU job in $options; its launch.slurm
+# arguments in $arguments.
+job_options() {
+  options=(--chdir="$work" --output="$1.out" --error="$1.out" --gpus-per-node=0 --ntasks-per-node=4
+           --cpus-per-task=1 --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="$bin")
+  arguments=(--train.output_dir="$1" "${run_args[@]}")
+}
+
+# submit <run dir> [launch.slurm arguments...]: prints the job id.
 submit() {
-  local dir=$1 sbatch_args=() script_args=()
+  job_options "$1"
   shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do sbatch_args+=("$1"); shift; done
-  [ $# -gt 0 ] && shift
-  script_args=("$@")
-  sbatch --parsable --chdir="$work" --output="$dir.out" --error="$dir.out" --gpus-per-node=0 --ntasks-per-node=4 --cpus-per-task=1 \
-    --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="$bin" "${sbatch_args[@]}" \
-    "$ST_SOURCE_DIR/slurm/launch.slurm" --train.output_dir="$dir" "${run_args[@]}" "${script_args[@]}" ||
+  sbatch --parsable "${options[@]}" "$ST_SOURCE_DIR/slurm/launch.slurm" "${arguments[@]}" "$@" ||
     fail "sbatch refused launch.slurm"
 }
 
@@ -66,8 +69,8 @@ case "$case_name" in
   usr1_requeues_and_resumes)
     # The uninterrupted run, the same job with a USR1 mid-run (scancel signals the ranks: they
     # save and exit 75, the script requeues the job), which must end with the same weights.
-    straight=$(submit "$work/straight" -- --train.max_steps=30)
-    job=$(submit "$work/job" -- --train.max_steps=30)
+    straight=$(submit "$work/straight" --train.max_steps=30)
+    job=$(submit "$work/job" --train.max_steps=30)
     wait_for_step "$work/job" 10
     scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 failed"
     slurm_wait_job "$straight" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
@@ -85,6 +88,29 @@ case "$case_name" in
     grep -q 'resumed from .*step_' "$work/job.out" || fail "the requeued job did not resume"
     cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
       fail "preempted + requeued job ends with other weights than an uninterrupted one"
+    ;;
+  chain_resumes_across_jobs)
+    # Three chained jobs: the first gets USR1 at step 10 (as before its time limit), saves and
+    # ends without requeueing itself; the second resumes and completes; the third finds the run
+    # complete and ends at once.
+    job_options "$work/chain"
+    mapfile -t jobs < <("$ST_SOURCE_DIR/slurm/chain.sh" 3 "${options[@]}" -- "${arguments[@]}" --train.max_steps=30)
+    [ "${#jobs[@]}" = 3 ] || fail "chain.sh printed ${#jobs[@]} job ids: ${jobs[*]}"
+    scontrol show job "${jobs[2]}" | grep -q "Dependency=afterany:${jobs[1]}" || fail "job 3 does not depend on job 2"
+    wait_for_step "$work/chain" 10
+    scancel --signal=USR1 "${jobs[0]}" || fail "scancel --signal=USR1 failed"
+    slurm_wait_job "${jobs[2]}" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+    tail -n 12 "$work/chain.out"
+    scontrol show job "${jobs[0]}" | grep -q 'ExitCode=75:0' || fail "job 1 did not end with the preemption status 75"
+    scontrol show job "${jobs[0]}" | grep -q 'Restarts=0' || fail "job 1 was requeued inside a chain"
+    [ "$(slurm_job_state "${jobs[1]}")" = COMPLETED ] || fail "job 2 ended $(slurm_job_state "${jobs[1]}")"
+    expect_finished_run "$work/chain" "${jobs[2]}"
+    grep -q 'the next job of the chain resumes' "$work/chain.out" || fail "job 1 did not hand over to the chain"
+    grep -q 'resumed from .*step_' "$work/chain.out" || fail "job 2 did not resume"
+    grep -q 'the run is already complete' "$work/chain.out" || fail "job 3 did not find the run complete"
+    steps=$(python3 -c 'import json, sys; print(*[r["step"] for r in map(json.loads, open(sys.argv[1])) if "loss" in r])' \
+      "$work/chain/metrics.jsonl")
+    [ "$steps" = "5 10 15 20 25 30" ] || fail "metrics.jsonl train records at steps '$steps', expected 5 10 ... 30 once each"
     ;;
   *) fail "unknown case" ;;
 esac

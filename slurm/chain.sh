@@ -1,0 +1,27 @@
+#!/bin/bash
+# Submits N jobs of launch.slurm, each starting when the previous one has ended however it
+# ended (--dependency=afterany), for a run longer than the partition's time limit. Every job
+# resumes from the newest checkpoint (--resume auto); a job hit by its time limit saves
+# (USR1 five minutes ahead) and ends instead of requeueing itself; a job that finds the run
+# complete ends at once. Prints the job ids.
+#   slurm/chain.sh N [sbatch options...] [-- launch.slurm arguments...]
+#   slurm/chain.sh 4 --time=24:00:00 --export=ALL,CONFIG=run.ini
+# SHARDTUNE_LAUNCH: the batch script (default: launch.slurm beside this file).
+set -euo pipefail
+count=${1:?usage: chain.sh N [sbatch options...] [-- launch.slurm arguments...]}
+shift
+[[ "$count" =~ ^[1-9][0-9]*$ ]] || { echo "chain.sh: N must be a positive number of jobs, got '$count'" >&2; exit 2; }
+sbatch_args=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do sbatch_args+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+script=${SHARDTUNE_LAUNCH:-$(dirname "$(realpath "$0")")/launch.slurm}
+export SHARDTUNE_REQUEUE=0  # reaches the jobs through sbatch's default --export=ALL
+
+previous=
+for _ in $(seq "$count"); do
+  dependency=()
+  [ -n "$previous" ] && dependency=(--dependency=afterany:"$previous")
+  previous=$(sbatch --parsable --no-requeue "${dependency[@]}" "${sbatch_args[@]}" "$script" "$@")
+  previous=${previous%%;*}  # "id;cluster" on federated clusters
+  echo "$previous"
+done
