@@ -14,6 +14,7 @@ packages=(
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
   python3-torch                      # tests/reference: the independent Llama reference
+  python3-yaml                       # tests/packaging: reads spack.yaml
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)
