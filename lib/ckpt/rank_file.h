@@ -20,7 +20,8 @@ enum class StateKind { master, exp_avg, exp_avg_sq };
 inline constexpr StateKind kAllStateKinds[] = {StateKind::master, StateKind::exp_avg, StateKind::exp_avg_sq};
 const char* state_kind_name(StateKind kind);
 
-// A rank's host copies, one fp32 [shard_numel] tensor per unit and kind.
+// A rank's state, one [shard_numel] tensor per unit and kind: fp32 host tensors to write;
+// any device and dtype to read into (load_checkpoint).
 struct ShardState {
   std::vector<at::Tensor> master, exp_avg, exp_avg_sq;
   const std::vector<at::Tensor>& of(StateKind kind) const;

@@ -13,7 +13,6 @@ class Shardtune(CMakePackage, CudaPackage):
     git = "https://github.com/shardtune/shardtune.git"
 
     maintainers("shardtune")
-    license("Apache-2.0")
 
     version("main", branch="main")
 
