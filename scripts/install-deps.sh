@@ -31,6 +31,9 @@ unpack_lmod() {
   chmod 755 "$download"  # apt downloads as _apt
   (cd "$download" && apt-get download lmod >/dev/null && "${sudo_cmd[@]}" dpkg-deb -x lmod_*.deb "$lmod_dir")
   rm -rf "$download"
+  # Its Tcl bridge (is-avail in Tcl modulefiles) calls Lmod by its installed path.
+  "${sudo_cmd[@]}" sed -i "s|\"/usr/share/lmod/|\"$lmod_dir/usr/share/lmod/|" \
+    "$lmod_dir"/usr/share/lmod/lmod/libexec/tcl2lua.tcl
   echo "install-deps: Lmod unpacked into $lmod_dir"
 }
 

@@ -9,19 +9,25 @@ version=$("$bin" --version | head -1 | awk '{ print $2 }' | cut -d+ -f1)
 lmod=${ST_LMOD:-/opt/lmod-debian/usr/share/lmod/lmod/libexec/lmod}
 [ -x "$lmod" ] || lmod=/usr/share/lmod/lmod/libexec/lmod
 
-# in_modules <init: envmodules|lmod> <modulefile dir> [VAR=value...]: loads shardtune there in a
-# fresh shell and prints SHARDTUNE_ROOT, `command -v shardtune` and its --version line.
+# A site's MPI module (both syntaxes): shardtune's modulefiles load it when it is available.
+mkdir -p "$work/mpi/openmpi"
+printf 'setenv("SITE_MPI_LOADED", "lua")\n' >"$work/mpi/openmpi/4.1.lua"
+printf '#%%Module1.0\nsetenv SITE_MPI_LOADED tcl\n' >"$work/mpi/openmpi/4.1"
+
+# in_modules <init: envmodules|lmod> <modulefile dir> [VAR=value...]: loads shardtune there (and
+# the site MPI module's dir) in a fresh shell; prints SHARDTUNE_ROOT, SITE_MPI_LOADED,
+# `command -v shardtune` and its --version line.
 in_modules() {
   local system=$1 dir=$2
   shift 2
   local load
   if [ "$system" = envmodules ]; then
-    load="source /usr/share/modules/init/bash && module use '$dir' && module load shardtune"
+    load="source /usr/share/modules/init/bash && module use '$work/mpi' '$dir' && module load shardtune"
   else
-    load="eval \"\$('$lmod' bash use '$dir')\" && eval \"\$('$lmod' bash load shardtune)\""
+    load="eval \"\$('$lmod' bash use '$work/mpi' '$dir')\" && eval \"\$('$lmod' bash load shardtune)\""
   fi
   env -i HOME="$HOME" PATH=/usr/bin:/bin "$@" bash -c "$load"' && echo "root=$SHARDTUNE_ROOT" &&
-    command -v shardtune && shardtune --version | head -1'
+    echo "mpi=${SITE_MPI_LOADED:-none}" && command -v shardtune && shardtune --version | head -1'
 }
 
 case "$case_name" in
@@ -39,17 +45,20 @@ case "$case_name" in
     [ -f /usr/share/modules/init/bash ] || fail "Environment Modules missing (scripts/install-deps.sh installs it)"
     run 0 in_modules envmodules "$modules"
     expect_output "^root=$work/moved$"
+    expect_output "^mpi=tcl$"
     expect_output "^$work/moved/bin/shardtune$"
     expect_output "^shardtune $version"
 
     [ -x "$lmod" ] || fail "Lmod missing (scripts/install-deps.sh unpacks it to /opt/lmod-debian)"
     run 0 in_modules lmod "$modules"  # Lmod takes the .lua beside the Tcl twin
     expect_output "^root=$work/moved$"
+    expect_output "^mpi=(lua|tcl)$"
     expect_output "^shardtune $version"
     # The Tcl twin in Lmod, copied into a site's tree: SHARDTUNE_ROOT names the prefix.
     mkdir -p "$work/site/shardtune"
     cp "$modules/shardtune/$version" "$work/site/shardtune/"
     run 0 in_modules lmod "$work/site" SHARDTUNE_ROOT="$work/moved"
+    expect_output "^mpi=(lua|tcl)$"
     expect_output "^$work/moved/bin/shardtune$"
     expect_output "^shardtune $version"
     ;;
