@@ -2,7 +2,6 @@
 // eval) as an SVG. No MPI; the output is written as .tmp and renamed.
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "command_options.h"
@@ -11,6 +10,7 @@
 #include "exit_codes.h"
 #include "train/metrics_plot.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 #include "util/log.h"
 
 namespace st {
@@ -41,13 +41,11 @@ int run_plot(std::vector<std::string> args, int&, char**&) {
       throw ConfigError("plot: " + output + " exists; pass --overwrite to replace it or choose another -o");
     }
     const std::vector<Panel> panels = read_metric_panels(input);
-    const std::string temporary = output + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      out << render_svg(panels, input);
-      if (!out) throw IoError(temporary + ": write failed (directory missing, disk full or no permission?)");
+    try {
+      write_file_atomically(output, render_svg(panels, input));
+    } catch (const IoError& error) {
+      throw IoError(std::string(error.what()) + "; is the directory there and writable, the disk not full?");
     }
-    std::filesystem::rename(temporary, output);
     size_t points = 0;
     for (const Panel& panel : panels) {
       for (const Series& series : panel.series) points += series.points.size();

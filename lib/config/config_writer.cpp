@@ -1,15 +1,12 @@
 // INI rendering of a TrainConfig through the schema, one commented key per line.
 #include "config/config_writer.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "config/config_schema.h"
 #include "util/build_info.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace st {
 
@@ -39,19 +36,10 @@ void write_resolved_config(const TrainConfig& config, const std::string& path) {
     throw IoError(target.parent_path().string() + ": cannot create the run directory (" +
                   error.message() + "). Check train.output_dir and its permissions.");
   }
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << format_resolved_config(config);
-    out.flush();
-    if (!out) {
-      throw IoError(temporary + ": cannot write the resolved config (" + std::strerror(errno) +
-                    "). Check free space and permissions of train.output_dir.");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw IoError(path + ": cannot rename " + temporary + " into place (" +
-                  std::strerror(errno) + ").");
+  try {
+    write_file_atomically(path, format_resolved_config(config));
+  } catch (const IoError& error) {
+    throw IoError(std::string(error.what()) + ". Check free space and permissions of train.output_dir.");
   }
 }
 
