@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "data/dataset_writer.h"
 #include "data/synth.h"
+#include "data/synth_dataset.h"
 #include "dist/world.h"
 #include "exit_codes.h"
 #include "util/errors.h"
@@ -47,33 +48,6 @@ void write_jsonl(const SynthCommand& c) {
   }
   out.close();
   fs::rename(c.jsonl + ".tmp", c.jsonl);
-}
-
-void write_dataset(const SynthCommand& c) {
-  const std::string staging = c.output + ".tmp";
-  fs::remove_all(staging);
-  const auto val_pairs = static_cast<uint64_t>(c.pairs * c.val_size + 0.5);
-  const ShardInfo info{c.synth.kind, c.synth.vocab_size, kSynthBos, kSynthEos, kSynthPad, "",
-                       "shardtune synth task=" + c.synth.task + " seed=" + std::to_string(c.synth.seed)};
-  for (const auto& [split, first, count] :
-       {std::tuple<std::string, uint64_t, uint64_t>{"train", val_pairs, c.pairs - val_pairs},
-        {"val", 0, val_pairs}}) {
-    if (count == 0) continue;
-    fs::create_directories(staging + "/" + split);
-    Manifest manifest{c.synth.kind, c.synth.vocab_size, split, info.source, {}, std::nullopt};
-    // Generate shard by shard so a 1M-pair dataset never sits in memory whole.
-    for (uint64_t done = 0, k = 0; done < count; done += c.sharding.pairs_per_shard, ++k) {
-      const uint64_t n = std::min(c.sharding.pairs_per_shard, count - done);
-      const PairTable part = synthesize_pairs(c.synth, first + done, n);
-      char prefix[32];
-      std::snprintf(prefix, sizeof(prefix), "part-%05lu", static_cast<unsigned long>(k));
-      const auto entries = write_shards(staging + "/" + split, prefix, part, info, c.sharding);
-      manifest.shards.insert(manifest.shards.end(), entries.begin(), entries.end());
-    }
-    write_manifest(staging + "/" + split, manifest);
-  }
-  if (fs::exists(c.output)) fs::remove_all(c.output);  // only with --overwrite
-  fs::rename(staging, c.output);
 }
 
 }  // namespace
@@ -114,7 +88,11 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
       throw ConfigError("synth: need --pairs > 0, --pairs-per-shard > 0, 0 <= --val-size < 1");
     }
     if (world.rank() == 0) {
-      c.jsonl.empty() ? write_dataset(c) : write_jsonl(c);
+      if (c.jsonl.empty()) {
+        write_synthetic_dataset(c.output, c.synth, c.pairs, c.val_size, c.sharding);  // replaces only with --overwrite
+      } else {
+        write_jsonl(c);
+      }
       log0("synth: ", c.pairs, " ", c.kind, " pairs (task ", c.synth.task, ", vocab ",
            c.synth.vocab_size, ") written to ", target);
     }
