@@ -14,6 +14,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv);
 int run_prep(std::vector<std::string> args, int& argc, char**& argv);
 int run_score(std::vector<std::string> args, int& argc, char**& argv);
 int run_synth(std::vector<std::string> args, int& argc, char**& argv);
+int run_bench(std::vector<std::string> args, int& argc, char**& argv);
 int run_train(std::vector<std::string> args, int& argc, char**& argv);
 
 }  // namespace st

@@ -28,6 +28,7 @@ const Command kCommands[] = {
     {"score", "log-probs of completions under a model (JSONL in, JSONL out)", st::run_score},
     {"estimate", "memory per GPU and per host for a model, cluster shape and sharding", st::run_estimate},
     {"env", "print every rank's software versions and check they match", st::run_env},
+    {"bench", "training throughput (tokens/s, MFU, peak memory) of a model shape on synthetic data", st::run_bench},
 };
 
 void print_usage() {

@@ -15,6 +15,7 @@ struct CkptOptions {
   bool export_hf = false;      // consolidated HF model in <train.output_dir>/export at the end
   std::string export_dtype = "bf16";  // bf16 | fp32
   double export_shard_gb = 5.0;       // safetensors file size limit [GB, 10^9 bytes]
+  bool save_at_end = true;     // not a config key: `shardtune bench` runs keep no state
 };
 
 }  // namespace st

@@ -345,7 +345,8 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     s.checkpoints->poll();
     result.preempted = any_rank_stopping(*s.host);
     const int64_t every = s.config.ckpt.every;
-    if ((every > 0 && result.steps % every == 0) || result.preempted || result.steps == total) s.save_checkpoint();
+    const bool at_end = result.steps == total && s.config.ckpt.save_at_end;
+    if ((every > 0 && result.steps % every == 0) || result.preempted || at_end) s.save_checkpoint();
     if (result.preempted) {
       log0("train: stop requested (SIGUSR1/SIGTERM) - checkpoint of step ", result.steps,
            " saved; continue with --resume auto");

@@ -42,6 +42,19 @@ case "$case_name" in
     expect_output '^1 +[^ ]+ +0 local 1/2'
     expect_output 'identical on all 2 ranks'
     ;;
+  bench_two_ranks)
+    # The throughput harness: warm-up steps logged but not counted, medians printed, no state kept.
+    run 0 "$mpiexec" -np 2 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 3 --warmup 2 \
+      --work "$work/bench" --train.recompute=none
+    expect_output 'step 5/5 '
+    expect_output '^bench: debug dpo, seq 64, micro-batch 2, 2 rank\(s\), compute fp32; median of 3 steps after 2 warm-up'
+    expect_output '^  tokens/s +[0-9]+\.[0-9]$'
+    expect_output '^  MFU +[0-9.]+% \(peak 989 TFLOP/s\)'
+    [ -z "$(ls -A "$work/bench/run/checkpoints" 2>/dev/null)" ] || fail "bench left a checkpoint"
+    [ "$(metric "$work/bench/run/metrics.jsonl" loss count)" = 5 ] || fail "bench did not record 5 steps"
+    run 2 "$bin" bench --stage ppo --work "$work/bad"
+    expect_output "--stage 'ppo' is not dpo\|sft"
+    ;;
   dry_run_two_ranks)
     synth_data "$work/data"
     printf '[optim]\nlr = 3e-4\n[train]\nmicro_batch = 2\ngrad_accum = 4\nglobal_batch = 16\n' \

@@ -1,0 +1,132 @@
+// `shardtune bench`: training throughput of a model shape on synthetic pairs of a fixed length
+// (tokens/s, MFU, peak memory, step time), through the same trainer as `shardtune train`. The
+// first --warmup steps are run but not counted; the figures are medians over the --steps after.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "command_runner.h"
+#include "commands.h"
+#include "config/config_parser.h"
+#include "config/config_validate.h"
+#include "data/pair_table.h"
+#include "data/synth_dataset.h"
+#include "dist/world.h"
+#include "exit_codes.h"
+#include "model/presets.h"
+#include "train/train_metrics.h"
+#include "train/trainer.h"
+#include "util/errors.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+struct BenchOptions {
+  std::string preset = "llama-3.2-1b", stage = "dpo", work = "runs/bench";
+  int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
+  double peak_tflops = 989.0;  // H100 SXM dense bf16
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// The run: `options` on synthetic rows of `seq` tokens, the config keys given on top.
+TrainConfig bench_config(TrainConfig config, const BenchOptions& o, const std::string& data) {
+  config.model.preset = o.preset;
+  config.data.train = data;
+  config.data.val.clear();
+  config.data.cutoff_len = o.seq;
+  config.train.stage = o.stage;
+  config.train.micro_batch = o.micro_batch;
+  config.train.grad_accum = 1;
+  config.train.global_batch = 0;
+  config.train.max_steps = o.warmup + o.steps;
+  config.train.log_every = 1;
+  config.train.eval_every = 0;
+  config.train.output_dir = o.work + "/run";
+  config.train.overwrite = true;
+  config.train.peak_tflops = o.peak_tflops;
+  config.ckpt.every = 0;
+  config.ckpt.save_at_end = false;
+  return config;
+}
+
+}  // namespace
+
+int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    BenchOptions o;
+    po::options_description own("bench options", 110, 55);
+    own.add_options()
+        ("preset", po::value(&o.preset)->default_value(o.preset), "model shape (model.preset), random init")
+        ("seq", po::value(&o.seq)->default_value(o.seq), "tokens per sequence (prompt + completion)")
+        ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch),
+         "pairs (dpo) or sequences (sft) per rank per step")
+        ("stage", po::value(&o.stage)->default_value(o.stage), "dpo | sft")
+        ("steps", po::value(&o.steps)->default_value(o.steps), "measured steps")
+        ("warmup", po::value(&o.warmup)->default_value(o.warmup), "steps run first and not measured")
+        ("peak-tflops", po::value(&o.peak_tflops)->default_value(o.peak_tflops),
+         "per-device peak for MFU [TFLOP/s] (989 = H100 SXM bf16)")
+        ("work", po::value(&o.work)->default_value(o.work), "directory for the synthetic data and the run");
+    const ConfigArguments parsed = parse_config_arguments(args, own);
+    if (parsed.help) {
+      if (world.rank() == 0) {
+        std::cout << config_help("usage: shardtune bench [--preset NAME --seq N --micro-batch M --stage dpo|sft] "
+                                 "[--section.key=value ...]", own);
+      }
+      return kExitOk;
+    }
+    const auto kind = parse_pair_kind(o.stage);
+    if (!kind) throw ConfigError("bench: --stage '" + o.stage + "' is not dpo|sft");
+    if (o.seq < 8 || o.micro_batch < 1 || o.steps < 1 || o.warmup < 0) {
+      throw ConfigError("bench: need --seq >= 8, --micro-batch >= 1, --steps >= 1, --warmup >= 0");
+    }
+    const std::string data = o.work + "/data";
+    if (world.rank() == 0) {
+      SynthOptions synth;
+      synth.kind = *kind;
+      synth.vocab_size = preset_config(o.preset).vocab_size;
+      synth.min_length = synth.max_length = (o.seq - 3) / 2;  // BOS + prompt, completion + EOS
+      const auto pairs = static_cast<uint64_t>((o.warmup + o.steps) * o.micro_batch * world.size());
+      write_synthetic_dataset(data, synth, pairs, 0.0, ShardingOptions{});
+    }
+    MPI_Barrier(world.comm());
+    const TrainConfig config = bench_config(parsed.config, o, data + "/train");
+    validate_config(config, world.size(), parsed.origins);
+    world.watchdog().set_timeout(config.dist.timeout_s);
+
+    Trainer trainer(config, world);
+    std::vector<double> step_s, tokens_s, mfu, memory;
+    TrainObserver observer;
+    observer.record = [&](const nlohmann::ordered_json& record) {
+      if (!record.contains("step_time_s")) return;
+      log0(console_line(record, config.train.max_steps));
+      if (record.at("step").get<int64_t>() <= o.warmup) return;
+      step_s.push_back(record.at("step_time_s").get<double>());
+      tokens_s.push_back(record.at("tokens_per_s").get<double>());
+      mfu.push_back(record.value("mfu", 0.0));
+      memory.push_back(record.at("peak_memory_gib").get<double>());
+    };
+    trainer.run(observer);
+    if (world.rank() == 0) {
+      std::printf("bench: %s %s, seq %lld, micro-batch %lld, %d rank(s), compute %s; median of %zu steps after %lld "
+                  "warm-up\n", o.preset.c_str(), o.stage.c_str(), static_cast<long long>(o.seq),
+                  static_cast<long long>(o.micro_batch), world.size(), trainer.plan().compute_dtype.c_str(),
+                  step_s.size(), static_cast<long long>(o.warmup));
+      std::printf("  step time     %.4f s\n  tokens/s      %.1f\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
+                  "  peak memory   %.2f GiB\n", median(step_s), median(tokens_s), 100.0 * median(mfu), o.peak_tflops,
+                  *std::max_element(memory.begin(), memory.end()));
+    }
+    return kExitOk;
+  });
+}
+
+}  // namespace st
