@@ -71,9 +71,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     if (fs::is_directory(manifest.model_source)) options.base_model_dir = manifest.model_source;
     const HfExportResult result = export_hf_model(o.output, config, units, masters.master,
                                                   {world.rank(), world.size(), true}, communicator, options);
-    const std::vector<double> peaks = all_gather_values(communicator, {static_cast<double>(peak_resident_bytes())});
-    double peak = 0.0;
-    for (double rank_peak : peaks) peak = std::max(peak, rank_peak);
+    const double peak = max_over_ranks(communicator, static_cast<double>(peak_resident_bytes()));
     const double seconds = timer.seconds();
     log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (", o.dtype, ", ",
          result.files, " file(s), ", static_cast<double>(result.bytes) / 1e9, " GB) on ", world.size(), " rank(s) in ",

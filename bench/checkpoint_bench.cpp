@@ -37,12 +37,6 @@ bool drop_caches(Communicator& world, bool wanted) {
   return dropped;
 }
 
-double max_over_ranks(Communicator& world, double value) {
-  double most = 0.0;
-  for (double rank_value : all_gather_values(world, {value})) most = std::max(most, rank_value);
-  return most;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {

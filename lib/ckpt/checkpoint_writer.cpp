@@ -121,10 +121,7 @@ void CheckpointWriter::save(const TrainProgress& progress, const ShardState& sta
 void CheckpointWriter::poll() {
   if (!pending_) return;
   if (pending_->done && pending_->error) std::rethrow_exception(pending_->error);
-  const std::vector<double> done = all_gather_values(world_, {pending_->done ? 1.0 : 0.0});
-  for (double rank_done : done) {
-    if (rank_done == 0.0) return;
-  }
+  if (max_over_ranks(world_, pending_->done ? 0.0 : 1.0) > 0.0) return;  // a rank is still writing
   commit();
 }
 

@@ -12,4 +12,7 @@ namespace st {
 // is rank-major: rank r's values start at r * values.size().
 std::vector<double> all_gather_values(Communicator& communicator, const std::vector<double>& values);
 
+// Collective: the largest of every rank's `value`.
+double max_over_ranks(Communicator& communicator, double value);
+
 }  // namespace st

@@ -59,10 +59,7 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
 
 // Whether any rank was asked to stop (the signal may reach only some of them).
 bool any_rank_stopping(Communicator& world) {
-  for (double stop : all_gather_values(world, {stop_requested() ? 1.0 : 0.0})) {
-    if (stop != 0.0) return true;
-  }
-  return false;
+  return max_over_ranks(world, stop_requested() ? 1.0 : 0.0) > 0.0;
 }
 
 void add_comm(CommBytes& total, const CommBytes& step) {
