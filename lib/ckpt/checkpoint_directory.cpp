@@ -26,6 +26,13 @@ std::optional<int64_t> step_of(const std::string& name) {
 
 bool is_complete(const fs::path& path) { return fs::exists(path / kCompleteMarker); }
 
+// The marker goes first: a deletion cut short leaves an incomplete directory, never a
+// "complete" one with files missing.
+void remove_complete_checkpoint(const std::string& path) {
+  fs::remove(fs::path(path) / kCompleteMarker);
+  fs::remove_all(path);
+}
+
 }  // namespace
 
 std::string step_directory_name(int64_t step) {
@@ -60,8 +67,9 @@ int remove_incomplete_checkpoints(const std::string& directory) {
   int removed = 0;
   for (const auto& entry : fs::directory_iterator(directory)) {
     const std::string name = entry.path().filename().string();
-    const bool temporary = name.size() > 4 && name.compare(name.size() - 4, 4, kTemporarySuffix) == 0 &&
-                           step_of(name.substr(0, name.size() - 4)).has_value();
+    const size_t suffix = std::char_traits<char>::length(kTemporarySuffix);
+    const bool temporary = name.size() > suffix && name.compare(name.size() - suffix, suffix, kTemporarySuffix) == 0 &&
+                           step_of(name.substr(0, name.size() - suffix)).has_value();
     const bool unmarked = step_of(name).has_value() && entry.is_directory() && !is_complete(entry.path());
     if (temporary || unmarked) {
       fs::remove_all(entry.path());
@@ -75,10 +83,7 @@ void remove_all_checkpoints(const std::string& directory) {
   std::error_code error;
   if (!fs::is_directory(directory, error)) return;
   remove_incomplete_checkpoints(directory);
-  for (const CheckpointEntry& entry : list_complete_checkpoints(directory)) {
-    fs::remove(fs::path(entry.path) / kCompleteMarker);
-    fs::remove_all(entry.path);
-  }
+  for (const CheckpointEntry& entry : list_complete_checkpoints(directory)) remove_complete_checkpoint(entry.path);
   fs::remove(fs::path(directory) / "latest");
 }
 
@@ -86,12 +91,7 @@ void apply_retention(const std::string& directory, int64_t keep_last) {
   if (keep_last <= 0) return;
   const std::vector<CheckpointEntry> complete = list_complete_checkpoints(directory);
   const auto excess = static_cast<int64_t>(complete.size()) - keep_last;
-  for (int64_t i = 0; i < excess; ++i) {
-    // The marker goes first: a deletion cut short leaves an incomplete directory, never a
-    // "complete" one with files missing.
-    fs::remove(fs::path(complete[static_cast<size_t>(i)].path) / kCompleteMarker);
-    fs::remove_all(complete[static_cast<size_t>(i)].path);
-  }
+  for (int64_t i = 0; i < excess; ++i) remove_complete_checkpoint(complete[static_cast<size_t>(i)].path);
 }
 
 void point_latest_at(const std::string& directory, const std::string& step_name) {

@@ -126,10 +126,7 @@ void CheckpointWriter::poll() {
 }
 
 void CheckpointWriter::finish() {
-  if (!pending_) return;
-  if (pending_->thread.joinable()) pending_->thread.join();
-  if (pending_->error) std::rethrow_exception(pending_->error);
-  commit();
+  if (pending_) commit();  // commit() waits for the write and rethrows its error
 }
 
 void CheckpointWriter::commit() {
