@@ -78,7 +78,8 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
   const Timer timer;
   const fs::path final_path = output;
   const fs::path temporary = output + ".tmp";
-  const ShardedLayout layout = plan_sharded_layout(export_specs(units, options.dtype), options.max_shard_bytes);
+  const std::vector<TensorSpec> specs = export_specs(units, options.dtype);
+  const ShardedLayout layout = plan_sharded_layout(specs, options.max_shard_bytes);
   if (world.rank() == 0) {
     if (fs::exists(final_path) && !options.replace) {
       throw ConfigError("export: " + output + " exists; choose another output or allow replacing it");
@@ -125,7 +126,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
   }
   world.barrier();
   HfExportResult result;
-  for (const TensorSpec& spec : export_specs(units, options.dtype)) result.bytes += spec.bytes();
+  for (const TensorSpec& spec : specs) result.bytes += spec.bytes();
   result.files = static_cast<int>(layout.files.size());
   result.seconds = timer.seconds();
   return result;

@@ -17,7 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Rank 0's decision, or the error it ran into, as one string every rank receives.
 // Fails before any training when checkpoints could not be written.
 void require_writable(const std::string& directory) {
   const fs::path probe = fs::path(directory) / ".write_test";
@@ -31,6 +30,7 @@ void require_writable(const std::string& directory) {
   }
 }
 
+// Rank 0's decision: "resume:<checkpoint>" or "fresh:" (prepare_run_directory sends it to all).
 std::string decide_on_rank0(const TrainConfig& config) {
   const std::string directory = checkpoint_directory(config);
   require_writable(directory);
