@@ -2,11 +2,8 @@
 
 #include <ATen/ATen.h>
 #include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -24,43 +21,6 @@ std::string shard_name(size_t index, size_t count) {
   std::snprintf(name, sizeof(name), "model-%05zu-of-%05zu.safetensors", index + 1, count);
   return name;
 }
-
-// RAII file descriptor for the writers below.
-class WritableFile {
- public:
-  WritableFile(const std::string& path, int flags) : path_(path) {
-    fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw IoError(path + ": cannot open for writing (" + std::strerror(errno) + ")");
-  }
-  ~WritableFile() { ::close(fd_); }
-  WritableFile(const WritableFile&) = delete;
-  WritableFile& operator=(const WritableFile&) = delete;
-
-  void pwrite_all(const void* data, size_t size, uint64_t offset) {
-    const auto* bytes = static_cast<const uint8_t*>(data);
-    while (size > 0) {
-      const ssize_t written = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) throw IoError(path_ + ": write failed (" + std::strerror(errno) + ")");
-      bytes += written;
-      size -= static_cast<size_t>(written);
-      offset += static_cast<uint64_t>(written);
-    }
-  }
-  void resize(uint64_t size) {
-    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-      throw IoError(path_ + ": cannot size to " + std::to_string(size) + " bytes (" +
-                    std::strerror(errno) + ")");
-    }
-  }
-  void sync() {
-    if (::fsync(fd_) != 0) throw IoError(path_ + ": fsync failed (" + std::strerror(errno) + ")");
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 }  // namespace
 

@@ -95,28 +95,46 @@ void sync_directory(const std::string& path) { sync_fd(path, O_RDONLY | O_DIRECT
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";
-  {
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw IoError(temporary + ": cannot create (" + std::strerror(errno) + ")");
-    size_t written = 0;
-    while (written < text.size()) {
-      const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const std::string reason = std::strerror(errno);
-        ::close(fd);
-        std::remove(temporary.c_str());
-        throw IoError(temporary + ": write failed (" + reason + ")");
-      }
-      written += static_cast<size_t>(n);
-    }
-    const bool synced = ::fsync(fd) == 0;
-    ::close(fd);
-    if (!synced) throw IoError(temporary + ": fsync failed (" + std::strerror(errno) + ")");
+  try {
+    WritableFile file(temporary, O_WRONLY | O_CREAT | O_TRUNC);
+    file.pwrite_all(text.data(), text.size(), 0);
+    file.sync();
+  } catch (const IoError&) {
+    std::remove(temporary.c_str());
+    throw;
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     throw IoError(path + ": cannot rename " + temporary + " into place (" + std::strerror(errno) + ")");
   }
+}
+
+WritableFile::WritableFile(const std::string& path, int flags) : path_(path) {
+  fd_ = ::open(path.c_str(), flags | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError(path + ": cannot open for writing (" + std::strerror(errno) + ")");
+}
+
+WritableFile::~WritableFile() { ::close(fd_); }
+
+void WritableFile::pwrite_all(const void* data, size_t size, uint64_t offset) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    const ssize_t written = ::pwrite(fd_, bytes, size, static_cast<off_t>(offset));
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) throw IoError(path_ + ": write failed (" + std::strerror(errno) + ")");
+    bytes += written;
+    size -= static_cast<size_t>(written);
+    offset += static_cast<uint64_t>(written);
+  }
+}
+
+void WritableFile::resize(uint64_t size) {
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+    throw IoError(path_ + ": cannot size to " + std::to_string(size) + " bytes (" + std::strerror(errno) + ")");
+  }
+}
+
+void WritableFile::sync() {
+  if (::fsync(fd_) != 0) throw IoError(path_ + ": fsync failed (" + std::strerror(errno) + ")");
 }
 
 }  // namespace st

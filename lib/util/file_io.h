@@ -1,8 +1,9 @@
 // Durable file operations shared by the dataset, checkpoint and export writers: CRC-32 of a
-// file, fsync of a file or a directory (so a rename survives a crash), and whole-file writes
-// that appear atomically. Errors throw IoError naming the path.
+// file, fsync of a file or a directory (so a rename survives a crash), whole-file writes that
+// appear atomically, and positioned writes. Errors throw IoError naming the path.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -14,5 +15,22 @@ void sync_file(const std::string& path);
 void sync_directory(const std::string& path);
 // Writes `text` to path.tmp, fsyncs it and renames it over `path`.
 void write_file_atomically(const std::string& path, const std::string& text);
+
+// A file open for writing (open(2) flags, mode 0644), closed on destruction.
+class WritableFile {
+ public:
+  WritableFile(const std::string& path, int flags);
+  ~WritableFile();
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  void pwrite_all(const void* data, size_t size, uint64_t offset);  // retries short writes
+  void resize(uint64_t size);
+  void sync();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 }  // namespace st
