@@ -56,11 +56,14 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   CommBytes engine_comm;  // the engine's own collectives; the model counts its gathers and reductions
   model_->zero_grad();
   const double scale = options_.loss_scaling ? scaler_.scale() : 1.0;
+  at::Tensor loss_sum;  // on the loss's device, read once: a read per micro-batch stalls a GPU's queue
   for (int64_t index = 0; index < micro_batches; ++index) {
     const at::Tensor value = loss(*model_, index);
-    outcome.loss += value.item<double>() / static_cast<double>(micro_batches);
+    const at::Tensor share = value.detach().to(at::kDouble) / static_cast<double>(micro_batches);
+    loss_sum = index == 0 ? share : loss_sum + share;
     torch::autograd::backward({value * (scale / static_cast<double>(micro_batches))});
   }
+  outcome.loss = loss_sum.item<double>();
   std::vector<at::Tensor>& grads = model_->grad_shards();
   if (options_.loss_scaling) {
     outcome.skipped = gradients_overflowed(engine_comm);

@@ -232,7 +232,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 }
 
 at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets) {
-  std::optional<at::NoGradGuard> forward_only;
+  std::optional<c10::NoGradGuard> forward_only;
   if (options_.frozen) forward_only.emplace();
   keep_until_backward_ = groups_.keeps_gathered_parameters() && at::GradMode::is_enabled();
   const auto address = reinterpret_cast<int64_t>(this);

@@ -117,16 +117,17 @@ void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
 
 double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {
   // Sum of squares in fp64 (the clip scale feeds Adam, which amplifies tiny differences), a
-  // block at a time so no full-size fp64 copy is made.
+  // block at a time so no full-size fp64 copy is made; summed on the grads' device so a GPU
+  // step syncs once, and the collective gets a tensor where its backend wants it.
   constexpr int64_t kBlock = 1 << 20;
-  double local = 0.0;
+  const at::Device device = grads.empty() ? at::Device(at::kCPU) : grads.front().device();
+  at::Tensor squares = at::zeros({1}, at::TensorOptions(at::kDouble).device(device));
   for (const auto& grad : grads) {
     for (int64_t first = 0; first < grad.numel(); first += kBlock) {
       const at::Tensor block = grad.narrow(0, first, std::min(kBlock, grad.numel() - first)).to(at::kDouble);
-      local += block.dot(block).item<double>();
+      squares += block.dot(block);
     }
   }
-  at::Tensor squares = at::full({1}, local, at::kDouble);
   group.all_reduce(squares, ReduceOp::sum);
   const double norm = std::sqrt(squares.item<double>());
   if (max_norm > 0.0) {

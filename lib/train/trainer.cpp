@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -241,7 +242,7 @@ const TrainPlan& Trainer::plan() const { return state_->plan; }
 
 nlohmann::ordered_json Trainer::State::evaluate(int64_t step) {
   const Timer timer;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   PairLoader loader(data.val, loader_options(false), world.rank(), world.size());
   LossSums sums;
   for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
