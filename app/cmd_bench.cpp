@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "data/synth_dataset.h"
 #include "dist/world.h"
 #include "exit_codes.h"
+#include "model/model_config.h"
 #include "model/presets.h"
 #include "train/train_metrics.h"
 #include "train/trainer.h"
@@ -30,6 +33,9 @@ struct BenchOptions {
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
 };
+
+constexpr std::array<const char*, 6> kPhaseKeys = {"time/data_s",     "time/reference_s", "time/forward_s",
+                                                    "time/backward_s", "time/grad_sync_s", "time/optimizer_s"};
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
@@ -55,6 +61,7 @@ TrainConfig bench_config(TrainConfig config, const BenchOptions& o, const std::s
   config.train.peak_tflops = o.peak_tflops;
   config.ckpt.every = 0;
   config.ckpt.save_at_end = false;
+  config.train.time_phases = true;
   return config;
 }
 
@@ -97,6 +104,8 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       synth.min_length = synth.max_length = (o.seq - 3) / 2;  // BOS + prompt, completion + EOS
       const auto pairs = static_cast<uint64_t>((o.warmup + o.steps) * o.micro_batch * world.size());
       write_synthetic_dataset(data, synth, pairs, 0.0, ShardingOptions{});
+      // The shape as HF config.json, for bench/peer_transformers.py to build the same model.
+      std::ofstream(o.work + "/config.json") << to_hf_config_json(preset_config(o.preset)).dump(2) << "\n";
     }
     MPI_Barrier(world.comm());
     const TrainConfig config = bench_config(parsed.config, o, data + "/train");
@@ -105,6 +114,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
 
     Trainer trainer(config, world);
     std::vector<double> step_s, tokens_s, mfu, memory;
+    std::vector<std::vector<double>> phases(kPhaseKeys.size());
     TrainObserver observer;
     observer.record = [&](const nlohmann::ordered_json& record) {
       if (!record.contains("step_time_s")) return;
@@ -114,6 +124,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       tokens_s.push_back(record.at("tokens_per_s").get<double>());
       mfu.push_back(record.value("mfu", 0.0));
       memory.push_back(record.at("peak_memory_gib").get<double>());
+      for (size_t i = 0; i < kPhaseKeys.size(); ++i) phases[i].push_back(record.value(kPhaseKeys[i], 0.0));
     };
     trainer.run(observer);
     if (world.rank() == 0) {
@@ -124,6 +135,10 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       std::printf("  step time     %.4f s\n  tokens/s      %.1f\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
                   "  peak memory   %.2f GiB\n", median(step_s), median(tokens_s), 100.0 * median(mfu), o.peak_tflops,
                   *std::max_element(memory.begin(), memory.end()));
+      std::printf("  step time breakdown (medians; the rest is metrics and host work):\n");
+      for (size_t i = 0; i < kPhaseKeys.size(); ++i) {
+        std::printf("    %-18s %.4f s\n", kPhaseKeys[i] + 5, median(phases[i]));  // without "time/"
+      }
     }
     return kExitOk;
   });

@@ -62,8 +62,20 @@ if(NOT ST_ENABLE_CUDA STREQUAL "OFF")
     HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
   find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
     HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
-  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  if(CUDAToolkit_FOUND AND NCCL_INCLUDE_DIR AND NCCL_LIBRARY AND CUDAToolkit_NVCC_EXECUTABLE)
     set(ST_HAVE_CUDA ON)
+    # cuda/'s kernels: nvcc with the C++ compiler as host compiler; Ampere and Hopper by default
+    # (nvcc 13 builds nothing older than sm_75), -DCMAKE_CUDA_ARCHITECTURES=... for others.
+    if(NOT CMAKE_CUDA_COMPILER)
+      set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+    endif()
+    if(NOT CMAKE_CUDA_HOST_COMPILER)
+      set(CMAKE_CUDA_HOST_COMPILER ${CMAKE_CXX_COMPILER})
+    endif()
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
   elseif(ST_ENABLE_CUDA STREQUAL "ON")
     st_require(CUDAToolkit_FOUND "CUDA toolkit"
       "Install the CUDA toolkit, set CUDAToolkit_ROOT, or configure with -DST_ENABLE_CUDA=OFF.")

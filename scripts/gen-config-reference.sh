@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/configuration.md from the binary's own --help texts, so the reference cannot drift
-# from the code; the e2e test e2e_config_reference_is_current fails when it is stale.
+# from the code; the e2e test e2e_config_reference_is_current fails when it is stale. stderr is
+# left out: MPI start-up may warn there on some machines.
 #   scripts/gen-config-reference.sh build/app/shardtune > docs/configuration.md
 set -euo pipefail
 bin=${1:?usage: gen-config-reference.sh <shardtune binary>}
@@ -16,10 +17,10 @@ HEAD
 for command in train export estimate score prep synth precompute-ref bench plot env; do
   printf '\n## shardtune %s\n\n```text\n' "$command"
   if [ "$command" = precompute-ref ] || [ "$command" = bench ]; then  # the config keys are train's, listed above
-    "$bin" "$command" --help 2>&1 | sed -e 's/[[:space:]]*$//' -e '/^Config keys:/,$d'
+    "$bin" "$command" --help 2>/dev/null | sed -e 's/[[:space:]]*$//' -e '/^Config keys:/,$d'
     printf '[the config keys of shardtune train, above]\n```\n'
   else
-    "$bin" "$command" --help 2>&1 | sed -e 's/[[:space:]]*$//'
+    "$bin" "$command" --help 2>/dev/null | sed -e 's/[[:space:]]*$//'
     printf '```\n'
   fi
 done

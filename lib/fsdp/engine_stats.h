@@ -16,6 +16,27 @@ struct CommBytes {
   int64_t total() const { return all_gather + reduce_scatter + all_reduce; }
 };
 
+// Wall seconds of a step's phases. On a GPU they are exact only when the engine syncs the
+// device at each phase's end (EngineOptions::time_phases); on the CPU they always are.
+struct StepPhases {
+  double data = 0.0;       // waiting for the loader's batch (timed by the trainer)
+  double reference = 0.0;  // the online DPO reference's forward (timed by the trainer)
+  double forward = 0.0;    // the micro-batches' forward and loss, gathers included
+  double backward = 0.0;   // their backward (recomputation, gathers, reduce-scatters queued)
+  double grad_sync = 0.0;  // the reduce-scatters still in flight after the last backward
+  double optimizer = 0.0;  // overflow check, clipping, AdamW, compute-copy refresh
+
+  StepPhases& operator+=(const StepPhases& o) {
+    data += o.data;
+    reference += o.reference;
+    forward += o.forward;
+    backward += o.backward;
+    grad_sync += o.grad_sync;
+    optimizer += o.optimizer;
+    return *this;
+  }
+};
+
 struct EngineMemory {
   int64_t params = 0;          // fp32 master shards + compute-dtype shards (when a separate copy)
   int64_t grads = 0;           // fp32 gradient-shard accumulators

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "util/errors.h"
+#include "util/timer.h"
+#include "util/torch_compat.h"
 
 namespace st {
 namespace {
@@ -56,15 +58,24 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   CommBytes engine_comm;  // the engine's own collectives; the model counts its gathers and reductions
   model_->zero_grad();
   const double scale = options_.loss_scaling ? scaler_.scale() : 1.0;
+  Timer phase;
+  const auto phase_end = [&](double& seconds) {
+    if (options_.time_phases) compat::synchronize_compute(options_.model.device);
+    seconds += phase.seconds();
+    phase.reset();
+  };
   at::Tensor loss_sum;  // on the loss's device, read once: a read per micro-batch stalls a GPU's queue
   for (int64_t index = 0; index < micro_batches; ++index) {
     const at::Tensor value = loss(*model_, index);
     const at::Tensor share = value.detach().to(at::kDouble) / static_cast<double>(micro_batches);
     loss_sum = index == 0 ? share : loss_sum + share;
+    phase_end(outcome.phases.forward);
     torch::autograd::backward({value * (scale / static_cast<double>(micro_batches))});
+    phase_end(outcome.phases.backward);
   }
   outcome.loss = loss_sum.item<double>();
   std::vector<at::Tensor>& grads = model_->grad_shards();
+  phase_end(outcome.phases.grad_sync);
   if (options_.loss_scaling) {
     outcome.skipped = gradients_overflowed(engine_comm);
     scaler_.update(outcome.skipped);
@@ -75,9 +86,10 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   if (!outcome.skipped) {
     outcome.grad_norm = clip_grad_norm(grads, options_.optim.grad_clip, *groups_.shard);
     if (groups_.shard->size() > 1) engine_comm.all_reduce += static_cast<int64_t>(sizeof(double));
-    optimizer_->step(model_->master_shards(), grads, lr);
-    model_->refresh_compute_shards();
+    const bool copies_written = optimizer_->step(model_->master_shards(), grads, lr, model_->compute_copies());
+    model_->refresh_compute_shards(copies_written);
   }
+  phase_end(outcome.phases.optimizer);
   outcome.comm = model_->comm_bytes();
   outcome.comm.all_reduce += engine_comm.all_reduce;
   return outcome;

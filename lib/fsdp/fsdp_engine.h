@@ -25,6 +25,7 @@ struct EngineOptions {
   bool loss_scaling = false;  // dynamic loss scaling; needed for fp16 compute
   LossScalerOptions scaler;
   int offload_threads = 0;  // host threads of the offloaded update; 0 = all cores
+  bool time_phases = false;  // sync the device at phase ends so StepOutcome::phases are exact on a GPU
 };
 
 struct StepOutcome {
@@ -32,6 +33,7 @@ struct StepOutcome {
   double grad_norm = 0.0;  // global, before clipping; not computed for a skipped step
   bool skipped = false;    // fp16 overflow: no update this step
   CommBytes comm;          // collective payload bytes of this step on this rank
+  StepPhases phases;       // engine phases (data and reference stay 0: the trainer times them)
 };
 
 // This rank's loss for micro-batch `index` of the step: its mean over the rank's samples of

@@ -116,8 +116,14 @@ void FsdpModel::zero_grad() {
   for (auto& grad : grads_) grad.zero_();
 }
 
-void FsdpModel::refresh_compute_shards() {
+std::vector<at::Tensor> FsdpModel::compute_copies() const {
+  if (compute_.empty() || compute_.front().is_same(master_.front())) return {};
+  return compute_;
+}
+
+void FsdpModel::refresh_compute_shards(bool written_in_place) {
   gathered_.clear();  // gathered copies of the old values must not be reused
+  if (written_in_place) return;
   compute_.clear();
   for (const auto& master : master_) compute_.push_back(master.to(options_.device, options_.compute_dtype));
 }

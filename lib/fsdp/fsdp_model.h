@@ -50,8 +50,12 @@ class FsdpModel {
   // Completes any reduction still in flight first.
   std::vector<at::Tensor>& grad_shards();
   void zero_grad();
-  // After the optimizer changed the masters: the compute-dtype copies follow.
-  void refresh_compute_shards();
+  // The compute-dtype shards when they are a copy apart from the masters (else empty), for an
+  // optimizer that writes them in the same pass as the masters.
+  std::vector<at::Tensor> compute_copies() const;
+  // After the optimizer changed the masters: the compute-dtype copies follow (are made from the
+  // masters, unless the optimizer already wrote them in place).
+  void refresh_compute_shards(bool written_in_place = false);
 
   CommBytes& comm_bytes() { return comm_; }
   EngineMemory memory() const;  // params, grads, gathered_peak (optimizer: ShardedAdamW)

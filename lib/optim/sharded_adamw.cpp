@@ -7,15 +7,18 @@
 #include <thread>
 
 #include "util/errors.h"
+#include "util/torch_compat.h"
+#if ST_HAVE_CUDA
+#include "cuda/fused_adamw.h"
+#include "util/check_cuda.h"
+#else
+#include "cuda/adamw_scalars.h"
+#endif
 
 namespace st {
 namespace {
 
-struct AdamWScalars {
-  // Rounded to float from double, as torch rounds its Scalar arguments: 1 - beta in float would
-  // differ in the last bit.
-  float beta1, one_minus_beta1, beta2, one_minus_beta2, eps, step_size, correction2_sqrt, decay_factor;
-};
+using AdamWScalars = StAdamWScalars;
 
 // The fused update of elements [begin, end): decay, moments, parameter, in one pass.
 void fused_adamw(float* p, float* m, float* v, const float* g, int64_t begin, int64_t end,
@@ -41,7 +44,23 @@ void parallel_blocks(int64_t n, int threads, const Work& work) {
   for (auto& thread : pool) thread.join();
 }
 
-// The update of one host-resident shard; `decayed` (sorted, disjoint) gets weight decay.
+// Calls segment(first, last, decay) over [begin, end) split at the `decayed` ranges (sorted,
+// disjoint), which get weight decay.
+template <typename Segment>
+void for_each_segment(int64_t begin, int64_t end, const std::vector<ElementRange>& decayed, const Segment& segment) {
+  int64_t at_element = begin;
+  for (const ElementRange& range : decayed) {
+    const int64_t first = std::max(begin, range.offset);
+    const int64_t last = std::min(end, range.offset + range.length);
+    if (first >= last) continue;
+    if (at_element < first) segment(at_element, first, false);
+    segment(first, last, true);
+    at_element = last;
+  }
+  if (at_element < end) segment(at_element, end, false);
+}
+
+// The update of one host-resident shard.
 void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
                const std::vector<ElementRange>& decayed, const AdamWScalars& scalars, int threads) {
   const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
@@ -50,17 +69,43 @@ void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, 
   float* v = exp_avg_sq.data_ptr<float>();
   const float* g = host_grad.data_ptr<float>();
   parallel_blocks(master.numel(), threads, [&](int64_t begin, int64_t end) {
-    int64_t at_element = begin;  // [begin, end) split at the decayed ranges
-    for (const ElementRange& range : decayed) {
-      const int64_t first = std::max(begin, range.offset);
-      const int64_t last = std::min(end, range.offset + range.length);
-      if (first >= last) continue;
-      fused_adamw(p, m, v, g, at_element, first, scalars, false);
-      fused_adamw(p, m, v, g, first, last, scalars, true);
-      at_element = last;
-    }
-    fused_adamw(p, m, v, g, at_element, end, scalars, false);
+    for_each_segment(begin, end, decayed, [&](int64_t first, int64_t last, bool decay) {
+      fused_adamw(p, m, v, g, first, last, scalars, decay);
+    });
   });
+}
+
+#if ST_HAVE_CUDA
+// The update of one GPU shard by cuda/'s fused kernel, writing `copy` (the compute-dtype
+// shard; undefined = none) in the same pass.
+void device_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
+                 const at::Tensor& copy, const std::vector<ElementRange>& decayed, const AdamWScalars& scalars) {
+  StCopyDtype copy_dtype = ST_COPY_NONE;
+  if (copy.defined()) copy_dtype = copy.scalar_type() == at::kBFloat16 ? ST_COPY_BF16 : ST_COPY_FP16;
+  const cudaStream_t stream = compat::current_cuda_stream();
+  for_each_segment(0, master.numel(), decayed, [&](int64_t first, int64_t last, bool decay) {
+    AdamWScalars segment = scalars;
+    if (!decay) segment.decay_factor = 1.0f;
+    void* copy_at = copy.defined() ? static_cast<char*>(copy.data_ptr()) + first * copy.element_size() : nullptr;
+    ST_CHECK_CUDA(st_fused_adamw(master.data_ptr<float>() + first, exp_avg.data_ptr<float>() + first,
+                                 exp_avg_sq.data_ptr<float>() + first, grad.data_ptr<float>() + first, copy_at,
+                                 copy_dtype, last - first, segment, stream));
+  });
+}
+#endif
+
+// The libtorch op sequence of torch.optim.AdamW (foreach=False) on one shard: the GPU path
+// without cuda/'s kernel, and the fused kernel's reference.
+void reference_step(at::Tensor& p, at::Tensor& m, at::Tensor& v, const at::Tensor& grad,
+                    const std::vector<ElementRange>& decayed, const OptimOptions& o, double lr, double correction1,
+                    double correction2) {
+  if (o.weight_decay != 0.0) {
+    for (const ElementRange& range : decayed) p.narrow(0, range.offset, range.length).mul_(1.0 - lr * o.weight_decay);
+  }
+  m.mul_(o.beta1).add_(grad, 1.0 - o.beta1);
+  v.mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);
+  const at::Tensor denominator = (v.sqrt() / std::sqrt(correction2)).add_(o.eps);
+  p.addcdiv_(m, denominator, -lr / correction1);
 }
 
 }  // namespace
@@ -87,39 +132,44 @@ int64_t ShardedAdamW::state_bytes() const {
   return bytes;
 }
 
-void ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr) {
+bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr,
+                       const std::vector<at::Tensor>& compute_copies) {
   ++steps_;
   const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
-  const AdamWScalars host_scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
-                                  static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
-                                  static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
-                                  static_cast<float>(std::sqrt(correction2)),
-                                  static_cast<float>(1.0 - lr * options_.weight_decay)};
+  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
+                             static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
+                             static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
+                             static_cast<float>(std::sqrt(correction2)),
+                             static_cast<float>(1.0 - lr * options_.weight_decay)};
+  bool copies_written = !compute_copies.empty();
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
     if (options_.offload == "cpu" || p.is_cpu()) {  // fused, threaded, no temporaries
       // Without weight decay the decay factor is exactly 1.
-      host_step(p, m_[u], v_[u], grads[u], decayed_[u], host_scalars, threads_);
+      host_step(p, m_[u], v_[u], grads[u], decayed_[u], scalars, threads_);
+      copies_written = false;
       continue;
     }
-    if (options_.weight_decay != 0.0) {
-      for (const ElementRange& range : decayed_[u]) {
-        p.narrow(0, range.offset, range.length).mul_(1.0 - lr * options_.weight_decay);
-      }
+#if ST_HAVE_CUDA
+    if (fused_kernel_) {
+      device_step(p, m_[u], v_[u], grads[u], compute_copies.empty() ? at::Tensor() : compute_copies[u], decayed_[u],
+                  scalars);
+      continue;
     }
-    m_[u].mul_(options_.beta1).add_(grads[u], 1.0 - options_.beta1);
-    v_[u].mul_(options_.beta2).addcmul_(grads[u], grads[u], 1.0 - options_.beta2);
-    const at::Tensor denominator = (v_[u].sqrt() / std::sqrt(correction2)).add_(options_.eps);
-    p.addcdiv_(m_[u], denominator, -lr / correction1);
+#endif
+    reference_step(p, m_[u], v_[u], grads[u], decayed_[u], options_, lr, correction1, correction2);
+    copies_written = false;
   }
+  return copies_written;
 }
 
 double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {
   // Sum of squares in fp64 (the clip scale feeds Adam, which amplifies tiny differences), a
-  // block at a time so no full-size fp64 copy is made; summed on the grads' device so a GPU
-  // step syncs once, and the collective gets a tensor where its backend wants it.
-  constexpr int64_t kBlock = 1 << 20;
+  // block at a time so no full-size fp64 copy is made (blocks large enough that a 1B model is
+  // a few dozen kernels, not thousands); summed on the grads' device so a GPU step syncs once,
+  // and the collective gets a tensor where its backend wants it.
+  constexpr int64_t kBlock = 1 << 24;
   const at::Device device = grads.empty() ? at::Device(at::kCPU) : grads.front().device();
   at::Tensor squares = at::zeros({1}, at::TensorOptions(at::kDouble).device(device));
   for (const auto& grad : grads) {

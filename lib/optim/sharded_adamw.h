@@ -27,8 +27,13 @@ class ShardedAdamW {
   ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
                const std::vector<at::Tensor>& masters, int threads = 1);
 
-  // One update of every master shard with its gradient shard at learning rate `lr`.
-  void step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr);
+  // One update of every master shard with its gradient shard at learning rate `lr`. GPU shards
+  // go through cuda/'s fused kernel, which also writes `compute_copies[u]` (the compute-dtype
+  // shards, when given) from the new masters; returns whether it wrote all of them.
+  bool step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr,
+            const std::vector<at::Tensor>& compute_copies = {});
+  // false: GPU shards take the libtorch op sequence instead (the kernel's reference in tests).
+  void use_fused_kernel(bool fused) { fused_kernel_ = fused; }
   int64_t steps_taken() const { return steps_; }
   // A checkpoint's bias-correction step count (its moments are read into exp_avg() in place).
   void set_steps_taken(int64_t steps_taken) { steps_ = steps_taken; }
@@ -42,6 +47,7 @@ class ShardedAdamW {
   std::vector<at::Tensor> m_, v_;
   std::vector<std::vector<ElementRange>> decayed_;  // per unit: shard ranges that get decay
   int64_t steps_ = 0;
+  bool fused_kernel_ = true;
 };
 
 // Global L2 norm of the gradients (collective over the shard group: padding is zero, so the sum

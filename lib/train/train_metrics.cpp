@@ -32,7 +32,9 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
   std::vector<double> mine = w.sums.pack();
   const size_t summed = mine.size();
   for (double value : {w.flops, static_cast<double>(w.comm.all_gather), static_cast<double>(w.comm.reduce_scatter),
-                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes)}) {
+                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes),
+                       w.phases.data, w.phases.reference, w.phases.forward, w.phases.backward, w.phases.grad_sync,
+                       w.phases.optimizer}) {
     mine.push_back(value);
   }
   const std::vector<double> all = all_gather_values(world, mine);
@@ -68,6 +70,13 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
   record["comm/reduce_scatter_bytes"] = total[summed + 2] / ranks / steps;
   record["comm/all_reduce_bytes"] = total[summed + 3] / ranks / steps;
   record["skipped_steps"] = c.skipped_steps;
+  if (c.exact_phases) {  // per step, the slowest rank's
+    size_t column = summed + 6;
+    for (const char* key : {"time/data_s", "time/reference_s", "time/forward_s", "time/backward_s", "time/grad_sync_s",
+                            "time/optimizer_s"}) {
+      record[key] = most[column++] / steps;
+    }
+  }
   return record;
 }
 

@@ -21,6 +21,7 @@ struct WindowStats {
   double seconds = 0.0;  // wall time of the window's steps
   int64_t steps = 0;
   CommBytes comm;        // collective payload bytes, summed over the steps
+  StepPhases phases;     // summed over the steps
 };
 
 struct RecordContext {
@@ -32,6 +33,7 @@ struct RecordContext {
   double peak_tflops = 0.0;   // per device; 0 = no MFU
   int64_t peak_memory_bytes = 0;  // this rank's peak so far
   std::string memory_kind;        // "gpu" or "host_rss"
+  bool exact_phases = false;      // the phase times mean something (time/* keys are written)
 };
 
 // Loss and, for DPO, rewards/* and logps/* from sums; keys get `prefix` ("" or "eval/").

@@ -23,6 +23,7 @@ struct TrainOptions {
   bool overwrite = false;     // start over in an output_dir that already holds a run's outputs
   std::string resume;         // "" = start fresh | auto = newest complete checkpoint, if any | a path
   double peak_tflops = 0.0;   // per-device peak for MFU [TFLOP/s]; 0 = known GPUs only
+  bool time_phases = false;   // not a config key: `shardtune bench` syncs the GPU at phase ends
 };
 
 struct DpoOptions {

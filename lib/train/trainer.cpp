@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <utility>
 
 #include "ckpt/checkpoint_reader.h"
 #include "ckpt/hf_export.h"
@@ -106,12 +107,19 @@ struct Trainer::State {
     return options;
   }
 
+  double reference_seconds = 0.0;  // the online reference's forwards since the step began
+
   MicroBatchResult run_micro_batch(const MicroBatch& micro) {
     const at::Tensor ids = micro.input_ids.to(device);
     const at::Tensor targets = micro.targets.to(device);
     at::Tensor reference_logps;
     if (plan.reference == ReferenceMode::precomputed) reference_logps = micro.ref_logps.to(device);
-    if (plan.reference == ReferenceMode::online) reference_logps = reference->logps(ids, targets);
+    if (plan.reference == ReferenceMode::online) {
+      const Timer timer;
+      reference_logps = reference->logps(ids, targets);
+      if (config.train.time_phases) compat::synchronize_compute(device);
+      reference_seconds += timer.seconds();
+    }
     const at::Tensor policy = engine->model().sequence_logps(ids, targets);
     return micro_batch_loss(stage, micro, policy, reference_logps, loss_options);
   }
@@ -202,6 +210,7 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
   engine.optim = config.optim;
   engine.loss_scaling = s.compute_dtype == at::kHalf;
   engine.offload_threads = threads;
+  engine.time_phases = t.time_phases;
   ModelShards shards{model, units, {}, source};
   if (!s.resume_from || s.plan.reference == ReferenceMode::online) {  // the base weights are needed
     shards = load_model_shards(config.model.path, config.model.preset, t.seed, s.groups.shard->size(), shard_rank);
@@ -291,6 +300,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   for (int64_t step = first; step < total; ++step) {
     const Timer step_timer;
     const StepBatch batch = loader.next();
+    window.phases.data += step_timer.seconds();
     const StepShape shape = agree_step_shape(*s.host, batch.micro_batches);
     const double denominator = s.stage == Stage::dpo ? shape.pairs : shape.target_tokens;
     // Summed losses x (micro-batches x ranks / global count): the engine's mean over micro-
@@ -311,6 +321,10 @@ TrainResult Trainer::run(const TrainObserver& observer) {
         lr);
     window.steps += 1;
     window.seconds += step_timer.seconds();
+    StepPhases phases = outcome.phases;  // the engine's forward includes the trainer's reference
+    phases.reference = std::exchange(s.reference_seconds, 0.0);
+    phases.forward -= phases.reference;
+    window.phases += phases;
     add_comm(window.comm, outcome.comm);
     skipped += outcome.skipped ? 1 : 0;
     result.steps = step + 1;
@@ -329,6 +343,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       context.peak_tflops = s.peak_tflops;
       context.peak_memory_bytes = s.peak_memory_bytes();
       context.memory_kind = s.device.is_cuda() ? "gpu" : "host_rss";
+      context.exact_phases = !s.device.is_cuda() || s.config.train.time_phases;
       result.last_train = reduce_train_record(*s.host, window, context);
       emit(result.last_train);
       window = {};

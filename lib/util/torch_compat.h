@@ -69,6 +69,16 @@ inline int64_t peak_gpu_memory_bytes(int device) {
 #endif
 }
 
+// Waits for the work queued on libtorch's current stream of `device` (the compute stream; a
+// communicator's own stream runs on); a no-op on the CPU, where work is synchronous.
+inline void synchronize_compute(const at::Device& device) {
+#if ST_TORCH_CUDA
+  if (device.is_cuda()) c10::cuda::getCurrentCUDAStream(device.index()).synchronize();
+#else
+  (void)device;
+#endif
+}
+
 #if ST_HAVE_CUDA
 // The stream libtorch is computing on; the legacy default stream when libtorch has no CUDA
 // (then no CUDA tensor can exist and the caller works on raw pointers).

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The peer of `shardtune bench`: the stack users run today, on the same model shape and batch.
+
+transformers' LlamaForCausalLM built from the config.json that `shardtune bench` wrote for its
+preset, fp32 weights with bf16 autocast (HF Trainer's bf16=True), SDPA attention, non-reentrant
+gradient checkpointing, torch's fused AdamW, and for DPO TRL's sigmoid loss with a frozen bf16
+reference model run in the same step (chosen and rejected rows in one concatenated forward).
+Rows have the length of the bench's synthetic rows. Prints the same figures as the bench;
+bench/vs_peer.sh runs both and prints the ratios.
+
+usage: peer_transformers.py --config WORK/config.json [--seq 2048 --micro-batch 1 --stage dpo
+                            --steps 10 --warmup 3]
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import transformers
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", required=True, help="HF config.json of the shape")
+    parser.add_argument("--seq", type=int, default=2048)
+    parser.add_argument("--micro-batch", type=int, default=1, help="pairs (dpo) or sequences (sft) per step")
+    parser.add_argument("--stage", choices=["dpo", "sft"], default="dpo")
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--beta", type=float, default=0.1)
+    return parser.parse_args()
+
+
+def build_model(config, dtype):
+    with torch.device("cuda"):
+        try:
+            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
+        except TypeError:  # transformers < 4.56 names it torch_dtype
+            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa",
+                                                                 torch_dtype=dtype)
+
+
+def completion_logps(logits, ids, first_target):
+    """Summed log-probs of ids[:, first_target:], a row at a time (as TRL's selective_log_softmax
+    does for bf16 logits) so no [rows, tokens, vocab] fp32 copy is made."""
+    sums = []
+    for row_logits, row_ids in zip(logits, ids):
+        predicted = row_logits[first_target - 1:-1].float()
+        sums.append(torch.log_softmax(predicted, dim=-1).gather(1, row_ids[first_target:, None]).sum())
+    return torch.stack(sums)
+
+
+def main():
+    args = parse_args()
+    with open(args.config) as handle:
+        config = transformers.LlamaConfig(**json.load(handle))
+    config.use_cache = False
+    torch.manual_seed(0)
+    policy = build_model(config, torch.float32)
+    policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    policy.train()
+    reference = None
+    if args.stage == "dpo":
+        reference = build_model(config, torch.bfloat16)
+        reference.load_state_dict(policy.state_dict())
+        reference.eval().requires_grad_(False)
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-5, weight_decay=0.0, fused=True)
+
+    # The bench's synthetic rows: BOS + prompt, completion + EOS, prompt and completion alike.
+    half = (args.seq - 3) // 2
+    row_tokens, first_target = 2 + 2 * half, 1 + half
+    rows = args.micro_batch * (2 if args.stage == "dpo" else 1)
+    generator = torch.Generator(device="cuda").manual_seed(1)
+    torch.cuda.reset_peak_memory_stats()
+
+    def step():
+        ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device="cuda", generator=generator)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = policy(input_ids=ids).logits
+        logps = completion_logps(logits, ids, first_target)
+        if reference is None:
+            loss = -logps.sum() / (rows * (row_tokens - first_target))
+        else:
+            with torch.no_grad():
+                ref_logps = completion_logps(reference(input_ids=ids).logits, ids, first_target)
+            chosen, rejected = (logps - ref_logps).chunk(2)
+            loss = -F.logsigmoid(args.beta * (chosen - rejected)).mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    times = []
+    for index in range(args.warmup + args.steps):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        if index >= args.warmup:
+            times.append(time.perf_counter() - start)
+    step_s = statistics.median(times)
+    print(f"peer: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}, seq {args.seq}, "
+          f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
+          f"median of {len(times)} steps after {args.warmup} warm-up")
+    print(f"  step time     {step_s:.4f} s")
+    print(f"  tokens/s      {rows * row_tokens / step_s:.1f}")
+    print(f"  peak memory   {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except torch.cuda.OutOfMemoryError as error:
+        print(f"peer: out of GPU memory ({str(error).splitlines()[0]})")
+        sys.exit(3)
