@@ -1,0 +1,130 @@
+#include "cuda/logsoftmax_gather.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kIgnoreTarget = -100;  // model/token_logp.h's
+
+template <typename T>
+__device__ __forceinline__ float load(const T* p, int64_t i);
+template <>
+__device__ __forceinline__ float load<float>(const float* p, int64_t i) { return p[i]; }
+template <>
+__device__ __forceinline__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+template <>
+__device__ __forceinline__ float load<__half>(const __half* p, int64_t i) { return __half2float(p[i]); }
+
+template <typename T>
+__device__ __forceinline__ T round_to(float value);
+template <>
+__device__ __forceinline__ float round_to<float>(float value) { return value; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 round_to<__nv_bfloat16>(float value) { return __float2bfloat16_rn(value); }
+template <>
+__device__ __forceinline__ __half round_to<__half>(float value) { return __float2half_rn(value); }
+
+// A running (max, sum of exp(x - max)) pair; merging two keeps the sum relative to the larger max.
+struct MaxSum {
+  float max, sum;
+};
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+  if (a.max == -INFINITY) return b;
+  if (b.max == -INFINITY) return a;
+  const float m = fmaxf(a.max, b.max);
+  return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+}
+
+// Block-wide merge of every thread's pair; the result is valid in all threads.
+__device__ MaxSum block_merge(MaxSum mine) {
+  __shared__ MaxSum warps[kThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) {
+    mine = merge(mine, {__shfl_xor_sync(0xffffffffu, mine.max, offset), __shfl_xor_sync(0xffffffffu, mine.sum, offset)});
+  }
+  if (threadIdx.x % 32 == 0) warps[threadIdx.x / 32] = mine;
+  __syncthreads();
+  MaxSum total = warps[0];
+  for (int w = 1; w < kThreads / 32; ++w) total = merge(total, warps[w]);
+  return total;
+}
+
+// One block per row.
+template <typename T>
+__global__ void logsumexp_gather_kernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
+                                        float* __restrict__ logp, float* __restrict__ lse, int64_t vocab) {
+  const int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  MaxSum mine{-INFINITY, 0.0f};
+  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) mine = merge(mine, {load(x, j), 1.0f});
+  const MaxSum total = block_merge(mine);
+  if (threadIdx.x == 0) {
+    const float row_lse = total.max + logf(total.sum);
+    const int64_t target = targets[row];
+    lse[row] = row_lse;
+    logp[row] = target == kIgnoreTarget ? 0.0f : load(x, target < 0 ? 0 : target) - row_lse;
+  }
+}
+
+template <typename T>
+__global__ void logsoftmax_gather_backward_kernel(T* __restrict__ logits, const int64_t* __restrict__ targets,
+                                                  const float* __restrict__ lse, const float* __restrict__ grad,
+                                                  int64_t vocab) {
+  const int64_t row = blockIdx.x;
+  T* x = logits + row * vocab;
+  const int64_t target = targets[row];
+  const float g = target == kIgnoreTarget ? 0.0f : grad[row];
+  const int64_t picked = target < 0 ? 0 : target;
+  const float row_lse = lse[row];
+  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
+    const float d = (j == picked ? g : 0.0f) - g * expf(load(x, j) - row_lse);
+    x[j] = round_to<T>(d);
+  }
+}
+
+}  // namespace
+
+extern "C" cudaError_t st_logsumexp_gather(const void* logits, StLogitsDtype dtype, const int64_t* targets, float* logp,
+                                           float* lse, int64_t rows, int64_t vocab, cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(rows));
+  switch (dtype) {
+    case ST_LOGITS_FP32:
+      logsumexp_gather_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const float*>(logits), targets, logp, lse, vocab);
+      break;
+    case ST_LOGITS_BF16:
+      logsumexp_gather_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(logits), targets, logp,
+                                                             lse, vocab);
+      break;
+    case ST_LOGITS_FP16:
+      logsumexp_gather_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const __half*>(logits), targets, logp, lse,
+                                                             vocab);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t st_logsoftmax_gather_backward(void* logits, StLogitsDtype dtype, const int64_t* targets,
+                                                     const float* lse, const float* grad, int64_t rows, int64_t vocab,
+                                                     cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(rows));
+  switch (dtype) {
+    case ST_LOGITS_FP32:
+      logsoftmax_gather_backward_kernel<<<grid, kThreads, 0, stream>>>(static_cast<float*>(logits), targets, lse, grad,
+                                                                       vocab);
+      break;
+    case ST_LOGITS_BF16:
+      logsoftmax_gather_backward_kernel<<<grid, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(logits), targets,
+                                                                       lse, grad, vocab);
+      break;
+    case ST_LOGITS_FP16:
+      logsoftmax_gather_backward_kernel<<<grid, kThreads, 0, stream>>>(static_cast<__half*>(logits), targets, lse,
+                                                                       grad, vocab);
+      break;
+  }
+  return cudaGetLastError();
+}
