@@ -46,6 +46,13 @@ find_package(Boost 1.71 QUIET COMPONENTS program_options)
 st_require(Boost_FOUND "Boost.Program_options >= 1.71"
   "Install libboost-program-options-dev, or set Boost_ROOT.")
 
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+endif()
+st_require(PCRE2_FOUND "PCRE2 (libpcre2-8)"
+  "Install libpcre2-dev (the tokenizer's pre-tokenizer regexes), or put libpcre2-8.pc on PKG_CONFIG_PATH.")
+
 find_package(nlohmann_json 3.9 QUIET)
 st_require(nlohmann_json_FOUND "nlohmann-json >= 3.9"
   "Install nlohmann-json3-dev, or set nlohmann_json_DIR.")

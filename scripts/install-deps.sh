@@ -13,6 +13,8 @@ packages=(
   libboost-program-options-dev       # config parsing
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
+  libpcre2-dev                       # tokenizer: pre-tokenizer regexes with Unicode classes
+  nodejs                             # tests: the JavaScript tokenizers the C++ ones are checked against
   python3-torch                      # tests/reference: the independent Llama reference
   python3-yaml                       # tests/packaging: reads spack.yaml
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
@@ -41,6 +43,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# A nodejs from elsewhere (NodeSource) ships its own npm, which Debian's npm package conflicts with.
+command -v npm >/dev/null || missing+=(npm)
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 if [ ${#missing[@]} -eq 0 ]; then

@@ -28,6 +28,10 @@ class CheckpointError : public Error {  // sharded checkpoints, exports
  public:
   using Error::Error;
 };
+class TokenizerError : public Error {  // tokenizer.json, tiktoken files, chat templates
+ public:
+  using Error::Error;
+};
 class IoError : public Error {          // files and libraries below the formats (HDF5 calls, fs)
  public:
   using Error::Error;

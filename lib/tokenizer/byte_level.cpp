@@ -1,0 +1,41 @@
+#include "tokenizer/byte_level.h"
+
+#include <array>
+
+namespace st {
+namespace {
+
+void append_utf8(std::string& out, unsigned codepoint) {
+  if (codepoint < 0x80) {
+    out += static_cast<char>(codepoint);
+  } else {  // the table's code points are all below 0x800
+    out += static_cast<char>(0xC0 | (codepoint >> 6));
+    out += static_cast<char>(0x80 | (codepoint & 0x3F));
+  }
+}
+
+// Printable Latin-1 bytes stand for themselves; the other 68 get 256, 257, ... in byte order.
+const std::array<std::string, 256>& byte_table() {
+  static const std::array<std::string, 256> table = [] {
+    std::array<std::string, 256> t;
+    unsigned next = 256;
+    for (unsigned b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      append_utf8(t[b], printable ? b : next++);
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+std::string byte_level_encode(std::string_view bytes) {
+  const auto& table = byte_table();
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) out += table[static_cast<unsigned char>(c)];
+  return out;
+}
+
+}  // namespace st

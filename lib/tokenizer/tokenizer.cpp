@@ -1,0 +1,73 @@
+#include "tokenizer/tokenizer.h"
+
+#include <cctype>
+
+#include "tokenizer/byte_level.h"
+
+namespace st {
+
+size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {
+  for (size_t at = from; at < text.size(); ++at) {
+    for (const AddedToken& candidate : added_) {  // longest first: the first hit is the longest
+      if (text.compare(at, candidate.content.size(), candidate.content) == 0) {
+        token = &candidate;
+        return at;
+      }
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  std::vector<int32_t> ids;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const AddedToken* token = nullptr;
+    const size_t found = added_.empty() ? std::string_view::npos : find_added(text, at, token);
+    std::string_view plain = text.substr(at, found == std::string_view::npos ? std::string_view::npos : found - at);
+    if (token && token->lstrip) {
+      while (!plain.empty() && std::isspace(static_cast<unsigned char>(plain.back()))) plain.remove_suffix(1);
+    }
+    encode_plain(plain, ids);
+    if (found == std::string_view::npos) break;
+    ids.push_back(token->id);
+    at = found + token->content.size();
+    if (token->rstrip) {
+      while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    }
+  }
+  return ids;
+}
+
+void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out) const {
+  if (text.empty()) return;
+  std::string prefixed;
+  if (add_prefix_space_ && text.front() != ' ') {
+    prefixed = " " + std::string(text);
+    text = prefixed;
+  }
+  std::vector<std::string_view> pieces{text}, next;
+  for (const RegexSplitter& split : splits_) {
+    next.clear();
+    for (const std::string_view piece : pieces) split.split(piece, next);
+    pieces.swap(next);
+  }
+  for (const std::string_view piece : pieces) {
+    if (byte_level_) {
+      model_.encode_word(byte_level_encode(piece), out);
+    } else {
+      model_.encode_word(piece, out);
+    }
+  }
+}
+
+std::optional<int32_t> Tokenizer::token_id(const std::string& token) const {
+  for (const AddedToken& added : added_) {
+    if (added.content == token) return added.id;
+  }
+  const auto found = model_.vocab().find(token);
+  if (found == model_.vocab().end()) return std::nullopt;
+  return found->second;
+}
+
+}  // namespace st

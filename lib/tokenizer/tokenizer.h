@@ -1,0 +1,55 @@
+// A text tokenizer read from a Hugging Face tokenizer.json: added (special) tokens matched in
+// the raw text, the pre-tokenizer (Split regexes, ByteLevel), and a BPE model - the byte-level
+// BPE of GPT-2, Llama 3 and Qwen2. Components it does not implement are refused by name at load
+// time, never approximated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/regex_splitter.h"
+
+namespace st {
+
+struct AddedToken {
+  std::string content;
+  int32_t id = 0;
+  bool special = false;
+  bool lstrip = false, rstrip = false;  // swallow the whitespace before / after a match
+};
+
+class Tokenizer {
+ public:
+  // `path`: a tokenizer.json, or a model directory holding one. Throws TokenizerError naming the
+  // file and the field (unsupported type, malformed entry) and what to do.
+  static Tokenizer from_file(const std::string& path);
+
+  // The ids of `text`, added tokens included where they occur; no BOS/EOS (chat templates add
+  // them). Throws TokenizerError on invalid UTF-8.
+  std::vector<int32_t> encode(std::string_view text) const;
+  // The id of a token string (an added token or a vocabulary entry), if it has one.
+  std::optional<int32_t> token_id(const std::string& token) const;
+  // One more than the largest id.
+  int64_t vocab_size() const { return vocab_size_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
+  void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
+  // The earliest added token in text[from, ...), longest first at a position; npos if none.
+  size_t find_added(std::string_view text, size_t from, const AddedToken*& token) const;
+
+  std::string source_;
+  BpeModel model_;
+  std::vector<RegexSplitter> splits_;  // applied in order; each piece of one is split by the next
+  bool byte_level_ = false, add_prefix_space_ = false;
+  std::vector<AddedToken> added_;      // longest content first
+  int64_t vocab_size_ = 0;
+
+};
+
+}  // namespace st

@@ -1,0 +1,176 @@
+// Tokenizer::from_file: reads tokenizer.json (the Hugging Face tokenizers format) and refuses,
+// by file and field, every component this implementation does not have.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tokenizer/tokenizer.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+// GPT-2's pre-tokenizer regex: what ByteLevel with use_regex splits by.
+constexpr const char* kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+using Json = nlohmann::json;
+
+struct Reader {
+  std::string file;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw TokenizerError(file + ": " + field + ": " + what);
+  }
+  void unsupported(const std::string& field, const std::string& type, const std::string& supported) const {
+    fail(field, "'" + type + "' is not supported (supported: " + supported +
+                    "); use a byte-level BPE tokenizer (Llama 3, Qwen2, GPT-2) or pre-tokenized ids");
+  }
+  std::string type_of(const Json& node, const std::string& field) const {
+    if (!node.is_object() || !node.contains("type") || !node["type"].is_string()) fail(field, "expected an object with a \"type\"");
+    return node["type"].get<std::string>();
+  }
+  // A bool field that may be absent or null.
+  static bool flag(const Json& node, const char* key) {
+    return node.contains(key) && node[key].is_boolean() && node[key].get<bool>();
+  }
+};
+
+std::string escape_literal(const std::string& text) {  // a Split "String" pattern as a regex
+  std::string out;
+  for (const char c : text) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+BpeModel read_model(const Reader& r, const Json& model) {
+  const std::string type = r.type_of(model, "model");
+  if (type != "BPE") r.unsupported("model.type", type, "BPE");
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (model.contains(key) && !model[key].is_null() && model[key] != "") r.fail(std::string("model.") + key, "not supported");
+  }
+  if (model.contains("dropout") && model["dropout"].is_number() && model["dropout"].get<double>() > 0.0) {
+    r.fail("model.dropout", "BPE dropout is for training tokenizers; set it to null");
+  }
+  if (!model.contains("vocab") || !model["vocab"].is_object()) r.fail("model.vocab", "expected an object token -> id");
+  std::unordered_map<std::string, int32_t> vocab;
+  vocab.reserve(model["vocab"].size());
+  for (const auto& [token, id] : model["vocab"].items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0) r.fail("model.vocab[\"" + token + "\"]", "expected an id >= 0");
+    vocab.emplace(token, id.get<int32_t>());
+  }
+  std::vector<std::pair<std::string, std::string>> merges;
+  const Json& list = model.contains("merges") ? model["merges"] : Json::array();
+  merges.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& merge = list[i];
+    if (merge.is_string()) {  // "left right"
+      const std::string text = merge.get<std::string>();
+      const size_t space = text.find(' ', 1);
+      if (space == std::string::npos) r.fail("model.merges[" + std::to_string(i) + "]", "expected \"left right\"");
+      merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+      merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
+    } else {
+      r.fail("model.merges[" + std::to_string(i) + "]", "expected \"left right\" or [\"left\", \"right\"]");
+    }
+  }
+  int32_t unk = -1;
+  if (model.contains("unk_token") && model["unk_token"].is_string()) {
+    const auto found = vocab.find(model["unk_token"].get<std::string>());
+    if (found == vocab.end()) r.fail("model.unk_token", "not in model.vocab");
+    unk = found->second;
+  }
+  return BpeModel(std::move(vocab), merges, Reader::flag(model, "ignore_merges"), Reader::flag(model, "byte_fallback"),
+                  unk);
+}
+
+}  // namespace
+
+Tokenizer Tokenizer::from_file(const std::string& path) {
+  const std::string file = std::filesystem::is_directory(path) ? path + "/tokenizer.json" : path;
+  const Reader r{file};
+  std::ifstream in(file);
+  if (!in) {
+    throw TokenizerError(file + ": cannot open; --tokenizer takes a model directory with tokenizer.json (or the file)");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  Json json;
+  try {
+    json = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
+    throw TokenizerError(file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!json.is_object() || !json.contains("model")) r.fail("model", "missing; is this a tokenizer.json?");
+  Tokenizer tokenizer(file, read_model(r, json["model"]));
+
+  if (json.contains("normalizer") && !json["normalizer"].is_null()) {
+    r.unsupported("normalizer.type", r.type_of(json["normalizer"], "normalizer"), "none");
+  }
+  // The pre-tokenizer: Split regexes then ByteLevel, alone or in a Sequence.
+  std::vector<std::pair<const Json*, std::string>> steps;
+  if (json.contains("pre_tokenizer") && !json["pre_tokenizer"].is_null()) {
+    const Json& pre = json["pre_tokenizer"];
+    if (r.type_of(pre, "pre_tokenizer") == "Sequence") {
+      for (size_t i = 0; i < pre.value("pretokenizers", Json::array()).size(); ++i) {
+        steps.emplace_back(&pre["pretokenizers"][i], "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]");
+      }
+    } else {
+      steps.emplace_back(&pre, "pre_tokenizer");
+    }
+  }
+  for (const auto& [step, field] : steps) {
+    const std::string type = r.type_of(*step, field);
+    if (tokenizer.byte_level_) r.fail(field, "comes after ByteLevel; only Split steps before one ByteLevel are supported");
+    if (type == "Split") {
+      if (step->value("behavior", "") != "Isolated" || Reader::flag(*step, "invert")) {
+        r.fail(field, "only behavior \"Isolated\" without invert is supported");
+      }
+      const Json& pattern = step->value("pattern", Json::object());
+      if (pattern.contains("Regex") && pattern["Regex"].is_string()) {
+        tokenizer.splits_.emplace_back(pattern["Regex"].get<std::string>(), file + ": " + field + ".pattern.Regex");
+      } else if (pattern.contains("String") && pattern["String"].is_string()) {
+        tokenizer.splits_.emplace_back(escape_literal(pattern["String"].get<std::string>()), file + ": " + field);
+      } else {
+        r.fail(field + ".pattern", "expected {\"Regex\": ...} or {\"String\": ...}");
+      }
+    } else if (type == "ByteLevel") {
+      tokenizer.byte_level_ = true;
+      tokenizer.add_prefix_space_ = Reader::flag(*step, "add_prefix_space");
+      if (!step->contains("use_regex") || Reader::flag(*step, "use_regex")) {
+        tokenizer.splits_.emplace_back(kGpt2Pattern, file + ": " + field + " (use_regex)");
+      }
+    } else {
+      r.unsupported(field + ".type", type, "Sequence, Split, ByteLevel");
+    }
+  }
+
+  int64_t largest = -1;
+  for (const auto& [token, id] : tokenizer.model_.vocab()) largest = std::max<int64_t>(largest, id);
+  const Json& added = json.value("added_tokens", Json::array());
+  for (size_t i = 0; i < added.size(); ++i) {
+    const std::string field = "added_tokens[" + std::to_string(i) + "]";
+    const Json& entry = added[i];
+    if (!entry.is_object() || !entry.contains("id") || !entry.contains("content") || !entry["content"].is_string() ||
+        entry["content"].get<std::string>().empty()) {
+      r.fail(field, "expected {\"id\": N, \"content\": \"...\"}");
+    }
+    if (Reader::flag(entry, "single_word")) r.fail(field + ".single_word", "true is not supported");
+    AddedToken token{entry["content"].get<std::string>(), entry["id"].get<int32_t>(), Reader::flag(entry, "special"),
+                     Reader::flag(entry, "lstrip"), Reader::flag(entry, "rstrip")};
+    largest = std::max<int64_t>(largest, token.id);
+    tokenizer.added_.push_back(std::move(token));
+  }
+  std::stable_sort(tokenizer.added_.begin(), tokenizer.added_.end(),
+                   [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  tokenizer.vocab_size_ = largest + 1;
+  return tokenizer;
+}
+
+}  // namespace st

@@ -1,0 +1,122 @@
+// The tokenizer on small handmade tokenizer.json files: merge order, ignore_merges, added
+// tokens, the Split + ByteLevel pre-tokenizer, byte fallback, and the refusals that name the
+// file and field. Real vocabularies are checked against JavaScript encoders (js_parity.sh).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using Json = nlohmann::json;
+
+// Byte-level: a space is "Ġ". Merges build "hello" and "Ġworld".
+Json tiny(bool ignore_merges = false) {
+  Json vocab = {{"h", 0},   {"e", 1},    {"l", 2},     {"o", 3},     {"Ġ", 4},      {"w", 5},     {"r", 6},
+                {"d", 7},   {"he", 8},   {"ll", 9},    {"hell", 10}, {"hello", 11}, {"Ġw", 12},   {"or", 13},
+                {"Ġwor", 14}, {"Ġworl", 15}, {"Ġworld", 16}, {"lo", 17}, {"!", 18}};
+  Json merges = {"h e", "l l", "he ll", "hell o", "Ġ w", "o r", "Ġw or", "Ġwor l", "Ġworl d"};
+  return {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"ignore_merges", ignore_merges}}},
+          {"normalizer", nullptr},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"}, {"pattern", {{"Regex", R"( ?\p{L}+|\s+|[^\s\p{L}]+)"}}}, {"behavior", "Isolated"},
+               {"invert", false}},
+              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}}},
+          {"added_tokens", {{{"id", 100}, {"content", "<|end|>"}, {"special", true}}}}};
+}
+
+std::string write(const Json& json) {
+  static int count = 0;
+  const std::string path = ::testing::TempDir() + "/tok_" + std::to_string(count++) + ".json";
+  std::ofstream(path) << json.dump();
+  return path;
+}
+
+std::vector<int32_t> encode(const Json& json, const std::string& text) {
+  return Tokenizer::from_file(write(json)).encode(text);
+}
+
+void expect_refusal(const Json& json, const std::string& needle) {
+  try {
+    Tokenizer::from_file(write(json));
+    FAIL() << "accepted; expected an error with '" << needle << "'";
+  } catch (const TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(".json"), std::string::npos) << "names the file: " << e.what();
+  }
+}
+
+TEST(Tokenizer, MergesApplyInRankOrder) {
+  EXPECT_EQ(encode(tiny(), "hello"), (std::vector<int32_t>{11}));
+  EXPECT_EQ(encode(tiny(), "hell"), (std::vector<int32_t>{10}));
+  EXPECT_EQ(encode(tiny(), "hlo"), (std::vector<int32_t>{0, 2, 3}));  // "lo" is in the vocab, no merge makes it
+  EXPECT_EQ(encode(tiny(), "hello world!"), (std::vector<int32_t>{11, 16, 18}));
+}
+
+TEST(Tokenizer, IgnoreMergesTakesWholeVocabularyWords) {
+  EXPECT_EQ(encode(tiny(false), "lo"), (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(encode(tiny(true), "lo"), (std::vector<int32_t>{17}));
+}
+
+TEST(Tokenizer, AddedTokensMatchInTheRawText) {
+  EXPECT_EQ(encode(tiny(), "hello<|end|> world"), (std::vector<int32_t>{11, 100, 16}));
+  EXPECT_EQ(encode(tiny(), "<|end|><|end|>"), (std::vector<int32_t>{100, 100}));
+  const Tokenizer tokenizer = Tokenizer::from_file(write(tiny()));
+  EXPECT_EQ(tokenizer.token_id("<|end|>"), 100);
+  EXPECT_EQ(tokenizer.token_id("Ġworld"), 16);
+  EXPECT_FALSE(tokenizer.token_id("nope").has_value());
+  EXPECT_EQ(tokenizer.vocab_size(), 101);
+}
+
+TEST(Tokenizer, UnknownSymbolsFallBackToBytesOrAreRefused) {
+  Json json = tiny();
+  EXPECT_THROW(encode(json, "hz"), TokenizerError);  // "z" has no token, no fallback
+  json["model"]["byte_fallback"] = true;
+  json["model"]["vocab"]["<0x7A>"] = 50;
+  json["pre_tokenizer"] = nullptr;  // SentencePiece-style: symbols are the text's own characters
+  EXPECT_EQ(encode(json, "hz"), (std::vector<int32_t>{0, 50}));
+}
+
+TEST(Tokenizer, InvalidUtf8IsRefused) { EXPECT_THROW(encode(tiny(), std::string("he\xff")), TokenizerError); }
+
+TEST(Tokenizer, UnsupportedComponentsAreNamed) {
+  Json json = tiny();
+  json["normalizer"] = {{"type", "NFC"}};
+  expect_refusal(json, "normalizer.type: 'NFC' is not supported");
+  json = tiny();
+  json["model"]["type"] = "WordPiece";
+  expect_refusal(json, "model.type: 'WordPiece' is not supported");
+  json = tiny();
+  json["pre_tokenizer"]["pretokenizers"][0]["type"] = "Metaspace";
+  expect_refusal(json, "pre_tokenizer.pretokenizers[0].type: 'Metaspace' is not supported");
+  json = tiny();
+  json["model"]["merges"][0] = "h q";
+  expect_refusal(json, "model.merges[0]");
+  json = tiny();
+  json["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(unclosed";
+  expect_refusal(json, "regex does not compile");
+}
+
+TEST(Tokenizer, MissingOrMalformedFileIsNamed) {
+  try {
+    Tokenizer::from_file(::testing::TempDir() + "/no_such_dir");
+    FAIL();
+  } catch (const TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_dir: cannot open; --tokenizer takes a model directory"), std::string::npos) << e.what();
+  }
+  const std::string path = ::testing::TempDir() + "/broken.json";
+  std::ofstream(path) << "{\"model\": ";
+  EXPECT_THROW(Tokenizer::from_file(path), TokenizerError);
+}
+
+}  // namespace
+}  // namespace st
