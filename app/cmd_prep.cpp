@@ -1,6 +1,9 @@
-// `shardtune prep`: token-id JSONL -> HDF5 pair dataset (lib/data/prep.h), on 1 or N ranks.
+// `shardtune prep`: token-id or text JSONL -> HDF5 pair dataset (lib/data/prep.h), on 1 or N
+// ranks; text records are tokenized with the model's tokenizer.json and a chat template.
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "command_options.h"
 #include "command_runner.h"
@@ -8,6 +11,7 @@
 #include "data/prep.h"
 #include "dist/world.h"
 #include "exit_codes.h"
+#include "tokenizer/chat_template.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/timer.h"
@@ -19,14 +23,18 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
   return run_guarded([&] {
     namespace po = boost::program_options;
     PrepOptions o;
-    std::string kind = "dpo", truncation = "truncate";
-    po::options_description options("shardtune prep --input pairs.jsonl --output DIR --vocab N [options]", 110, 50);
+    std::string kind = "dpo", truncation = "truncate", tokenizer_path, template_name;
+    po::options_description options(
+        "shardtune prep --input pairs.jsonl --output DIR (--vocab N | --tokenizer MODEL_DIR --template NAME) [options]",
+        110, 50);
     options.add_options()
         ("help", "print this help and exit")
-        ("input", po::value(&o.input), "JSONL: dpo {prompt_ids, chosen_ids, rejected_ids} | sft {prompt_ids, completion_ids}")
+        ("input", po::value(&o.input),
+         "JSONL: dpo {prompt_ids, chosen_ids, rejected_ids} | sft {prompt_ids, completion_ids}, or text records "
+         "(docs/data-format.md)")
         ("output", po::value(&o.output), "dataset directory to create (train/, val/ with manifest.json)")
         ("kind", po::value(&kind)->default_value("dpo"), "dpo | sft")
-        ("vocab", po::value(&o.vocab_size), "tokenizer vocabulary size; ids must be below it")
+        ("vocab", po::value(&o.vocab_size), "vocabulary size; ids must be below it (default with --tokenizer: its size)")
         ("cutoff-len", po::value(&o.cutoff_len)->default_value(1024), "max prompt + response tokens")
         ("truncation", po::value(&truncation)->default_value("truncate"),
          "truncate (prompt from the left, then responses from the right) | drop")
@@ -37,7 +45,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("bos-id", po::value(&o.info.bos_id)->default_value(-1), "recorded in the shards (-1: none)")
         ("eos-id", po::value(&o.info.eos_id)->default_value(-1), "recorded in the shards (-1: none)")
         ("pad-id", po::value(&o.info.pad_id)->default_value(0), "padding id used by collation")
-        ("tokenizer", po::value(&o.info.tokenizer)->default_value(""), "tokenizer name, recorded")
+        ("tokenizer", po::value(&tokenizer_path), "model directory with tokenizer.json: tokenizes text records; recorded")
+        ("template", po::value(&template_name), "chat template of text records: llama3 | llama2 | chatml | plain")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
@@ -45,8 +54,25 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     const auto parsed_truncation = parse_truncation_policy(truncation);
     if (!parsed_kind) throw ConfigError("prep: --kind '" + kind + "' is not dpo|sft");
     if (!parsed_truncation) throw ConfigError("prep: --truncation '" + truncation + "' is not truncate|drop");
+    std::optional<Tokenizer> tokenizer;
+    std::unique_ptr<ChatTemplate> chat;
+    if (!tokenizer_path.empty()) {
+      const auto template_kind = parse_template_kind(template_name);
+      if (!template_kind) {
+        throw ConfigError("prep: --template '" + template_name + "' is not llama3|llama2|chatml|plain (the model's chat "
+                          "format, as LlamaFactory's --template)");
+      }
+      tokenizer = Tokenizer::from_file(tokenizer_path);
+      chat = std::make_unique<ChatTemplate>(*template_kind, *tokenizer);
+      o.chat = chat.get();
+      o.info.tokenizer = tokenizer_path;
+      if (o.vocab_size <= 0) o.vocab_size = tokenizer->vocab_size();
+    } else if (!template_name.empty()) {
+      throw ConfigError("prep: --template needs --tokenizer MODEL_DIR (the tokenizer.json to tokenize with)");
+    }
     if (o.input.empty() || o.output.empty() || o.vocab_size <= 0) {
-      throw ConfigError("prep: --input, --output and --vocab (> 0) are required");
+      throw ConfigError("prep: --input, --output and --vocab (> 0) are required (with --tokenizer, --vocab defaults "
+                        "to the tokenizer's size)");
     }
     if (o.sharding.pairs_per_shard == 0) throw ConfigError("prep: --pairs-per-shard must be > 0");
     o.kind = *parsed_kind;

@@ -17,6 +17,7 @@ packages=(
   nodejs                             # tests: the JavaScript tokenizers the C++ ones are checked against
   python3-torch                      # tests/reference: the independent Llama reference
   python3-yaml                       # tests/packaging: reads spack.yaml
+  python3-h5py                       # e2e: reads the shards prep wrote from text
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)

@@ -41,7 +41,7 @@ std::vector<ParsedLine> parse_my_lines(const PrepOptions& o, int rank, int ranks
   while (position < end && std::getline(in, text)) {
     position += text.size() + 1;
     if (text.find_first_not_of(" \t\r") != std::string::npos) {
-      parsed.push_back({lines, parse_pair_line(text, o.kind, o.vocab_size)});
+      parsed.push_back({lines, parse_pair_line(text, o.kind, o.vocab_size, o.chat)});
     }
     ++lines;
   }

@@ -15,6 +15,8 @@
 
 namespace st {
 
+class ChatTemplate;
+
 struct PrepOptions {
   std::string input, output;
   PairKind kind = PairKind::dpo;
@@ -27,6 +29,7 @@ struct PrepOptions {
   ShardInfo info;          // kind/vocab filled from the fields above
   bool strict = false;     // any malformed line is fatal
   bool overwrite = false;
+  const ChatTemplate* chat = nullptr;  // tokenizes text records; null: token ids only
 };
 
 struct PrepReport {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "data/prep_text.h"
+
 namespace st {
 namespace {
 
@@ -28,8 +30,8 @@ std::optional<LineProblem> read_ids(const json& line, const std::string& field, 
 
 }  // namespace
 
-std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKind kind,
-                                                int64_t vocab_size) {
+std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKind kind, int64_t vocab_size,
+                                                const ChatTemplate* chat) {
   json line;
   try {
     line = json::parse(text);
@@ -39,13 +41,30 @@ std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKin
   if (!line.is_object()) return LineProblem{"bad json", "not a JSON object"};
   Pair pair;
   const bool dpo = kind == PairKind::dpo;
-  for (const auto& [field, target] :
-       std::vector<std::pair<std::string, std::vector<int32_t>*>>{
-           {"prompt_ids", &pair.prompt},
-           {dpo ? "chosen_ids" : "completion_ids", &pair.chosen},
-           {dpo ? "rejected_ids" : "", &pair.rejected}}) {
-    if (field.empty()) continue;
-    if (auto problem = read_ids(line, field, vocab_size, *target)) return *problem;
+  if (is_text_record(line)) {
+    if (!chat) {
+      return LineProblem{"text record", "text fields need --tokenizer MODEL_DIR and --template NAME (or use *_ids)"};
+    }
+    auto tokenized = tokenize_text_record(line, kind, *chat);
+    if (auto* problem = std::get_if<LineProblem>(&tokenized)) return *problem;
+    pair = std::move(std::get<Pair>(tokenized));
+    for (const auto* ids : {&pair.prompt, &pair.chosen, &pair.rejected}) {
+      for (const int32_t id : *ids) {
+        if (id >= vocab_size) {
+          return LineProblem{"id out of vocab", "the tokenizer gave id " + std::to_string(id) + ", outside --vocab " +
+                                                    std::to_string(vocab_size)};
+        }
+      }
+    }
+  } else {
+    for (const auto& [field, target] :
+         std::vector<std::pair<std::string, std::vector<int32_t>*>>{
+             {"prompt_ids", &pair.prompt},
+             {dpo ? "chosen_ids" : "completion_ids", &pair.chosen},
+             {dpo ? "rejected_ids" : "", &pair.rejected}}) {
+      if (field.empty()) continue;
+      if (auto problem = read_ids(line, field, vocab_size, *target)) return *problem;
+    }
   }
   if (pair.prompt.empty()) return LineProblem{"empty prompt", "'prompt_ids' is empty"};
   if (pair.chosen.empty() || (dpo && pair.rejected.empty())) {

@@ -36,6 +36,9 @@ class Tokenizer {
   // One more than the largest id.
   int64_t vocab_size() const { return vocab_size_; }
   const std::string& source() const { return source_; }
+  // The model's bos_token / eos_token from tokenizer_config.json beside tokenizer.json; "" if none.
+  const std::string& bos_token() const { return bos_token_; }
+  const std::string& eos_token() const { return eos_token_; }
 
  private:
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
@@ -49,7 +52,7 @@ class Tokenizer {
   bool byte_level_ = false, add_prefix_space_ = false;
   std::vector<AddedToken> added_;      // longest content first
   int64_t vocab_size_ = 0;
-
+  std::string bos_token_, eos_token_;
 };
 
 }  // namespace st

@@ -90,6 +90,15 @@ BpeModel read_model(const Reader& r, const Json& model) {
                   unk);
 }
 
+// A special-token entry of tokenizer_config.json: "<s>" or {"content": "<s>", ...}.
+std::string config_token(const Json& config, const char* key) {
+  if (!config.contains(key)) return "";
+  const Json& entry = config[key];
+  if (entry.is_string()) return entry.get<std::string>();
+  if (entry.is_object() && entry.contains("content") && entry["content"].is_string()) return entry["content"].get<std::string>();
+  return "";
+}
+
 }  // namespace
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
@@ -170,6 +179,17 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   std::stable_sort(tokenizer.added_.begin(), tokenizer.added_.end(),
                    [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
   tokenizer.vocab_size_ = largest + 1;
+
+  const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();
+  if (std::ifstream config_in{config_file}) {
+    try {
+      const Json config = Json::parse(config_in);
+      tokenizer.bos_token_ = config_token(config, "bos_token");
+      tokenizer.eos_token_ = config_token(config, "eos_token");
+    } catch (const Json::parse_error& e) {
+      throw TokenizerError(config_file + ": not valid JSON (" + e.what() + ")");
+    }
+  }
   return tokenizer;
 }
 

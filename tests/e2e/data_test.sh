@@ -37,6 +37,62 @@ case "$case_name" in
     run 2 "$bin" prep --input "$work/pairs.jsonl" --output "$work/new" --vocab 0
     expect_output "--vocab \(> 0\) are required"
     ;;
+  prep_from_text)
+    # A byte-level tokenizer: ids 0-255 are the bytes (GPT-2's alphabet), then the special tokens.
+    mkdir "$work/model"
+    python3 - "$work/model" <<'PY'
+import json, sys
+printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
+extra = iter(range(256, 512))
+vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
+specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
+             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+             "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
+json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
+PY
+    {
+      echo '{"prompt": "Hi", "chosen": "4", "rejected": "5"}'
+      echo '{"system": "S", "prompt": [{"role": "user", "content": "é?"}], "chosen": [{"role": "assistant", "content": "ok"}], "rejected": [{"role": "assistant", "content": "no"}]}'
+      echo '{"prompt": [{"role": "assistant", "content": "x"}], "chosen": "a", "rejected": "b"}'
+      echo '{"prompt": "x", "chosen": [{"role": "user", "content": "a"}], "rejected": "b"}'
+      echo '{"prompt": "x", "chosen": "a"}'
+    } >"$work/text.jsonl"
+    run 1 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
+    expect_output "text.jsonl:1: text fields need --tokenizer MODEL_DIR and --template NAME"
+    run 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template vicuna
+    expect_output "--template 'vicuna' is not llama3\|llama2\|chatml\|plain"
+    run 1 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template chatml
+    expect_output "template 'chatml' writes <\|im_start\|>, which this tokenizer does not have"
+    run 0 "$mpiexec" -np 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" \
+      --template llama3
+    expect_output "prep: 5 lines -> 2 train \+ 0 val pairs"
+    expect_output "3 malformed skipped \(bad field: 1, bad turns: 1, missing field: 1\)"
+    expect_output "text.jsonl:3: message 0 has role 'assistant', expected 'user'"
+    # The shards hold the llama3 rendering, prompt and completions tokenized apart.
+    /usr/bin/python3 - "$work/data/train" <<'PY' || fail "tokenized pairs differ from the llama3 rendering"
+import glob, h5py, sys
+BOT, SH, EH, EOT = 256, 257, 258, 259
+text = lambda s: list(s.encode())
+def prompt(messages):
+    ids = [BOT]
+    for role, content in messages:
+        ids += [SH] + text(role) + [EH] + text("\n\n" + content) + [EOT]
+    return ids + [SH] + text("assistant") + [EH] + text("\n\n")
+expected = [(prompt([("user", "Hi")]), text("4") + [EOT], text("5") + [EOT]),
+            (prompt([("system", "S"), ("user", "é?")]), text("ok") + [EOT], text("no") + [EOT])]
+got = []
+for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+    with h5py.File(path) as f:
+        col = lambda name, i: f[name][f[name + "_offsets"][i]:f[name + "_offsets"][i + 1]].tolist()
+        got += [(col("prompt", i), col("chosen", i), col("rejected", i)) for i in range(f.attrs["num_pairs"])]
+        recorded = f.attrs["tokenizer"]
+        recorded = recorded.decode() if isinstance(recorded, bytes) else recorded
+        assert recorded == sys.argv[1].rsplit("/", 2)[0] + "/model", recorded
+print("pairs:", got)
+sys.exit(0 if got == expected else 1)
+PY
+    ;;
   synth_dataset)
     run 0 "$bin" synth --output "$work/synth" --pairs 1000 --val-size 0.1 --pairs-per-shard 300 --kind sft --task reverse
     expect_output "synth: 1000 sft pairs \(task reverse, vocab 512\) written to $work/synth"

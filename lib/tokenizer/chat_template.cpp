@@ -1,0 +1,119 @@
+#include "tokenizer/chat_template.h"
+
+#include <stdexcept>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+void require_token(const Tokenizer& tokenizer, const std::string& token, const char* template_name) {
+  if (!tokenizer.token_id(token)) {
+    throw TokenizerError(tokenizer.source() + ": template '" + template_name + "' writes " + token +
+                         ", which this tokenizer does not have; pick the template of this model (--template)");
+  }
+}
+
+// system? (user assistant)* user: the shape every template renders.
+void check_turns(const std::vector<ChatMessage>& messages) {
+  size_t first = !messages.empty() && messages.front().role == "system" ? 1 : 0;
+  if (messages.size() <= first) throw std::invalid_argument("the prompt has no user message");
+  for (size_t i = first; i < messages.size(); ++i) {
+    const char* expected = (i - first) % 2 == 0 ? "user" : "assistant";
+    if (messages[i].role != expected) {
+      throw std::invalid_argument("message " + std::to_string(i) + " has role '" + messages[i].role + "', expected '" +
+                                  expected + "' (system first, then user/assistant turns ending with user)");
+    }
+  }
+  if (messages.back().role != "user") throw std::invalid_argument("the prompt must end with a user message");
+}
+
+}  // namespace
+
+std::optional<TemplateKind> parse_template_kind(const std::string& name) {
+  if (name == "llama3") return TemplateKind::llama3;
+  if (name == "llama2") return TemplateKind::llama2;
+  if (name == "chatml" || name == "qwen") return TemplateKind::chatml;
+  if (name == "plain") return TemplateKind::plain;
+  return std::nullopt;
+}
+
+ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind_(kind), tokenizer_(tokenizer) {
+  switch (kind) {
+    case TemplateKind::llama3:
+      for (const char* token : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
+        require_token(tokenizer, token, "llama3");
+      }
+      break;
+    case TemplateKind::llama2:
+      for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, "llama2");
+      break;
+    case TemplateKind::chatml:
+      for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, "chatml");
+      break;
+    case TemplateKind::plain:
+      bos_ = tokenizer.bos_token();
+      eos_ = tokenizer.eos_token();
+      if (eos_.empty()) {
+        throw TokenizerError(tokenizer.source() + ": template 'plain' ends completions with the model's eos_token, "
+                             "but tokenizer_config.json beside it names none");
+      }
+      break;
+  }
+}
+
+std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages) const {
+  check_turns(messages);
+  std::string out;
+  switch (kind_) {
+    case TemplateKind::llama3:
+      out = "<|begin_of_text|>";
+      for (const ChatMessage& m : messages) {
+        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
+      }
+      return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    case TemplateKind::chatml:
+      for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      return out + "<|im_start|>assistant\n";
+    case TemplateKind::llama2: {
+      // Every user turn opens with <s>[INST]; the system prompt goes inside the first one.
+      std::string system;
+      for (const ChatMessage& m : messages) {
+        if (m.role == "system") {
+          system = "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
+        } else if (m.role == "user") {
+          out += "<s>[INST] " + system + m.content + " [/INST]";
+          system.clear();
+        } else {
+          out += " " + m.content + " </s>";
+        }
+      }
+      return out;
+    }
+    case TemplateKind::plain:
+      out = bos_;
+      for (size_t i = 0; i < messages.size(); ++i) out += (i ? "\n" : "") + messages[i].content;
+      return out + "\n";
+  }
+  return out;
+}
+
+std::string ChatTemplate::render_completion(const std::string& reply) const {
+  switch (kind_) {
+    case TemplateKind::llama3: return reply + "<|eot_id|>";
+    case TemplateKind::chatml: return reply + "<|im_end|>\n";
+    case TemplateKind::llama2: return " " + reply + " </s>";
+    case TemplateKind::plain: return reply + eos_;
+  }
+  return reply;
+}
+
+std::vector<int32_t> ChatTemplate::prompt_ids(const std::vector<ChatMessage>& messages) const {
+  return tokenizer_.encode(render_prompt(messages));
+}
+
+std::vector<int32_t> ChatTemplate::completion_ids(const std::string& reply) const {
+  return tokenizer_.encode(render_completion(reply));
+}
+
+}  // namespace st
