@@ -8,9 +8,10 @@ namespace st {
 
 size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {
   for (size_t at = from; at < text.size(); ++at) {
-    for (const AddedToken& candidate : added_) {  // longest first: the first hit is the longest
-      if (text.compare(at, candidate.content.size(), candidate.content) == 0) {
-        token = &candidate;
+    // Longest first: the first hit is the longest.
+    for (const AddedToken* candidate : added_by_first_byte_[static_cast<unsigned char>(text[at])]) {
+      if (text.compare(at, candidate->content.size(), candidate->content) == 0) {
+        token = candidate;
         return at;
       }
     }

@@ -4,6 +4,7 @@
 // time, never approximated.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,6 +52,7 @@ class Tokenizer {
   std::vector<RegexSplitter> splits_;  // applied in order; each piece of one is split by the next
   bool byte_level_ = false, add_prefix_space_ = false;
   std::vector<AddedToken> added_;      // longest content first
+  std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order
   int64_t vocab_size_ = 0;
   std::string bos_token_, eos_token_;
 };

@@ -178,6 +178,9 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   }
   std::stable_sort(tokenizer.added_.begin(), tokenizer.added_.end(),
                    [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  for (const AddedToken& token : tokenizer.added_) {
+    tokenizer.added_by_first_byte_[static_cast<unsigned char>(token.content.front())].push_back(&token);
+  }
   tokenizer.vocab_size_ = largest + 1;
 
   const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();

