@@ -52,6 +52,11 @@ if(PkgConfig_FOUND)
 endif()
 st_require(PCRE2_FOUND "PCRE2 (libpcre2-8)"
   "Install libpcre2-dev (the tokenizer's pre-tokenizer regexes), or put libpcre2-8.pc on PKG_CONFIG_PATH.")
+if(PkgConfig_FOUND)
+  pkg_check_modules(ICU QUIET IMPORTED_TARGET icu-uc)
+endif()
+st_require(ICU_FOUND "ICU (icu-uc)"
+  "Install libicu-dev (the tokenizer's NFC normalizer), or put icu-uc.pc on PKG_CONFIG_PATH.")
 
 find_package(nlohmann_json 3.9 QUIET)
 st_require(nlohmann_json_FOUND "nlohmann-json >= 3.9"

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
   libpcre2-dev                       # tokenizer: pre-tokenizer regexes with Unicode classes
+  libicu-dev                         # tokenizer: NFC normalizer (Qwen2)
   nodejs                             # tests: the JavaScript tokenizers the C++ ones are checked against
   python3-torch                      # tests/reference: the independent Llama reference
   python3-yaml                       # tests/packaging: reads spack.yaml

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/unicode_nfc.h"
 
 namespace st {
 
@@ -42,7 +43,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 
 void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out) const {
   if (text.empty()) return;
-  std::string prefixed;
+  std::string normalized, prefixed;
+  if (nfc_) {
+    normalized = to_nfc(text);
+    text = normalized;
+  }
   if (add_prefix_space_ && text.front() != ' ') {
     prefixed = " " + std::string(text);
     text = prefixed;

@@ -50,6 +50,7 @@ class Tokenizer {
   std::string source_;
   BpeModel model_;
   std::vector<RegexSplitter> splits_;  // applied in order; each piece of one is split by the next
+  bool nfc_ = false;  // normalizer NFC
   bool byte_level_ = false, add_prefix_space_ = false;
   std::vector<AddedToken> added_;      // longest content first
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order

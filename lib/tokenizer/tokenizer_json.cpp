@@ -120,7 +120,9 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   Tokenizer tokenizer(file, read_model(r, json["model"]));
 
   if (json.contains("normalizer") && !json["normalizer"].is_null()) {
-    r.unsupported("normalizer.type", r.type_of(json["normalizer"], "normalizer"), "none");
+    const std::string type = r.type_of(json["normalizer"], "normalizer");
+    if (type != "NFC") r.unsupported("normalizer.type", type, "none, NFC");
+    tokenizer.nfc_ = true;
   }
   // The pre-tokenizer: Split regexes then ByteLevel, alone or in a Sequence.
   std::vector<std::pair<const Json*, std::string>> steps;

@@ -90,8 +90,8 @@ TEST(Tokenizer, InvalidUtf8IsRefused) { EXPECT_THROW(encode(tiny(), std::string(
 
 TEST(Tokenizer, UnsupportedComponentsAreNamed) {
   Json json = tiny();
-  json["normalizer"] = {{"type", "NFC"}};
-  expect_refusal(json, "normalizer.type: 'NFC' is not supported");
+  json["normalizer"] = {{"type", "NFKC"}};
+  expect_refusal(json, "normalizer.type: 'NFKC' is not supported");
   json = tiny();
   json["model"]["type"] = "WordPiece";
   expect_refusal(json, "model.type: 'WordPiece' is not supported");
