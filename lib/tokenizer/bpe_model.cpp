@@ -1,7 +1,8 @@
 #include "tokenizer/bpe_model.h"
 
 #include <cstdio>
-#include <limits>
+#include <functional>
+#include <queue>
 
 #include "util/errors.h"
 
@@ -66,24 +67,42 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
   }
   std::vector<int32_t> ids;
   symbol_ids(word, ids);
-  // The lowest-ranked adjacent pair merges first, the leftmost among equals; quadratic in the
-  // word's length, which pre-tokenization keeps short.
-  while (ids.size() > 1) {
-    int32_t best_rank = std::numeric_limits<int32_t>::max(), merged = -1;
-    size_t best = 0;
-    for (size_t i = 0; i + 1 < ids.size(); ++i) {
-      const auto found = merges_.find(pair_key(ids[i], ids[i + 1]));
-      if (found != merges_.end() && found->second.rank < best_rank) {
-        best_rank = found->second.rank;
-        merged = found->second.merged;
-        best = i;
-      }
-    }
-    if (merged < 0) break;
-    ids[best] = merged;
-    ids.erase(ids.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  // The lowest-ranked adjacent pair merges first, the leftmost among equals: a heap of candidate
+  // pairs over a linked list of symbols, O(n log n), so words without pre-tokenization (whole
+  // SentencePiece-style texts) stay fast. A popped pair whose symbols changed is stale.
+  struct Candidate {
+    int32_t rank;
+    size_t left;
+    int32_t left_id, right_id, merged;
+    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  const size_t n = ids.size();
+  std::vector<size_t> next(n), previous(n);
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = i + 1;
+    previous[i] = i - 1;  // wraps for 0: never followed
   }
-  out.insert(out.end(), ids.begin(), ids.end());
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  const auto offer = [&](size_t left) {
+    if (left >= n || next[left] >= n) return;
+    const auto found = merges_.find(pair_key(ids[left], ids[next[left]]));
+    if (found != merges_.end()) heap.push({found->second.rank, left, ids[left], ids[next[left]], found->second.merged});
+  };
+  for (size_t i = 0; i + 1 < n; ++i) offer(i);
+  std::vector<bool> alive(n, true);
+  while (!heap.empty()) {
+    const Candidate c = heap.top();
+    heap.pop();
+    const size_t right = next[c.left];
+    if (!alive[c.left] || right >= n || ids[c.left] != c.left_id || ids[right] != c.right_id) continue;
+    ids[c.left] = c.merged;
+    alive[right] = false;
+    next[c.left] = next[right];
+    if (next[right] < n) previous[next[right]] = c.left;
+    if (c.left > 0 && alive[previous[c.left]]) offer(previous[c.left]);
+    offer(c.left);
+  }
+  for (size_t i = 0; i < n; i = next[i]) out.push_back(ids[i]);
 }
 
 }  // namespace st

@@ -6,6 +6,18 @@
 #include "tokenizer/unicode_nfc.h"
 
 namespace st {
+namespace {
+
+std::string replace_all(const std::string& text, const std::string& pattern, const std::string& content) {
+  std::string out;
+  size_t at = 0;
+  for (size_t found; (found = text.find(pattern, at)) != std::string::npos; at = found + pattern.size()) {
+    out.append(text, at, found - at).append(content);
+  }
+  return out.append(text, at, std::string::npos);
+}
+
+}  // namespace
 
 size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {
   for (size_t at = from; at < text.size(); ++at) {
@@ -44,8 +56,15 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
 void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out) const {
   if (text.empty()) return;
   std::string normalized, prefixed;
-  if (nfc_) {
-    normalized = to_nfc(text);
+  if (!normalizer_.empty()) {
+    normalized = text;
+    for (const NormalizerStep& step : normalizer_) {
+      switch (step.kind) {
+        case NormalizerStep::Kind::nfc: normalized = to_nfc(normalized); break;
+        case NormalizerStep::Kind::prepend: normalized.insert(0, step.content); break;
+        case NormalizerStep::Kind::replace: normalized = replace_all(normalized, step.pattern, step.content); break;
+      }
+    }
     text = normalized;
   }
   if (add_prefix_space_ && text.front() != ' ') {

