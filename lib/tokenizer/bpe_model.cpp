@@ -20,17 +20,18 @@ size_t utf8_length(unsigned char lead) {
 
 BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges,
-                   bool byte_fallback, int32_t unk_id)
+                   bool byte_fallback, int32_t unk_id, const std::vector<int32_t>& merge_ranks)
     : vocab_(std::move(vocab)), ignore_merges_(ignore_merges), byte_fallback_(byte_fallback), unk_id_(unk_id) {
   merges_.reserve(merges.size());
-  for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [left, right] = merges[rank];
+  for (size_t index = 0; index < merges.size(); ++index) {
+    const auto& [left, right] = merges[index];
+    const auto rank = merge_ranks.empty() ? static_cast<int32_t>(index) : merge_ranks[index];
     const auto l = vocab_.find(left), r = vocab_.find(right), m = vocab_.find(left + right);
     if (l == vocab_.end() || r == vocab_.end() || m == vocab_.end()) {
-      throw TokenizerError("model.merges[" + std::to_string(rank) + "] '" + left + " " + right +
+      throw TokenizerError("model.merges[" + std::to_string(index) + "] '" + left + " " + right +
                            "': a part or the merged token is not in model.vocab; the tokenizer.json is inconsistent");
     }
-    merges_.emplace(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
+    merges_.emplace(pair_key(l->second, r->second), Merge{rank, m->second});
   }
 }
 

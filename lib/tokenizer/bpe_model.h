@@ -13,12 +13,13 @@ namespace st {
 
 class BpeModel {
  public:
-  // merges: pairs of vocabulary strings in rank order. ignore_merges: a word that is a whole
-  // vocabulary entry is that token (Llama 3). byte_fallback: a symbol outside the vocabulary
-  // becomes its bytes' <0xXX> tokens (SentencePiece-style vocabularies).
+  // merges: pairs of vocabulary strings; merge_ranks their ranks (empty: their order; tiktoken
+  // vocabularies give every split of a token that token's rank). ignore_merges: a word that is
+  // a whole vocabulary entry is that token (Llama 3). byte_fallback: a symbol outside the
+  // vocabulary becomes its bytes' <0xXX> tokens (SentencePiece-style vocabularies).
   BpeModel(std::unordered_map<std::string, int32_t> vocab,
            const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges, bool byte_fallback,
-           int32_t unk_id);
+           int32_t unk_id, const std::vector<int32_t>& merge_ranks = {});
 
   // Appends the ids of `word` to `out`. Throws TokenizerError when a symbol has no token and
   // neither byte fallback nor an unknown token covers it.

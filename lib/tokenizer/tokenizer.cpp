@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "tokenizer/byte_level.h"
@@ -30,6 +31,15 @@ size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToke
     }
   }
   return std::string_view::npos;
+}
+
+void Tokenizer::index_added_tokens() {
+  std::stable_sort(added_.begin(), added_.end(),
+                   [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  for (auto& candidates : added_by_first_byte_) candidates.clear();
+  for (const AddedToken& token : added_) {
+    added_by_first_byte_[static_cast<unsigned char>(token.content.front())].push_back(&token);
+  }
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {

@@ -32,8 +32,9 @@ struct NormalizerStep {
 
 class Tokenizer {
  public:
-  // `path`: a tokenizer.json, or a model directory holding one. Throws TokenizerError naming the
-  // file and the field (unsupported type, malformed entry) and what to do.
+  // `path`: a tokenizer.json or tiktoken rank file, or a model directory holding tokenizer.json
+  // (else a tiktoken tokenizer.model). Throws TokenizerError naming the file and the field
+  // (unsupported type, malformed entry) and what to do.
   static Tokenizer from_file(const std::string& path);
 
   // The ids of `text`, added tokens included where they occur; no BOS/EOS (chat templates add
@@ -50,6 +51,9 @@ class Tokenizer {
 
  private:
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
+  static Tokenizer from_json(const std::string& file);      // tokenizer_json.cpp
+  static Tokenizer from_tiktoken(const std::string& file);  // tiktoken_file.cpp: Llama 3's
+  void index_added_tokens();  // sorts added_ longest first and fills added_by_first_byte_
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
   // The earliest added token in text[from, ...), longest first at a position; npos if none.
   size_t find_added(std::string_view text, size_t from, const AddedToken*& token) const;

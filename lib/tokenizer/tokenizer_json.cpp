@@ -120,7 +120,21 @@ std::string config_token(const Json& config, const char* key) {
 }  // namespace
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
-  const std::string file = std::filesystem::is_directory(path) ? path + "/tokenizer.json" : path;
+  std::string file = path;
+  if (std::filesystem::is_directory(path)) {
+    file = path + "/tokenizer.json";
+    if (!std::filesystem::exists(file) && std::filesystem::exists(path + "/tokenizer.model")) {
+      return from_tiktoken(path + "/tokenizer.model");
+    }
+  } else if (std::ifstream probe{path}) {
+    char first = 0;
+    probe >> first;  // skips whitespace
+    if (probe && first != '{') return from_tiktoken(path);
+  }
+  return from_json(file);
+}
+
+Tokenizer Tokenizer::from_json(const std::string& file) {
   const Reader r{file};
   std::ifstream in(file);
   if (!in) {
@@ -203,11 +217,7 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
     largest = std::max<int64_t>(largest, token.id);
     tokenizer.added_.push_back(std::move(token));
   }
-  std::stable_sort(tokenizer.added_.begin(), tokenizer.added_.end(),
-                   [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
-  for (const AddedToken& token : tokenizer.added_) {
-    tokenizer.added_by_first_byte_[static_cast<unsigned char>(token.content.front())].push_back(&token);
-  }
+  tokenizer.index_added_tokens();
   tokenizer.vocab_size_ = largest + 1;
 
   const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();

