@@ -8,6 +8,9 @@ log_dir=${OUT:-build-gpu}
 mkdir -p "$log_dir"
 # shellcheck disable=SC1091
 source .deps-debs/unpack-debs.sh .deps-debs
+# pkg-config (PCRE2, ICU) reads the unpacked .pc files, their /usr moved under /opt/deps.
+export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/share/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=/opt/deps PKG_CONFIG=/opt/deps/usr/bin/pkgconf
 # Debian configures Open MPI with prefix /usr: the relocated one finds its plugins from there.
 export OPAL_PREFIX=/opt/deps/usr PMIX_MCA_pcompress_base_silence_warning=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
