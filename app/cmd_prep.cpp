@@ -46,7 +46,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("eos-id", po::value(&o.info.eos_id)->default_value(-1), "recorded in the shards (-1: none)")
         ("pad-id", po::value(&o.info.pad_id)->default_value(0), "padding id used by collation")
         ("tokenizer", po::value(&tokenizer_path), "model directory with tokenizer.json: tokenizes text records; recorded")
-        ("template", po::value(&template_name), "chat template of text records: llama3 | llama2 | chatml | plain")
+        ("template", po::value(&template_name)->default_value("auto"),
+         "chat template of text records: llama3 | llama2 | chatml | plain | auto (from the tokenizer's special tokens)")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
@@ -57,17 +58,28 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     std::optional<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat;
     if (!tokenizer_path.empty()) {
-      const auto template_kind = parse_template_kind(template_name);
-      if (!template_kind) {
-        throw ConfigError("prep: --template '" + template_name + "' is not llama3|llama2|chatml|plain (the model's chat "
-                          "format, as LlamaFactory's --template)");
+      auto template_kind = parse_template_kind(template_name);
+      if (!template_kind && template_name != "auto") {
+        throw ConfigError("prep: --template '" + template_name + "' is not llama3|llama2|chatml|plain|auto (the model's "
+                          "chat format, as LlamaFactory's --template)");
       }
       tokenizer = Tokenizer::from_file(tokenizer_path);
+      if (!template_kind) {
+        template_kind = detect_template(*tokenizer);
+        if (!template_kind) {
+          throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
+                            "the chat format with --template llama2|plain|...");
+        }
+        log0("prep: --template auto: ", st::template_name(*template_kind), " (from the tokenizer's special tokens)");
+      }
       chat = std::make_unique<ChatTemplate>(*template_kind, *tokenizer);
       o.chat = chat.get();
       o.info.tokenizer = tokenizer_path;
       if (o.vocab_size <= 0) o.vocab_size = tokenizer->vocab_size();
-    } else if (!template_name.empty()) {
+      // Recorded in the shards unless given: the model's own.
+      if (o.info.bos_id < 0) o.info.bos_id = tokenizer->token_id(tokenizer->bos_token()).value_or(-1);
+      if (o.info.eos_id < 0) o.info.eos_id = tokenizer->token_id(tokenizer->eos_token()).value_or(-1);
+    } else if (template_name != "auto") {
       throw ConfigError("prep: --template needs --tokenizer MODEL_DIR (the tokenizer.json to tokenize with)");
     }
     if (o.input.empty() || o.output.empty() || o.vocab_size <= 0) {

@@ -38,6 +38,22 @@ std::optional<TemplateKind> parse_template_kind(const std::string& name) {
   return std::nullopt;
 }
 
+const char* template_name(TemplateKind kind) {
+  switch (kind) {
+    case TemplateKind::llama3: return "llama3";
+    case TemplateKind::llama2: return "llama2";
+    case TemplateKind::chatml: return "chatml";
+    case TemplateKind::plain: return "plain";
+  }
+  return "?";
+}
+
+std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer) {
+  if (tokenizer.token_id("<|start_header_id|>") && tokenizer.token_id("<|eot_id|>")) return TemplateKind::llama3;
+  if (tokenizer.token_id("<|im_start|>") && tokenizer.token_id("<|im_end|>")) return TemplateKind::chatml;
+  return std::nullopt;
+}
+
 ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind_(kind), tokenizer_(tokenizer) {
   switch (kind) {
     case TemplateKind::llama3:

@@ -22,6 +22,12 @@ struct ChatMessage {
 enum class TemplateKind { llama3, llama2, chatml, plain };
 
 std::optional<TemplateKind> parse_template_kind(const std::string& name);  // nullopt: unknown
+const char* template_name(TemplateKind kind);
+
+// The template a tokenizer's special tokens imply: llama3 (<|start_header_id|>, <|eot_id|>),
+// chatml (<|im_start|>, <|im_end|>); nullopt when they tell nothing (llama2 and plain share
+// <s>/</s> with other formats: name those).
+std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer);
 
 class ChatTemplate {
  public:

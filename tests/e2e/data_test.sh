@@ -61,11 +61,11 @@ PY
     run 1 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
     expect_output "text.jsonl:1: text fields need --tokenizer MODEL_DIR and --template NAME"
     run 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template vicuna
-    expect_output "--template 'vicuna' is not llama3\|llama2\|chatml\|plain"
+    expect_output "--template 'vicuna' is not llama3\|llama2\|chatml\|plain\|auto"
     run 1 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template chatml
     expect_output "template 'chatml' writes <\|im_start\|>, which this tokenizer does not have"
-    run 0 "$mpiexec" -np 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" \
-      --template llama3
+    run 0 "$mpiexec" -np 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model"
+    expect_output "prep: --template auto: llama3"
     expect_output "prep: 5 lines -> 2 train \+ 0 val pairs"
     expect_output "3 malformed skipped \(bad field: 1, bad turns: 1, missing field: 1\)"
     expect_output "text.jsonl:3: message 0 has role 'assistant', expected 'user'"

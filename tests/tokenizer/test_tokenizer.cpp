@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
 
@@ -132,6 +133,12 @@ TEST(Tiktoken, RanksMergeAndLlama3SpecialsFollowTheLastRank) {
   EXPECT_EQ(tokenizer.encode("<|begin_of_text|>hi<|eot_id|>"), (std::vector<int32_t>{4, 2, 4 + 9}));
   EXPECT_EQ(tokenizer.vocab_size(), 4 + 256);
   EXPECT_EQ(tokenizer.eos_token(), "<|end_of_text|>");
+}
+
+TEST(Tiktoken, ImpliesTheLlama3TemplateWhereOthersImplyNone) {
+  const Tokenizer tiktoken = Tokenizer::from_file(write_text("detect.tiktoken", "aA== 0\n"));
+  EXPECT_EQ(detect_template(tiktoken), TemplateKind::llama3);
+  EXPECT_FALSE(detect_template(Tokenizer::from_file(write(tiny()))).has_value());
 }
 
 TEST(Tiktoken, MalformedLinesAreNamed) {
