@@ -19,9 +19,9 @@ size_t utf8_length(unsigned char lead) {
 }  // namespace
 
 BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
-                   const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges,
-                   bool byte_fallback, int32_t unk_id, const std::vector<int32_t>& merge_ranks)
-    : vocab_(std::move(vocab)), ignore_merges_(ignore_merges), byte_fallback_(byte_fallback), unk_id_(unk_id) {
+                   const std::vector<std::pair<std::string, std::string>>& merges, const BpeOptions& options,
+                   const std::vector<int32_t>& merge_ranks)
+    : vocab_(std::move(vocab)), options_(options) {
   merges_.reserve(merges.size());
   for (size_t index = 0; index < merges.size(); ++index) {
     const auto& [left, right] = merges[index];
@@ -37,13 +37,15 @@ BpeModel::BpeModel(std::unordered_map<std::string, int32_t> vocab,
 
 void BpeModel::symbol_ids(std::string_view word, std::vector<int32_t>& ids) const {
   std::string symbol;
+  bool after_unknown = false;  // the previous symbol gave unk_id (for fuse_unk)
   for (size_t at = 0; at < word.size();) {
     const size_t length = std::min(utf8_length(static_cast<unsigned char>(word[at])), word.size() - at);
     symbol.assign(word.substr(at, length));
     at += length;
+    const bool unknown = !vocab_.count(symbol) && !options_.byte_fallback && options_.unk_id >= 0;
     if (const auto found = vocab_.find(symbol); found != vocab_.end()) {
       ids.push_back(found->second);
-    } else if (byte_fallback_) {
+    } else if (options_.byte_fallback) {
       for (const char byte : symbol) {
         char name[8];
         std::snprintf(name, sizeof(name), "<0x%02X>", static_cast<unsigned char>(byte));
@@ -51,16 +53,17 @@ void BpeModel::symbol_ids(std::string_view word, std::vector<int32_t>& ids) cons
         if (token == vocab_.end()) throw TokenizerError(std::string("byte fallback: no token ") + name + " in model.vocab");
         ids.push_back(token->second);
       }
-    } else if (unk_id_ >= 0) {
-      ids.push_back(unk_id_);
+    } else if (options_.unk_id >= 0) {
+      if (!(options_.fuse_unk && after_unknown)) ids.push_back(options_.unk_id);
     } else {
       throw TokenizerError("symbol '" + symbol + "' is not in model.vocab and the model has no unk_token or byte_fallback");
     }
+    after_unknown = unknown;
   }
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {
-  if (ignore_merges_) {
+  if (options_.ignore_merges) {
     if (const auto whole = vocab_.find(std::string(word)); whole != vocab_.end()) {
       out.push_back(whole->second);
       return;

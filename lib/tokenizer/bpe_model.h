@@ -11,15 +11,20 @@
 
 namespace st {
 
+struct BpeOptions {
+  bool ignore_merges = false;  // a word that is a whole vocabulary entry is that token (Llama 3)
+  bool byte_fallback = false;  // a symbol outside the vocabulary becomes its bytes' <0xXX> tokens
+  bool fuse_unk = false;       // consecutive unknown symbols give one unk_id
+  int32_t unk_id = -1;         // for symbols outside the vocabulary without byte fallback; -1: none
+};
+
 class BpeModel {
  public:
   // merges: pairs of vocabulary strings; merge_ranks their ranks (empty: their order; tiktoken
-  // vocabularies give every split of a token that token's rank). ignore_merges: a word that is
-  // a whole vocabulary entry is that token (Llama 3). byte_fallback: a symbol outside the
-  // vocabulary becomes its bytes' <0xXX> tokens (SentencePiece-style vocabularies).
+  // vocabularies give every split of a token that token's rank).
   BpeModel(std::unordered_map<std::string, int32_t> vocab,
-           const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges, bool byte_fallback,
-           int32_t unk_id, const std::vector<int32_t>& merge_ranks = {});
+           const std::vector<std::pair<std::string, std::string>>& merges, const BpeOptions& options,
+           const std::vector<int32_t>& merge_ranks = {});
 
   // Appends the ids of `word` to `out`. Throws TokenizerError when a symbol has no token and
   // neither byte fallback nor an unknown token covers it.
@@ -38,8 +43,7 @@ class BpeModel {
 
   std::unordered_map<std::string, int32_t> vocab_;
   std::unordered_map<uint64_t, Merge> merges_;
-  bool ignore_merges_, byte_fallback_;
-  int32_t unk_id_;  // -1 = none
+  BpeOptions options_;
 };
 
 }  // namespace st

@@ -90,7 +90,9 @@ Tokenizer Tokenizer::from_tiktoken(const std::string& file) {
   int64_t largest = 0;
   for (const auto& [raw, rank] : tokens) largest = std::max<int64_t>(largest, rank);
 
-  Tokenizer tokenizer(file, BpeModel(std::move(vocab), merges, /*ignore_merges=*/true, false, -1, ranks));
+  BpeOptions options;
+  options.ignore_merges = true;  // tiktoken: a piece that is a token is that token
+  Tokenizer tokenizer(file, BpeModel(std::move(vocab), merges, options, ranks));
   tokenizer.splits_.emplace_back(kLlama3Pattern, file + " (Llama 3 pre-tokenizer)");
   tokenizer.byte_level_ = true;
   const std::vector<std::string> specials = llama3_special_tokens();

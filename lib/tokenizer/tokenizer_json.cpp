@@ -86,8 +86,12 @@ BpeModel read_model(const Reader& r, const Json& model) {
     if (found == vocab.end()) r.fail("model.unk_token", "not in model.vocab");
     unk = found->second;
   }
-  return BpeModel(std::move(vocab), merges, Reader::flag(model, "ignore_merges"), Reader::flag(model, "byte_fallback"),
-                  unk);
+  BpeOptions options;
+  options.ignore_merges = Reader::flag(model, "ignore_merges");
+  options.byte_fallback = Reader::flag(model, "byte_fallback");
+  options.fuse_unk = Reader::flag(model, "fuse_unk");
+  options.unk_id = unk;
+  return BpeModel(std::move(vocab), merges, options);
 }
 
 NormalizerStep read_normalizer(const Reader& r, const Json& part, const std::string& field) {

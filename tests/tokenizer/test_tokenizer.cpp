@@ -85,6 +85,12 @@ TEST(Tokenizer, UnknownSymbolsFallBackToBytesOrAreRefused) {
   json["model"]["vocab"]["<0x7A>"] = 50;
   json["pre_tokenizer"] = nullptr;  // SentencePiece-style: symbols are the text's own characters
   EXPECT_EQ(encode(json, "hz"), (std::vector<int32_t>{0, 50}));
+  json = tiny();
+  json["model"]["unk_token"] = "!";  // id 18
+  json["pre_tokenizer"] = nullptr;
+  EXPECT_EQ(encode(json, "hzzqh"), (std::vector<int32_t>{0, 18, 18, 18, 0}));
+  json["model"]["fuse_unk"] = true;
+  EXPECT_EQ(encode(json, "hzzqh"), (std::vector<int32_t>{0, 18, 0}));
 }
 
 TEST(Tokenizer, InvalidUtf8IsRefused) { EXPECT_THROW(encode(tiny(), std::string("he\xff")), TokenizerError); }
