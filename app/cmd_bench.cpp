@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -33,9 +32,6 @@ struct BenchOptions {
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
 };
-
-constexpr std::array<const char*, 6> kPhaseKeys = {"time/data_s",     "time/reference_s", "time/forward_s",
-                                                    "time/backward_s", "time/grad_sync_s", "time/optimizer_s"};
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0.0;
@@ -114,7 +110,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
 
     Trainer trainer(config, world);
     std::vector<double> step_s, tokens_s, mfu, memory;
-    std::vector<std::vector<double>> phases(kPhaseKeys.size());
+    std::vector<std::vector<double>> phases(kStepPhaseKeys.size());
     TrainObserver observer;
     observer.record = [&](const nlohmann::ordered_json& record) {
       if (!record.contains("step_time_s")) return;
@@ -124,7 +120,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       tokens_s.push_back(record.at("tokens_per_s").get<double>());
       mfu.push_back(record.value("mfu", 0.0));
       memory.push_back(record.at("peak_memory_gib").get<double>());
-      for (size_t i = 0; i < kPhaseKeys.size(); ++i) phases[i].push_back(record.value(kPhaseKeys[i], 0.0));
+      for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) phases[i].push_back(record.value(kStepPhaseKeys[i], 0.0));
     };
     trainer.run(observer);
     if (world.rank() == 0) {
@@ -136,8 +132,8 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
                   "  peak memory   %.2f GiB\n", median(step_s), median(tokens_s), 100.0 * median(mfu), o.peak_tflops,
                   *std::max_element(memory.begin(), memory.end()));
       std::printf("  step time breakdown (medians; the rest is metrics and host work):\n");
-      for (size_t i = 0; i < kPhaseKeys.size(); ++i) {
-        std::printf("    %-18s %.4f s\n", kPhaseKeys[i] + 5, median(phases[i]));  // without "time/"
+      for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) {
+        std::printf("    %-18s %.4f s\n", kStepPhaseKeys[i] + 5, median(phases[i]));  // without "time/"
       }
     }
     return kExitOk;

@@ -72,10 +72,7 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
   record["skipped_steps"] = c.skipped_steps;
   if (c.exact_phases) {  // per step, the slowest rank's
     size_t column = summed + 6;
-    for (const char* key : {"time/data_s", "time/reference_s", "time/forward_s", "time/backward_s", "time/grad_sync_s",
-                            "time/optimizer_s"}) {
-      record[key] = most[column++] / steps;
-    }
+    for (const char* key : kStepPhaseKeys) record[key] = most[column++] / steps;
   }
   return record;
 }

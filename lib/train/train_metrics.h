@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -35,6 +36,10 @@ struct RecordContext {
   std::string memory_kind;        // "gpu" or "host_rss"
   bool exact_phases = false;      // the phase times mean something (time/* keys are written)
 };
+
+// The metrics keys of StepPhases' fields, in their order (seconds per step).
+constexpr std::array<const char*, 6> kStepPhaseKeys = {"time/data_s",     "time/reference_s", "time/forward_s",
+                                                       "time/backward_s", "time/grad_sync_s", "time/optimizer_s"};
 
 // Loss and, for DPO, rewards/* and logps/* from sums; keys get `prefix` ("" or "eval/").
 nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& sums, const std::string& prefix);
