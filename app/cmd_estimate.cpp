@@ -28,6 +28,7 @@ int64_t dtype_bytes(const std::string& dtype) {
 int run_estimate(std::vector<std::string> args, int&, char**&) {
   return run_guarded([&] {
     EstimateInputs in;
+    std::string recompute = "auto";
     std::string preset, model_dir, sharding = "full", offload = "none", dtype = "bf16", device = "gpu", stage = "dpo";
     int64_t micro_batch = 1;
     double gpu_gib = 80.0;
@@ -46,6 +47,8 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
         ("micro-batch", po::value(&micro_batch)->default_value(1), "pairs (dpo) or sequences (sft) per micro-batch")
         ("seq-len", po::value(&in.seq_len)->default_value(2048), "tokens per sequence")
         ("logp-chunk", po::value(&in.logp_chunk_tokens)->default_value(1024), "model.logp_chunk_tokens")
+        ("recompute", po::value(&recompute)->default_value("auto"),
+         "full | selective | none | auto (the most kept activations that fit --gpu-memory)")
         ("gpu-memory", po::value(&gpu_gib)->default_value(80.0), "GPU memory [GiB] to check the fit against");
     if (!parse_command_options("estimate", args, options, 0)) return kExitOk;
     if (preset.empty() == model_dir.empty()) throw ConfigError("estimate: give exactly one of --preset or --model");
@@ -59,6 +62,8 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     in.compute_bytes = dtype_bytes(dtype);
     in.on_gpu = device == "gpu";
     in.micro_batch_rows = micro_batch * (stage == "dpo" ? 2 : 1);
+    in.recompute = parse_recompute(recompute);
+    in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
     std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);
     return kExitOk;

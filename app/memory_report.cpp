@@ -25,7 +25,9 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
       << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"
       << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
       << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"
-      << "  activations (estimate)              " << gib(e.activations) << "\n";
+      << "  activations (estimate)              " << gib(e.activations) << "\n"
+      << "  of which kept by recompute " << recompute_name(in.recompute) << "  " << gib(e.kept_activations) << " ("
+      << describe_recompute_plan(e.recompute_plan) << ")\n";
   if (in.on_gpu) {
     out << "per GPU: " << gib(e.per_device) << " (states " << gib(e.device_states) << ")";
     if (gpu_gib > 0.0) {

@@ -71,6 +71,8 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   in.micro_batch_rows = config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
   in.seq_len = config.data.cutoff_len;
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
+  in.recompute = parse_recompute(config.train.recompute);
+  in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
   int64_t smallest = units.front().shard_numel, largest = 0;
@@ -95,6 +97,10 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
         << smallest << " .. " << largest << " elements per rank and unit\n"
         << format_memory_report(model, config.model.path.empty() ? "preset " + config.model.preset : config.model.path,
                                 in, estimate, 0.0)
+        << (in.recompute == Recompute::automatic && shape.on_gpu && in.device_bytes == 0
+                ? "recompute auto: the plan above assumes no memory limit; a run decides at start from the GPU's "
+                  "free memory (or set train.memory_budget_gib)\n"
+                : "")
         << "resolved config written to " << resolved << "\n";
     std::cout << out.str() << std::flush;
   }

@@ -21,6 +21,7 @@
 #include "dist/mpi_communicator.h"
 #include "dist/world.h"
 #include "fsdp/fsdp_engine.h"
+#include "model/llama_units.h"
 #include "model/model_weights.h"
 #include "model/presets.h"
 #include "model/token_logp.h"

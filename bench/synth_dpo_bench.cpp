@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "data/pair_loader.h"
+#include "model/llama_units.h"
 #include "model/model_source.h"
 #include "model/token_logp.h"
 #include "util/timer.h"

@@ -14,11 +14,12 @@ extern "C" {
 
 typedef enum StCopyDtype { ST_COPY_NONE = 0, ST_COPY_BF16 = 1, ST_COPY_FP16 = 2 } StCopyDtype;
 
-/* Updates elements [0, n) of param/exp_avg/exp_avg_sq in place with grad (multiplying param by
-   s.decay_factor first), and writes param rounded (nearest even) to copy_dtype into copy unless
+/* Updates elements [0, n) of param/exp_avg/exp_avg_sq in place with grad * (*grad_scale) (the
+   clip factor, read on the device so no host sync is needed; NULL = 1), multiplying param by
+   s.decay_factor first, and writes param rounded (nearest even) to copy_dtype into copy unless
    ST_COPY_NONE. Queued on stream; returns the launch's error. */
-cudaError_t st_fused_adamw(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, void* copy,
-                           StCopyDtype copy_dtype, int64_t n, StAdamWScalars s, cudaStream_t stream);
+cudaError_t st_fused_adamw(float* param, float* exp_avg, float* exp_avg_sq, const float* grad, const float* grad_scale,
+                           void* copy, StCopyDtype copy_dtype, int64_t n, StAdamWScalars s, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // The option table. Defaults come from the member initializers of the section structs.
 #include "config/config_schema.h"
 
+#include "fsdp/recompute.h"
 #include "model/presets.h"
 
 #include <boost/program_options/value_semantic.hpp>
@@ -101,7 +102,12 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.train.epochs, "epochs", "passes over the training data when max_steps is 0");
   add(&c.train.dtype, "dtype", "compute dtype; auto = bf16 on GPU, fp32 on CPU",
       {"auto", "fp32", "bf16", "fp16"});
-  add(&c.train.recompute, "recompute", "activation recomputation", {"full", "none"});
+  add(&c.train.recompute, "recompute",
+      "activation recomputation per decoder layer: full = keep inputs only; selective = also the matmul "
+      "outputs; none = keep everything; auto = the most that fits train.memory_budget_gib",
+      recompute_names());
+  add(&c.train.memory_budget_gib, "memory_budget_gib",
+      "device memory recompute=auto may fill [GiB]; 0 = the GPU's free memory less a margin (CPU: unlimited)");
   add(&c.train.log_every, "log_every", "optimizer steps between metric lines");
   add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only");
   add(&c.train.overwrite, "overwrite", "replace the outputs of an earlier run in train.output_dir");

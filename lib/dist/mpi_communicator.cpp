@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 
 #include <climits>
+#include <initializer_list>
+#include <memory>
 #include <stdexcept>
 
 #include "util/check.h"
@@ -52,9 +54,8 @@ int checked_count(const char* operation, int64_t count) {
 
 void check_cpu(const char* operation, const at::Tensor& tensor) {
   if (!tensor.device().is_cpu()) {
-    throw std::invalid_argument(std::string(operation) +
-                                ": the MPI backend works on CPU tensors; use dist.backend = nccl "
-                                "for CUDA tensors");
+    throw std::invalid_argument(std::string(operation) + ": the MPI backend works on CPU and CUDA tensors, not " +
+                                tensor.device().str());
   }
   if (!tensor.is_contiguous()) {
     throw std::invalid_argument(std::string(operation) + ": tensor must be contiguous");
@@ -66,6 +67,24 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
   const auto* b_begin = static_cast<const char*>(b.data_ptr());
   return a.nbytes() > 0 && b.nbytes() > 0 && a_begin < b_begin + b.nbytes() &&
          b_begin < a_begin + a.nbytes();
+}
+
+at::Tensor on_host(const at::Tensor& tensor) { return tensor.is_cuda() ? tensor.to(at::kCPU) : tensor; }
+
+bool staged(std::initializer_list<at::Tensor> tensors) {
+  for (const at::Tensor& tensor : tensors) {
+    if (tensor.is_cuda()) return true;
+  }
+  return false;
+}
+
+// Work that finishes `host_work`, then copies `host` back into the CUDA tensor `device`.
+Work copy_back_after(Work host_work, const at::Tensor& device, const at::Tensor& host) {
+  auto pending = std::make_shared<Work>(std::move(host_work));
+  return Work([pending, device, host] {
+    pending->wait();
+    device.copy_(host);
+  });
 }
 
 }  // namespace
@@ -87,6 +106,30 @@ Work MpiCommunicator::track(MPI_Request request, const std::string& description,
 }
 
 Work MpiCommunicator::all_gather_into_async(const at::Tensor& full, const at::Tensor& shard) {
+  if (!staged({full, shard})) return all_gather_host(full, shard);
+  const at::Tensor host_full = at::empty(full.sizes(), full.options().device(at::kCPU));
+  return copy_back_after(all_gather_host(host_full, shard.to(at::kCPU)), full, host_full);
+}
+
+Work MpiCommunicator::reduce_scatter_async(const at::Tensor& shard, const at::Tensor& full, ReduceOp op) {
+  if (!staged({full, shard})) return reduce_scatter_host(shard, full, op);
+  const at::Tensor host_shard = at::empty(shard.sizes(), shard.options().device(at::kCPU));
+  return copy_back_after(reduce_scatter_host(host_shard, on_host(full), op), shard, host_shard);
+}
+
+Work MpiCommunicator::all_reduce_async(const at::Tensor& tensor, ReduceOp op) {
+  if (!tensor.is_cuda()) return all_reduce_host(tensor, op);
+  const at::Tensor host = tensor.to(at::kCPU);
+  return copy_back_after(all_reduce_host(host, op), tensor, host);
+}
+
+Work MpiCommunicator::broadcast_async(const at::Tensor& tensor, int root) {
+  if (!tensor.is_cuda()) return broadcast_host(tensor, root);
+  const at::Tensor host = tensor.to(at::kCPU);
+  return copy_back_after(broadcast_host(host, root), tensor, host);
+}
+
+Work MpiCommunicator::all_gather_host(const at::Tensor& full, const at::Tensor& shard) {
   const char* name = "all_gather_into";
   check_cpu(name, full);
   check_cpu(name, shard);
@@ -101,8 +144,7 @@ Work MpiCommunicator::all_gather_into_async(const at::Tensor& full, const at::Te
   return track(request, describe_collective(name, full), [full, shard] {});
 }
 
-Work MpiCommunicator::reduce_scatter_async(const at::Tensor& shard, const at::Tensor& full,
-                                           ReduceOp op) {
+Work MpiCommunicator::reduce_scatter_host(const at::Tensor& shard, const at::Tensor& full, ReduceOp op) {
   const char* name = "reduce_scatter";
   check_cpu(name, full);
   check_cpu(name, shard);
@@ -127,7 +169,7 @@ Work MpiCommunicator::reduce_scatter_async(const at::Tensor& shard, const at::Te
                });
 }
 
-Work MpiCommunicator::all_reduce_async(const at::Tensor& tensor, ReduceOp op) {
+Work MpiCommunicator::all_reduce_host(const at::Tensor& tensor, ReduceOp op) {
   const char* name = "all_reduce";
   check_cpu(name, tensor);
   const MPI_Op reduction = mpi_op(name, op, tensor.scalar_type());
@@ -146,7 +188,7 @@ Work MpiCommunicator::all_reduce_async(const at::Tensor& tensor, ReduceOp op) {
                });
 }
 
-Work MpiCommunicator::broadcast_async(const at::Tensor& tensor, int root) {
+Work MpiCommunicator::broadcast_host(const at::Tensor& tensor, int root) {
   const char* name = "broadcast";
   check_cpu(name, tensor);
   if (root < 0 || root >= size_) {

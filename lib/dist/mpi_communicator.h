@@ -1,5 +1,7 @@
 // Communicator over MPI for CPU tensors (fp32, fp64, bf16, fp16, int32, int64, uint8).
 // bf16/fp16 reductions run in fp32 (MPI has no 16-bit float types) and round once at the end.
+// CUDA tensors are staged through host copies (the device work before them is waited for), so
+// several ranks can share one GPU, which NCCL refuses: slow, for tests and small runs.
 #pragma once
 
 #include "dist/communicator.h"
@@ -25,6 +27,10 @@ class MpiCommunicator : public Communicator {
   Work barrier_async() override;
 
  private:
+  Work all_gather_host(const at::Tensor& full, const at::Tensor& shard);
+  Work reduce_scatter_host(const at::Tensor& shard, const at::Tensor& full, ReduceOp op);
+  Work all_reduce_host(const at::Tensor& tensor, ReduceOp op);
+  Work broadcast_host(const at::Tensor& tensor, int root);
   // Arms the watchdog, and returns Work that waits on `request`, disarms, then runs `after`.
   Work track(MPI_Request request, const std::string& description, std::function<void()> after);
 

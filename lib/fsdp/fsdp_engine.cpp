@@ -5,7 +5,9 @@
 
 #include <thread>
 
+#include "optim/grad_clip.h"
 #include "util/errors.h"
+#include "util/host_sync.h"
 #include "util/timer.h"
 #include "util/torch_compat.h"
 
@@ -20,6 +22,12 @@ int host_threads(int requested) {
 }
 
 }  // namespace
+
+double StepOutcome::read_loss() const { return read_to_host(loss).item<double>(); }
+
+double StepOutcome::read_grad_norm() const {
+  return grad_norm.defined() ? read_to_host(grad_norm).item<double>() : 0.0;
+}
 
 FsdpEngine::FsdpEngine(ModelShards shards, ShardingGroups& groups, const EngineOptions& options)
     : groups_(groups), options_(options), scaler_(options.scaler) {
@@ -48,7 +56,7 @@ bool FsdpEngine::gradients_overflowed(CommBytes& comm) {
     groups_.shard->all_reduce(bad, ReduceOp::max);
     comm.all_reduce += static_cast<int64_t>(bad.nbytes());
   }
-  return bad.item<float>() > 0.0f;
+  return read_to_host(bad).item<float>() > 0.0f;  // fp16 only: its one read per step
 }
 
 StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, double lr) {
@@ -73,20 +81,20 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
     torch::autograd::backward({value * (scale / static_cast<double>(micro_batches))});
     phase_end(outcome.phases.backward);
   }
-  outcome.loss = loss_sum.item<double>();
+  outcome.loss = loss_sum;
   std::vector<at::Tensor>& grads = model_->grad_shards();
   phase_end(outcome.phases.grad_sync);
   if (options_.loss_scaling) {
     outcome.skipped = gradients_overflowed(engine_comm);
     scaler_.update(outcome.skipped);
-    if (!outcome.skipped) {
-      for (at::Tensor& grad : grads) grad.mul_(1.0 / scale);
-    }
   }
   if (!outcome.skipped) {
-    outcome.grad_norm = clip_grad_norm(grads, options_.optim.grad_clip, *groups_.shard);
+    // Unscaling (fp16) and clipping are one factor, applied inside the update.
+    const GradClip clip = global_grad_clip(grads, options_.optim.grad_clip, *groups_.shard, 1.0 / scale);
+    outcome.grad_norm = clip.norm;
     if (groups_.shard->size() > 1) engine_comm.all_reduce += static_cast<int64_t>(sizeof(double));
-    const bool copies_written = optimizer_->step(model_->master_shards(), grads, lr, model_->compute_copies());
+    const bool copies_written =
+        optimizer_->step(model_->master_shards(), grads, lr, clip.scale, model_->compute_copies());
     model_->refresh_compute_shards(copies_written);
   }
   phase_end(outcome.phases.optimizer);

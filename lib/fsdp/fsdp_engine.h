@@ -28,12 +28,17 @@ struct EngineOptions {
   bool time_phases = false;  // sync the device at phase ends so StepOutcome::phases are exact on a GPU
 };
 
+// The loss and the norm stay on the device: reading them waits for the step's queued work, so
+// the trainer reads them only when it logs.
 struct StepOutcome {
-  double loss = 0.0;       // this rank's mean of the micro-batch losses (unscaled)
-  double grad_norm = 0.0;  // global, before clipping; not computed for a skipped step
-  bool skipped = false;    // fp16 overflow: no update this step
-  CommBytes comm;          // collective payload bytes of this step on this rank
-  StepPhases phases;       // engine phases (data and reference stay 0: the trainer times them)
+  at::Tensor loss;       // [] fp64: this rank's mean of the micro-batch losses (unscaled)
+  at::Tensor grad_norm;  // [1] fp64: global, before clipping; undefined for a skipped step
+  bool skipped = false;  // fp16 overflow: no update this step
+  CommBytes comm;        // collective payload bytes of this step on this rank
+  StepPhases phases;     // engine phases (data and reference stay 0: the trainer times them)
+
+  double read_loss() const;       // host reads (util/host_sync.h)
+  double read_grad_norm() const;  // 0 for a skipped step
 };
 
 // This rank's loss for micro-batch `index` of the step: its mean over the rank's samples of

@@ -1,10 +1,12 @@
-// The FSDP-sharded Llama: each rank holds fp32 master shards of every unit; a unit's full
+// The FSDP-sharded model: each rank holds fp32 master shards of every unit; a unit's full
 // parameters exist only while it runs (the next unit's gather is started one unit ahead, so at
-// most two gathered units are alive). Forward runs a unit without keeping activations (only
-// its input); backward re-gathers (prefetching the unit before it), recomputes with grad, and
-// reduce-scatters the parameter gradient (average over the data-parallel ranks) into this
-// rank's fp32 gradient shard. The model blocks never see ranks: they get views of gathered
-// buffers. Strategies and their groups: fsdp/sharding.h.
+// most two gathered units are alive). Forward runs a unit keeping what its recompute policy
+// says (recompute.h); backward re-gathers (prefetching the unit before it), recomputes with
+// grad where needed, and writes each parameter's gradient where it lives: into this rank's
+// fp32 gradient shard on one rank, else into a full fp32 buffer that is reduce-scattered
+// (average over the data-parallel ranks) into the shard. The step's first contribution
+// writes, later ones add, so the shards are never zero-filled. The unit forwards are lib/model's
+// (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,8 +16,10 @@
 
 #include "dist/communicator.h"
 #include "fsdp/engine_stats.h"
+#include "fsdp/recompute.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
+#include "model/llama_units.h"
 #include "model/model_config.h"
 
 namespace st {
@@ -28,6 +32,7 @@ struct FsdpModelOptions {
   // A frozen model (the DPO reference) runs forward only: no gradient shards, and its "master"
   // shards may already be in the compute dtype (then they are the compute copy).
   bool frozen = false;
+  std::vector<Recompute> recompute;  // per unit (plan_recompute); empty = full for every layer
 };
 
 class FsdpModel {
@@ -37,18 +42,25 @@ class FsdpModel {
   FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, ShardingGroups& groups,
             std::vector<at::Tensor> master_shards, const FsdpModelOptions& options);
 
-  // Summed response log-probs per row [R] (targets as in collate.h), differentiable: a
-  // backward() through it adds the averaged parameter gradients to grad_shards(). Collective
-  // (every rank must call it, and run backward, the same number of times).
+  // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
+  // host; targets as in collate.h). Built once and given to the policy and the reference.
+  TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets) const;
+  // Summed response log-probs per row [R], differentiable: a backward() through it adds the
+  // averaged parameter gradients to grad_shards(). Collective (every rank must call it, and
+  // run backward, the same number of times).
+  at::Tensor sequence_logps(const TokenBatch& batch);
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets);
 
   const ModelConfig& config() const { return config_; }
   const std::vector<UnitLayout>& units() const { return units_; }
   ShardingGroups& groups() { return groups_; }
   const FsdpModelOptions& options() const { return options_; }
+  // Per unit (plan_recompute); from the next forward on.
+  void set_recompute(std::vector<Recompute> plan);
   std::vector<at::Tensor>& master_shards() { return master_; }
-  // Completes any reduction still in flight first.
+  // Completes any reduction still in flight first; units with no contribution read as zero.
   std::vector<at::Tensor>& grad_shards();
+  // Starts a new accumulation: the next contribution to each unit writes instead of adding.
   void zero_grad();
   // The compute-dtype shards when they are a copy apart from the masters (else empty), for an
   // optimizer that writes them in the same pass as the masters.
@@ -62,11 +74,24 @@ class FsdpModel {
   int64_t gathered_units_alive() const { return static_cast<int64_t>(gathered_.size()); }
   int64_t most_gathered_units_alive() const { return most_alive_; }
 
+  // Where a unit's gradient goes: the gradient shard itself (one rank, `overwrite` for the
+  // step's first contribution) or a fresh full buffer to reduce-scatter (always overwritten).
+  struct GradTarget {
+    size_t unit = 0;
+    at::Tensor flat;  // fp32
+    bool overwrite = true;
+    bool direct = false;
+  };
+
   // Internal to the per-unit autograd function (fsdp_model.cpp).
+  Recompute recompute_of(size_t unit) const;
+  bool differentiating() const { return differentiating_; }
+  std::vector<size_t> units_needed_by(size_t unit) const;  // itself; the tied head also unit 0
   std::vector<at::Tensor> acquire_for_forward(size_t unit);
   void finish_forward(size_t unit);
-  std::vector<at::Tensor> acquire_for_backward(size_t unit);
-  void finish_backward(size_t unit, const std::vector<at::Tensor>& flat_grads);
+  std::vector<at::Tensor> acquire_for_backward(size_t unit, bool needs_parameters);
+  std::vector<GradTarget> grad_targets(size_t unit);
+  void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 
  private:
   struct Gathered {
@@ -77,12 +102,13 @@ class FsdpModel {
     size_t unit;
     at::Tensor shard;
     Work work;
+    bool written = false;  // reduced straight into the gradient shard
   };
-  std::vector<size_t> units_needed_by(size_t unit) const;  // itself; the tied head also unit 0
   void start_gather(size_t unit);
   std::vector<at::Tensor> wait_gathered(size_t unit);
   void release(size_t unit);
   void start_reduction(size_t unit, const at::Tensor& flat_grad);
+  bool gathers_in_backward(size_t unit) const;
   void drain_reductions();
   void complete(std::vector<Reduction>& reductions);
 
@@ -91,6 +117,9 @@ class FsdpModel {
   ShardingGroups& groups_;
   FsdpModelOptions options_;
   std::vector<at::Tensor> master_, compute_, grads_;
+  std::vector<bool> written_;     // grads_[u] holds this accumulation's first contribution
+  at::Tensor inverse_frequencies_;  // rotary, on the device once
+  bool differentiating_ = false;  // the forward in progress will be differentiated
   std::map<size_t, Gathered> gathered_;
   std::vector<Reduction> reductions_;
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated

@@ -79,6 +79,23 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   }
   e.gathered = gathered_bytes(units, config, in, e.shard_group);
   e.activations = activation_bytes(config, in);
+  RecomputePlanInputs plan;
+  plan.policy = in.recompute;
+  plan.tokens = in.micro_batch_rows * in.seq_len;
+  plan.compute_bytes = in.compute_bytes;
+  if (e.shard_group > 1 && in.sharding != Sharding::grad_op && units.size() > 2) {
+    plan.gathered_layer_bytes = units[1].padded_numel * in.compute_bytes;
+  }
+  const int64_t margin = int64_t{2} << 30;  // as the trainer's auto budget (train/recompute_choice.cpp)
+  plan.budget_bytes = in.on_gpu && in.device_bytes > 0
+                          ? std::max<int64_t>(0, in.device_bytes - e.device_states - e.gathered - e.activations - margin)
+                          : -1;
+  e.recompute_plan = plan_recompute(config, plan);
+  for (size_t u = 1; u + 1 < e.recompute_plan.size(); ++u) {
+    e.kept_activations += layer_kept_bytes(config, e.recompute_plan[u], plan.tokens, in.compute_bytes,
+                                           plan.gathered_layer_bytes);
+  }
+  e.activations += e.kept_activations;
   const int64_t working = e.gathered + e.activations;
   e.per_device = in.on_gpu ? e.device_states + working : 0;
   e.per_host = (e.host_states + (in.on_gpu ? 0 : working)) * in.ranks_per_node;

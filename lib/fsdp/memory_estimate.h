@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "fsdp/recompute.h"
 #include "fsdp/sharding.h"
 #include "model/model_config.h"
 
@@ -22,6 +24,9 @@ struct EstimateInputs {
   int64_t micro_batch_rows = 2;    // sequences per micro-batch (a DPO pair is 2)
   int64_t seq_len = 2048;
   int64_t logp_chunk_tokens = 1024;
+  Recompute recompute = Recompute::full;
+  // For recompute = auto: device bytes (a GPU's size) the estimate fills up to; 0 = unlimited.
+  int64_t device_bytes = 0;
 };
 
 struct MemoryEstimate {
@@ -31,7 +36,9 @@ struct MemoryEstimate {
   int64_t params = 0, grads = 0, optimizer = 0;  // as EngineMemory counts them
   int64_t device_states = 0, host_states = 0;
   int64_t gathered = 0;     // gathered units + their gradient buffers at the peak
-  int64_t activations = 0;  // saved unit inputs + one unit's recompute + a log-prob chunk
+  int64_t activations = 0;  // saved unit inputs + one unit's recompute + a log-prob chunk + kept
+  int64_t kept_activations = 0;         // what the recompute plan keeps beyond full recompute
+  std::vector<Recompute> recompute_plan;  // per unit
   int64_t per_device = 0;   // one GPU: device states + gathered + activations (0 on CPU)
   int64_t per_host = 0;     // one node: its ranks' host states (+ working memory on CPU)
 };

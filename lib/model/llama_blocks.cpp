@@ -66,13 +66,13 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 }
 
 at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const RopeTables& rope,
-                           const ModelConfig& config) {
+                           const ModelConfig& config, ActivationCache* cache) {
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
   const int64_t head_dim = config.head_dim;
-  at::Tensor q = split_heads(at::linear(x, w.q_proj, w.q_bias), heads, head_dim);
-  at::Tensor k = split_heads(at::linear(x, w.k_proj, w.k_bias), kv_heads, head_dim);
-  at::Tensor v = split_heads(at::linear(x, w.v_proj, w.v_bias), kv_heads, head_dim);
+  at::Tensor q = split_heads(linear_op(x, w.q_proj, w.q_bias, cache), heads, head_dim);
+  at::Tensor k = split_heads(linear_op(x, w.k_proj, w.k_bias, cache), kv_heads, head_dim);
+  at::Tensor v = split_heads(linear_op(x, w.v_proj, w.v_bias, cache), kv_heads, head_dim);
   q = apply_rotary(q, rope);
   k = apply_rotary(k, rope);
   if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
@@ -82,30 +82,20 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Rop
   const at::Tensor attended = compat::causal_attention(q, k, v);  // [B, H, T, head_dim]
   const at::Tensor merged =
       attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
-  return at::linear(merged, w.o_proj, w.o_bias);
+  return linear_op(merged, w.o_proj, w.o_bias, cache);
 }
 
-at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x) {
-  const at::Tensor gate = at::silu(at::linear(x, w.gate_proj, w.gate_bias));
-  return at::linear(gate * at::linear(x, w.up_proj, w.up_bias), w.down_proj, w.down_bias);
+at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache* cache) {
+  const at::Tensor gate = at::silu(linear_op(x, w.gate_proj, w.gate_bias, cache));
+  return linear_op(gate * linear_op(x, w.up_proj, w.up_bias, cache), w.down_proj, w.down_bias, cache);
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const RopeTables& rope,
-                         const ModelConfig& config) {
+                         const ModelConfig& config, ActivationCache* cache) {
   const double eps = config.rms_norm_eps;
   const at::Tensor after_attention =
-      hidden + attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config);
-  return after_attention + mlp_block(w, rms_norm(after_attention, w.post_attention_norm, eps));
-}
-
-at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config,
-                              const at::Tensor& input_ids) {
-  at::Tensor hidden = at::embedding(weights.embed, input_ids);
-  const RopeTables rope = make_rope_tables(config, input_ids.size(1), hidden.options());
-  for (const LayerWeights& layer : weights.layers) {
-    hidden = decoder_layer(layer, hidden, rope, config);
-  }
-  return rms_norm(hidden, weights.final_norm, config.rms_norm_eps);
+      hidden + attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config, cache);
+  return after_attention + mlp_block(w, rms_norm(after_attention, w.post_attention_norm, eps), cache);
 }
 
 }  // namespace st

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/activation_cache.h"
 #include "model/model_config.h"
 #include "model/rope.h"
 
@@ -39,17 +40,14 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
 // x [.., D] -> weight * (x / rms(x)) with the normalisation in fp32.
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
+// The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
-at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x,
-                           const RopeTables& rope, const ModelConfig& config);
+at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const RopeTables& rope,
+                           const ModelConfig& config, ActivationCache* cache = nullptr);
 // x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)).
-at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x);
+at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
 // hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
-at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden,
-                         const RopeTables& rope, const ModelConfig& config);
-// input_ids [B, T] -> final-normed hidden states [B, T, D] in the weights' dtype. Sequences are
-// right-padded: causal attention keeps padding from reaching earlier tokens.
-at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config,
-                              const at::Tensor& input_ids);
+at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const RopeTables& rope,
+                         const ModelConfig& config, ActivationCache* cache = nullptr);
 
 }  // namespace st

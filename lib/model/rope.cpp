@@ -33,12 +33,16 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
 
 RopeTables make_rope_tables(const ModelConfig& config, int64_t length,
                             const at::TensorOptions& options) {
-  const at::Tensor inverse = rope_inverse_frequencies(config).to(options.device());
+  return make_rope_tables(rope_inverse_frequencies(config).to(options.device()), length,
+                          c10::typeMetaToScalarType(options.dtype()));
+}
+
+RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype) {
   const at::Tensor positions =
-      at::arange(length, at::TensorOptions().dtype(at::kFloat).device(options.device()));
-  const at::Tensor angles = at::outer(positions, inverse);  // [T, head_dim / 2] fp32
+      at::arange(length, at::TensorOptions().dtype(at::kFloat).device(inverse_frequencies.device()));
+  const at::Tensor angles = at::outer(positions, inverse_frequencies);  // [T, head_dim / 2] fp32
   const at::Tensor both = at::cat({angles, angles}, -1);
-  return {both.cos().to(options.dtype()), both.sin().to(options.dtype())};
+  return {both.cos().to(dtype), both.sin().to(dtype)};
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RopeTables& tables) {

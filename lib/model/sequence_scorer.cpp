@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
+#include "model/llama_units.h"
 #include "model/padded_rows.h"
-#include "model/token_logp.h"
+#include "model/rope.h"
 
 namespace st {
 namespace {
@@ -22,17 +23,10 @@ void score_batch(const LlamaWeights& weights, const ModelConfig& config,
   std::vector<PromptResponse<int64_t>> rows;
   for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
   const PaddedRows padded = pad_prompt_response_rows(rows, /*pad_id=*/0);
-  const at::Tensor& input = padded.input_ids;
-  const at::Tensor& targets = padded.targets;
-  const at::Device device = weights.embed.device();
-  const at::Tensor flat_targets = targets.view({-1});
-  const at::Tensor scored_rows = flat_targets.ne(kIgnoreTarget).nonzero().view({-1});
-  const at::Tensor hidden = llama_final_hidden(weights, config, input.to(device));
-  const at::Tensor selected = hidden.view({-1, hidden.size(2)}).index_select(0, scored_rows.to(device));
-  const at::Tensor logps = chunked_token_logps(selected, weights.lm_head,
-                                               flat_targets.index_select(0, scored_rows).to(device),
-                                               options.chunk_tokens)
-                               .cpu();
+  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
+  const TokenBatch batch = make_token_batch(config, padded.input_ids, padded.targets, inverse_frequencies,
+                                            weights.embed.scalar_type(), options.chunk_tokens);
+  const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
   const float* values = logps.data_ptr<float>();
   for (size_t i = first; i < last; ++i) {  // rows come back in (sequence, position) order
     ScoreResult& result = results[i];

@@ -8,6 +8,7 @@
 #include "util/errors.h"
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
+#include "cuda/gemm_fp32_accumulate.h"
 #include "cuda/logsoftmax_gather.h"
 #include "util/check_cuda.h"
 #endif
@@ -77,10 +78,45 @@ at::Tensor logits_gradient(const at::Tensor& hidden, const at::Tensor& weight, c
   return d_logits.to(hidden.scalar_type());
 }
 
+// destination [V, D] (+)= d_logits^T @ hidden rows [start, start + length), summed in the
+// destination's dtype: in the matmul where the dtypes allow (CPU same dtype, CUDA 16-bit in
+// with fp32 out), else as a product added in.
+void add_weight_gradient(at::Tensor& destination, const at::Tensor& d_logits, const at::Tensor& hidden,
+                         int64_t start, int64_t length, bool overwrite) {
+  const at::Tensor rows = hidden.narrow(0, start, length);
+  if (destination.scalar_type() == hidden.scalar_type()) {
+    if (overwrite) {
+      at::mm_out(destination, d_logits.t(), rows);
+    } else {
+      destination.addmm_(d_logits.t(), rows);  // no [V, D] temporary
+    }
+    return;
+  }
+#if ST_HAVE_CUDA
+  const at::ScalarType type = hidden.scalar_type();
+  if (hidden.is_cuda() && destination.scalar_type() == at::kFloat && destination.is_contiguous() &&
+      (type == at::kBFloat16 || type == at::kHalf)) {
+    const at::Tensor contiguous_rows = rows.contiguous();
+    const int status = st_gemm_tn_fp32_out(d_logits.data_ptr(), contiguous_rows.data_ptr(), destination.data_ptr<float>(),
+                                           type == at::kBFloat16 ? ST_GEMM_BF16 : ST_GEMM_FP16, length,
+                                           destination.size(0), destination.size(1), overwrite ? 0 : 1,
+                                           compat::current_cuda_stream());
+    if (status != 0) throw ModelError("lm_head weight gradient: cuBLAS status " + std::to_string(status));
+    return;
+  }
+#endif
+  const at::Tensor product = at::matmul(d_logits.t(), rows);  // bf16/fp16 product into the wider sum
+  if (overwrite) {
+    destination.copy_(product);
+  } else {
+    destination.add_(product);
+  }
+}
+
 class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
  public:
-  static at::Tensor forward(AutogradContext* context, const at::Tensor& hidden,
-                            const at::Tensor& weight, const at::Tensor& targets, int64_t chunk) {
+  static at::Tensor forward(AutogradContext* context, const at::Tensor& hidden, const at::Tensor& weight,
+                            const at::Tensor& targets, int64_t chunk, const at::Tensor& sink, bool overwrite) {
     const int64_t count = hidden.size(0);
     const auto options = hidden.options().dtype(reduction_type(weight));
     const at::Tensor logps = at::empty({count}, options);
@@ -104,6 +140,8 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
     }
     context->save_for_backward({hidden, weight, targets, logsumexp});
     context->saved_data["chunk"] = chunk;
+    context->saved_data["sink"] = sink.numel() > 0 ? sink : at::Tensor();
+    context->saved_data["overwrite"] = overwrite;
     return logps;
   }
 
@@ -116,25 +154,26 @@ class ChunkedTokenLogp : public torch::autograd::Function<ChunkedTokenLogp> {
     const at::Tensor& logsumexp = saved[3];
     const int64_t chunk = context->saved_data["chunk"].toInt();
     const at::Tensor grad_logps = grads[0].to(reduction_type(weight)).contiguous();
+    at::Tensor sink = context->saved_data["sink"].toTensor();
+    bool overwrite = sink.defined() && context->saved_data["overwrite"].toBool();
     const bool want_hidden = context->needs_input_grad(0);
-    const bool want_weight = context->needs_input_grad(1);
+    const bool want_weight = context->needs_input_grad(1) || sink.defined();
     at::Tensor grad_hidden = want_hidden ? at::empty_like(hidden) : at::Tensor();
-    at::Tensor grad_weight =
-        want_weight ? at::zeros(weight.sizes(), weight.options().dtype(reduction_type(weight)))
-                    : at::Tensor();
+    at::Tensor grad_weight = sink.defined() ? sink
+                             : want_weight ? at::zeros(weight.sizes(), weight.options().dtype(reduction_type(weight)))
+                                           : at::Tensor();
     const int64_t count = hidden.size(0);
     for (int64_t start = 0; start < count; start += chunk) {
       const int64_t length = std::min(chunk, count - start);
       const at::Tensor d_compute = logits_gradient(hidden, weight, targets, logsumexp, grad_logps, start, length);
       if (want_hidden) grad_hidden.narrow(0, start, length).copy_(at::matmul(d_compute, weight));
-      if (want_weight && grad_weight.scalar_type() == hidden.scalar_type()) {
-        grad_weight.addmm_(d_compute.t(), hidden.narrow(0, start, length));  // no [V, D] temporary
-      } else if (want_weight) {  // bf16/fp16 products summed into the fp32 accumulator
-        grad_weight.add_(at::matmul(d_compute.t(), hidden.narrow(0, start, length)));
-      }
+      if (want_weight) add_weight_gradient(grad_weight, d_compute, hidden, start, length, overwrite);
+      overwrite = false;
     }
+    if (overwrite) grad_weight.zero_();  // no rows: the step's first contribution is zero
+    if (sink.defined()) return {grad_hidden, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     if (want_weight) grad_weight = grad_weight.to(weight.scalar_type());
-    return {grad_hidden, grad_weight, at::Tensor(), at::Tensor()};
+    return {grad_hidden, grad_weight, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -148,10 +187,17 @@ void check_shapes(const at::Tensor& hidden, const at::Tensor& weight, const at::
 }  // namespace
 
 at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
-                               const at::Tensor& targets, int64_t chunk_tokens) {
+                               const at::Tensor& targets, int64_t chunk_tokens, const WeightGradSink& sink) {
   check_shapes(hidden, weight, targets);
   if (chunk_tokens <= 0) throw ModelError("token log-probs: chunk size must be > 0");
-  return ChunkedTokenLogp::apply(hidden, weight, targets.to(at::kLong).contiguous(), chunk_tokens);
+  if (sink.destination.defined() &&
+      (sink.destination.sizes() != weight.sizes() || sink.destination.scalar_type() != reduction_type(weight))) {
+    throw ModelError("token log-probs: the weight-gradient sink must be [V, D] in the reduction dtype");
+  }
+  // An empty tensor stands for "no sink": libtorch 1.13 takes no undefined tensor arguments.
+  const at::Tensor destination = sink.destination.defined() ? sink.destination : at::empty({0}, weight.options());
+  return ChunkedTokenLogp::apply(hidden, weight, targets.to(at::kLong).contiguous(), chunk_tokens, destination,
+                                 sink.overwrite);
 }
 
 at::Tensor full_logits_token_logps(const at::Tensor& hidden, const at::Tensor& weight,

@@ -11,12 +11,21 @@ namespace st {
 
 constexpr int64_t kIgnoreTarget = -100;  // targets equal to this score 0 and get no gradient
 
+// Where the weight's gradient goes instead of autograd: `destination` [V, D] in the reduction
+// dtype (fp32; fp64 for fp64 inputs), summed in that dtype inside the matmul; `overwrite`
+// writes instead of adding (the first contribution of a step).
+struct WeightGradSink {
+  at::Tensor destination;
+  bool overwrite = false;
+};
+
 // hidden [N, D], weight [V, D] (same dtype), targets [N] int64 -> log p(target) [N] fp32
 // (fp64 for fp64 inputs).
-// Differentiable in hidden and weight; logits are computed in the weights' dtype and reduced
-// in fp32, as transformers does.
+// Differentiable in hidden and weight (in weight through `sink` when one is given); logits are
+// computed in the weights' dtype and reduced in fp32, as transformers does.
 at::Tensor chunked_token_logps(const at::Tensor& hidden, const at::Tensor& weight,
-                               const at::Tensor& targets, int64_t chunk_tokens);
+                               const at::Tensor& targets, int64_t chunk_tokens,
+                               const WeightGradSink& sink = {});
 
 // The naive path (full logits, log_softmax, gather): the baseline for tests and bench/.
 at::Tensor full_logits_token_logps(const at::Tensor& hidden, const at::Tensor& weight,

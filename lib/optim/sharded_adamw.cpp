@@ -21,12 +21,13 @@ namespace {
 using AdamWScalars = StAdamWScalars;
 
 // The fused update of elements [begin, end): decay, moments, parameter, in one pass.
-void fused_adamw(float* p, float* m, float* v, const float* g, int64_t begin, int64_t end,
+void fused_adamw(float* p, float* m, float* v, const float* g, float grad_scale, int64_t begin, int64_t end,
                  const AdamWScalars& s, bool decay) {
   for (int64_t i = begin; i < end; ++i) {
+    const float grad = g[i] * grad_scale;
     if (decay) p[i] *= s.decay_factor;
-    m[i] = m[i] * s.beta1 + s.one_minus_beta1 * g[i];
-    v[i] = v[i] * s.beta2 + s.one_minus_beta2 * g[i] * g[i];
+    m[i] = m[i] * s.beta1 + s.one_minus_beta1 * grad;
+    v[i] = v[i] * s.beta2 + s.one_minus_beta2 * grad * grad;
     p[i] -= s.step_size * m[i] / (std::sqrt(v[i]) / s.correction2_sqrt + s.eps);  // addcdiv_'s order
   }
 }
@@ -62,7 +63,7 @@ void for_each_segment(int64_t begin, int64_t end, const std::vector<ElementRange
 
 // The update of one host-resident shard.
 void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
-               const std::vector<ElementRange>& decayed, const AdamWScalars& scalars, int threads) {
+               float grad_scale, const std::vector<ElementRange>& decayed, const AdamWScalars& scalars, int threads) {
   const at::Tensor host_grad = grad.to(at::kCPU).contiguous();
   float* p = master.data_ptr<float>();
   float* m = exp_avg.data_ptr<float>();
@@ -70,7 +71,7 @@ void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, 
   const float* g = host_grad.data_ptr<float>();
   parallel_blocks(master.numel(), threads, [&](int64_t begin, int64_t end) {
     for_each_segment(begin, end, decayed, [&](int64_t first, int64_t last, bool decay) {
-      fused_adamw(p, m, v, g, first, last, scalars, decay);
+      fused_adamw(p, m, v, g, grad_scale, first, last, scalars, decay);
     });
   });
 }
@@ -79,7 +80,7 @@ void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, 
 // The update of one GPU shard by cuda/'s fused kernel, writing `copy` (the compute-dtype
 // shard; undefined = none) in the same pass.
 void device_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
-                 const at::Tensor& copy, const std::vector<ElementRange>& decayed, const AdamWScalars& scalars) {
+                 const at::Tensor& grad_scale, const at::Tensor& copy, const std::vector<ElementRange>& decayed, const AdamWScalars& scalars) {
   StCopyDtype copy_dtype = ST_COPY_NONE;
   if (copy.defined()) copy_dtype = copy.scalar_type() == at::kBFloat16 ? ST_COPY_BF16 : ST_COPY_FP16;
   const cudaStream_t stream = compat::current_cuda_stream();
@@ -88,7 +89,8 @@ void device_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq
     if (!decay) segment.decay_factor = 1.0f;
     void* copy_at = copy.defined() ? static_cast<char*>(copy.data_ptr()) + first * copy.element_size() : nullptr;
     ST_CHECK_CUDA(st_fused_adamw(master.data_ptr<float>() + first, exp_avg.data_ptr<float>() + first,
-                                 exp_avg_sq.data_ptr<float>() + first, grad.data_ptr<float>() + first, copy_at,
+                                 exp_avg_sq.data_ptr<float>() + first, grad.data_ptr<float>() + first,
+                                 grad_scale.defined() ? grad_scale.data_ptr<float>() : nullptr, copy_at,
                                  copy_dtype, last - first, segment, stream));
   });
 }
@@ -96,9 +98,10 @@ void device_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq
 
 // The libtorch op sequence of torch.optim.AdamW (foreach=False) on one shard: the GPU path
 // without cuda/'s kernel, and the fused kernel's reference.
-void reference_step(at::Tensor& p, at::Tensor& m, at::Tensor& v, const at::Tensor& grad,
-                    const std::vector<ElementRange>& decayed, const OptimOptions& o, double lr, double correction1,
+void reference_step(at::Tensor& p, at::Tensor& m, at::Tensor& v, const at::Tensor& unscaled_grad,
+                    const at::Tensor& grad_scale, const std::vector<ElementRange>& decayed, const OptimOptions& o, double lr, double correction1,
                     double correction2) {
+  const at::Tensor grad = grad_scale.defined() ? unscaled_grad * grad_scale : unscaled_grad;
   if (o.weight_decay != 0.0) {
     for (const ElementRange& range : decayed) p.narrow(0, range.offset, range.length).mul_(1.0 - lr * o.weight_decay);
   }
@@ -133,7 +136,7 @@ int64_t ShardedAdamW::state_bytes() const {
 }
 
 bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr,
-                       const std::vector<at::Tensor>& compute_copies) {
+                       const at::Tensor& grad_scale, const std::vector<at::Tensor>& compute_copies) {
   ++steps_;
   const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
@@ -143,50 +146,28 @@ bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
                              static_cast<float>(std::sqrt(correction2)),
                              static_cast<float>(1.0 - lr * options_.weight_decay)};
   bool copies_written = !compute_copies.empty();
+  float host_grad_scale = 1.0f;  // host updates read the factor once (offload copies the gradients anyway)
+  const bool any_host = options_.offload == "cpu" || (!masters.empty() && masters.front().is_cpu());
+  if (any_host && grad_scale.defined()) host_grad_scale = grad_scale.to(at::kCPU).data_ptr<float>()[0];
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
     if (options_.offload == "cpu" || p.is_cpu()) {  // fused, threaded, no temporaries
       // Without weight decay the decay factor is exactly 1.
-      host_step(p, m_[u], v_[u], grads[u], decayed_[u], scalars, threads_);
+      host_step(p, m_[u], v_[u], grads[u], host_grad_scale, decayed_[u], scalars, threads_);
       copies_written = false;
       continue;
     }
 #if ST_HAVE_CUDA
     if (fused_kernel_) {
-      device_step(p, m_[u], v_[u], grads[u], compute_copies.empty() ? at::Tensor() : compute_copies[u], decayed_[u],
+      device_step(p, m_[u], v_[u], grads[u], grad_scale, compute_copies.empty() ? at::Tensor() : compute_copies[u], decayed_[u],
                   scalars);
       continue;
     }
 #endif
-    reference_step(p, m_[u], v_[u], grads[u], decayed_[u], options_, lr, correction1, correction2);
+    reference_step(p, m_[u], v_[u], grads[u], grad_scale, decayed_[u], options_, lr, correction1, correction2);
     copies_written = false;
   }
   return copies_written;
-}
-
-double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group) {
-  // Sum of squares in fp64 (the clip scale feeds Adam, which amplifies tiny differences), a
-  // block at a time so no full-size fp64 copy is made (blocks large enough that a 1B model is
-  // a few dozen kernels, not thousands); summed on the grads' device so a GPU step syncs once,
-  // and the collective gets a tensor where its backend wants it.
-  constexpr int64_t kBlock = 1 << 24;
-  const at::Device device = grads.empty() ? at::Device(at::kCPU) : grads.front().device();
-  at::Tensor squares = at::zeros({1}, at::TensorOptions(at::kDouble).device(device));
-  for (const auto& grad : grads) {
-    for (int64_t first = 0; first < grad.numel(); first += kBlock) {
-      const at::Tensor block = grad.narrow(0, first, std::min(kBlock, grad.numel() - first)).to(at::kDouble);
-      squares += block.dot(block);
-    }
-  }
-  group.all_reduce(squares, ReduceOp::sum);
-  const double norm = std::sqrt(squares.item<double>());
-  if (max_norm > 0.0) {
-    const double scale = max_norm / (norm + 1e-6);
-    if (scale < 1.0) {
-      for (auto& grad : grads) grad.mul_(scale);
-    }
-  }
-  return norm;
 }
 
 }  // namespace st

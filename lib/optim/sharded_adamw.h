@@ -3,7 +3,6 @@
 // applies to matrices only, not to norm weights, biases or shard padding (HF Trainer's default).
 // Host-resident shards (CPU training, or offload: masters and moments in host memory, gradients
 // copied there first) are updated by a fused loop on `threads` host threads.
-// Also the global gradient-norm clipping over the shard group.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -27,11 +26,13 @@ class ShardedAdamW {
   ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
                const std::vector<at::Tensor>& masters, int threads = 1);
 
-  // One update of every master shard with its gradient shard at learning rate `lr`. GPU shards
-  // go through cuda/'s fused kernel, which also writes `compute_copies[u]` (the compute-dtype
-  // shards, when given) from the new masters; returns whether it wrote all of them.
+  // One update of every master shard with its gradient shard times `grad_scale` ([1] fp32 on
+  // the gradients' device, the clip factor of grad_clip.h; undefined = 1) at learning rate
+  // `lr`. GPU shards go through cuda/'s fused kernel, which reads the factor on the device and
+  // also writes `compute_copies[u]` (the compute-dtype shards, when given) from the new
+  // masters; returns whether it wrote all of them.
   bool step(std::vector<at::Tensor>& masters, const std::vector<at::Tensor>& grads, double lr,
-            const std::vector<at::Tensor>& compute_copies = {});
+            const at::Tensor& grad_scale = {}, const std::vector<at::Tensor>& compute_copies = {});
   // false: GPU shards take the libtorch op sequence instead (the kernel's reference in tests).
   void use_fused_kernel(bool fused) { fused_kernel_ = fused; }
   int64_t steps_taken() const { return steps_; }
@@ -49,10 +50,5 @@ class ShardedAdamW {
   int64_t steps_ = 0;
   bool fused_kernel_ = true;
 };
-
-// Global L2 norm of the gradients (collective over the shard group: padding is zero, so the sum
-// of every rank's shard squares is the model's); scales them down to `max_norm` when above it
-// (max_norm / (norm + 1e-6), as torch.nn.utils.clip_grad_norm_). Returns the norm before clipping.
-double clip_grad_norm(std::vector<at::Tensor>& grads, double max_norm, Communicator& group);
 
 }  // namespace st

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "model/token_logp.h"
+#include "util/host_sync.h"
 
 namespace st {
 
@@ -37,9 +38,23 @@ LossSums LossSums::unpack(const double* v) {
   return sums;
 }
 
+LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums) {
+  const at::Tensor values = host_output_sums.to(at::kDouble).contiguous();
+  const double* v = values.data_ptr<double>();
+  sums.loss += v[0];
+  sums.chosen_rewards += v[1];
+  sums.rejected_rewards += v[2];
+  sums.correct += v[3];
+  sums.chosen_logps += v[4];
+  sums.rejected_logps += v[5];
+  return sums;
+}
+
+LossSums MicroBatchResult::read_sums() const { return with_output_sums(counts, read_to_host(output_sums)); }
+
 namespace {
 
-double sum_of(const at::Tensor& values) { return values.sum().item<double>(); }
+at::Tensor sum_of(const at::Tensor& values) { return values.detach().sum().to(at::kDouble); }
 
 }  // namespace
 
@@ -47,7 +62,11 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
                                   const at::Tensor& reference, const PreferenceLossOptions& options) {
   MicroBatchResult result;
   const bool padding = batch.pairs == 0;
-  const at::Tensor tokens = batch.targets.ne(kIgnoreTarget).sum(1).to(at::kFloat);
+  const auto sums_options = at::TensorOptions(at::kDouble).device(policy.device());
+  const at::Tensor zero = at::zeros({}, sums_options);
+  std::vector<at::Tensor> outputs(kOutputSums, zero);
+  const at::Tensor tokens =
+      to_device_async(batch.targets.ne(kIgnoreTarget).sum(1).to(at::kFloat), policy.device());
   if (stage == Stage::sft) {
     result.summed_loss = -policy.sum();
   } else {
@@ -62,21 +81,23 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
     const PreferenceTerms terms = preference_loss(pair, ref, options);
     result.summed_loss = terms.losses.sum();
     if (!padding) {
-      result.sums.chosen_rewards = sum_of(terms.chosen_rewards);
-      result.sums.rejected_rewards = sum_of(terms.rejected_rewards);
-      result.sums.correct = sum_of(terms.chosen_rewards.gt(terms.rejected_rewards).to(at::kDouble));
-      result.sums.chosen_logps = sum_of(terms.chosen_logps);
-      result.sums.rejected_logps = sum_of(terms.rejected_logps);
+      outputs[1] = sum_of(terms.chosen_rewards);
+      outputs[2] = sum_of(terms.rejected_rewards);
+      outputs[3] = sum_of(terms.chosen_rewards.gt(terms.rejected_rewards));
+      outputs[4] = sum_of(terms.chosen_logps);
+      outputs[5] = sum_of(terms.rejected_logps);
     }
   }
   if (padding) {
     result.summed_loss = result.summed_loss * 0.0;  // keeps the graph: the backward must still run
+    result.output_sums = at::zeros({static_cast<int64_t>(kOutputSums)}, sums_options);
     return result;
   }
-  result.sums.loss = result.summed_loss.item<double>();
-  result.sums.pairs = static_cast<double>(batch.pairs);
-  result.sums.target_tokens = static_cast<double>(batch.target_tokens);
-  result.sums.real_tokens = static_cast<double>(batch.real_tokens);
+  outputs[0] = sum_of(result.summed_loss);
+  result.output_sums = at::stack(outputs);
+  result.counts.pairs = static_cast<double>(batch.pairs);
+  result.counts.target_tokens = static_cast<double>(batch.target_tokens);
+  result.counts.real_tokens = static_cast<double>(batch.real_tokens);
   return result;
 }
 

@@ -32,9 +32,19 @@ struct LossSums {
   double loss_denominator(Stage stage) const { return stage == Stage::dpo ? pairs : target_tokens; }
 };
 
+// The sums that depend on the model's output, in this order, as one [kOutputSums] fp64 tensor
+// on the log-probs' device: a read per micro-batch would stall a GPU's queue, so they are
+// added up there and read once per logged window.
+constexpr size_t kOutputSums = 6;  // loss, chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps
+// `sums` plus the output sums read to the host ([kOutputSums] fp64 on the CPU).
+LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums);
+
 struct MicroBatchResult {
   at::Tensor summed_loss;  // differentiable (when the log-probs are)
-  LossSums sums;
+  at::Tensor output_sums;  // [kOutputSums] fp64 on the log-probs' device
+  LossSums counts;         // pairs, target_tokens, real_tokens (known on the host)
+
+  LossSums read_sums() const;  // counts + output sums: a host read (util/host_sync.h)
 };
 
 // `policy` and `reference` are [R] summed completion log-probs in the batch's row order

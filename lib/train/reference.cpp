@@ -15,6 +15,8 @@ ReferenceModel::ReferenceModel(const ModelShards& initial, ShardingGroups& group
   model_ = std::make_unique<FsdpModel>(initial.config, initial.units, groups, std::move(shards), frozen);
 }
 
+at::Tensor ReferenceModel::logps(const TokenBatch& batch) { return model_->sequence_logps(batch); }
+
 at::Tensor ReferenceModel::logps(const at::Tensor& input_ids, const at::Tensor& targets) {
   return model_->sequence_logps(input_ids, targets);
 }

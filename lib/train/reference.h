@@ -20,6 +20,7 @@ class ReferenceModel {
   ReferenceModel(const ModelShards& initial, ShardingGroups& groups, const FsdpModelOptions& options);
   // [R] summed completion log-probs of the batch rows under the frozen model, fp32, no grad.
   // Collective over the shard group.
+  at::Tensor logps(const TokenBatch& batch);
   at::Tensor logps(const at::Tensor& input_ids, const at::Tensor& targets);
 
  private:

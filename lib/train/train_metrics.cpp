@@ -1,9 +1,12 @@
 #include "train/train_metrics.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cstdio>
 
 #include "dist/value_gather.h"
+#include "util/host_sync.h"
 
 namespace st {
 namespace {
@@ -26,6 +29,17 @@ nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& s, const std::s
     record[prefix + "logps/rejected"] = ratio(s.rejected_logps, s.pairs);
   }
   return record;
+}
+
+void WindowStats::add(const MicroBatchResult& micro) {
+  sums += micro.counts;
+  output_sums = output_sums.defined() ? output_sums + micro.output_sums : micro.output_sums;
+}
+
+void WindowStats::settle() {
+  if (!output_sums.defined()) return;
+  sums = with_output_sums(sums, read_to_host(output_sums));
+  output_sums = at::Tensor();
 }
 
 nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {

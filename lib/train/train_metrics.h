@@ -17,12 +17,16 @@ namespace st {
 
 // What this rank saw in one logging window.
 struct WindowStats {
-  LossSums sums;
+  LossSums sums;           // complete after settle()
+  at::Tensor output_sums;  // [kOutputSums] on the device until settle() reads them into sums
   double flops = 0.0;    // model FLOPs (flops.h)
   double seconds = 0.0;  // wall time of the window's steps
   int64_t steps = 0;
   CommBytes comm;        // collective payload bytes, summed over the steps
   StepPhases phases;     // summed over the steps
+
+  void add(const MicroBatchResult& micro);
+  void settle();  // one host read (util/host_sync.h)
 };
 
 struct RecordContext {

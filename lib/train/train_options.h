@@ -17,7 +17,8 @@ struct TrainOptions {
   int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
   double epochs = 1.0;        // passes over the training data when max_steps is 0
   std::string dtype = "auto";      // compute dtype: auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
-  std::string recompute = "full";  // activation recomputation: full | none
+  std::string recompute = "auto";  // activation recomputation: full | selective | none | auto (fsdp/recompute.h)
+  double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
   int64_t log_every = 10;     // optimizer steps between metric lines
   int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
   bool overwrite = false;     // start over in an output_dir that already holds a run's outputs

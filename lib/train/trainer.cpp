@@ -18,6 +18,7 @@
 #include "optim/lr_schedule.h"
 #include "train/flops.h"
 #include "train/metrics_file.h"
+#include "train/recompute_choice.h"
 #include "train/reference.h"
 #include "train/train_checkpoints.h"
 #include "train/train_metrics.h"
@@ -26,6 +27,7 @@
 #include "util/errors.h"
 #include "util/gpu_info.h"
 #include "util/host_memory.h"
+#include "util/host_sync.h"
 #include "util/log.h"
 #include "util/rng_state.h"
 #include "util/stop_signal.h"
@@ -109,18 +111,18 @@ struct Trainer::State {
 
   double reference_seconds = 0.0;  // the online reference's forwards since the step began
 
+  // One batch of device inputs for the reference and the policy (host targets: no sync).
   MicroBatchResult run_micro_batch(const MicroBatch& micro) {
-    const at::Tensor ids = micro.input_ids.to(device);
-    const at::Tensor targets = micro.targets.to(device);
+    const TokenBatch batch = engine->model().make_batch(micro.input_ids, micro.targets);
     at::Tensor reference_logps;
-    if (plan.reference == ReferenceMode::precomputed) reference_logps = micro.ref_logps.to(device);
+    if (plan.reference == ReferenceMode::precomputed) reference_logps = to_device_async(micro.ref_logps, device);
     if (plan.reference == ReferenceMode::online) {
       const Timer timer;
-      reference_logps = reference->logps(ids, targets);
+      reference_logps = reference->logps(batch);
       if (config.train.time_phases) compat::synchronize_compute(device);
       reference_seconds += timer.seconds();
     }
-    const at::Tensor policy = engine->model().sequence_logps(ids, targets);
+    const at::Tensor policy = engine->model().sequence_logps(batch);
     return micro_batch_loss(stage, micro, policy, reference_logps, loss_options);
   }
 
@@ -232,6 +234,12 @@ Trainer::Trainer(const TrainConfig& config, World& world) : state_(std::make_uni
     log0("train: resumed from ", *s.resume_from, " at step ", s.progress.step, " (written by ",
          loaded.manifest.world_size, " rank(s), now ", world.size(), ")");
   }
+  const int64_t compute_bytes = c10::elementSize(s.compute_dtype);
+  const RecomputeChoice recompute = choose_recompute(
+      config, model, s.groups.shard->size(), compute_bytes,
+      device_budget_bytes(config, model, s.groups.shard->size(), compute_bytes, s.cuda_device()));
+  s.engine->model().set_recompute(recompute.plan);
+  log0("train: recompute ", recompute.reason);
   s.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,
                                                      checkpoint_identity(config, model, units, source), *s.host,
                                                      shard_place(s.groups));
@@ -254,13 +262,17 @@ nlohmann::ordered_json Trainer::State::evaluate(int64_t step) {
   c10::NoGradGuard no_grad;
   PairLoader loader(data.val, loader_options(false), world.rank(), world.size());
   LossSums sums;
+  at::Tensor output_sums;  // on the device, read once at the end
   for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
     const StepBatch step_batch = loader.next();
     const StepShape shape = agree_step_shape(*host, step_batch.micro_batches);
     for (int64_t index = 0; index < shape.micro_batches; ++index) {
-      sums += run_micro_batch(micro_or_padding(step_batch.micro_batches, index)).sums;
+      const MicroBatchResult result = run_micro_batch(micro_or_padding(step_batch.micro_batches, index));
+      sums += result.counts;
+      output_sums = output_sums.defined() ? output_sums + result.output_sums : result.output_sums;
     }
   }
+  if (output_sums.defined()) sums = with_output_sums(sums, read_to_host(output_sums));
   return reduce_eval_record(*host, stage, sums, step, timer.seconds());
 }
 
@@ -313,7 +325,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
         [&](FsdpModel&, int64_t index) {
           const MicroBatch& micro = s.micro_or_padding(batch.micro_batches, index);
           MicroBatchResult micro_result = s.run_micro_batch(micro);
-          window.sums += micro_result.sums;
+          window.add(micro_result);
           window.flops += training_flops(s.engine->model().config(), micro.row_lengths,
                                          s.plan.reference == ReferenceMode::online);
           return micro_result.summed_loss * weight;
@@ -338,12 +350,13 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       context.epoch = static_cast<double>(batch.global.next.epoch) +
                       static_cast<double>(batch.global.next.consumed) / static_cast<double>(s.plan.train_pairs);
       context.lr = lr;
-      context.grad_norm = outcome.grad_norm;
+      context.grad_norm = outcome.read_grad_norm();  // with the window's sums: the one read
       context.skipped_steps = skipped;
       context.peak_tflops = s.peak_tflops;
       context.peak_memory_bytes = s.peak_memory_bytes();
       context.memory_kind = s.device.is_cuda() ? "gpu" : "host_rss";
       context.exact_phases = !s.device.is_cuda() || s.config.train.time_phases;
+      window.settle();
       result.last_train = reduce_train_record(*s.host, window, context);
       emit(result.last_train);
       window = {};

@@ -69,6 +69,36 @@ inline int64_t peak_gpu_memory_bytes(int device) {
 #endif
 }
 
+// Bytes the caching allocator holds in tensors on `device` now; 0 without a CUDA libtorch.
+inline int64_t allocated_gpu_memory_bytes(int device) {
+#if ST_TORCH_CUDA
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  return stats.allocated_bytes[0].current;
+#else
+  (void)device;
+  return 0;
+#endif
+}
+// Memory a new allocation on `device` could get: the driver's free memory plus what the
+// caching allocator has reserved but not handed out; 0 without a CUDA libtorch.
+inline int64_t free_gpu_memory_bytes(int device) {
+#if ST_TORCH_CUDA
+  size_t free = 0, total = 0;
+  int previous = 0;
+  cudaGetDevice(&previous);
+  cudaSetDevice(device);
+  cudaMemGetInfo(&free, &total);
+  cudaSetDevice(previous);
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  return static_cast<int64_t>(free) + stats.reserved_bytes[0].current - stats.allocated_bytes[0].current;
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
 // Waits for the work queued on libtorch's current stream of `device` (the compute stream; a
 // communicator's own stream runs on); a no-op on the CPU, where work is synchronous.
 inline void synchronize_compute(const at::Device& device) {

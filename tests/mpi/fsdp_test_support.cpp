@@ -11,6 +11,7 @@
 #include "data/synth.h"
 #include "dist/mpi_communicator.h"
 #include "model/hf_names.h"
+#include "model/llama_units.h"
 #include "model/model_weights.h"
 #include "model/token_logp.h"
 #include "mpi_test_main.h"

@@ -107,7 +107,9 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
 // docs/fsdp.md, "Communication volume": per micro-batch, with S the shard-group size, N the
 // replica count, P_u the padded numel of unit u (the tied head counts the embedding again), c the
 // compute and r the reduce element size:
-//   all-gather     = passes x sum P_u x c   (passes: full 2, grad_op 1)          if S > 1
+//   all-gather     = (sum P_u + re-gathered) x c                                 if S > 1
+//                    (re-gathered: the layers' P_u again in backward, except under grad_op;
+//                    the embedding needs no parameters in backward, the head keeps its graph)
 //   reduce-scatter = sum P_u x r                                                if S > 1
 //   all-reduce     = sum P_u / S x r                                            if N > 1
 // plus, once per step, 8 bytes (grad-norm) if S > 1.
@@ -131,13 +133,15 @@ TEST_P(FsdpCommVolume, EqualsTheAnalyticValue) {
       return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), static_cast<int64_t>(mine.size()));
     }, 1e-3);
 
-    int64_t padded = 0;
-    for (const auto& unit : engine.model().units()) padded += unit.padded_numel;
-    if (tied) padded += engine.model().units().front().padded_numel;
-    const int64_t passes = sharding == Sharding::grad_op ? 1 : 2;
+    const auto& units = engine.model().units();
+    int64_t padded = 0, layers = 0;
+    for (const auto& unit : units) padded += unit.padded_numel;
+    for (size_t u = 1; u + 1 < units.size(); ++u) layers += units[u].padded_numel;
+    if (tied) padded += units.front().padded_numel;
+    const int64_t regathered = sharding == Sharding::grad_op ? 0 : layers;
     CommBytes expected;
     if (shard_size > 1) {
-      expected.all_gather = micro_batches * passes * padded * 4;
+      expected.all_gather = micro_batches * (padded + regathered) * 4;
       expected.reduce_scatter = micro_batches * padded * 2;
       expected.all_reduce = 8;
     }

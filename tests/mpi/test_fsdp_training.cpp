@@ -79,8 +79,9 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
     const std::vector<Pair> batch(pairs.begin() + kGlobalPairs * step, pairs.begin() + kGlobalPairs * (step + 1));
     const double loss = reference.step(batch, lr);
     const StepOutcome outcome = engine.step(1, share_loss(batch, 1), lr);
-    EXPECT_NEAR(global_mean(outcome.loss), loss, 1e-5 * std::abs(loss)) << "step " << step;
-    EXPECT_NEAR(outcome.grad_norm, reference.last_grad_norm(), 1e-5 * reference.last_grad_norm()) << "step " << step;
+    EXPECT_NEAR(global_mean(outcome.read_loss()), loss, 1e-5 * std::abs(loss)) << "step " << step;
+    EXPECT_NEAR(outcome.read_grad_norm(), reference.last_grad_norm(), 1e-5 * reference.last_grad_norm())
+        << "step " << step;
   }
   const auto& units = engine.model().units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -95,10 +96,15 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpTraining, ::testing::ValuesIn(kAllShardings),
                          [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
 
+// A step's loss (the global mean) and grad norm, read to the host.
+struct StepValues {
+  double loss = 0.0, grad_norm = 0.0;
+};
+
 // Runs `steps` steps and returns this rank's master shards; with `outcomes`, also each step's
-// outcome (loss as the global mean).
+// loss and grad norm.
 std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batches, int steps,
-                              std::vector<StepOutcome>* outcomes = nullptr) {
+                              std::vector<StepValues>* outcomes = nullptr) {
   const ModelConfig config = preset_config("debug");
   ShardingGroups groups = test_groups(Sharding::full);
   FsdpEngine engine = make_engine(config, groups, options, 7);
@@ -106,9 +112,8 @@ std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batche
   const auto pairs = global_pairs(per_step * steps, 1);
   for (int step = 0; step < steps; ++step) {
     const std::vector<Pair> batch(pairs.begin() + per_step * step, pairs.begin() + per_step * (step + 1));
-    StepOutcome outcome = engine.step(micro_batches, share_loss(batch, micro_batches), 1e-3);
-    outcome.loss = global_mean(outcome.loss);
-    if (outcomes) outcomes->push_back(outcome);
+    const StepOutcome outcome = engine.step(micro_batches, share_loss(batch, micro_batches), 1e-3);
+    if (outcomes) outcomes->push_back({global_mean(outcome.read_loss()), outcome.read_grad_norm()});
   }
   return engine.model().master_shards();
 }
@@ -119,7 +124,7 @@ void expect_same_shards(const std::vector<at::Tensor>& got, const std::vector<at
 }
 
 // Step by step: losses within `loss_tolerance` and grad norms within `norm_tolerance`, relative.
-void expect_close_steps(const std::vector<StepOutcome>& got, const std::vector<StepOutcome>& expected,
+void expect_close_steps(const std::vector<StepValues>& got, const std::vector<StepValues>& expected,
                         double loss_tolerance, double norm_tolerance) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -130,7 +135,7 @@ void expect_close_steps(const std::vector<StepOutcome>& got, const std::vector<S
 
 TEST(FsdpAccumulation, FourMicroBatchesOfOneEqualOneOfFour) {
   const EngineOptions options = engine_options(test_optim());
-  std::vector<StepOutcome> one_steps, four_steps;
+  std::vector<StepValues> one_steps, four_steps;
   const auto one = train(options, 1, 3, &one_steps);
   const auto four = train(options, 4, 3, &four_steps);
   expect_close_steps(four_steps, one_steps, 1e-5, 1e-5);
@@ -182,7 +187,7 @@ TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
   EngineOptions bf16 = fp32;
   bf16.model.compute_dtype = at::kBFloat16;
   bf16.model.reduce_dtype = at::kBFloat16;
-  std::vector<StepOutcome> fp32_steps, bf16_steps;
+  std::vector<StepValues> fp32_steps, bf16_steps;
   const auto fp32_shards = train(fp32, 1, 3, &fp32_steps);
   const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
   expect_close_steps(bf16_steps, fp32_steps, 1e-2, 5e-2);

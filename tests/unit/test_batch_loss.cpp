@@ -24,7 +24,11 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
   // rows: chosen0, chosen1, rejected0, rejected1
   const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
   const at::Tensor reference = at::tensor({-3.5f, -4.0f, -5.0f, -3.5f});
-  const MicroBatchResult result = micro_batch_loss(Stage::dpo, batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
+  const MicroBatchResult micro = micro_batch_loss(Stage::dpo, batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
+  const struct {
+    at::Tensor summed_loss;
+    LossSums sums;
+  } result{micro.summed_loss, micro.read_sums()};
   // h0 = (-3 + 6) - (-3.5 + 5) = 1.5; h1 = (-4 + 3) - (-4 + 3.5) = -0.5
   const double expected = std::log1p(std::exp(-0.15)) + std::log1p(std::exp(0.05));
   EXPECT_NEAR(result.summed_loss.item<double>(), expected, 1e-6);
@@ -43,8 +47,9 @@ TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
   const MicroBatch batch = collate_pairs(pairs, PairKind::sft, {});
   const MicroBatchResult result = micro_batch_loss(Stage::sft, batch, at::tensor({-4.5f}), {}, {});
   EXPECT_NEAR(result.summed_loss.item<double>(), 4.5, 1e-6);
-  EXPECT_EQ(result.sums.target_tokens, 3.0);
-  EXPECT_EQ(result.sums.loss_denominator(Stage::sft), 3.0);
+  EXPECT_EQ(result.read_sums().target_tokens, 3.0);
+  EXPECT_NEAR(result.read_sums().loss, 4.5, 1e-6);
+  EXPECT_EQ(result.read_sums().loss_denominator(Stage::sft), 3.0);
 }
 
 TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
@@ -56,8 +61,8 @@ TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
   const MicroBatchResult result =
       micro_batch_loss(Stage::dpo, padding, policy, padding.ref_logps, {PreferenceLoss::sigmoid, 0.1});
   EXPECT_EQ(result.summed_loss.item<double>(), 0.0);
-  EXPECT_EQ(result.sums.pairs, 0.0);
-  EXPECT_EQ(result.sums.loss, 0.0);
+  EXPECT_EQ(result.read_sums().pairs, 0.0);
+  EXPECT_EQ(result.read_sums().loss, 0.0);
   result.summed_loss.backward();
   EXPECT_EQ(policy.grad().abs().sum().item<double>(), 0.0);
 }

@@ -1,0 +1,41 @@
+// Selective activation recomputation: a unit's forward without grad records the outputs of its
+// matmuls; the recompute in backward replays them. A replayed linear returns the recorded
+// output and its backward computes the input and weight gradients from the recomputed input,
+// so the recompute redoes only norms, rotary, the attention core and activations, not the
+// matmuls. Layers take a nullable cache: null is plain at::linear (full recompute, or none).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace st {
+
+class ActivationCache {
+ public:
+  enum class Mode { record, replay };
+
+  ActivationCache() = default;
+  // Replays `recorded` (what take_recorded gave).
+  explicit ActivationCache(std::vector<at::Tensor> recorded);
+
+  // x [.., in], weight [out, in], bias [out] or undefined -> [.., out].
+  at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+  // From recording to replaying, in the order they were recorded.
+  void start_replay() { mode_ = Mode::replay; }
+  // The recorded outputs in order, leaving the cache empty.
+  std::vector<at::Tensor> take_recorded();
+  Mode mode() const { return mode_; }
+  int64_t bytes() const;
+
+ private:
+  Mode mode_ = Mode::record;
+  std::deque<at::Tensor> outputs_;
+};
+
+// at::linear, or through `cache` when it is given.
+at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, ActivationCache* cache);
+
+}  // namespace st

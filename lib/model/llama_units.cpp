@@ -1,0 +1,151 @@
+#include "model/llama_units.h"
+
+#include <ATen/ATen.h>
+
+#include "model/hf_names.h"
+#include "util/errors.h"
+#include "util/host_sync.h"
+
+namespace st {
+namespace {
+
+const at::Tensor& param(const TensorMap& params, const char* name) {
+  const auto found = params.find(name);
+  if (found == params.end()) throw ModelError(std::string("unit parameters lack '") + name + "'");
+  return found->second;
+}
+
+WeightGradSink sink_for(const UnitGradSinks& sinks, const char* name) {
+  const auto found = sinks.destinations.find(name);
+  if (found == sinks.destinations.end()) return {};
+  return {found->second, sinks.overwrite};
+}
+
+// hidden [R, T, D] -> log p of each target [N] (fp32): only target positions are normed and
+// go through the lm_head.
+at::Tensor head_target_logps(const ModelConfig& config, const TensorMap& params, const at::Tensor& hidden,
+                             const TokenBatch& batch, const UnitGradSinks& sinks) {
+  const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.target_positions);
+  const at::Tensor normed = rms_norm(selected, param(params, kFinalNormName), config.rms_norm_eps);
+  const char* head_name = config.tie_word_embeddings ? kEmbedName : kLmHeadName;
+  return chunked_token_logps(normed, param(params, head_name), batch.target_ids, batch.logp_chunk_tokens,
+                             sink_for(sinks, head_name));
+}
+
+at::Tensor row_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
+  const at::Tensor logps = target_logps.to(at::kFloat);
+  return at::zeros({batch.rows}, logps.options()).index_add_(0, batch.target_rows, logps);
+}
+
+}  // namespace
+
+TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_ids, const at::Tensor& targets,
+                            const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
+                            int64_t logp_chunk_tokens) {
+  if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
+    throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
+  }
+  const at::Device device = inverse_frequencies.device();
+  const at::Tensor host_targets = targets.to(at::kCPU, at::kLong).reshape({-1});
+  const at::Tensor positions = host_targets.ne(kIgnoreTarget).nonzero().view({-1});
+  TokenBatch batch;
+  batch.rows = input_ids.size(0);
+  batch.logp_chunk_tokens = logp_chunk_tokens;
+  batch.input_ids = to_device_async(input_ids.to(at::kLong), device);
+  batch.target_positions = to_device_async(positions, device);
+  batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
+  batch.target_rows = to_device_async(positions.div(input_ids.size(1), "floor"), device);
+  batch.rope = make_rope_tables(inverse_frequencies, input_ids.size(1), compute_dtype);
+  (void)config;
+  return batch;
+}
+
+UnitRole unit_role(size_t unit, size_t count) {
+  if (unit == 0) return UnitRole::embedding;
+  return unit + 1 < count ? UnitRole::layer : UnitRole::head;
+}
+
+size_t unit_count(const ModelConfig& config) { return static_cast<size_t>(config.num_hidden_layers) + 2; }
+
+at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const TensorMap& params,
+                              const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
+                              const UnitGradSinks& sinks) {
+  switch (unit_role(unit, count)) {
+    case UnitRole::embedding: return at::embedding(param(params, kEmbedName), batch.input_ids);
+    case UnitRole::layer:
+      return decoder_layer(layer_weights(params, config, static_cast<int64_t>(unit - 1)), input, batch.rope, config,
+                           cache);
+    case UnitRole::head: return row_sums(batch, head_target_logps(config, params, input, batch, sinks));
+  }
+  throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
+}
+
+void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks) {
+  at::Tensor destination = sink_for(sinks, kEmbedName).destination;
+  if (!destination.defined()) throw ModelError("embedding backward: no destination for " + std::string(kEmbedName));
+  if (sinks.overwrite) destination.zero_();
+  const at::Tensor rows = grad_output.reshape({-1, grad_output.size(-1)}).to(destination.scalar_type());
+  destination.index_add_(0, batch.input_ids.reshape({-1}), rows);
+}
+
+TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit) {
+  const size_t count = unit_count(config);
+  TensorMap params;
+  switch (unit_role(unit, count)) {
+    case UnitRole::embedding: params[kEmbedName] = weights.embed; break;
+    case UnitRole::layer: {
+      const LayerWeights& w = weights.layers.at(unit - 1);
+      const std::string p = layer_prefix(static_cast<int64_t>(unit - 1));
+      const std::pair<const char*, const at::Tensor*> named[] = {
+          {"input_layernorm.weight", &w.input_norm}, {"post_attention_layernorm.weight", &w.post_attention_norm},
+          {"self_attn.q_proj.weight", &w.q_proj},    {"self_attn.k_proj.weight", &w.k_proj},
+          {"self_attn.v_proj.weight", &w.v_proj},    {"self_attn.o_proj.weight", &w.o_proj},
+          {"self_attn.q_proj.bias", &w.q_bias},      {"self_attn.k_proj.bias", &w.k_bias},
+          {"self_attn.v_proj.bias", &w.v_bias},      {"self_attn.o_proj.bias", &w.o_bias},
+          {"mlp.gate_proj.weight", &w.gate_proj},    {"mlp.up_proj.weight", &w.up_proj},
+          {"mlp.down_proj.weight", &w.down_proj},    {"mlp.gate_proj.bias", &w.gate_bias},
+          {"mlp.up_proj.bias", &w.up_bias},          {"mlp.down_proj.bias", &w.down_bias}};
+      for (const auto& [name, tensor] : named) {
+        if (tensor->defined()) params[p + name] = *tensor;
+      }
+      break;
+    }
+    case UnitRole::head:
+      params[kFinalNormName] = weights.final_norm;
+      params[config.tie_word_embeddings ? kEmbedName : kLmHeadName] = weights.lm_head;
+      break;
+  }
+  return params;
+}
+
+namespace {
+
+// Embedding and every layer: [R, T, D] before the head.
+at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
+  const size_t count = unit_count(config);
+  at::Tensor hidden;
+  for (size_t unit = 0; unit + 1 < count; ++unit) {
+    hidden = llama_unit_forward(config, unit, count, unit_params(weights, config, unit), hidden, batch);
+  }
+  return hidden;
+}
+
+}  // namespace
+
+at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids) {
+  const at::Tensor inverse = rope_inverse_frequencies(config).to(weights.embed.device());
+  const TokenBatch batch = make_token_batch(config, input_ids, at::full_like(input_ids, kIgnoreTarget, at::kLong),
+                                            inverse, weights.embed.scalar_type(), 1);
+  return rms_norm(hidden_before_head(weights, config, batch), weights.final_norm, config.rms_norm_eps);
+}
+
+at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
+  const at::Tensor hidden = hidden_before_head(weights, config, batch);
+  return head_target_logps(config, unit_params(weights, config, unit_count(config) - 1), hidden, batch, {});
+}
+
+at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
+  return row_sums(batch, llama_target_logps(weights, config, batch));
+}
+
+}  // namespace st
