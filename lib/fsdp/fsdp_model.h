@@ -32,7 +32,7 @@ struct FsdpModelOptions {
   // A frozen model (the DPO reference) runs forward only: no gradient shards, and its "master"
   // shards may already be in the compute dtype (then they are the compute copy).
   bool frozen = false;
-  std::vector<Recompute> recompute;  // per unit (plan_recompute); empty = full for every layer
+  std::vector<Recompute> recompute = {};  // per unit (plan_recompute); empty = full for every layer
 };
 
 class FsdpModel {

@@ -18,7 +18,7 @@ class ReplayedLinear : public torch::autograd::Function<ReplayedLinear> {
   static at::Tensor forward(AutogradContext* context, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, const at::Tensor& recorded) {
     context->save_for_backward({x, weight});
-    context->saved_data["has_bias"] = bias.defined();
+    context->saved_data["has_bias"] = bias.numel() > 0;
     return recorded;
   }
 
@@ -55,7 +55,8 @@ at::Tensor ActivationCache::linear(const at::Tensor& x, const at::Tensor& weight
   if (outputs_.empty()) throw ModelError("selective recompute: more matmuls replayed than recorded");
   at::Tensor recorded = outputs_.front();
   outputs_.pop_front();
-  return ReplayedLinear::apply(x, weight, bias, recorded);
+  // An empty tensor stands for "no bias": libtorch 1.13 takes no undefined tensor arguments.
+  return ReplayedLinear::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()), recorded);
 }
 
 int64_t ActivationCache::bytes() const {

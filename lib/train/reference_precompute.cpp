@@ -20,7 +20,8 @@ std::vector<float> gather_blocks(Communicator& host, const at::Tensor& mine) {
 }  // namespace
 
 ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel& reference,
-                                     const CollateOptions& collate, const at::Device& device, Communicator& host) {
+                                     const CollateOptions& collate, const at::Device& /*device: the reference model has its own*/,
+                                     Communicator& host) {
   const uint64_t pairs = dataset.size();
   const uint64_t block = (pairs + host.size() - 1) / host.size();
   const uint64_t first = std::min(pairs, block * static_cast<uint64_t>(host.rank()));
@@ -38,7 +39,7 @@ ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel&
     std::vector<Pair> batch_pairs;
     for (uint64_t index = begin; index < end; ++index) batch_pairs.push_back(dataset.get(index));
     const MicroBatch micro = batch_pairs.empty() ? padding : collate_pairs(std::move(batch_pairs), PairKind::dpo, collate);
-    const at::Tensor logps = reference.logps(micro.input_ids.to(device), micro.targets.to(device)).to(at::kCPU);
+    const at::Tensor logps = reference.logps(micro.input_ids, micro.targets).to(at::kCPU);
     const int64_t count = micro.pairs;
     if (count == 0) continue;
     const auto offset = static_cast<int64_t>(begin - first);

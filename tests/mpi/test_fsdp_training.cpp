@@ -3,7 +3,7 @@
 // training on the same global batches (hence the same results on 1, 2, 3 and 4 ranks);
 // accumulation over micro-batches equals one larger micro-batch; optimizer offload equals the
 // on-device update; dynamic loss scaling skips overflowing steps; bf16 compute and reduction
-// stay close to fp32.
+// stay close to fp32; a step reads nothing back to the host until the caller logs.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +12,10 @@
 #include "fsdp_test_support.h"
 #include "model/presets.h"
 #include "mpi_test_main.h"
+#include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
+#include "train/batch_loss.h"
+#include "util/host_sync.h"
 
 namespace st {
 namespace {
@@ -192,6 +195,52 @@ TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
   const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
   expect_close_steps(bf16_steps, fp32_steps, 1e-2, 5e-2);
   for (const at::Tensor& shard : bf16_shards) EXPECT_EQ(shard.scalar_type(), at::kFloat) << "masters stay fp32";
+}
+
+// What the trainer does per step (the objective's loss and metric sums per micro-batch, the
+// engine's accumulation, clipping and update) reads nothing back; a logged window reads its
+// sums and the grad norm: two reads, however many steps and micro-batches it spans.
+TEST(FsdpTrainingSyncs, AStepReadsNothingBackAndALogWindowReadsTwice) {
+  const ModelConfig config = preset_config("debug");
+  ShardingGroups groups = test_groups(Sharding::full);
+  FsdpEngine engine = make_engine(config, groups, engine_options(test_optim()), 3);
+  const int64_t per_step = 4 * world_communicator().size();
+  const auto pairs = global_pairs(per_step * 3, 2);
+  const int64_t before = host_reads();
+  at::Tensor window_sums;
+  StepOutcome last;
+  for (int step = 0; step < 3; ++step) {
+    const std::vector<Pair> mine = my_share({pairs.begin() + per_step * step, pairs.begin() + per_step * (step + 1)});
+    last = engine.step(2, [&](FsdpModel& model, int64_t index) {
+      const std::vector<Pair> part(mine.begin() + index * 2, mine.begin() + index * 2 + 2);
+      const MicroBatch batch = collate_pairs(part, PairKind::dpo, {});
+      const MicroBatchResult result = micro_batch_loss(Stage::dpo, batch, model.sequence_logps(batch.input_ids, batch.targets),
+                                                       {}, {PreferenceLoss::simpo, 0.1});
+      window_sums = window_sums.defined() ? window_sums + result.output_sums : result.output_sums;
+      return result.summed_loss;
+    }, 1e-3);
+  }
+  EXPECT_EQ(host_reads() - before, 0) << "reads during 3 steps";
+  const LossSums sums = with_output_sums({}, read_to_host(window_sums));
+  EXPECT_TRUE(std::isfinite(sums.loss));
+  EXPECT_GT(last.read_grad_norm(), 0.0);
+  EXPECT_EQ(host_reads() - before, 2);
+}
+
+// The clip factor of torch's clip_grad_norm_ over the ranks' shards, with the fp16 loss-scale
+// division folded in; the gradients themselves are left as they are (AdamW applies the factor).
+TEST(GradClip, FactorClipsToTheGlobalMaxNormAndFoldsTheLossScale) {
+  const std::vector<at::Tensor> grads = {at::full({4}, 3.0f), at::full({5}, 4.0f)};
+  const double norm = std::sqrt((36.0 + 80.0) * world_communicator().size());  // every rank the same
+  GradClip clip = global_grad_clip(grads, 1.0, world_communicator());
+  EXPECT_NEAR(clip.norm.item<double>(), norm, 1e-12 * norm);
+  EXPECT_FLOAT_EQ(clip.scale.item<float>(), static_cast<float>(1.0 / (norm + 1e-6)));
+  clip = global_grad_clip(grads, 1000.0, world_communicator());
+  EXPECT_FLOAT_EQ(clip.scale.item<float>(), 1.0f);  // below the limit: no clipping
+  clip = global_grad_clip(grads, 0.0, world_communicator(), 1.0 / 1024);  // fp16 unscale only
+  EXPECT_NEAR(clip.norm.item<double>(), norm / 1024, 1e-12 * norm);
+  EXPECT_FLOAT_EQ(clip.scale.item<float>(), 1.0f / 1024);
+  EXPECT_TRUE(grads[0].eq(3.0f).all().item<bool>());
 }
 
 }  // namespace

@@ -76,11 +76,42 @@ TEST(TokenLogp, Bf16ReducesInFp32LikeTheNaivePath) {
   EXPECT_TRUE(at::allclose(got[2].to(at::kFloat), expected[2].to(at::kFloat), 2e-2, 2e-3));
 }
 
+// The weight gradient written into a sink (fp32, summed inside the matmul) equals autograd's,
+// overwriting on the first contribution and adding after; fp32 and bf16 weights.
+TEST(TokenLogp, WeightGradientSinkWritesThenAddsWhatAutogradWouldReturn) {
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const Inputs in = make_inputs(61, 16, 97, dtype);
+    const auto expected = evaluate(in, [&] { return chunked_token_logps(in.hidden, in.weight, in.targets, 9); });
+    const at::Tensor weight = in.weight.detach();  // the sink replaces its autograd gradient
+    const at::Tensor sink = at::full({97, 16}, 123.0f);  // stale values: the first write must replace them
+    for (const bool overwrite : {true, false}) {
+      in.hidden.mutable_grad() = at::Tensor();
+      const at::Tensor out = chunked_token_logps(in.hidden, weight, in.targets, 9, {sink, overwrite});
+      torch::autograd::backward({(out * in.upstream).sum()});
+      EXPECT_TRUE(at::allclose(in.hidden.grad().to(at::kFloat), expected[1].to(at::kFloat), 1e-5, 1e-6));
+    }
+    // Written once, then added once: twice the gradient, never rounded to the weights' dtype.
+    const double tolerance = dtype == at::kFloat ? 1e-5 : 2e-2;
+    EXPECT_TRUE(at::allclose(sink, 2 * expected[2].to(at::kFloat), tolerance, tolerance * 0.1))
+        << c10::toString(dtype) << ": max difference " << (sink - 2 * expected[2].to(at::kFloat)).abs().max().item<float>();
+  }
+}
+
+TEST(TokenLogp, AnEmptyBatchOverwritesTheSinkWithZeros) {
+  const at::Tensor hidden = at::zeros({0, 8}).requires_grad_(true);
+  const at::Tensor sink = at::ones({10, 8});
+  const at::Tensor out = chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({0}, at::kLong), 4, {sink, true});
+  torch::autograd::backward({out.sum() + (hidden.sum() * 0.0)});
+  EXPECT_EQ(sink.abs().sum().item<float>(), 0.0f);
+}
+
 TEST(TokenLogp, ShapeErrorsAreReported) {
   const at::Tensor hidden = at::randn({4, 8});
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 9}), at::zeros({4}, at::kLong), 2));
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({5}, at::kLong), 2));
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({4}, at::kLong), 0));
+  EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({4}, at::kLong), 2,
+                                       {at::zeros({10, 8}, at::kDouble), true}));
 }
 
 }  // namespace

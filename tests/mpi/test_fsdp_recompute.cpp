@@ -1,0 +1,94 @@
+// train.recompute: full, selective and none give identical losses and gradient shards (fp32,
+// CPU) under every sharding strategy, tied and untied, with gradients accumulated over two
+// micro-batches; the plan for auto keeps what a budget allows.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "data/collate.h"
+#include "fsdp/fsdp_model.h"
+#include "fsdp/shard_source.h"
+#include "fsdp_test_support.h"
+#include "model/presets.h"
+#include "mpi_test_main.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using namespace st::testing;
+
+struct Outcome {
+  std::vector<double> losses;
+  std::vector<at::Tensor> grads;
+};
+
+// Two micro-batches of this rank's share, forward + backward, with every layer on `policy`.
+Outcome accumulate(const ModelConfig& config, Sharding sharding, Recompute policy) {
+  ShardingGroups groups = test_groups(sharding);
+  ModelShards shards = init_model_shards(config, 11, groups.shard->size(), groups.shard->rank());
+  FsdpModelOptions options;
+  options.logp_chunk_tokens = 16;
+  options.recompute = plan_recompute(config, {policy, 0, 4, 0, -1});
+  FsdpModel model(config, shards.units, groups, shards.masters, options);
+  model.zero_grad();
+  Outcome outcome;
+  const std::vector<Pair> mine = my_share(global_pairs(4 * world_communicator().size(), 3));
+  for (int micro = 0; micro < 2; ++micro) {
+    const std::vector<Pair> half(mine.begin() + micro * 2, mine.begin() + micro * 2 + 2);
+    const MicroBatch batch = collate_pairs(half, PairKind::dpo, {});
+    const at::Tensor loss = pair_loss(model.sequence_logps(batch.input_ids, batch.targets), 2);
+    outcome.losses.push_back(loss.item<double>());
+    torch::autograd::backward({loss});
+  }
+  for (const at::Tensor& grad : model.grad_shards()) outcome.grads.push_back(grad.clone());
+  return outcome;
+}
+
+class FsdpRecompute : public ::testing::TestWithParam<Sharding> {};
+
+TEST_P(FsdpRecompute, EveryPolicyGivesIdenticalLossesAndGradients) {
+  for (const bool tied : {false, true}) {
+    ModelConfig config = preset_config("debug");
+    config.tie_word_embeddings = tied;
+    const Outcome full = accumulate(config, GetParam(), Recompute::full);
+    for (const Recompute policy : {Recompute::selective, Recompute::none}) {
+      const Outcome other = accumulate(config, GetParam(), policy);
+      const std::string where = std::string(recompute_name(policy)) + (tied ? " tied" : " untied");
+      EXPECT_EQ(other.losses, full.losses) << where;
+      ASSERT_EQ(other.grads.size(), full.grads.size());
+      for (size_t u = 0; u < full.grads.size(); ++u) {
+        EXPECT_TRUE(at::equal(other.grads[u], full.grads[u]))
+            << where << ", unit " << u << ": max difference " << (other.grads[u] - full.grads[u]).abs().max().item<double>();
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpRecompute, ::testing::ValuesIn(kAllShardings),
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+
+TEST(RecomputePlan, AutoKeepsWhatTheBudgetAllowsFromTheFirstLayerOn) {
+  const ModelConfig config = preset_config("debug");
+  const int64_t tokens = 64, bytes = 4;
+  const int64_t none = layer_kept_bytes(config, Recompute::none, tokens, bytes, 0);
+  const int64_t selective = layer_kept_bytes(config, Recompute::selective, tokens, bytes, 0);
+  ASSERT_GT(none, selective);
+  ASSERT_GT(selective, 0);
+  const auto plan = plan_recompute(config, {Recompute::automatic, tokens, bytes, 0, none + selective});
+  ASSERT_EQ(plan.size(), static_cast<size_t>(config.num_hidden_layers) + 2);
+  EXPECT_EQ(plan[1], Recompute::none);
+  if (config.num_hidden_layers >= 3) {
+    EXPECT_EQ(plan[2], Recompute::selective);
+    EXPECT_EQ(plan[3], Recompute::full);
+  }
+  const auto unlimited = plan_recompute(config, {Recompute::automatic, tokens, bytes, 0, -1});
+  for (size_t layer = 1; layer + 1 < unlimited.size(); ++layer) EXPECT_EQ(unlimited[layer], Recompute::none);
+  const auto nothing = plan_recompute(config, {Recompute::automatic, tokens, bytes, 0, 0});
+  EXPECT_EQ(describe_recompute_plan(nothing), "full x " + std::to_string(config.num_hidden_layers));
+  EXPECT_EQ(parse_recompute("auto"), Recompute::automatic);
+  EXPECT_THROW(parse_recompute("some"), ConfigError);
+}
+
+}  // namespace
+}  // namespace st
