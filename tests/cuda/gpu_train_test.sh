@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # gpu_train_test.sh <shardtune binary> <case>: training on the GPU (label cuda). fp32_matches_cpu:
 # the debug preset's 50-step DPO run in fp32 on the GPU agrees with the same run on the CPU;
-# bf16_learns: the bf16 GPU run learns and reports GPU memory. Skipped (77) without a GPU.
+# bf16_learns: the bf16 GPU run learns and reports GPU memory; two_ranks_<dtype>_<sharding>: two
+# ranks sharing the one GPU (MPI backend staging through host memory) give the one-rank run's
+# metrics on the same global batches. Skipped (77) without a GPU.
 # shellcheck source=../e2e/harness.sh
 source "$(dirname "$0")/../e2e/harness.sh"
 unset CUDA_VISIBLE_DEVICES  # the harness hides GPUs from the e2e tier; here they are the point
@@ -9,12 +11,12 @@ unset CUDA_VISIBLE_DEVICES  # the harness hides GPUs from the e2e tier; here the
   { echo "skipped: needs a CUDA build and a GPU"; exit 77; }
 
 synth_data "$work/data" 1000
-gpu_run() {  # gpu_run <run dir> [overrides...]: one rank, 50 steps of the demo config
-  local dir=$1
+gpu_run() {  # gpu_run <run dir> [overrides...]: $ranks ranks (default 1), 50 steps of the demo config
+  local dir=$1 ranks=${ranks:-1}
   shift
-  run 0 "$mpiexec" -np 1 "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
+  run 0 "$mpiexec" -np "$ranks" "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
     --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
-    --train.grad_accum=4 --train.max_steps=50 --train.log_every=1 --train.eval_every=0 "$@"
+    --train.grad_accum=$((4 / ranks)) --train.max_steps=50 --train.log_every=1 --train.eval_every=0 "$@"
 }
 
 case "$case_name" in
@@ -32,6 +34,17 @@ case "$case_name" in
     first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
     [ "$(metric "$metrics" memory_kind last)" = gpu ] || fail "the run did not run on the GPU"
     python3 -c "import sys; sys.exit(not ($last < $first - 0.05))" || fail "did not learn: loss $first -> $last"
+    ;;
+  two_ranks_*)
+    IFS=_ read -r _ _ dtype sharding <<<"$case_name"
+    [ "$sharding" = grad ] && sharding=grad_op
+    gpu_run "$work/one" --train.dtype="$dtype" --dist.sharding="$sharding"
+    ranks=2 gpu_run "$work/two" --train.dtype="$dtype" --dist.sharding="$sharding" --dist.backend=mpi
+    [ "$(metric "$work/two/metrics.jsonl" memory_kind last)" = gpu ] || fail "the 2-rank run did not run on the GPU"
+    # fp32: only the reduction order differs; bf16: the GPU-vs-CPU tolerance above.
+    tolerance=1e-5
+    [ "$dtype" = bf16 ] && tolerance=2e-3
+    same_metrics "$work/one/metrics.jsonl" "$work/two/metrics.jsonl" "$tolerance"
     ;;
   *) fail "unknown case" ;;
 esac
