@@ -6,10 +6,13 @@ preset, fp32 weights with bf16 autocast (HF Trainer's bf16=True), SDPA attention
 gradient checkpointing, torch's fused AdamW, and for DPO TRL's sigmoid loss with a frozen bf16
 reference model run in the same step (chosen and rejected rows in one concatenated forward).
 Rows have the length of the bench's synthetic rows. Prints the same figures as the bench;
-bench/vs_peer.sh runs both and prints the ratios.
+bench/vs_peer.sh runs both and prints the ratios. The ladder of peers (--level):
+  P0  as above (full-vocabulary logits at every position)
+  P1  P0 with logits only where there are targets (transformers' logits_to_keep)
+  P2  P1 with torch.compile of each decoder layer
 
 usage: peer_transformers.py --config WORK/config.json [--seq 2048 --micro-batch 1 --stage dpo
-                            --steps 10 --warmup 3]
+                            --steps 20 --warmup 3 --level P0]
 """
 import argparse
 import json
@@ -31,6 +34,7 @@ def parse_args():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument("--level", choices=["P0", "P1", "P2"], default="P0", help="the peer ladder (see above)")
     return parser.parse_args()
 
 
@@ -43,12 +47,13 @@ def build_model(config, dtype):
                                                                  torch_dtype=dtype)
 
 
-def completion_logps(logits, ids, first_target):
+def completion_logps(logits, ids, first_target, first_logit):
     """Summed log-probs of ids[:, first_target:], a row at a time (as TRL's selective_log_softmax
-    does for bf16 logits) so no [rows, tokens, vocab] fp32 copy is made."""
+    does for bf16 logits) so no [rows, tokens, vocab] fp32 copy is made. logits[:, first_logit - 1]
+    predicts ids[:, first_target] (first_logit = first_target when every position has logits)."""
     sums = []
     for row_logits, row_ids in zip(logits, ids):
-        predicted = row_logits[first_target - 1:-1].float()
+        predicted = row_logits[first_logit - 1:-1].float()
         sums.append(torch.log_softmax(predicted, dim=-1).gather(1, row_ids[first_target:, None]).sum())
     return torch.stack(sums)
 
@@ -62,6 +67,9 @@ def main():
     policy = build_model(config, torch.float32)
     policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     policy.train()
+    if args.level == "P2":
+        for layer in policy.model.layers:
+            layer.compile()
     reference = None
     if args.stage == "dpo":
         reference = build_model(config, torch.bfloat16)
@@ -76,16 +84,23 @@ def main():
     generator = torch.Generator(device="cuda").manual_seed(1)
     torch.cuda.reset_peak_memory_stats()
 
+    # P1/P2: logits only from the last prompt token on (the positions that predict a target).
+    keep = row_tokens - first_target + 1 if args.level != "P0" else 0
+    first_logit = first_target if keep == 0 else 1  # where completion_logps starts in the kept logits
+
+    def forward(model, ids):
+        return model(input_ids=ids, logits_to_keep=keep).logits if keep else model(input_ids=ids).logits
+
     def step():
         ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device="cuda", generator=generator)
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            logits = policy(input_ids=ids).logits
-        logps = completion_logps(logits, ids, first_target)
+            logits = forward(policy, ids)
+        logps = completion_logps(logits, ids, first_target, first_logit)
         if reference is None:
             loss = -logps.sum() / (rows * (row_tokens - first_target))
         else:
             with torch.no_grad():
-                ref_logps = completion_logps(reference(input_ids=ids).logits, ids, first_target)
+                ref_logps = completion_logps(forward(reference, ids), ids, first_target, first_logit)
             chosen, rejected = (logps - ref_logps).chunk(2)
             loss = -F.logsigmoid(args.beta * (chosen - rejected)).mean()
         loss.backward()
@@ -102,7 +117,7 @@ def main():
         if index >= args.warmup:
             times.append(time.perf_counter() - start)
     step_s = statistics.median(times)
-    print(f"peer: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}, seq {args.seq}, "
+    print(f"peer {args.level}: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}, seq {args.seq}, "
           f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
           f"median of {len(times)} steps after {args.warmup} warm-up")
     print(f"  step time     {step_s:.4f} s")

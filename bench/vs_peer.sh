@@ -1,37 +1,41 @@
 #!/usr/bin/env bash
-# `shardtune bench` and its transformers peer (bench/peer_transformers.py) on the same GPU, shape
-# and batch, one after the other in one command; prints both and the ratios. GPU machines only.
+# `shardtune bench` and its transformers peers (bench/peer_transformers.py, the ladder P0 P1 P2 or
+# PEER_LEVELS) on the same GPU, shape and batch, one after the other in one command; prints all
+# and the ratios. Throughput runs: no phase syncs on either side (the bench's breakdown is
+# `shardtune bench --phase-times true`, a separate run). GPU machines only.
 # Usage: bench/vs_peer.sh BUILD_DIR [preset=llama-3.2-1b] [seq=2048] [micro_batch=1] [stage=dpo]
-#        [steps=10] [-- extra shardtune bench arguments]
+#        [steps=20] [-- extra shardtune bench arguments]
 set -euo pipefail
 build=${1:?usage: bench/vs_peer.sh BUILD_DIR [preset] [seq] [micro_batch] [stage] [steps] [-- bench args]}
-preset=${2:-llama-3.2-1b} seq=${3:-2048} micro_batch=${4:-1} stage=${5:-dpo} steps=${6:-10}
+preset=${2:-llama-3.2-1b} seq=${3:-2048} micro_batch=${4:-1} stage=${5:-dpo} steps=${6:-20}
 shift $(($# < 6 ? $# : 6))
 [ "${1:-}" = -- ] && shift
 work=${ST_BENCH_WORK:-/tmp/shardtune-vs-peer}
 here=$(cd "$(dirname "$0")" && pwd)
 common=(--seq "$seq" --micro-batch "$micro_batch" --stage "$stage" --steps "$steps" --warmup 3)
 
-ours=$("$build/app/shardtune" bench --preset "$preset" "${common[@]}" --work "$work" "$@" 2>&1 | grep -v '^\[r0') \
-  || { echo "$ours"; exit 1; }
+ours=$("$build/app/shardtune" bench --preset "$preset" "${common[@]}" --phase-times false --work "$work" "$@" 2>&1 |
+  grep -v '^\[r0') || { echo "$ours"; exit 1; }
 echo "$ours"
-peer_status=0
-peer=$(python3 "$here/peer_transformers.py" --config "$work/config.json" "${common[@]}" 2>&1) || peer_status=$?
-echo "$peer"
-[ "$peer_status" = 0 ] || { echo "vs_peer: the peer did not finish (exit $peer_status)"; exit 0; }
-
 figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
-our_step=$(figure "step time" 1 "$ours") peer_step=$(figure "step time" 1 "$peer")
-our_mem=$(figure "peak memory" 1 "$ours") peer_mem=$(figure "peak memory" 1 "$peer")
-our_tok=$(figure "tokens/s" 0 "$ours") peer_tok=$(figure "tokens/s" 0 "$peer")
+our_step=$(figure "step time" 1 "$ours") our_mem=$(figure "peak memory" 1 "$ours") our_tok=$(figure "tokens/s" 0 "$ours")
 our_mfu=$(awk '/^  MFU/ {sub("%", "", $2); print $2}' <<<"$ours")
-# The same rows and FLOPs per step: the peer's MFU scales ours by the step-time ratio.
-awk -v os="$our_step" -v ps="$peer_step" -v ot="$our_tok" -v pt="$peer_tok" -v om="$our_mem" -v pm="$peer_mem" \
-    -v mfu="$our_mfu" -v what="$preset $stage seq $seq micro-batch $micro_batch" 'BEGIN {
-  printf "vs_peer: %s\n", what
-  printf "  %-14s %12s %12s %10s\n", "", "shardtune", "transformers", "ratio"
-  printf "  %-14s %12.1f %12.1f %9.2fx\n", "tokens/s", ot, pt, ot / pt
-  printf "  %-14s %12.4f %12.4f %9.2fx\n", "step time [s]", os, ps, os / ps
-  printf "  %-14s %11.1f%% %11.1f%%\n", "MFU", mfu, mfu * os / ps
-  printf "  %-14s %12.2f %12.2f %9.2fx\n", "peak mem [GiB]", om, pm, om / pm
-}'
+table=""
+for level in ${PEER_LEVELS:-P0 P1 P2}; do
+  peer_status=0
+  peer=$(python3 "$here/peer_transformers.py" --config "$work/config.json" "${common[@]}" --level "$level" 2>&1) ||
+    peer_status=$?
+  echo "$peer"
+  if [ "$peer_status" != 0 ]; then
+    table+=$(printf '\n  %-4s did not finish (exit %s)' "$level" "$peer_status")
+    continue
+  fi
+  peer_step=$(figure "step time" 1 "$peer") peer_mem=$(figure "peak memory" 1 "$peer") peer_tok=$(figure "tokens/s" 0 "$peer")
+  # The same rows and FLOPs per step: a peer's MFU scales ours by the step-time ratio.
+  table+=$(awk -v l="$level" -v os="$our_step" -v ps="$peer_step" -v ot="$our_tok" -v pt="$peer_tok" \
+    -v om="$our_mem" -v pm="$peer_mem" -v mfu="$our_mfu" 'BEGIN {
+    printf "\n  %-4s %10.1f %10.1f %7.2fx %6.1f%% %6.1f%% %8.2f %8.2f", l, ot, pt, ot / pt, mfu, mfu * os / ps, om, pm }')
+done
+echo "vs_peer: $preset $stage seq $seq micro-batch $micro_batch (median of $steps steps each)"
+printf '  %-4s %10s %10s %8s %7s %7s %8s %8s' peer "ours tok/s" "peer tok/s" ratio "MFU us" "MFU pr" "GiB us" "GiB pr"
+echo "$table"
