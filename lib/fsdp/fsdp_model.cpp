@@ -48,13 +48,13 @@ struct Leaf {
   at::Tensor tensor;
 };
 
-TensorMap unit_inputs(const std::vector<UnitLayout>& units, const std::vector<size_t>& needed,
-                      const std::vector<at::Tensor>& flats, const UnitGradSinks* sinks, std::vector<Leaf>* leaves) {
+TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const std::vector<at::Tensor>& flats,
+                      const UnitGradSinks* sinks, std::vector<Leaf>* leaves) {
   TensorMap params;
   for (size_t i = 0; i < needed.size(); ++i) {
-    for (const ParamSlot& slot : units[needed[i]].params) {
-      // A tied head takes only the embedding weight from unit 0.
-      if (i > 0 && slot.spec.name != kEmbedName) continue;
+    for (const ParamSlot& slot : model.units()[needed[i]].params) {
+      // A unit run with another's parameters (a tied head) takes only its lm_head weight.
+      if (i > 0 && slot.spec.name != lm_head_weight_name(model.config())) continue;
       at::Tensor view = flats[i].narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
       const bool sunk = sinks && sinks->destinations.count(slot.spec.name);
       if (leaves && !sunk) {
@@ -74,7 +74,7 @@ UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<
   if (unit_role(unit, model.units().size()) != UnitRole::head || model.options().compute_dtype == at::kDouble) {
     return sinks;
   }
-  const char* name = model.config().tie_word_embeddings ? kEmbedName : kLmHeadName;
+  const char* name = lm_head_weight_name(model.config());
   for (const FsdpModel::GradTarget& target : targets) {
     for (const ParamSlot& slot : model.units()[target.unit].params) {
       if (slot.spec.name != name) continue;
@@ -134,7 +134,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
       const UnitGradSinks sinks = head_sinks(model, u, targets);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model.units(), needed, flats, &sinks, &leaves);
+      const TensorMap params = unit_inputs(model, needed, flats, &sinks, &leaves);
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
       const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
@@ -147,11 +147,11 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       output = kept.detach();
     } else if (model.differentiating() && policy == Recompute::selective) {
       ActivationCache cache;
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model.units(), needed, flats, nullptr, nullptr),
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
                                   input, batch, &cache);
       context->saved_data["recorded"] = cache.take_recorded();
     } else {
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model.units(), needed, flats, nullptr, nullptr),
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
                                   input, batch);
     }
     model.finish_forward(u);
@@ -192,7 +192,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     } else {
       targets = model.grad_targets(u);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model.units(), needed, flats, nullptr, &leaves);
+      const TensorMap params = unit_inputs(model, needed, flats, nullptr, &leaves);
       const at::Tensor input = saved_input.detach().requires_grad_(true);
       std::optional<ActivationCache> cache;
       if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());

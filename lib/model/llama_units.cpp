@@ -27,7 +27,7 @@ at::Tensor head_target_logps(const ModelConfig& config, const TensorMap& params,
                              const TokenBatch& batch, const UnitGradSinks& sinks) {
   const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.target_positions);
   const at::Tensor normed = rms_norm(selected, param(params, kFinalNormName), config.rms_norm_eps);
-  const char* head_name = config.tie_word_embeddings ? kEmbedName : kLmHeadName;
+  const char* head_name = lm_head_weight_name(config);
   return chunked_token_logps(normed, param(params, head_name), batch.target_ids, batch.logp_chunk_tokens,
                              sink_for(sinks, head_name));
 }
@@ -58,6 +58,10 @@ TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_i
   batch.rope = make_rope_tables(inverse_frequencies, input_ids.size(1), compute_dtype);
   (void)config;
   return batch;
+}
+
+const char* lm_head_weight_name(const ModelConfig& config) {
+  return config.tie_word_embeddings ? kEmbedName : kLmHeadName;
 }
 
 UnitRole unit_role(size_t unit, size_t count) {

@@ -42,6 +42,10 @@ enum class UnitRole { embedding, layer, head };
 UnitRole unit_role(size_t unit, size_t unit_count);
 size_t unit_count(const ModelConfig& config);
 
+// The lm_head's weight: the parameter whose gradient the head can write itself (a sink below);
+// with tied embeddings the embedding's, the only parameter a tied head takes from unit 0.
+const char* lm_head_weight_name(const ModelConfig& config);
+
 // Where a unit writes parameter gradients itself instead of returning them through autograd:
 // by HF name, views in the reduction dtype, written (overwrite) or added.
 struct UnitGradSinks {
