@@ -9,6 +9,7 @@
 #include <iostream>
 #include <vector>
 
+#include "bench_profile.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "config/config_parser.h"
@@ -23,6 +24,7 @@
 #include "train/trainer.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/torch_compat.h"
 
 namespace st {
 namespace {
@@ -32,6 +34,7 @@ struct BenchOptions {
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
   bool phase_times = true;     // sync the GPU at phase ends for the breakdown (off: the throughput run)
+  std::string profile;         // a directory: profile the measured steps (bench_profile.h)
 };
 
 double median(std::vector<double> values) {
@@ -81,6 +84,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
          "per-device peak for MFU [TFLOP/s] (989 = H100 SXM bf16)")
         ("phase-times", po::value(&o.phase_times)->default_value(o.phase_times)->implicit_value(true),
          "sync the GPU at each phase's end for the step-time breakdown; false for throughput runs")
+        ("profile", po::value(&o.profile), "profile the measured steps: DIR/trace.json and the top-20 kernels")
         ("work", po::value(&o.work)->default_value(o.work), "directory for the synthetic data and the run");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
@@ -125,6 +129,15 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       memory.push_back(record.at("peak_memory_gib").get<double>());
       for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) phases[i].push_back(record.value(kStepPhaseKeys[i], 0.0));
     };
+    std::string profile_table;
+    if (!o.profile.empty()) {
+      const bool cuda = ST_TORCH_CUDA && at::hasCUDA();
+      if (o.warmup == 0) start_bench_profile(cuda);
+      observer.step_done = [&](int64_t done, int64_t total, double) {
+        if (done == o.warmup) start_bench_profile(cuda);
+        if (done == total) profile_table = finish_bench_profile(o.profile + "/rank" + std::to_string(world.rank()), 20);
+      };
+    }
     trainer.run(observer);
     if (world.rank() == 0) {
       std::printf("bench: %s %s, seq %lld, micro-batch %lld, %d rank(s), compute %s; median of %zu steps after %lld "
@@ -134,6 +147,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       std::printf("  step time     %.4f s\n  tokens/s      %.1f\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
                   "  peak memory   %.2f GiB\n", median(step_s), median(tokens_s), 100.0 * median(mfu), o.peak_tflops,
                   *std::max_element(memory.begin(), memory.end()));
+      std::printf("%s", profile_table.c_str());
       if (o.phase_times) {
         std::printf("  step time breakdown (medians; the rest is metrics and host work):\n");
         for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) {

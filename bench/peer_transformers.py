@@ -35,6 +35,7 @@ def parse_args():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--level", choices=["P0", "P1", "P2"], default="P0", help="the peer ladder (see above)")
+    parser.add_argument("--profile", help="profile the measured steps: DIR/trace.json and the top-20 kernels")
     return parser.parse_args()
 
 
@@ -109,13 +110,20 @@ def main():
         optimizer.zero_grad(set_to_none=True)
 
     times = []
+    profiler = None
     for index in range(args.warmup + args.steps):
+        if args.profile and index == args.warmup:
+            profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                          torch.profiler.ProfilerActivity.CUDA])
+            profiler.__enter__()
         torch.cuda.synchronize()
         start = time.perf_counter()
         step()
         torch.cuda.synchronize()
         if index >= args.warmup:
             times.append(time.perf_counter() - start)
+    if profiler:
+        profiler.__exit__(None, None, None)
     step_s = statistics.median(times)
     print(f"peer {args.level}: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}, seq {args.seq}, "
           f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
@@ -123,6 +131,28 @@ def main():
     print(f"  step time     {step_s:.4f} s")
     print(f"  tokens/s      {rows * row_tokens / step_s:.1f}")
     print(f"  peak memory   {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+    if profiler:
+        print_top_kernels(profiler, args.profile, 20)
+
+
+def print_top_kernels(profiler, directory, rows):
+    """The table `shardtune bench --profile` prints: GPU kernels by total time."""
+    import os
+    os.makedirs(directory, exist_ok=True)
+    profiler.export_chrome_trace(os.path.join(directory, "trace.json"))
+    totals = {}
+    for event in profiler.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        duration = getattr(event, "device_time", None)
+        if duration is None:
+            duration = event.cuda_time
+        total, calls = totals.get(event.name, (0.0, 0))
+        totals[event.name] = (total + duration, calls + 1)
+    everything = sum(total for total, _ in totals.values()) or 1.0
+    print(f"  top GPU kernels by total time ({directory}/trace.json):")
+    for name, (total, calls) in sorted(totals.items(), key=lambda item: -item[1][0])[:rows]:
+        print(f"    {100 * total / everything:5.1f}% {total / 1000:10.3f} ms {calls:6d}  {name[:120]}")
 
 
 if __name__ == "__main__":

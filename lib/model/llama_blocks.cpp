@@ -24,6 +24,13 @@ at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim) {
   return x.view({x.size(0), x.size(1), heads, head_dim}).transpose(1, 2);
 }
 
+// [B, kv, T, d] -> [B, kv * repeats, T, d], each head repeated in place (transformers'
+// repeat_kv: one expand + copy, where repeat_interleave is several times slower on the CPU).
+at::Tensor repeat_kv_heads(const at::Tensor& x, int64_t repeats) {
+  const auto b = x.size(0), kv = x.size(1), t = x.size(2), d = x.size(3);
+  return x.unsqueeze(2).expand({b, kv, repeats, t, d}).reshape({b, kv * repeats, t, d});
+}
+
 }  // namespace
 
 LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer) {
@@ -76,8 +83,8 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Rop
   q = apply_rotary(q, rope);
   k = apply_rotary(k, rope);
   if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
-    k = k.repeat_interleave(heads / kv_heads, 1);
-    v = v.repeat_interleave(heads / kv_heads, 1);
+    k = repeat_kv_heads(k, heads / kv_heads);
+    v = repeat_kv_heads(v, heads / kv_heads);
   }
   const at::Tensor attended = compat::causal_attention(q, k, v);  // [B, H, T, head_dim]
   const at::Tensor merged =

@@ -54,6 +54,12 @@ case "$case_name" in
     [ "$(metric "$work/bench/run/metrics.jsonl" loss count)" = 5 ] || fail "bench did not record 5 steps"
     run 2 "$bin" bench --stage ppo --work "$work/bad"
     expect_output "--stage 'ppo' is not dpo\|sft"
+    # The profile of the measured steps: the top operators table (a trace file where libtorch has Kineto).
+    run 0 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 2 --warmup 1 --work "$work/profiled" \
+      --profile "$work/profile" --phase-times false
+    expect_output '^  top (GPU kernels|CPU operators \(inclusive, nested\)) by total time'
+    expect_output '^ +[0-9.]+% +[0-9.]+ ms +[0-9]+  aten::mm'
+    if grep -q 'step time breakdown' <<<"$out"; then fail "--phase-times false still printed the breakdown"; fi
     ;;
   dry_run_two_ranks)
     synth_data "$work/data"
