@@ -83,6 +83,8 @@ ConfigSchema::ConfigSchema(TrainConfig& c) {
   add(&c.data.val, "val", "validation shards; empty = hold out data.val_size of train");
   add(&c.data.val_size, "val_size", "fraction of train pairs held out for evaluation, [0, 1)");
   add(&c.data.cutoff_len, "cutoff_len", "max tokens per sequence, prompt + completion [tokens]");
+  add(&c.data.shuffle, "shuffle",
+      "draw each epoch's pairs in a seeded permutation (train.seed); false = in manifest and file order");
   add(&c.data.group_by_length, "group_by_length",
       "sort each rank's share of a step by length before cutting micro-batches (less padding)");
   add(&c.data.micro_batch_tokens, "micro_batch_tokens",

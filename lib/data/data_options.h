@@ -11,6 +11,7 @@ struct DataOptions {
   std::string val;          // validation shards; empty = hold out data.val_size of train
   double val_size = 0.0;    // fraction of train pairs held out for evaluation, [0, 1)
   int64_t cutoff_len = 1024;  // max tokens per sequence (prompt + completion) [tokens]
+  bool shuffle = true;             // a new permutation of the pairs each epoch; false = file order
   bool group_by_length = false;    // sort a rank's share of each step by length (less padding)
   int64_t micro_batch_tokens = 0;  // > 0: cut micro-batches by padded tokens, not pair count
   int64_t prefetch_steps = 2;      // steps read and collated ahead on a background thread

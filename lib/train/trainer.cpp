@@ -98,7 +98,7 @@ struct Trainer::State {
     LoaderOptions options;
     options.global_batch = static_cast<uint64_t>(train ? plan.global_batch : config.train.micro_batch * world.size());
     options.seed = config.train.seed;
-    options.shuffle = train;
+    options.shuffle = train && config.data.shuffle;
     options.collate.cutoff_len = config.data.cutoff_len;
     options.collate.pad_id = data.train->pad_id();
     options.collate.micro_batch = config.train.micro_batch;
