@@ -16,8 +16,9 @@ import os
 import h5py
 import numpy as np
 import torch
-import torch.nn.functional as F
 import transformers
+
+from peer_common import sigmoid_dpo_loss, update
 
 
 def parse_args():
@@ -91,12 +92,8 @@ def main():
             logps = completion_logps(policy(input_ids=ids).logits, ids, spans)
         with torch.no_grad():
             ref = completion_logps(reference(input_ids=ids).logits, ids, spans)
-        chosen, rejected = (logps - ref).chunk(2)
-        loss = -F.logsigmoid(args.beta * (chosen - rejected)).mean()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        loss, chosen, rejected = sigmoid_dpo_loss(logps, ref, args.beta)
+        update(loss, policy, optimizer)
         losses.append(loss.item())
         accuracies.append((chosen > rejected).float().mean().item())
         print(f"peer step {step + 1}: loss {losses[-1]:.5f} accuracy {accuracies[-1]:.3f}", flush=True)

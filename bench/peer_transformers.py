@@ -21,8 +21,9 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 import transformers
+
+from peer_common import sigmoid_dpo_loss, update
 
 
 def parse_args():
@@ -102,12 +103,8 @@ def main():
         else:
             with torch.no_grad():
                 ref_logps = completion_logps(forward(reference, ids), ids, first_target, first_logit)
-            chosen, rejected = (logps - ref_logps).chunk(2)
-            loss = -F.logsigmoid(args.beta * (chosen - rejected)).mean()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+            loss = sigmoid_dpo_loss(logps, ref_logps, args.beta)[0]
+        update(loss, policy, optimizer)
 
     times = []
     profiler = None
