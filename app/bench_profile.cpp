@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/errors.h"
+#include "util/torch_compat.h"
 
 namespace st {
 namespace {
@@ -57,9 +58,10 @@ std::string finish_bench_profile(const std::string& dir, size_t rows) {
   for (const auto& event : result->events()) {
     if (event.deviceType() != wanted) continue;
     KernelTotal& total = totals[event.name()];
-    total.total_us += static_cast<double>(event.durationUs());
+    const double us = compat::profiler_event_us(event, 0);
+    total.total_us += us;
     total.calls += 1;
-    all_us += static_cast<double>(event.durationUs());
+    all_us += us;
   }
   std::vector<std::pair<std::string, KernelTotal>> sorted(totals.begin(), totals.end());
   std::sort(sorted.begin(), sorted.end(),

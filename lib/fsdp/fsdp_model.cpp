@@ -20,8 +20,7 @@ using torch::autograd::tensor_list;
 // The batch travels in the autograd context (two forwards may precede their backwards).
 void save_batch(AutogradContext* context, const TokenBatch& batch) {
   context->saved_data["batch"] = std::vector<at::Tensor>{batch.input_ids, batch.rope.cos, batch.rope.sin,
-                                                         batch.target_positions, batch.target_ids,
-                                                         batch.target_rows};
+                                                         batch.target_positions, batch.target_ids};
   context->saved_data["rows"] = batch.rows;
   context->saved_data["chunk"] = batch.logp_chunk_tokens;
 }
@@ -33,7 +32,6 @@ TokenBatch load_batch(AutogradContext* context) {
   batch.rope = {t[1], t[2]};
   batch.target_positions = t[3];
   batch.target_ids = t[4];
-  batch.target_rows = t[5];
   batch.rows = context->saved_data["rows"].toInt();
   batch.logp_chunk_tokens = context->saved_data["chunk"].toInt();
   return batch;

@@ -32,9 +32,15 @@ at::Tensor head_target_logps(const ModelConfig& config, const TensorMap& params,
                              sink_for(sinks, head_name));
 }
 
+// Per row, in position order: the targets' log-probs placed back at their positions of [R, T]
+// and summed along the row (deterministic on a GPU, where an index_add would sum in any order).
 at::Tensor row_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
   const at::Tensor logps = target_logps.to(at::kFloat);
-  return at::zeros({batch.rows}, logps.options()).index_add_(0, batch.target_rows, logps);
+  const int64_t length = batch.input_ids.size(1);
+  return at::zeros({batch.rows * length}, logps.options())
+      .index_copy(0, batch.target_positions, logps)
+      .view({batch.rows, length})
+      .sum(1);
 }
 
 }  // namespace
@@ -54,7 +60,6 @@ TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_i
   batch.input_ids = to_device_async(input_ids.to(at::kLong), device);
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
-  batch.target_rows = to_device_async(positions.div(input_ids.size(1), "floor"), device);
   batch.rope = make_rope_tables(inverse_frequencies, input_ids.size(1), compute_dtype);
   (void)config;
   return batch;

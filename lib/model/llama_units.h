@@ -24,7 +24,6 @@ struct TokenBatch {
   RopeTables rope;              // [T, head_dim] in the compute dtype, on the device
   at::Tensor target_positions;  // [N] int64 on the device: row * T + position of each target
   at::Tensor target_ids;        // [N] int64 on the device
-  at::Tensor target_rows;       // [N] int64 on the device: the row of each target
   int64_t rows = 0;             // R
   int64_t logp_chunk_tokens = 1024;
 };

@@ -49,6 +49,17 @@ inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, con
 #endif
 }
 
+// A profiler (Kineto) event's duration in microseconds: durationNs() in newer libtorch, only
+// durationUs() in older ones (1.13). Call as profiler_event_us(event, 0).
+template <typename Event>
+auto profiler_event_us(const Event& event, int) -> decltype(event.durationNs(), double()) {
+  return static_cast<double>(event.durationNs()) / 1000.0;
+}
+template <typename Event>
+double profiler_event_us(const Event& event, long) {
+  return static_cast<double>(event.durationUs());
+}
+
 // Peak bytes the CUDA caching allocator has handed out on `device` since the last reset; 0
 // without a CUDA libtorch.
 inline void reset_peak_gpu_memory(int device) {

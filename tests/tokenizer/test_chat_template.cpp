@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 
@@ -19,7 +21,9 @@ using Json = nlohmann::json;
 // A byte-level tokenizer whose vocabulary is the 256 byte symbols (no merges) plus the special
 // tokens of every template; tokenizer_config.json names <s> and </s> for `plain`.
 std::string write_tokenizer(bool with_config) {
-  const std::string dir = ::testing::TempDir() + (with_config ? "/chat_tok_config" : "/chat_tok_plain");
+  // Per process: ctest runs these cases in parallel, each in its own process.
+  const std::string dir = ::testing::TempDir() + (with_config ? "/chat_tok_config_" : "/chat_tok_plain_") +
+                          std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   Json vocab = Json::object();
   int id = 0, next = 256;
