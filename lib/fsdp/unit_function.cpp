@@ -1,0 +1,266 @@
+#include "fsdp/unit_function.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <optional>
+
+#include "fsdp/fsdp_model.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::tensor_list;
+
+// The batch travels in the autograd context (two forwards may precede their backwards).
+void save_batch(AutogradContext* context, const TokenBatch& batch) {
+  context->saved_data["batch"] = std::vector<at::Tensor>{batch.input_ids, batch.rope.cos, batch.rope.sin,
+                                                         batch.target_positions, batch.target_ids};
+  context->saved_data["rows"] = batch.rows;
+  context->saved_data["chunk"] = batch.logp_chunk_tokens;
+}
+
+TokenBatch load_batch(AutogradContext* context) {
+  const std::vector<at::Tensor> t = context->saved_data["batch"].toTensorVector();
+  TokenBatch batch;
+  batch.input_ids = t[0];
+  batch.rope = {t[1], t[2]};
+  batch.target_positions = t[3];
+  batch.target_ids = t[4];
+  batch.rows = context->saved_data["rows"].toInt();
+  batch.logp_chunk_tokens = context->saved_data["chunk"].toInt();
+  return batch;
+}
+
+// A unit's parameters by name for the model: views of the gathered flats. Those with a
+// gradient target become leaves that require grad, except the ones the model writes itself
+// (`sinks`); `leaves` gets (unit index in targets, slot, leaf) for reading their grads back.
+struct Leaf {
+  size_t target;
+  const ParamSlot* slot;
+  at::Tensor tensor;
+};
+
+TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const std::vector<at::Tensor>& flats,
+                      const UnitGradSinks* sinks, std::vector<Leaf>* leaves) {
+  TensorMap params;
+  for (size_t i = 0; i < needed.size(); ++i) {
+    for (const ParamSlot& slot : model.units()[needed[i]].params) {
+      // A unit run with another's parameters (a tied head) takes only its lm_head weight.
+      if (i > 0 && slot.spec.name != lm_head_weight_name(model.config())) continue;
+      at::Tensor view = flats[i].narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      const bool sunk = sinks && sinks->destinations.count(slot.spec.name);
+      if (leaves && !sunk) {
+        view = view.detach().requires_grad_(true);
+        leaves->push_back({i, &slot, view});
+      }
+      params[slot.spec.name] = view;
+    }
+  }
+  return params;
+}
+
+// The model writes the lm_head's gradient itself when it can sum it in fp32 (an fp32
+// destination and a compute dtype whose log-prob reduction is fp32).
+UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<FsdpModel::GradTarget>& targets) {
+  UnitGradSinks sinks;
+  if (unit_role(unit, model.units().size()) != UnitRole::head || model.options().compute_dtype == at::kDouble) {
+    return sinks;
+  }
+  const char* name = lm_head_weight_name(model.config());
+  for (const FsdpModel::GradTarget& target : targets) {
+    for (const ParamSlot& slot : model.units()[target.unit].params) {
+      if (slot.spec.name != name) continue;
+      sinks.destinations[name] = target.flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      sinks.overwrite = target.overwrite;
+    }
+  }
+  return sinks;
+}
+
+void write_leaf_grads(const std::vector<Leaf>& leaves, const tensor_list& grads,
+                      const std::vector<FsdpModel::GradTarget>& targets) {
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const FsdpModel::GradTarget& target = targets[leaves[i].target];
+    at::Tensor destination = target.flat.narrow(0, leaves[i].slot->offset, leaves[i].slot->spec.numel());
+    const at::Tensor& grad = grads[i];
+    if (!grad.defined()) {
+      if (target.overwrite) destination.zero_();
+    } else if (target.overwrite) {
+      destination.copy_(grad.reshape({-1}));  // fp32 = bf16 in one pass
+    } else {
+      destination.add_(grad.reshape({-1}));  // fp32 += bf16 in one pass
+    }
+  }
+}
+
+std::vector<at::Tensor> tensors_of(const std::vector<Leaf>& leaves) {
+  std::vector<at::Tensor> tensors;
+  for (const Leaf& leaf : leaves) tensors.push_back(leaf.tensor);
+  return tensors;
+}
+
+// The node of unit_function.h; the model, unit and batch travel as addresses (saved_data holds
+// the batch's tensors for backward).
+class UnitFunction : public torch::autograd::Function<UnitFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* context, const at::Tensor& input, const at::Tensor& anchor,
+                            int64_t model_address, int64_t unit, int64_t batch_address) {
+    auto& model = *reinterpret_cast<FsdpModel*>(model_address);
+    const auto& batch = *reinterpret_cast<const TokenBatch*>(batch_address);
+    (void)anchor;
+    const auto u = static_cast<size_t>(unit);
+    const size_t count = model.units().size();
+    context->saved_data["model"] = model_address;
+    context->saved_data["unit"] = unit;
+    save_batch(context, batch);
+    context->save_for_backward({input});
+    const std::vector<size_t> needed = model.units_needed_by(u);
+    const std::vector<at::Tensor> flats = model.acquire_for_forward(u);
+    const Recompute policy = model.recompute_of(u);
+    at::Tensor output;
+    if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
+      // Keep the graph: leaves for the parameters and the input, targets fixed now.
+      std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
+      const UnitGradSinks sinks = head_sinks(model, u, targets);
+      std::vector<Leaf> leaves;
+      const TensorMap params = unit_inputs(model, needed, flats, &sinks, &leaves);
+      const at::Tensor input_leaf = input.detach().requires_grad_(true);
+      at::AutoGradMode enable(true);
+      const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
+      context->saved_data["kept"] = kept;
+      context->saved_data["kept_input"] = input_leaf;
+      context->saved_data["kept_leaves"] = tensors_of(leaves);
+      context->saved_data["kept_slots"] = slot_indices(model, needed, leaves);
+      context->saved_data["targets"] = target_flats(targets);
+      context->saved_data["overwrite"] = target_overwrites(targets);
+      output = kept.detach();
+    } else if (model.differentiating() && policy == Recompute::selective) {
+      ActivationCache cache;
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
+                                  input, batch, &cache);
+      context->saved_data["recorded"] = cache.take_recorded();
+    } else {
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
+                                  input, batch);
+    }
+    model.finish_forward(u);
+    return output;  // grad mode is off here: what the unit keeps is what the context holds
+  }
+
+  static tensor_list backward(AutogradContext* context, tensor_list grads) {
+    auto& model = *reinterpret_cast<FsdpModel*>(context->saved_data["model"].toInt());
+    const auto u = static_cast<size_t>(context->saved_data["unit"].toInt());
+    const size_t count = model.units().size();
+    const TokenBatch batch = load_batch(context);
+    const at::Tensor saved_input = context->get_saved_variables()[0];
+    const UnitRole role = unit_role(u, count);
+    const bool kept = context->saved_data.count("kept") > 0;
+    const std::vector<size_t> needed = model.units_needed_by(u);
+    const std::vector<at::Tensor> flats = model.acquire_for_backward(u, !kept && role != UnitRole::embedding);
+
+    std::vector<FsdpModel::GradTarget> targets;
+    at::Tensor input_grad;
+    if (role == UnitRole::embedding) {
+      targets = model.grad_targets(u);
+      UnitGradSinks sinks;
+      sinks.overwrite = targets.front().overwrite;
+      const ParamSlot& slot = model.units()[u].params.front();
+      sinks.destinations[slot.spec.name] =
+          targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      embedding_backward(batch, grads[0], sinks);
+    } else if (kept) {
+      targets = restore_targets(model, needed, context);
+      const std::vector<at::Tensor> leaf_tensors = context->saved_data["kept_leaves"].toTensorVector();
+      std::vector<at::Tensor> wrt = leaf_tensors;
+      wrt.push_back(context->saved_data["kept_input"].toTensor());
+      auto results = torch::autograd::grad({context->saved_data["kept"].toTensor()}, wrt, {grads[0]},
+                                           /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true);
+      input_grad = results.back();
+      results.pop_back();
+      write_leaf_grads(restore_leaves(model, needed, context, leaf_tensors), results, targets);
+    } else {
+      targets = model.grad_targets(u);
+      std::vector<Leaf> leaves;
+      const TensorMap params = unit_inputs(model, needed, flats, nullptr, &leaves);
+      const at::Tensor input = saved_input.detach().requires_grad_(true);
+      std::optional<ActivationCache> cache;
+      if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());
+      at::Tensor output;
+      {
+        at::AutoGradMode enable(true);
+        output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr);
+      }
+      std::vector<at::Tensor> wrt = tensors_of(leaves);
+      wrt.push_back(input);
+      auto results = torch::autograd::grad({output}, wrt, {grads[0]}, /*retain_graph=*/false,
+                                           /*create_graph=*/false, /*allow_unused=*/true);
+      input_grad = results.back();
+      results.pop_back();
+      write_leaf_grads(leaves, results, targets);
+    }
+    model.finish_backward(u, targets);
+    return {role == UnitRole::embedding ? at::Tensor() : input_grad, at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor()};
+  }
+
+ private:
+  // Kept leaves are identified by (target, slot index) so backward can find their destinations.
+  static std::vector<int64_t> slot_indices(const FsdpModel& model, const std::vector<size_t>& needed,
+                                           const std::vector<Leaf>& leaves) {
+    std::vector<int64_t> indices;
+    for (const Leaf& leaf : leaves) {
+      const auto& params = model.units()[needed[leaf.target]].params;
+      indices.push_back(static_cast<int64_t>(leaf.target));
+      indices.push_back(static_cast<int64_t>(leaf.slot - params.data()));
+    }
+    return indices;
+  }
+
+  static std::vector<Leaf> restore_leaves(const FsdpModel& model, const std::vector<size_t>& needed,
+                                          AutogradContext* context, const std::vector<at::Tensor>& tensors) {
+    const std::vector<int64_t> indices = context->saved_data["kept_slots"].toIntVector();
+    std::vector<Leaf> leaves;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const auto target = static_cast<size_t>(indices[2 * i]);
+      const ParamSlot* slot = &model.units()[needed[target]].params[static_cast<size_t>(indices[2 * i + 1])];
+      leaves.push_back({target, slot, tensors[i]});
+    }
+    return leaves;
+  }
+
+  static std::vector<at::Tensor> target_flats(const std::vector<FsdpModel::GradTarget>& targets) {
+    std::vector<at::Tensor> flats;
+    for (const auto& target : targets) flats.push_back(target.flat);
+    return flats;
+  }
+
+  static std::vector<int64_t> target_overwrites(const std::vector<FsdpModel::GradTarget>& targets) {
+    std::vector<int64_t> overwrites;
+    for (const auto& target : targets) overwrites.push_back(target.overwrite ? 1 : 0);
+    return overwrites;
+  }
+
+  static std::vector<FsdpModel::GradTarget> restore_targets(FsdpModel& model, const std::vector<size_t>& needed,
+                                                            AutogradContext* context) {
+    const std::vector<at::Tensor> flats = context->saved_data["targets"].toTensorVector();
+    const std::vector<int64_t> overwrites = context->saved_data["overwrite"].toIntVector();
+    const bool direct = model.groups().shard->size() == 1 && !model.groups().replica;
+    std::vector<FsdpModel::GradTarget> targets;
+    for (size_t i = 0; i < needed.size(); ++i) targets.push_back({needed[i], flats[i], overwrites[i] != 0, direct});
+    return targets;
+  }
+};
+
+}  // namespace
+
+at::Tensor apply_unit(FsdpModel& model, size_t unit, const at::Tensor& input, const at::Tensor& anchor,
+                      const TokenBatch& batch) {
+  return UnitFunction::apply(input, anchor, reinterpret_cast<int64_t>(&model), static_cast<int64_t>(unit),
+                             reinterpret_cast<int64_t>(&batch));
+}
+
+}  // namespace st

@@ -1,0 +1,25 @@
+// One FSDP unit as an autograd node. Forward gathers the unit's parameters, runs lib/model's
+// unit forward and keeps what the unit's recompute policy says: only its input (full), also
+// its matmul outputs (selective), or its whole graph (none, and the head). Backward re-gathers
+// where needed, recomputes, and writes every parameter's gradient into its target (the fp32
+// shard or a reduce-scatter buffer; FsdpModel::grad_targets) before returning the input's.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+
+#include "model/llama_units.h"
+
+namespace st {
+
+class FsdpModel;
+
+// Unit `unit` of `model` on `input` (the previous unit's output; an empty tensor for the
+// embedding). `anchor` is an empty tensor that requires grad, so the embedding unit (whose
+// real input, the token ids, needs none) still gets a backward call. `batch` must outlive the
+// call (the node keeps its tensors for backward).
+at::Tensor apply_unit(FsdpModel& model, size_t unit, const at::Tensor& input, const at::Tensor& anchor,
+                      const TokenBatch& batch);
+
+}  // namespace st
