@@ -8,8 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <unistd.h>
-
+#include "process_temp.h"
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 
@@ -21,9 +20,7 @@ using Json = nlohmann::json;
 // A byte-level tokenizer whose vocabulary is the 256 byte symbols (no merges) plus the special
 // tokens of every template; tokenizer_config.json names <s> and </s> for `plain`.
 std::string write_tokenizer(bool with_config) {
-  // Per process: ctest runs these cases in parallel, each in its own process.
-  const std::string dir = ::testing::TempDir() + (with_config ? "/chat_tok_config_" : "/chat_tok_plain_") +
-                          std::to_string(::getpid());
+  const std::string dir = testing::process_temp_path(with_config ? "chat_tok_config" : "chat_tok_plain");
   std::filesystem::create_directories(dir);
   Json vocab = Json::object();
   int id = 0, next = 256;

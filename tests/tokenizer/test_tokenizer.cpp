@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "process_temp.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
@@ -37,7 +38,7 @@ Json tiny(bool ignore_merges = false) {
 
 std::string write(const Json& json) {
   static int count = 0;
-  const std::string path = ::testing::TempDir() + "/tok_" + std::to_string(count++) + ".json";
+  const std::string path = testing::process_temp_path("tok_" + std::to_string(count++) + ".json");
   std::ofstream(path) << json.dump();
   return path;
 }
@@ -120,13 +121,13 @@ TEST(Tokenizer, MissingOrMalformedFileIsNamed) {
   } catch (const TokenizerError& e) {
     EXPECT_NE(std::string(e.what()).find("no_such_dir: cannot open; --tokenizer takes a model directory"), std::string::npos) << e.what();
   }
-  const std::string path = ::testing::TempDir() + "/broken.json";
+  const std::string path = testing::process_temp_path("broken.json");
   std::ofstream(path) << "{\"model\": ";
   EXPECT_THROW(Tokenizer::from_file(path), TokenizerError);
 }
 
 std::string write_text(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = testing::process_temp_path(name);
   std::ofstream(path) << text;
   return path;
 }
