@@ -1,7 +1,7 @@
 /* The lm_head weight gradient of a log-prob chunk summed in fp32 inside the matmul:
    out[V, D] (fp32) (+)= d[n, V]^T @ h[n, D] with d and h in bf16/fp16, through cuBLAS with an
    fp32 output, so no 16-bit [V, D] product is made, added and cast. Reference: the libtorch
-   product in lib/model/token_logp.cpp (tests/cuda/test_gemm_accumulate.cpp compares them). */
+   product in lib/model/token_logp.cpp (tests/cuda/test_step_kernels.cpp checks it). */
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 /* The squared L2 norm of an fp32 vector with fp64 accumulation, in one pass on the GPU and
    without an fp64 copy of the data (the global gradient norm; lib/optim/grad_clip.cpp). The
-   reference is the host loop there (tests/cuda/test_sum_squares.cpp compares them). */
+   reference is the host loop there (tests/cuda/test_step_kernels.cpp compares them). */
 #pragma once
 
 #include <cuda_runtime_api.h>

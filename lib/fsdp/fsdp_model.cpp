@@ -140,9 +140,9 @@ bool FsdpModel::gathers_in_backward(size_t unit) const {
   return role != UnitRole::embedding && recompute_of(unit) != Recompute::none;
 }
 
-std::vector<at::Tensor> FsdpModel::acquire_for_backward(size_t unit, bool needs_parameters) {
+std::vector<at::Tensor> FsdpModel::acquire_for_backward(size_t unit) {
   std::vector<at::Tensor> flats;
-  if (needs_parameters) flats = wait_gathered(unit);
+  if (gathers_in_backward(unit)) flats = wait_gathered(unit);
   if (unit > 0 && gathers_in_backward(unit - 1)) {
     for (size_t previous : units_needed_by(unit - 1)) start_gather(previous);
   }
@@ -225,7 +225,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 }
 
 TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets) const {
-  return make_token_batch(config_, input_ids, targets, inverse_frequencies_, options_.compute_dtype,
+  return make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
                           options_.logp_chunk_tokens);
 }
 

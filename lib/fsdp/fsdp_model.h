@@ -89,7 +89,9 @@ class FsdpModel {
   std::vector<size_t> units_needed_by(size_t unit) const;  // itself; the tied head also unit 0
   std::vector<at::Tensor> acquire_for_forward(size_t unit);
   void finish_forward(size_t unit);
-  std::vector<at::Tensor> acquire_for_backward(size_t unit, bool needs_parameters);
+  // The unit's gathered parameters when its backward reruns it (else none), the previous
+  // unit's gather started.
+  std::vector<at::Tensor> acquire_for_backward(size_t unit);
   std::vector<GradTarget> grad_targets(size_t unit);
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 

@@ -83,12 +83,11 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   plan.policy = in.recompute;
   plan.tokens = in.micro_batch_rows * in.seq_len;
   plan.compute_bytes = in.compute_bytes;
-  if (e.shard_group > 1 && in.sharding != Sharding::grad_op && units.size() > 2) {
-    plan.gathered_layer_bytes = units[1].padded_numel * in.compute_bytes;
-  }
-  const int64_t margin = int64_t{2} << 30;  // as the trainer's auto budget (train/recompute_choice.cpp)
+  plan.gathered_layer_bytes =
+      kept_gathered_layer_bytes(config, static_cast<int>(e.shard_group), in.sharding, in.compute_bytes);
   plan.budget_bytes = in.on_gpu && in.device_bytes > 0
-                          ? std::max<int64_t>(0, in.device_bytes - e.device_states - e.gathered - e.activations - margin)
+                          ? std::max<int64_t>(0, in.device_bytes - e.device_states - e.gathered - e.activations -
+                                                     kRecomputeMarginBytes)
                           : -1;
   e.recompute_plan = plan_recompute(config, plan);
   for (size_t u = 1; u + 1 < e.recompute_plan.size(); ++u) {

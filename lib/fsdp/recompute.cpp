@@ -1,5 +1,6 @@
 #include "fsdp/recompute.h"
 
+#include "fsdp/unit_layout.h"
 #include "util/errors.h"
 
 namespace st {
@@ -35,6 +36,12 @@ int64_t layer_kept_bytes(const ModelConfig& config, Recompute policy, int64_t to
              tokens * hidden * 8 + tokens * config.num_attention_heads * 4 + gathered_layer_bytes;
   }
   return 0;
+}
+
+int64_t kept_gathered_layer_bytes(const ModelConfig& config, int shard_group_size, Sharding sharding,
+                                  int64_t compute_bytes) {
+  if (shard_group_size <= 1 || sharding == Sharding::grad_op || config.num_hidden_layers == 0) return 0;
+  return build_unit_layouts(config, shard_group_size)[1].padded_numel * compute_bytes;
 }
 
 std::vector<Recompute> plan_recompute(const ModelConfig& config, const RecomputePlanInputs& in) {

@@ -31,6 +31,14 @@ Recompute parse_recompute(const std::string& name);  // throws ConfigError namin
 int64_t layer_kept_bytes(const ModelConfig& config, Recompute policy, int64_t tokens, int64_t compute_bytes,
                          int64_t gathered_layer_bytes);
 
+// The gathered parameters a kept layer holds that would otherwise be freed after its forward:
+// a layer's padded size x compute_bytes when full or hybrid sharding splits it over several
+// ranks; 0 where they stay anyway (one rank, grad_op, none).
+int64_t kept_gathered_layer_bytes(const ModelConfig& config, int shard_group_size, Sharding sharding,
+                                  int64_t compute_bytes);
+// Left free by auto beyond its estimates: allocator fragmentation, NCCL and cuBLAS workspaces.
+constexpr int64_t kRecomputeMarginBytes = int64_t{2} << 30;
+
 struct RecomputePlanInputs {
   Recompute policy = Recompute::full;
   int64_t tokens = 0;               // padded tokens of the largest micro-batch

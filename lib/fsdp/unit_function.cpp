@@ -160,7 +160,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const UnitRole role = unit_role(u, count);
     const bool kept = context->saved_data.count("kept") > 0;
     const std::vector<size_t> needed = model.units_needed_by(u);
-    const std::vector<at::Tensor> flats = model.acquire_for_backward(u, !kept && role != UnitRole::embedding);
+    const std::vector<at::Tensor> flats = model.acquire_for_backward(u);
 
     std::vector<FsdpModel::GradTarget> targets;
     at::Tensor input_grad;

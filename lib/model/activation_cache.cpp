@@ -59,12 +59,6 @@ at::Tensor ActivationCache::linear(const at::Tensor& x, const at::Tensor& weight
   return ReplayedLinear::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()), recorded);
 }
 
-int64_t ActivationCache::bytes() const {
-  int64_t total = 0;
-  for (const at::Tensor& output : outputs_) total += static_cast<int64_t>(output.nbytes());
-  return total;
-}
-
 at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, ActivationCache* cache) {
   return cache ? cache->linear(x, weight, bias) : at::linear(x, weight, bias);
 }

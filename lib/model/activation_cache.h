@@ -7,7 +7,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -15,22 +14,17 @@ namespace st {
 
 class ActivationCache {
  public:
-  enum class Mode { record, replay };
-
   ActivationCache() = default;
   // Replays `recorded` (what take_recorded gave).
   explicit ActivationCache(std::vector<at::Tensor> recorded);
 
   // x [.., in], weight [out, in], bias [out] or undefined -> [.., out].
   at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
-  // From recording to replaying, in the order they were recorded.
-  void start_replay() { mode_ = Mode::replay; }
   // The recorded outputs in order, leaving the cache empty.
   std::vector<at::Tensor> take_recorded();
-  Mode mode() const { return mode_; }
-  int64_t bytes() const;
 
  private:
+  enum class Mode { record, replay };
   Mode mode_ = Mode::record;
   std::deque<at::Tensor> outputs_;
 };

@@ -45,7 +45,7 @@ at::Tensor row_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
 
 }  // namespace
 
-TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_ids, const at::Tensor& targets,
+TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                             int64_t logp_chunk_tokens) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
@@ -61,7 +61,6 @@ TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_i
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
   batch.rope = make_rope_tables(inverse_frequencies, input_ids.size(1), compute_dtype);
-  (void)config;
   return batch;
 }
 
@@ -121,7 +120,7 @@ TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, si
     }
     case UnitRole::head:
       params[kFinalNormName] = weights.final_norm;
-      params[config.tie_word_embeddings ? kEmbedName : kLmHeadName] = weights.lm_head;
+      params[lm_head_weight_name(config)] = weights.lm_head;
       break;
   }
   return params;
@@ -143,7 +142,7 @@ at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& co
 
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids) {
   const at::Tensor inverse = rope_inverse_frequencies(config).to(weights.embed.device());
-  const TokenBatch batch = make_token_batch(config, input_ids, at::full_like(input_ids, kIgnoreTarget, at::kLong),
+  const TokenBatch batch = make_token_batch(input_ids, at::full_like(input_ids, kIgnoreTarget, at::kLong),
                                             inverse, weights.embed.scalar_type(), 1);
   return rms_norm(hidden_before_head(weights, config, batch), weights.final_norm, config.rms_norm_eps);
 }

@@ -32,7 +32,7 @@ struct TokenBatch {
 // target positions costs the device no sync), `inverse_frequencies` from
 // rope_inverse_frequencies on `device`. Inputs go to the device from pinned memory without
 // blocking the host.
-TokenBatch make_token_batch(const ModelConfig& config, const at::Tensor& input_ids, const at::Tensor& targets,
+TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                             int64_t logp_chunk_tokens);
 

@@ -31,12 +31,6 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
   return at::where(medium, smoothed, scaled);
 }
 
-RopeTables make_rope_tables(const ModelConfig& config, int64_t length,
-                            const at::TensorOptions& options) {
-  return make_rope_tables(rope_inverse_frequencies(config).to(options.device()), length,
-                          c10::typeMetaToScalarType(options.dtype()));
-}
-
 RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype) {
   const at::Tensor positions =
       at::arange(length, at::TensorOptions().dtype(at::kFloat).device(inverse_frequencies.device()));

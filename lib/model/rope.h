@@ -17,10 +17,8 @@ struct RopeTables {
   at::Tensor sin;  // [T, head_dim]
 };
 
-// Tables for positions 0..length-1 in `options`' dtype and device.
-RopeTables make_rope_tables(const ModelConfig& config, int64_t length,
-                            const at::TensorOptions& options);
-// The same from inverse frequencies already on the device (built there: no host copy).
+// Tables for positions 0..length-1 in `dtype`, on the device of `inverse_frequencies`
+// (rope_inverse_frequencies, copied there once by the caller).
 RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype);
 
 // x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin.

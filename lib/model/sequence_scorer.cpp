@@ -17,14 +17,14 @@ int64_t length_of(const ScoreRequest& request) {
 }
 
 // Scores requests [first, last) as one right-padded batch.
-void score_batch(const LlamaWeights& weights, const ModelConfig& config,
+// `inverse_frequencies`: the rotary ones on the weights' device, made once per call of score_sequences.
+void score_batch(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& inverse_frequencies,
                  const std::vector<ScoreRequest>& requests, size_t first, size_t last,
                  const ScorerOptions& options, std::vector<ScoreResult>& results) {
   std::vector<PromptResponse<int64_t>> rows;
   for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
   const PaddedRows padded = pad_prompt_response_rows(rows, /*pad_id=*/0);
-  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
-  const TokenBatch batch = make_token_batch(config, padded.input_ids, padded.targets, inverse_frequencies,
+  const TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, inverse_frequencies,
                                             weights.embed.scalar_type(), options.chunk_tokens);
   const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
   const float* values = logps.data_ptr<float>();
@@ -43,6 +43,7 @@ std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const Mode
                                          const ScorerOptions& options) {
   c10::NoGradGuard no_grad;
   std::vector<ScoreResult> results(requests.size());
+  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
   size_t first = 0;
   while (first < requests.size()) {
     size_t last = first + 1;
@@ -53,7 +54,7 @@ std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const Mode
       longest = next_longest;
       ++last;
     }
-    score_batch(weights, config, requests, first, last, options, results);
+    score_batch(weights, config, inverse_frequencies, requests, first, last, options, results);
     first = last;
   }
   return results;

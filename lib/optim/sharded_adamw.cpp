@@ -146,12 +146,14 @@ bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
                              static_cast<float>(std::sqrt(correction2)),
                              static_cast<float>(1.0 - lr * options_.weight_decay)};
   bool copies_written = !compute_copies.empty();
+  const auto host_resident = [&](const at::Tensor& master) { return options_.offload == "cpu" || master.is_cpu(); };
   float host_grad_scale = 1.0f;  // host updates read the factor once (offload copies the gradients anyway)
-  const bool any_host = options_.offload == "cpu" || (!masters.empty() && masters.front().is_cpu());
-  if (any_host && grad_scale.defined()) host_grad_scale = grad_scale.to(at::kCPU).data_ptr<float>()[0];
+  if (grad_scale.defined() && std::any_of(masters.begin(), masters.end(), host_resident)) {
+    host_grad_scale = grad_scale.to(at::kCPU).data_ptr<float>()[0];
+  }
   for (size_t u = 0; u < masters.size(); ++u) {
     at::Tensor& p = masters[u];
-    if (options_.offload == "cpu" || p.is_cpu()) {  // fused, threaded, no temporaries
+    if (host_resident(p)) {  // fused, threaded, no temporaries
       // Without weight decay the decay factor is exactly 1.
       host_step(p, m_[u], v_[u], grads[u], host_grad_scale, decayed_[u], scalars, threads_);
       copies_written = false;

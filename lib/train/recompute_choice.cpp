@@ -4,19 +4,20 @@
 #include <cstdio>
 
 #include "fsdp/memory_estimate.h"
-#include "fsdp/unit_layout.h"
 #include "util/torch_compat.h"
 
 namespace st {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr int64_t kMarginBytes = int64_t{2} << 30;  // allocator fragmentation, NCCL and cuBLAS workspaces
+
+int64_t micro_batch_rows(const TrainConfig& config) {
+  return config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
+}
 
 int64_t largest_micro_batch_tokens(const TrainConfig& config) {
   if (config.data.micro_batch_tokens > 0) return config.data.micro_batch_tokens;
-  const int64_t rows = config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
-  return rows * config.data.cutoff_len;
+  return micro_batch_rows(config) * config.data.cutoff_len;
 }
 
 std::string gib(int64_t bytes) {
@@ -34,11 +35,8 @@ RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& m
   inputs.tokens = largest_micro_batch_tokens(config);
   inputs.compute_bytes = compute_bytes;
   inputs.budget_bytes = budget_bytes;
-  // Full sharding frees a layer's gathered parameters after its forward; a kept graph holds them.
-  if (shard_group_size > 1 && config.dist.sharding != "grad_op") {
-    const auto units = build_unit_layouts(model, shard_group_size);
-    inputs.gathered_layer_bytes = units.size() > 2 ? units[1].padded_numel * compute_bytes : 0;
-  }
+  inputs.gathered_layer_bytes =
+      kept_gathered_layer_bytes(model, shard_group_size, parse_sharding(config.dist.sharding), compute_bytes);
   RecomputeChoice choice;
   choice.plan = plan_recompute(model, inputs);
   choice.reason = config.train.recompute + " -> " + describe_recompute_plan(choice.plan);
@@ -55,12 +53,12 @@ int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model,
   if (cuda_device < 0) return -1;
   EstimateInputs in;
   in.compute_bytes = compute_bytes;
-  in.micro_batch_rows = config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
+  in.micro_batch_rows = micro_batch_rows(config);
   in.seq_len = config.data.cutoff_len;
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.ranks_per_node = shard_group_size;
   const MemoryEstimate estimate = estimate_memory(model, in);
-  const int64_t working = estimate.gathered + estimate.activations + kMarginBytes;
+  const int64_t working = estimate.gathered + estimate.activations + kRecomputeMarginBytes;
   const int64_t available =
       config.train.memory_budget_gib > 0.0
           ? static_cast<int64_t>(config.train.memory_budget_gib * kGiB) - compat::allocated_gpu_memory_bytes(cuda_device)

@@ -261,19 +261,16 @@ nlohmann::ordered_json Trainer::State::evaluate(int64_t step) {
   const Timer timer;
   c10::NoGradGuard no_grad;
   PairLoader loader(data.val, loader_options(false), world.rank(), world.size());
-  LossSums sums;
-  at::Tensor output_sums;  // on the device, read once at the end
+  WindowStats totals;  // its sums stay on the device until the one read at the end
   for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
     const StepBatch step_batch = loader.next();
     const StepShape shape = agree_step_shape(*host, step_batch.micro_batches);
     for (int64_t index = 0; index < shape.micro_batches; ++index) {
-      const MicroBatchResult result = run_micro_batch(micro_or_padding(step_batch.micro_batches, index));
-      sums += result.counts;
-      output_sums = output_sums.defined() ? output_sums + result.output_sums : result.output_sums;
+      totals.add(run_micro_batch(micro_or_padding(step_batch.micro_batches, index)));
     }
   }
-  if (output_sums.defined()) sums = with_output_sums(sums, read_to_host(output_sums));
-  return reduce_eval_record(*host, stage, sums, step, timer.seconds());
+  totals.settle();
+  return reduce_eval_record(*host, stage, totals.sums, step, timer.seconds());
 }
 
 TrainResult Trainer::run(const TrainObserver& observer) {
