@@ -151,7 +151,7 @@ std::vector<at::Tensor> FsdpModel::acquire_for_backward(size_t unit) {
 
 std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
   std::vector<GradTarget> targets;
-  const bool direct = groups_.shard->size() == 1 && !groups_.replica;
+  const bool direct = writes_shards_directly();
   for (size_t needed : units_needed_by(unit)) {
     GradTarget target;
     target.unit = needed;

@@ -93,6 +93,8 @@ class FsdpModel {
   // unit's gather started.
   std::vector<at::Tensor> acquire_for_backward(size_t unit);
   std::vector<GradTarget> grad_targets(size_t unit);
+  // One rank and no replicas: gradients go straight into the shards, nothing is reduced.
+  bool writes_shards_directly() const { return groups_.shard->size() == 1 && !groups_.replica; }
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 
  private:

@@ -35,27 +35,28 @@ TokenBatch load_batch(AutogradContext* context) {
   return batch;
 }
 
-// A unit's parameters by name for the model: views of the gathered flats. Those with a
-// gradient target become leaves that require grad, except the ones the model writes itself
-// (`sinks`); `leaves` gets (unit index in targets, slot, leaf) for reading their grads back.
+// A parameter as an autograd leaf, and where its gradient goes: its slice of the target flat.
 struct Leaf {
-  size_t target;
-  const ParamSlot* slot;
   at::Tensor tensor;
+  at::Tensor destination;
+  bool overwrite = true;
 };
 
+// A unit's parameters by name for the model: views of the gathered flats. With `targets`
+// (one per needed unit), each becomes a leaf that requires grad, except those the model
+// writes itself (`sinks`); `leaves` gets them for writing their grads back.
 TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const std::vector<at::Tensor>& flats,
-                      const UnitGradSinks* sinks, std::vector<Leaf>* leaves) {
+                      const std::vector<FsdpModel::GradTarget>& targets = {}, const UnitGradSinks& sinks = {},
+                      std::vector<Leaf>* leaves = nullptr) {
   TensorMap params;
   for (size_t i = 0; i < needed.size(); ++i) {
     for (const ParamSlot& slot : model.units()[needed[i]].params) {
       // A unit run with another's parameters (a tied head) takes only its lm_head weight.
       if (i > 0 && slot.spec.name != lm_head_weight_name(model.config())) continue;
       at::Tensor view = flats[i].narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
-      const bool sunk = sinks && sinks->destinations.count(slot.spec.name);
-      if (leaves && !sunk) {
+      if (leaves && !sinks.destinations.count(slot.spec.name)) {
         view = view.detach().requires_grad_(true);
-        leaves->push_back({i, &slot, view});
+        leaves->push_back({view, targets[i].flat.narrow(0, slot.offset, slot.spec.numel()), targets[i].overwrite});
       }
       params[slot.spec.name] = view;
     }
@@ -81,15 +82,13 @@ UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<
   return sinks;
 }
 
-void write_leaf_grads(const std::vector<Leaf>& leaves, const tensor_list& grads,
-                      const std::vector<FsdpModel::GradTarget>& targets) {
+void write_leaf_grads(const std::vector<Leaf>& leaves, const tensor_list& grads) {
   for (size_t i = 0; i < leaves.size(); ++i) {
-    const FsdpModel::GradTarget& target = targets[leaves[i].target];
-    at::Tensor destination = target.flat.narrow(0, leaves[i].slot->offset, leaves[i].slot->spec.numel());
+    at::Tensor destination = leaves[i].destination;
     const at::Tensor& grad = grads[i];
     if (!grad.defined()) {
-      if (target.overwrite) destination.zero_();
-    } else if (target.overwrite) {
+      if (leaves[i].overwrite) destination.zero_();
+    } else if (leaves[i].overwrite) {
       destination.copy_(grad.reshape({-1}));  // fp32 = bf16 in one pass
     } else {
       destination.add_(grad.reshape({-1}));  // fp32 += bf16 in one pass
@@ -97,10 +96,42 @@ void write_leaf_grads(const std::vector<Leaf>& leaves, const tensor_list& grads,
   }
 }
 
-std::vector<at::Tensor> tensors_of(const std::vector<Leaf>& leaves) {
-  std::vector<at::Tensor> tensors;
-  for (const Leaf& leaf : leaves) tensors.push_back(leaf.tensor);
-  return tensors;
+// The leaves' gradients for `output` (upstream `grad`) written to their destinations; returns
+// the gradient of `input`.
+at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, const std::vector<Leaf>& leaves,
+                         const at::Tensor& input) {
+  std::vector<at::Tensor> wrt;
+  for (const Leaf& leaf : leaves) wrt.push_back(leaf.tensor);
+  wrt.push_back(input);
+  auto results = torch::autograd::grad({output}, wrt, {grad}, /*retain_graph=*/false, /*create_graph=*/false,
+                                       /*allow_unused=*/true);
+  const at::Tensor input_grad = results.back();
+  results.pop_back();
+  write_leaf_grads(leaves, results);
+  return input_grad;
+}
+
+// Kept leaves travel in the autograd context as three parallel lists.
+void save_leaves(AutogradContext* context, const std::vector<Leaf>& leaves) {
+  std::vector<at::Tensor> tensors, destinations;
+  std::vector<int64_t> overwrites;
+  for (const Leaf& leaf : leaves) {
+    tensors.push_back(leaf.tensor);
+    destinations.push_back(leaf.destination);
+    overwrites.push_back(leaf.overwrite ? 1 : 0);
+  }
+  context->saved_data["kept_leaves"] = tensors;
+  context->saved_data["kept_destinations"] = destinations;
+  context->saved_data["kept_overwrites"] = overwrites;
+}
+
+std::vector<Leaf> load_leaves(AutogradContext* context) {
+  const std::vector<at::Tensor> tensors = context->saved_data["kept_leaves"].toTensorVector();
+  const std::vector<at::Tensor> destinations = context->saved_data["kept_destinations"].toTensorVector();
+  const std::vector<int64_t> overwrites = context->saved_data["kept_overwrites"].toIntVector();
+  std::vector<Leaf> leaves;
+  for (size_t i = 0; i < tensors.size(); ++i) leaves.push_back({tensors[i], destinations[i], overwrites[i] != 0});
+  return leaves;
 }
 
 // The node of unit_function.h; the model, unit and batch travel as addresses (saved_data holds
@@ -124,28 +155,26 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     at::Tensor output;
     if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
       // Keep the graph: leaves for the parameters and the input, targets fixed now.
-      std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
+      const std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
       const UnitGradSinks sinks = head_sinks(model, u, targets);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model, needed, flats, &sinks, &leaves);
+      const TensorMap params = unit_inputs(model, needed, flats, targets, sinks, &leaves);
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
       const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
       context->saved_data["kept"] = kept;
       context->saved_data["kept_input"] = input_leaf;
-      context->saved_data["kept_leaves"] = tensors_of(leaves);
-      context->saved_data["kept_slots"] = slot_indices(model, needed, leaves);
-      context->saved_data["targets"] = target_flats(targets);
-      context->saved_data["overwrite"] = target_overwrites(targets);
+      save_leaves(context, leaves);
+      std::vector<at::Tensor> target_flats;
+      for (const auto& target : targets) target_flats.push_back(target.flat);
+      context->saved_data["targets"] = target_flats;
       output = kept.detach();
     } else if (model.differentiating() && policy == Recompute::selective) {
       ActivationCache cache;
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
-                                  input, batch, &cache);
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, &cache);
       context->saved_data["recorded"] = cache.take_recorded();
     } else {
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats, nullptr, nullptr),
-                                  input, batch);
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch);
     }
     model.finish_forward(u);
     return output;  // grad mode is off here: what the unit keeps is what the context holds
@@ -173,19 +202,18 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
           targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
       embedding_backward(batch, grads[0], sinks);
     } else if (kept) {
-      targets = restore_targets(model, needed, context);
-      const std::vector<at::Tensor> leaf_tensors = context->saved_data["kept_leaves"].toTensorVector();
-      std::vector<at::Tensor> wrt = leaf_tensors;
-      wrt.push_back(context->saved_data["kept_input"].toTensor());
-      auto results = torch::autograd::grad({context->saved_data["kept"].toTensor()}, wrt, {grads[0]},
-                                           /*retain_graph=*/false, /*create_graph=*/false, /*allow_unused=*/true);
-      input_grad = results.back();
-      results.pop_back();
-      write_leaf_grads(restore_leaves(model, needed, context, leaf_tensors), results, targets);
+      // The buffers the kept graph writes into, for finish_backward to reduce (leaves carry
+      // their own overwrite flags).
+      const std::vector<at::Tensor> flats_written = context->saved_data["targets"].toTensorVector();
+      for (size_t i = 0; i < needed.size(); ++i) {
+        targets.push_back({needed[i], flats_written[i], true, model.writes_shards_directly()});
+      }
+      input_grad = differentiate(context->saved_data["kept"].toTensor(), grads[0], load_leaves(context),
+                                 context->saved_data["kept_input"].toTensor());
     } else {
       targets = model.grad_targets(u);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model, needed, flats, nullptr, &leaves);
+      const TensorMap params = unit_inputs(model, needed, flats, targets, {}, &leaves);
       const at::Tensor input = saved_input.detach().requires_grad_(true);
       std::optional<ActivationCache> cache;
       if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());
@@ -194,64 +222,11 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
         at::AutoGradMode enable(true);
         output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr);
       }
-      std::vector<at::Tensor> wrt = tensors_of(leaves);
-      wrt.push_back(input);
-      auto results = torch::autograd::grad({output}, wrt, {grads[0]}, /*retain_graph=*/false,
-                                           /*create_graph=*/false, /*allow_unused=*/true);
-      input_grad = results.back();
-      results.pop_back();
-      write_leaf_grads(leaves, results, targets);
+      input_grad = differentiate(output, grads[0], leaves, input);
     }
     model.finish_backward(u, targets);
     return {role == UnitRole::embedding ? at::Tensor() : input_grad, at::Tensor(), at::Tensor(), at::Tensor(),
             at::Tensor()};
-  }
-
- private:
-  // Kept leaves are identified by (target, slot index) so backward can find their destinations.
-  static std::vector<int64_t> slot_indices(const FsdpModel& model, const std::vector<size_t>& needed,
-                                           const std::vector<Leaf>& leaves) {
-    std::vector<int64_t> indices;
-    for (const Leaf& leaf : leaves) {
-      const auto& params = model.units()[needed[leaf.target]].params;
-      indices.push_back(static_cast<int64_t>(leaf.target));
-      indices.push_back(static_cast<int64_t>(leaf.slot - params.data()));
-    }
-    return indices;
-  }
-
-  static std::vector<Leaf> restore_leaves(const FsdpModel& model, const std::vector<size_t>& needed,
-                                          AutogradContext* context, const std::vector<at::Tensor>& tensors) {
-    const std::vector<int64_t> indices = context->saved_data["kept_slots"].toIntVector();
-    std::vector<Leaf> leaves;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      const auto target = static_cast<size_t>(indices[2 * i]);
-      const ParamSlot* slot = &model.units()[needed[target]].params[static_cast<size_t>(indices[2 * i + 1])];
-      leaves.push_back({target, slot, tensors[i]});
-    }
-    return leaves;
-  }
-
-  static std::vector<at::Tensor> target_flats(const std::vector<FsdpModel::GradTarget>& targets) {
-    std::vector<at::Tensor> flats;
-    for (const auto& target : targets) flats.push_back(target.flat);
-    return flats;
-  }
-
-  static std::vector<int64_t> target_overwrites(const std::vector<FsdpModel::GradTarget>& targets) {
-    std::vector<int64_t> overwrites;
-    for (const auto& target : targets) overwrites.push_back(target.overwrite ? 1 : 0);
-    return overwrites;
-  }
-
-  static std::vector<FsdpModel::GradTarget> restore_targets(FsdpModel& model, const std::vector<size_t>& needed,
-                                                            AutogradContext* context) {
-    const std::vector<at::Tensor> flats = context->saved_data["targets"].toTensorVector();
-    const std::vector<int64_t> overwrites = context->saved_data["overwrite"].toIntVector();
-    const bool direct = model.groups().shard->size() == 1 && !model.groups().replica;
-    std::vector<FsdpModel::GradTarget> targets;
-    for (size_t i = 0; i < needed.size(); ++i) targets.push_back({needed[i], flats[i], overwrites[i] != 0, direct});
-    return targets;
   }
 };
 
