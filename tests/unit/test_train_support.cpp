@@ -9,6 +9,7 @@
 #include "data/holdout.h"
 #include "data/reference_columns.h"
 #include "model/presets.h"
+#include "scratch_dir.h"
 #include "train/flops.h"
 #include "train/metrics_plot.h"
 #include "train/train_metrics.h"
@@ -73,11 +74,14 @@ TEST(TrainMetrics, LossMetricsFromSums) {
   EXPECT_FALSE(sft.contains("rewards/accuracies"));
 }
 
-class MetricsPlot : public ::testing::Test {
+// Per-test scratch dir: ctest runs each case as its own process, in parallel.
+class MetricsPlot : public st::testing::ScratchDirTest {
  protected:
-  std::string path = ::testing::TempDir() + "/st_plot_metrics.jsonl";
-  void write(const std::string& text) { std::ofstream(path) << text; }
-  void TearDown() override { std::filesystem::remove(path); }
+  std::string path;
+  void write(const std::string& text) {
+    path = (dir_ / "metrics.jsonl").string();
+    std::ofstream(path) << text;
+  }
 };
 
 TEST_F(MetricsPlot, PanelsFromTrainAndEvalRecords) {
