@@ -6,20 +6,22 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <vector>
 
 #include "bench_profile.h"
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "config/config_parser.h"
-#include "config/config_validate.h"
 #include "data/pair_table.h"
-#include "data/synth_dataset.h"
-#include "dist/world.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "model/model_config.h"
 #include "model/presets.h"
+#include "prep/synth_dataset.h"
+#include "train/train_arguments.h"
+#include "train/train_config_validate.h"
 #include "train/train_metrics.h"
 #include "train/trainer.h"
 #include "util/errors.h"
@@ -30,7 +32,8 @@ namespace st {
 namespace {
 
 struct BenchOptions {
-  std::string preset = "llama-3.2-1b", stage = "dpo", work = "runs/bench";
+  std::string preset = "llama-3.2-1b", work = "runs/bench";
+  Stage stage = Stage::dpo;
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
   bool phase_times = true;     // sync the GPU at phase ends for the breakdown (off: the throughput run)
@@ -60,8 +63,6 @@ TrainConfig bench_config(TrainConfig config, const BenchOptions& o, const std::s
   config.train.overwrite = true;
   config.train.peak_tflops = o.peak_tflops;
   config.ckpt.every = 0;
-  config.ckpt.save_at_end = false;
-  config.train.time_phases = o.phase_times;
   return config;
 }
 
@@ -77,7 +78,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
         ("seq", po::value(&o.seq)->default_value(o.seq), "tokens per sequence (prompt + completion)")
         ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch),
          "pairs (dpo) or sequences (sft) per rank per step")
-        ("stage", po::value(&o.stage)->default_value(o.stage), "dpo | sft")
+        ("stage", enum_flag(&o.stage, "bench", "stage"), "dpo | sft")
         ("steps", po::value(&o.steps)->default_value(o.steps), "measured steps")
         ("warmup", po::value(&o.warmup)->default_value(o.warmup), "steps run first and not measured")
         ("peak-tflops", po::value(&o.peak_tflops)->default_value(o.peak_tflops),
@@ -94,15 +95,13 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       }
       return kExitOk;
     }
-    const auto kind = parse_pair_kind(o.stage);
-    if (!kind) throw ConfigError("bench: --stage '" + o.stage + "' is not dpo|sft");
     if (o.seq < 8 || o.micro_batch < 1 || o.steps < 1 || o.warmup < 0) {
       throw ConfigError("bench: need --seq >= 8, --micro-batch >= 1, --steps >= 1, --warmup >= 0");
     }
     const std::string data = o.work + "/data";
     if (world.rank() == 0) {
       SynthOptions synth;
-      synth.kind = *kind;
+      synth.kind = o.stage == Stage::dpo ? PairKind::dpo : PairKind::sft;
       synth.vocab_size = preset_config(o.preset).vocab_size;
       synth.min_length = synth.max_length = (o.seq - 3) / 2;  // BOS + prompt, completion + EOS
       const auto pairs = static_cast<uint64_t>((o.warmup + o.steps) * o.micro_batch * world.size());
@@ -115,19 +114,15 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
     validate_config(config, world.size(), parsed.origins);
     world.watchdog().set_timeout(config.dist.timeout_s);
 
-    Trainer trainer(config, world);
-    std::vector<double> step_s, tokens_s, mfu, memory;
-    std::vector<std::vector<double>> phases(kStepPhaseKeys.size());
+    RunOptions run;
+    run.sync_phases = o.phase_times;
+    run.save_at_end = false;  // a bench run keeps no state
+    Trainer trainer(config, world, run);
+    std::vector<TrainRecord> measured;
     TrainObserver observer;
-    observer.record = [&](const nlohmann::ordered_json& record) {
-      if (!record.contains("step_time_s")) return;
-      log0(console_line(record, config.train.max_steps));
-      if (record.at("step").get<int64_t>() <= o.warmup) return;
-      step_s.push_back(record.at("step_time_s").get<double>());
-      tokens_s.push_back(record.at("tokens_per_s").get<double>());
-      mfu.push_back(record.value("mfu", 0.0));
-      memory.push_back(record.at("peak_memory_gib").get<double>());
-      for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) phases[i].push_back(record.value(kStepPhaseKeys[i], 0.0));
+    observer.train_record = [&](const TrainRecord& record) {
+      log0(console_line(record.json, config.train.max_steps));
+      if (record.step > o.warmup) measured.push_back(record);
     };
     std::string profile_table;
     if (!o.profile.empty()) {
@@ -140,18 +135,28 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
     }
     trainer.run(observer);
     if (world.rank() == 0) {
+      const auto median_of = [&](const std::function<double(const TrainRecord&)>& field) {
+        std::vector<double> values;
+        for (const TrainRecord& record : measured) values.push_back(field(record));
+        return median(values);
+      };
+      double peak_memory = 0.0;
+      for (const TrainRecord& record : measured) peak_memory = std::max(peak_memory, record.peak_memory_gib);
       std::printf("bench: %s %s, seq %lld, micro-batch %lld, %d rank(s), compute %s; median of %zu steps after %lld "
-                  "warm-up\n", o.preset.c_str(), o.stage.c_str(), static_cast<long long>(o.seq),
-                  static_cast<long long>(o.micro_batch), world.size(), trainer.plan().compute_dtype.c_str(),
-                  step_s.size(), static_cast<long long>(o.warmup));
+                  "warm-up\n", o.preset.c_str(), enum_name(o.stage), static_cast<long long>(o.seq),
+                  static_cast<long long>(o.micro_batch), world.size(), enum_name(trainer.plan().compute_dtype),
+                  measured.size(), static_cast<long long>(o.warmup));
       std::printf("  step time     %.4f s\n  tokens/s      %.1f\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
-                  "  peak memory   %.2f GiB\n", median(step_s), median(tokens_s), 100.0 * median(mfu), o.peak_tflops,
-                  *std::max_element(memory.begin(), memory.end()));
+                  "  peak memory   %.2f GiB\n",
+                  median_of([](const TrainRecord& r) { return r.step_time_s; }),
+                  median_of([](const TrainRecord& r) { return r.tokens_per_s; }),
+                  100.0 * median_of([](const TrainRecord& r) { return r.mfu; }), o.peak_tflops, peak_memory);
       std::printf("%s", profile_table.c_str());
       if (o.phase_times) {
         std::printf("  step time breakdown (medians; the rest is metrics and host work):\n");
-        for (size_t i = 0; i < kStepPhaseKeys.size(); ++i) {
-          std::printf("    %-18s %.4f s\n", kStepPhaseKeys[i] + 5, median(phases[i]));  // without "time/"
+        for (const StepPhases::Field& field : StepPhases::kFields) {
+          const double seconds = median_of([&](const TrainRecord& r) { return r.phases ? (*r.phases).*field.seconds : 0.0; });
+          std::printf("    %-18s %.4f s\n", (std::string(field.name) + "_s").c_str(), seconds);
         }
       }
     }

@@ -5,9 +5,9 @@
 
 #include "command_runner.h"
 #include "commands.h"
-#include "dist/env_check.h"
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/env_check.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "util/errors.h"
 

@@ -5,11 +5,12 @@
 
 #include "command_options.h"
 #include "command_runner.h"
-#include "memory_report.h"
 #include "commands.h"
 #include "exit_codes.h"
 #include "fsdp/memory_estimate.h"
+#include "memory_report.h"
 #include "model/presets.h"
+#include "train/train_plan.h"
 #include "util/errors.h"
 
 namespace st {
@@ -17,19 +18,29 @@ namespace {
 
 namespace po = boost::program_options;
 
-int64_t dtype_bytes(const std::string& dtype) {
-  if (dtype == "bf16" || dtype == "fp16") return 2;
-  if (dtype == "fp32") return 4;
-  throw ConfigError("estimate: --dtype '" + dtype + "' is not bf16|fp16|fp32");
-}
+// --device: where the ranks train.
+enum class EstimateDevice { gpu, cpu };
+
+}  // namespace
+
+template <>
+struct EnumNames<EstimateDevice> {
+  static constexpr NamedValue<EstimateDevice> table[] = {{EstimateDevice::gpu, "gpu"}, {EstimateDevice::cpu, "cpu"}};
+};
+
+namespace {
 
 }  // namespace
 
 int run_estimate(std::vector<std::string> args, int&, char**&) {
   return run_guarded([&] {
     EstimateInputs in;
-    std::string recompute = "auto";
-    std::string preset, model_dir, sharding = "full", offload = "none", dtype = "bf16", device = "gpu", stage = "dpo";
+    in.recompute = Recompute::automatic;
+    std::string preset, model_dir;
+    Offload offload = Offload::none;
+    ComputeDtype dtype = ComputeDtype::bf16;
+    EstimateDevice device = EstimateDevice::gpu;
+    Stage stage = Stage::dpo;
     int64_t micro_batch = 1;
     double gpu_gib = 80.0;
     po::options_description options("shardtune estimate (--preset NAME | --model DIR) [options]", 110, 50);
@@ -39,30 +50,25 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
         ("model", po::value(&model_dir), "a Hugging Face model directory or config.json")
         ("nodes", po::value(&in.nodes)->default_value(1), "nodes")
         ("ranks-per-node", po::value(&in.ranks_per_node)->default_value(8), "ranks (GPUs) per node")
-        ("sharding", po::value(&sharding)->default_value("full"), "full | grad_op | none | hybrid")
-        ("offload", po::value(&offload)->default_value("none"), "none | cpu (AdamW state and fp32 masters on the host)")
-        ("dtype", po::value(&dtype)->default_value("bf16"), "compute dtype: bf16 | fp16 | fp32")
-        ("device", po::value(&device)->default_value("gpu"), "gpu | cpu (CPU training: everything in host memory)")
-        ("stage", po::value(&stage)->default_value("dpo"), "dpo (a pair is 2 sequences) | sft")
+        ("sharding", enum_flag(&in.sharding, "estimate", "sharding"), "full | grad_op | none | hybrid")
+        ("offload", enum_flag(&offload, "estimate", "offload"), "none | cpu (AdamW state and fp32 masters on the host)")
+        ("dtype", enum_flag(&dtype, "estimate", "dtype"), "compute dtype: bf16 | fp16 | fp32 | auto (bf16 on GPUs)")
+        ("device", enum_flag(&device, "estimate", "device"), "gpu | cpu (CPU training: everything in host memory)")
+        ("stage", enum_flag(&stage, "estimate", "stage"), "dpo (a pair is 2 sequences) | sft")
         ("micro-batch", po::value(&micro_batch)->default_value(1), "pairs (dpo) or sequences (sft) per micro-batch")
         ("seq-len", po::value(&in.seq_len)->default_value(2048), "tokens per sequence")
         ("logp-chunk", po::value(&in.logp_chunk_tokens)->default_value(1024), "model.logp_chunk_tokens")
-        ("recompute", po::value(&recompute)->default_value("auto"),
+        ("recompute", enum_flag(&in.recompute, "estimate", "recompute"),
          "full | selective | none | auto (the most kept activations that fit --gpu-memory)")
         ("gpu-memory", po::value(&gpu_gib)->default_value(80.0), "GPU memory [GiB] to check the fit against");
     if (!parse_command_options("estimate", args, options, 0)) return kExitOk;
     if (preset.empty() == model_dir.empty()) throw ConfigError("estimate: give exactly one of --preset or --model");
     const ModelConfig config = preset.empty() ? load_model_config(model_dir) : preset_config(preset);
-    in.sharding = parse_sharding(sharding);
-    if (offload != "none" && offload != "cpu") throw ConfigError("estimate: --offload '" + offload + "' is not none|cpu");
-    if (device != "gpu" && device != "cpu") throw ConfigError("estimate: --device '" + device + "' is not gpu|cpu");
-    if (stage != "dpo" && stage != "sft") throw ConfigError("estimate: --stage '" + stage + "' is not dpo|sft");
     if (micro_batch < 1 || in.seq_len < 1) throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1");
-    in.offload = offload == "cpu";
-    in.compute_bytes = dtype_bytes(dtype);
-    in.on_gpu = device == "gpu";
-    in.micro_batch_rows = micro_batch * (stage == "dpo" ? 2 : 1);
-    in.recompute = parse_recompute(recompute);
+    in.offload = offload == Offload::cpu;
+    in.on_gpu = device == EstimateDevice::gpu;
+    in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(resolve_compute_dtype(dtype, in.on_gpu))));
+    in.micro_batch_rows = micro_batch * (stage == Stage::dpo ? 2 : 1);
     in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
     std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);

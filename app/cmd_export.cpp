@@ -10,9 +10,9 @@
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "dist/mpi_communicator.h"
-#include "dist/value_gather.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/value_gather.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "util/errors.h"
 #include "util/host_memory.h"
@@ -26,7 +26,8 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 struct ExportCommand {
-  std::string checkpoint, output, dtype = "bf16";
+  std::string checkpoint, output;
+  ExportDtype dtype = ExportDtype::bf16;
   double shard_gb = 5.0;
   bool overwrite = false;
 };
@@ -37,7 +38,7 @@ po::options_description export_options(ExportCommand& o) {
       ("help", "print this help and exit")
       ("checkpoint", po::value(&o.checkpoint), "a step_* checkpoint, or a checkpoint directory (its newest complete one)")
       ("output", po::value(&o.output), "Hugging Face model directory to write")
-      ("dtype", po::value(&o.dtype)->default_value("bf16"), "dtype of the exported weights: bf16|fp32")
+      ("dtype", enum_flag(&o.dtype, "export", "dtype"), "dtype of the exported weights: bf16|fp32")
       ("shard-gb", po::value(&o.shard_gb)->default_value(5.0), "size limit of one safetensors file [GB]")
       ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output directory");
   return options;
@@ -53,7 +54,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     if (o.checkpoint.empty() || o.output.empty()) throw ConfigError("export: --checkpoint and --output are required");
     if (o.shard_gb <= 0.0) throw ConfigError("export: --shard-gb must be > 0");
     HfExportOptions options;
-    options.dtype = export_dtype(o.dtype);
+    options.dtype = export_scalar_type(o.dtype);
     options.max_shard_bytes = static_cast<uint64_t>(o.shard_gb * 1e9);
     options.replace = o.overwrite;
     if (fs::exists(o.output) && !o.overwrite) {
@@ -73,7 +74,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
                                                   {world.rank(), world.size(), true}, communicator, options);
     const double peak = max_over_ranks(communicator, static_cast<double>(peak_resident_bytes()));
     const double seconds = timer.seconds();
-    log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (", o.dtype, ", ",
+    log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (", enum_name(o.dtype), ", ",
          result.files, " file(s), ", static_cast<double>(result.bytes) / 1e9, " GB) on ", world.size(), " rank(s) in ",
          seconds, " s (", static_cast<double>(result.bytes) / 1e9 / seconds, " GB/s); peak RSS per rank ",
          peak / 1e9, " GB (max over ranks), fp32 model ", static_cast<double>(result.bytes) /

@@ -8,13 +8,13 @@
 
 #include "command_runner.h"
 #include "commands.h"
-#include "config/config_parser.h"
-#include "config/config_validate.h"
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "fsdp/shard_source.h"
 #include "train/reference_precompute.h"
+#include "train/train_arguments.h"
+#include "train/train_config_validate.h"
 #include "train/train_plan.h"
 #include "util/cpu_threads.h"
 #include "util/device.h"
@@ -41,34 +41,37 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     }
     const TrainConfig& config = parsed.config;
     validate_config(config, 0, parsed.origins);  // the training run may use another rank count
-    if (config.train.stage != "dpo") throw ConfigError("precompute-ref: train.stage = " + config.train.stage + "; reference log-probs are for dpo");
+    if (config.train.stage != Stage::dpo) {
+      throw ConfigError("precompute-ref: train.stage = " + std::string(enum_name(config.train.stage)) +
+                        "; reference log-probs are for dpo");
+    }
     world.watchdog().set_timeout(config.dist.timeout_s);
     const Timer timer;
     const ModelConfig model = model_config_of(config.model.path, config.model.preset);
     const TrainData data = open_train_data(config, model.vocab_size);  // validates before any scoring
 
-    const c10::Device device = select_device("auto", world.local_device());
+    const c10::Device device = select_device(DeviceChoice::automatic, world.local_device());
     if (!device.is_cuda()) at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
     keep_freed_host_memory();
-    const std::string dtype_name = resolve_compute_dtype(config.train.dtype, device.is_cuda());
+    const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, device.is_cuda());
     ShardingGroups groups = make_run_sharding_groups(config.dist, world);
     const ModelShards shards = load_model_shards(config.model.path, config.model.preset, config.train.seed,
                                                  groups.shard->size(), groups.shard->rank());
     ReferenceModel reference(shards, groups,
-                             {compute_scalar_type(dtype_name), at::kFloat, device, config.model.logp_chunk_tokens});
+                             {compute_scalar_type(dtype), at::kFloat, device, config.model.logp_chunk_tokens});
 
     CollateOptions collate;
     collate.cutoff_len = config.data.cutoff_len;
     collate.pad_id = data.train->pad_id();
     collate.micro_batch = config.train.micro_batch;
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
-                             dtype_name};
+                             enum_name(dtype)};
     MpiCommunicator host(world.comm(), world.watchdog());
     std::vector<std::string> directories{config.data.train};
     if (!config.data.val.empty()) directories.push_back(config.data.val);
     for (const std::string& directory : directories) {
       const uint64_t pairs = precompute_reference(directory, reference, collate, device, info, host);
-      log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", dtype_name,
+      log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", enum_name(dtype),
            ", cutoff_len ", config.data.cutoff_len, ", ", world.size(), " rank(s)); reference log-probs written");
     }
     log0("precompute-ref: done in ", timer.seconds(), " s; train with dpo.reference = precomputed (or auto)");

@@ -8,9 +8,9 @@
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "data/prep.h"
-#include "dist/world.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
+#include "prep/prep.h"
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -23,7 +23,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
   return run_guarded([&] {
     namespace po = boost::program_options;
     PrepOptions o;
-    std::string kind = "dpo", truncation = "truncate", tokenizer_path, template_name;
+    std::string tokenizer_path;
+    std::optional<TemplateKind> template_kind;  // empty: auto
     po::options_description options(
         "shardtune prep --input pairs.jsonl --output DIR (--vocab N | --tokenizer MODEL_DIR --template NAME) [options]",
         110, 50);
@@ -33,10 +34,10 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
          "JSONL: dpo {prompt_ids, chosen_ids, rejected_ids} | sft {prompt_ids, completion_ids}, or text records "
          "(docs/data-format.md)")
         ("output", po::value(&o.output), "dataset directory to create (train/, val/ with manifest.json)")
-        ("kind", po::value(&kind)->default_value("dpo"), "dpo | sft")
+        ("kind", enum_flag(&o.kind, "prep", "kind"), "dpo | sft")
         ("vocab", po::value(&o.vocab_size), "vocabulary size; ids must be below it (default with --tokenizer: its size)")
         ("cutoff-len", po::value(&o.cutoff_len)->default_value(1024), "max prompt + response tokens")
-        ("truncation", po::value(&truncation)->default_value("truncate"),
+        ("truncation", enum_flag(&o.truncation, "prep", "truncation"),
          "truncate (prompt from the left, then responses from the right) | drop")
         ("val-size", po::value(&o.val_size)->default_value(0.0), "fraction held out in val/, [0, 1)")
         ("seed", po::value(&o.seed)->default_value(0), "seed of the validation split")
@@ -46,23 +47,14 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("eos-id", po::value(&o.info.eos_id)->default_value(-1), "recorded in the shards (-1: none)")
         ("pad-id", po::value(&o.info.pad_id)->default_value(0), "padding id used by collation")
         ("tokenizer", po::value(&tokenizer_path), "model directory with tokenizer.json: tokenizes text records; recorded")
-        ("template", po::value(&template_name)->default_value("auto"),
+        ("template", optional_enum_flag(&template_kind, "prep", "template", "auto"),
          "chat template of text records: llama3 | llama2 | chatml | plain | auto (from the tokenizer's special tokens)")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
-    const auto parsed_kind = parse_pair_kind(kind);
-    const auto parsed_truncation = parse_truncation_policy(truncation);
-    if (!parsed_kind) throw ConfigError("prep: --kind '" + kind + "' is not dpo|sft");
-    if (!parsed_truncation) throw ConfigError("prep: --truncation '" + truncation + "' is not truncate|drop");
     std::optional<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat;
     if (!tokenizer_path.empty()) {
-      auto template_kind = parse_template_kind(template_name);
-      if (!template_kind && template_name != "auto") {
-        throw ConfigError("prep: --template '" + template_name + "' is not llama3|llama2|chatml|plain|auto (the model's "
-                          "chat format, as LlamaFactory's --template)");
-      }
       tokenizer = Tokenizer::from_file(tokenizer_path);
       if (!template_kind) {
         template_kind = detect_template(*tokenizer);
@@ -70,7 +62,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
           throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
                             "the chat format with --template llama2|plain|...");
         }
-        log0("prep: --template auto: ", st::template_name(*template_kind), " (from the tokenizer's special tokens)");
+        log0("prep: --template auto: ", enum_name(*template_kind), " (from the tokenizer's special tokens)");
       }
       chat = std::make_unique<ChatTemplate>(*template_kind, *tokenizer);
       o.chat = chat.get();
@@ -79,7 +71,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
       // Recorded in the shards unless given: the model's own.
       if (o.info.bos_id < 0) o.info.bos_id = tokenizer->token_id(tokenizer->bos_token()).value_or(-1);
       if (o.info.eos_id < 0) o.info.eos_id = tokenizer->token_id(tokenizer->eos_token()).value_or(-1);
-    } else if (template_name != "auto") {
+    } else if (template_kind) {
       throw ConfigError("prep: --template needs --tokenizer MODEL_DIR (the tokenizer.json to tokenize with)");
     }
     if (o.input.empty() || o.output.empty() || o.vocab_size <= 0) {
@@ -87,8 +79,6 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
                         "to the tokenizer's size)");
     }
     if (o.sharding.pairs_per_shard == 0) throw ConfigError("prep: --pairs-per-shard must be > 0");
-    o.kind = *parsed_kind;
-    o.truncation = *parsed_truncation;
     const Timer timer;
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const PrepReport report = run_prep(o, communicator);

@@ -8,12 +8,12 @@
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "data/score_jsonl.h"
-#include "dist/mpi_communicator.h"
-#include "dist/string_gather.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/string_gather.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "model/model_source.h"
+#include "model/score_jsonl.h"
 #include "model/sequence_scorer.h"
 #include "util/device.h"
 #include "util/errors.h"
@@ -22,12 +22,21 @@
 #include "util/timer.h"
 
 namespace st {
+// --dtype: the scorer's compute dtype.
+enum class ScoreDtype { fp32, bf16 };
+template <>
+struct EnumNames<ScoreDtype> {
+  static constexpr NamedValue<ScoreDtype> table[] = {{ScoreDtype::fp32, "fp32"}, {ScoreDtype::bf16, "bf16"}};
+};
+
 namespace {
 
 namespace po = boost::program_options;
 
 struct ScoreOptions {
-  std::string model, preset, input, output, dtype = "fp32", device = "auto";
+  std::string model, preset, input, output;
+  ScoreDtype dtype = ScoreDtype::fp32;
+  DeviceChoice device = DeviceChoice::automatic;
   uint64_t seed = 0;
   ScorerOptions scorer;
   bool overwrite = false;
@@ -42,8 +51,8 @@ po::options_description score_options(ScoreOptions& o) {
       ("seed", po::value(&o.seed)->default_value(0), "random-weight seed for --preset")
       ("input", po::value(&o.input), "JSONL, one {\"prompt_ids\": [...], \"completion_ids\": [...]} per line")
       ("output", po::value(&o.output), "JSONL written in input order: {\"logp\", \"token_logps\", \"num_tokens\"}")
-      ("dtype", po::value(&o.dtype)->default_value("fp32"), "compute dtype: fp32|bf16")
-      ("device", po::value(&o.device)->default_value("auto"), "auto (GPU when present) | cpu | cuda")
+      ("dtype", enum_flag(&o.dtype, "score", "dtype"), "compute dtype: fp32|bf16")
+      ("device", enum_flag(&o.device, "score", "device"), "auto (GPU when present) | cpu | cuda")
       ("chunk-tokens", po::value(&o.scorer.chunk_tokens)->default_value(1024),
        "tokens per lm_head log-prob chunk (bounds the [tokens, vocab] logits memory)")
       ("batch-tokens", po::value(&o.scorer.max_batch_tokens)->default_value(8192),
@@ -55,7 +64,6 @@ po::options_description score_options(ScoreOptions& o) {
 void check_options(const ScoreOptions& o) {
   if (o.model.empty() == o.preset.empty()) throw ConfigError("score: give exactly one of --model DIR or --preset NAME");
   if (o.input.empty() || o.output.empty()) throw ConfigError("score: --input and --output are required");
-  if (o.dtype != "fp32" && o.dtype != "bf16") throw ConfigError("score: --dtype '" + o.dtype + "' is not fp32|bf16");
   if (o.scorer.chunk_tokens <= 0 || o.scorer.max_batch_tokens <= 0) {
     throw ConfigError("score: --chunk-tokens and --batch-tokens must be > 0");
   }
@@ -76,7 +84,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     const Timer timer;
     const c10::Device device = select_device(o.device, world.local_device());
     const auto tensor_options =
-        at::TensorOptions().device(device).dtype(o.dtype == "bf16" ? at::kBFloat16 : at::kFloat);
+        at::TensorOptions().device(device).dtype(o.dtype == ScoreDtype::bf16 ? at::kBFloat16 : at::kFloat);
     const LoadedModel model = load_model(o.model, o.preset, o.seed, tensor_options);
     const auto requests = read_score_requests(o.input, model.config.vocab_size,
                                               model.config.max_position_embeddings);
@@ -100,7 +108,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     }
     communicator.barrier();
     log0("score: ", requests.size(), " lines from ", o.input, " scored with ", model.description,
-         " (", o.dtype, " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),
+         " (", enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),
          " s; ", tokens, " completion tokens on rank 0; wrote ", o.output);
     return kExitOk;
   });

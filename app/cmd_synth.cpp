@@ -9,11 +9,11 @@
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "data/dataset_writer.h"
-#include "data/synth.h"
-#include "data/synth_dataset.h"
-#include "dist/world.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
+#include "prep/dataset_writer.h"
+#include "prep/synth.h"
+#include "prep/synth_dataset.h"
 #include "util/errors.h"
 #include "util/log.h"
 
@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 struct SynthCommand {
   SynthOptions synth;
-  std::string output, jsonl, kind = "dpo";
+  std::string output, jsonl;
   uint64_t pairs = 1000;
   double val_size = 0.0;
   ShardingOptions sharding;
@@ -61,12 +61,12 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("help", "print this help and exit")
         ("output", po::value(&c.output), "dataset directory to create (train/, val/ with manifests)")
         ("jsonl", po::value(&c.jsonl), "instead of --output: write prep-input JSONL here")
-        ("kind", po::value(&c.kind)->default_value("dpo"), "dpo | sft")
+        ("kind", enum_flag(&c.synth.kind, "synth", "kind"), "dpo | sft")
         ("pairs", po::value(&c.pairs)->default_value(1000), "number of pairs")
         ("vocab", po::value(&c.synth.vocab_size)->default_value(512), "vocabulary size (ids 0-2: pad, BOS, EOS)")
         ("min-len", po::value(&c.synth.min_length)->default_value(4), "shortest prompt content [tokens]")
         ("max-len", po::value(&c.synth.max_length)->default_value(24), "longest prompt content [tokens]")
-        ("task", po::value(&c.synth.task)->default_value("copy"), "chosen = copy | reverse | sort of the prompt")
+        ("task", enum_flag(&c.synth.task, "synth", "task"), "chosen = copy | reverse | sort of the prompt")
         ("corrupt", po::value(&c.synth.corrupt)->default_value(0.5), "fraction of rejected tokens replaced, (0, 1]")
         ("noise-band", po::value(&c.synth.noise_band)->default_value(0.25),
          "top fraction of the vocabulary used only for rejected-token replacements, [0, 0.5]")
@@ -76,9 +76,6 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("compress", po::bool_switch(&c.sharding.layout.compress), "deflate-compress the shards")
         ("overwrite", po::bool_switch(&c.overwrite), "replace an existing output");
     if (!parse_command_options("synth", args, options, world.rank())) return kExitOk;
-    const auto kind = parse_pair_kind(c.kind);
-    if (!kind) throw ConfigError("synth: --kind '" + c.kind + "' is not dpo|sft");
-    c.synth.kind = *kind;
     if (c.output.empty() == c.jsonl.empty()) throw ConfigError("synth: give exactly one of --output or --jsonl");
     const std::string target = c.output.empty() ? c.jsonl : c.output;
     if (!c.overwrite && fs::exists(target)) {
@@ -93,7 +90,7 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
       } else {
         write_jsonl(c);
       }
-      log0("synth: ", c.pairs, " ", c.kind, " pairs (task ", c.synth.task, ", vocab ",
+      log0("synth: ", c.pairs, " ", enum_name(c.synth.kind), " pairs (task ", enum_name(c.synth.task), ", vocab ",
            c.synth.vocab_size, ") written to ", target);
     }
     return kExitOk;

@@ -4,16 +4,16 @@
 #include <iostream>
 #include <sstream>
 
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
-#include "config/config_parser.h"
-#include "config/config_validate.h"
-#include "config/config_writer.h"
-#include "dist/env_check.h"
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/env_check.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "train/train_arguments.h"
+#include "train/train_config_validate.h"
 #include "train/train_metrics.h"
 #include "train/trainer.h"
 #include "train_dry_run.h"
@@ -49,7 +49,8 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
   World world(argc, argv);
   return run_guarded([&] {
     po::options_description own("train options", 110, 55);
-    std::string world_shape, progress = "auto", resume;
+    std::string world_shape, resume;
+    ProgressMode progress = ProgressMode::automatic;
     own.add_options()
         ("dry-run", "check the config, data, batch geometry and ranks, print the shard plan and memory estimate, "
                     "write the resolved config, then stop")
@@ -57,7 +58,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
                                            "instead of this job's ranks")
         ("resume", po::value(&resume), "same as --train.resume: auto (the newest complete checkpoint, else start "
                                        "fresh) or a checkpoint path")
-        ("progress", po::value(&progress)->default_value("auto"),
+        ("progress", enum_flag(&progress, "train", "progress"),
          "progress bar on rank 0: auto (when stdout is a terminal) | on | off");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
@@ -83,14 +84,12 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     Trainer trainer(config, world);
     if (world.rank() == 0) write_resolved_config(config, config.train.output_dir + "/config.resolved.ini");
     const TrainPlan& plan = trainer.plan();
-    log0("train: ", describe_objective(config, plan.reference), " on ", world.size(), " rank(s), sharding ", config.dist.sharding, ", compute ", plan.compute_dtype, "; ",
+    log0("train: ", describe_objective(config, plan.reference), " on ", world.size(), " rank(s), sharding ",
+         enum_name(config.dist.sharding), ", compute ", enum_name(plan.compute_dtype), "; ",
          plan.train_pairs, " training / ", plan.val_pairs, " validation pairs; global batch ", plan.global_batch,
          "; ", plan.total_steps, " steps");
 
-    if (progress != "auto" && progress != "on" && progress != "off") {
-      throw ConfigError("train: --progress '" + progress + "' is not auto|on|off");
-    }
-    ProgressBar bar(plan.total_steps, world.rank() == 0 && progress != "off", progress == "on");
+    ProgressBar bar(plan.total_steps, world.rank() == 0 && progress != ProgressMode::off, progress == ProgressMode::on);
     TrainObserver observer;
     observer.step_done = [&](int64_t done, int64_t, double elapsed) { bar.update(done, elapsed); };
     observer.record = [&](const nlohmann::ordered_json& record) {

@@ -18,7 +18,7 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
                                  const MemoryEstimate& e, double gpu_gib) {
   std::ostringstream out;
   out << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
-      << in.ranks_per_node << " ranks; sharding " << sharding_name(in.sharding) << " (units split over "
+      << in.ranks_per_node << " ranks; sharding " << enum_name(in.sharding) << " (units split over "
       << e.shard_group << " ranks); offload " << (in.offload ? "cpu" : "none") << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"
       << "  params (fp32 master + compute copy) " << gib(e.params) << "\n"
@@ -26,7 +26,7 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
       << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
       << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"
       << "  activations (estimate)              " << gib(e.activations) << "\n"
-      << "  of which kept by recompute " << recompute_name(in.recompute) << "  " << gib(e.kept_activations) << " ("
+      << "  of which kept by recompute " << enum_name(in.recompute) << "  " << gib(e.kept_activations) << " ("
       << describe_recompute_plan(e.recompute_plan) << ")\n";
   if (in.on_gpu) {
     out << "per GPU: " << gib(e.per_device) << " (states " << gib(e.device_states) << ")";

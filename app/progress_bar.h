@@ -4,7 +4,17 @@
 
 #include <cstdint>
 
+#include "util/enum_names.h"
+
 namespace st {
+
+// `train --progress`: auto = when stdout is a terminal.
+enum class ProgressMode { automatic, on, off };
+template <>
+struct EnumNames<ProgressMode> {
+  static constexpr NamedValue<ProgressMode> table[] = {
+      {ProgressMode::automatic, "auto"}, {ProgressMode::on, "on"}, {ProgressMode::off, "off"}};
+};
 
 class ProgressBar {
  public:

@@ -4,14 +4,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "config/config_validate.h"
-#include "config/config_writer.h"
-#include "dist/backend.h"
-#include "dist/env_check.h"
-#include "dist/mpi_communicator.h"
+#include "distributed/backend.h"
+#include "distributed/env_check.h"
+#include "distributed/mpi_communicator.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "memory_report.h"
+#include "train/train_arguments.h"
+#include "train/train_config_validate.h"
 #include "train/train_plan.h"
 #include "util/device.h"
 #include "util/errors.h"
@@ -47,7 +47,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   } else {
     shape.nodes = world.topology().node_count;
     shape.ranks_per_node = world.size() / shape.nodes;
-    shape.on_gpu = select_device("auto", world.local_device()).is_cuda();
+    shape.on_gpu = select_device(DeviceChoice::automatic, world.local_device()).is_cuda();
   }
   const int ranks = shape.nodes * shape.ranks_per_node;
   validate_config(config, ranks, parsed.origins);
@@ -62,16 +62,16 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   const TrainPlan plan = plan_training(config, data, ranks, shape.on_gpu);
 
   EstimateInputs in;
-  in.sharding = parse_sharding(config.dist.sharding);
+  in.sharding = config.dist.sharding;
   in.nodes = shape.nodes;
   in.ranks_per_node = shape.ranks_per_node;
-  in.offload = config.optim.offload == "cpu";
-  in.compute_bytes = plan.compute_dtype == "fp32" ? 4 : 2;
+  in.offload = config.optim.offload == Offload::cpu;
+  in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(plan.compute_dtype)));
   in.on_gpu = shape.on_gpu;
-  in.micro_batch_rows = config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
+  in.micro_batch_rows = config.train.micro_batch * (config.train.stage == Stage::dpo ? 2 : 1);
   in.seq_len = config.data.cutoff_len;
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
-  in.recompute = parse_recompute(config.train.recompute);
+  in.recompute = config.train.recompute;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
@@ -88,7 +88,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
     out << "dry run: configuration valid for " << ranks << " ranks (" << shape.nodes << " node(s) x "
         << shape.ranks_per_node << ")" << (world_shape.empty() ? "; all ranks of this job run identical software" : "")
         << "\n"
-        << "stage " << describe_objective(config, plan.reference) << "; compute " << plan.compute_dtype << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
+        << "stage " << describe_objective(config, plan.reference) << "; compute " << enum_name(plan.compute_dtype) << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
         << "data: " << plan.train_pairs << " training pairs, " << plan.val_pairs << " validation pairs\n"
         << "batch: global " << plan.global_batch << " = micro " << config.train.micro_batch << " x accum "
         << config.train.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "config/config_parser.h"
-#include "dist/world.h"
+#include "distributed/world.h"
+#include "train/train_arguments.h"
 
 namespace st {
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <string>
 
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 #include "util/build_info.h"
 #include "util/timer.h"
 

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "data/collate.h"
-#include "data/synth.h"
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 #include "fsdp/fsdp_engine.h"
 #include "model/llama_units.h"
 #include "model/model_weights.h"
 #include "model/presets.h"
 #include "model/token_logp.h"
+#include "prep/synth.h"
 #include "util/cpu_threads.h"
 #include "util/host_memory.h"
 #include "util/timer.h"
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Result result = mode == "plain" ? run_plain(config, steps, pairs)
-                                        : run_fsdp(config, steps, pairs, parse_sharding(sharding), world);
+                                        : run_fsdp(config, steps, pairs, parse_enum<Sharding>(sharding, "--sharding"), world);
   double peak = static_cast<double>(peak_resident_bytes());
   MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, world.comm());
   int64_t states = result.states_bytes;

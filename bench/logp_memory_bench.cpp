@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   const int64_t tokens = std::atoll(args["tokens"].c_str());
   const int64_t hidden_size = std::atoll(args["hidden"].c_str());
   const int64_t chunk = std::atoll(args["chunk"].c_str());
-  const c10::Device device = st::select_device(args["device"], 0);
+  const c10::Device device = st::select_device(st::parse_enum<st::DeviceChoice>(args["device"], "--device"), 0);
   const auto options = at::TensorOptions().device(device).dtype(
       args["dtype"] == "bf16" ? at::kBFloat16 : at::kFloat);
 

@@ -104,7 +104,7 @@ void point_latest_at(const std::string& directory, const std::string& step_name)
 
 std::optional<std::string> resolve_resume(const std::string& spec, const std::string& directory) {
   if (spec.empty()) return std::nullopt;
-  if (spec == "auto") {
+  if (spec == kResumeNewest) {
     const auto complete = list_complete_checkpoints(directory);
     if (complete.empty()) return std::nullopt;
     return complete.back().path;

@@ -31,7 +31,9 @@ void apply_retention(const std::string& directory, int64_t keep_last);
 // Points <directory>/latest at `step_name` (atomically: a new link renamed over the old one).
 void point_latest_at(const std::string& directory, const std::string& step_name);
 
-// The checkpoint a resume spec selects: "auto" = the newest complete one in `directory` (none
+// The resume spec that means "the newest complete checkpoint, if any" (train.resume = auto).
+inline constexpr const char* kResumeNewest = "auto";
+// The checkpoint a resume spec selects: kResumeNewest = the newest complete one in `directory` (none
 // when there is none); otherwise a step directory (must be complete) or a checkpoint directory
 // (its newest complete one; an error when it has none). Throws CheckpointError.
 std::optional<std::string> resolve_resume(const std::string& spec, const std::string& directory);

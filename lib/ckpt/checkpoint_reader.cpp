@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 
-#include "dist/value_gather.h"
+#include "distributed/value_gather.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/host_memory.h"

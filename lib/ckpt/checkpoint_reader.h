@@ -13,7 +13,7 @@
 
 #include "ckpt/checkpoint_manifest.h"
 #include "ckpt/rank_file.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
 
 namespace st {

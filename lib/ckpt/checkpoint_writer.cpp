@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_directory.h"
-#include "dist/value_gather.h"
+#include "distributed/value_gather.h"
 #include "util/build_info.h"
 #include "util/errors.h"
 #include "util/file_io.h"

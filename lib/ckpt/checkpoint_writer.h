@@ -18,7 +18,7 @@
 #include "ckpt/checkpoint_manifest.h"
 #include "ckpt/ckpt_options.h"
 #include "ckpt/rank_file.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
 
 namespace st {

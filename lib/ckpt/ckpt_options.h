@@ -5,7 +5,16 @@
 #include <cstdint>
 #include <string>
 
+#include "util/enum_names.h"
+
 namespace st {
+
+// ckpt.export_dtype and `shardtune export --dtype`: the exported weights' dtype.
+enum class ExportDtype { bf16, fp32 };
+template <>
+struct EnumNames<ExportDtype> {
+  static constexpr NamedValue<ExportDtype> table[] = {{ExportDtype::bf16, "bf16"}, {ExportDtype::fp32, "fp32"}};
+};
 
 struct CkptOptions {
   std::string dir;             // checkpoint directory; empty = <train.output_dir>/checkpoints
@@ -13,9 +22,8 @@ struct CkptOptions {
   int64_t keep_last = 0;       // complete checkpoints kept; 0 = all (the newest is never deleted)
   bool async = false;          // write on a background thread from a host snapshot
   bool export_hf = false;      // consolidated HF model in <train.output_dir>/export at the end
-  std::string export_dtype = "bf16";  // bf16 | fp32
+  ExportDtype export_dtype = ExportDtype::bf16;
   double export_shard_gb = 5.0;       // safetensors file size limit [GB, 10^9 bytes]
-  bool save_at_end = true;     // not a config key: `shardtune bench` runs keep no state
 };
 
 }  // namespace st

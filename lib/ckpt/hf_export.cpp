@@ -66,11 +66,7 @@ void prepare_output(const fs::path& temporary, const ModelConfig& config, const 
 
 }  // namespace
 
-at::ScalarType export_dtype(const std::string& name) {
-  if (name == "bf16") return at::kBFloat16;
-  if (name == "fp32") return at::kFloat;
-  throw ConfigError("export dtype '" + name + "' is not bf16|fp32");
-}
+at::ScalarType export_scalar_type(ExportDtype dtype) { return dtype == ExportDtype::fp32 ? at::kFloat : at::kBFloat16; }
 
 HfExportResult export_hf_model(const std::string& output, const ModelConfig& config,
                                const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters,

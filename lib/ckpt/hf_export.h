@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "ckpt/checkpoint_writer.h"
-#include "dist/communicator.h"
+#include "ckpt/ckpt_options.h"
+#include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
 #include "model/model_config.h"
 
@@ -25,7 +26,7 @@ struct HfExportOptions {
   bool replace = false;        // replace an existing output directory
 };
 
-at::ScalarType export_dtype(const std::string& name);  // bf16 | fp32; throws ConfigError
+at::ScalarType export_scalar_type(ExportDtype dtype);
 
 struct HfExportResult {
   uint64_t bytes = 0;  // tensor bytes of the whole model

@@ -57,9 +57,16 @@ std::string expected_value(const std::string& name, const ConfigSchema& schema) 
   const ConfigField* field = schema.find(name);
   if (!field) return "";
   std::string expected = "text";
-  if (field->type_name == "integer") expected = "an integer";
-  if (field->type_name == "number") expected = "a number";
-  if (field->type_name == "true|false") expected = "true or false";
+  if (!field->choices.empty()) {
+    expected = "one of";
+    for (const auto& choice : field->choices) expected += (expected == "one of" ? " " : "|") + choice;
+  }
+  switch (field->type) {
+    case ValueType::integer: expected = "an integer"; break;
+    case ValueType::number: expected = "a number"; break;
+    case ValueType::boolean: expected = "true or false"; break;
+    case ValueType::text: break;
+  }
   return " Expected " + expected + " (" + field->help + ").";
 }
 
@@ -118,10 +125,9 @@ po::options_description general_options(std::string* config_file) {
 
 }  // namespace
 
-ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
-                                       const po::options_description& command_options) {
-  ConfigArguments result;
-  ConfigSchema schema(result.config);
+ParsedArguments parse_arguments(const std::vector<std::string>& args, const po::options_description& command_options,
+                                ConfigSchema& schema) {
+  ParsedArguments result;
   po::options_description command_line;
   command_line.add(general_options(&result.config_file)).add(command_options);
   command_line.add(schema.all_options());
@@ -170,13 +176,13 @@ ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
   } catch (const po::error& error) {
     throw command_line_error(error, schema);
   }
+  schema.apply_enum_words(result.origins);
   result.command_values = std::move(values);
   return result;
 }
 
-std::string config_help(const std::string& usage, const po::options_description& command_options) {
-  TrainConfig defaults;
-  ConfigSchema schema(defaults);
+std::string arguments_help(const std::string& usage, const po::options_description& command_options,
+                           const ConfigSchema& schema) {
   std::string unused;
   std::ostringstream out;
   out << usage << "\n\n" << general_options(&unused) << "\n";
@@ -185,6 +191,19 @@ std::string config_help(const std::string& usage, const po::options_description&
          "command line as --section.key=value. Defaults shown as (=value).\n\n";
   for (const auto& section : schema.sections()) out << section << "\n";
   return out.str();
+}
+
+std::string format_config_file(const ConfigSchema& schema, const std::string& header) {
+  std::string text = header;
+  std::string section;
+  for (const auto& field : schema.fields()) {
+    if (field.section != section) {
+      section = field.section;
+      text += "\n[" + section + "]\n";
+    }
+    text += field.key + " = " + field.current_value() + "  # " + field.help + "\n";
+  }
+  return text;
 }
 
 }  // namespace st

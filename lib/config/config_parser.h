@@ -1,36 +1,35 @@
-// Turns a subcommand's arguments into a TrainConfig: defaults, then the INI file given with
-// --config, then --section.key=value overrides (command line beats file beats defaults).
-// Unknown keys and malformed values throw ConfigError naming the key and file:line.
+// Parses a subcommand's arguments against a ConfigSchema: defaults, then the INI file given
+// with --config, then --section.key=value overrides (command line beats file beats defaults).
+// Unknown keys, malformed values and words outside an enum's table throw ConfigError naming
+// the key and file:line.
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "config/train_config.h"
+#include "config/config_schema.h"
 
 namespace st {
 
-namespace po = boost::program_options;
-
-// Where each explicitly set key came from: "optim.lr" -> "run.ini:7" or "command line".
-using ConfigOrigins = std::map<std::string, std::string>;
-
-struct ConfigArguments {
-  TrainConfig config;
+struct ParsedArguments {
   po::variables_map command_values;  // the subcommand's own options (e.g. --dry-run)
   ConfigOrigins origins;
   std::string config_file;           // empty when no --config was given
-  bool help = false;                 // --help: print config_help() and stop
+  bool help = false;                 // --help: print the help and stop (nothing else was parsed)
 };
 
-// `command_options` are the subcommand's own flags, parsed alongside the config keys.
-ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
-                                       const po::options_description& command_options);
+// Writes the parsed keys into the fields `schema` is bound to. `command_options` are the
+// subcommand's own flags, parsed alongside the config keys.
+ParsedArguments parse_arguments(const std::vector<std::string>& args, const po::options_description& command_options,
+                                ConfigSchema& schema);
 
-// --help text: usage, the subcommand's options, then every config section with defaults.
-std::string config_help(const std::string& usage, const po::options_description& command_options);
+// --help text: usage, the subcommand's options, then every section with defaults.
+std::string arguments_help(const std::string& usage, const po::options_description& command_options,
+                           const ConfigSchema& schema);
+
+// The schema's current values as an INI file, one commented key per line, after `header`.
+std::string format_config_file(const ConfigSchema& schema, const std::string& header);
 
 }  // namespace st

@@ -1,33 +1,72 @@
-// Every config key in one table: section, name, help with units, allowed values, and a binding
-// into a TrainConfig. The parser, --help and the resolved-config writer all read this table, so
-// a new option is one line in config_schema.cpp.
+// A table of config keys: section, name, help with units, allowed values, and a binding into a
+// struct field. The parser, --help and the resolved-config writer all read one table, so a new
+// option is one add() line where the table is filled (the aggregate's owner: lib/train). Knows
+// no particular config: lib/config sits under every layer that may use it.
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "config/train_config.h"
+#include "util/enum_names.h"
 
 namespace st {
 
 namespace po = boost::program_options;
 
+// Where each explicitly set key came from: "optim.lr" -> "run.ini:7" or "command line".
+using ConfigOrigins = std::map<std::string, std::string>;
+
+// Shortest text that parses back to the same value ("1e-05", "0.9", "42", "true", "cosine").
+std::string format_config_value(double value);
+std::string format_config_value(int64_t value);
+std::string format_config_value(uint64_t value);
+std::string format_config_value(bool value);
+std::string format_config_value(const std::string& value);
+template <typename Enum, std::enable_if_t<has_enum_names<Enum>::value, int> = 0>
+std::string format_config_value(Enum value) {
+  return enum_name(value);
+}
+
+// What a key's value is, for --help and error messages.
+enum class ValueType { text, number, integer, boolean };
+template <>
+struct EnumNames<ValueType> {
+  static constexpr NamedValue<ValueType> table[] = {{ValueType::text, "text"},
+                                                    {ValueType::number, "number"},
+                                                    {ValueType::integer, "integer"},
+                                                    {ValueType::boolean, "true|false"}};
+};
+
 struct ConfigField {
   std::string section;               // "optim"
   std::string key;                   // "lr"
   std::string help;                  // one line, with units
-  std::string type_name;             // "number", "integer", "text", "true|false"
-  std::vector<std::string> choices;  // allowed values of an enumeration; empty = any
-  std::function<std::string()> current_value;  // the bound config's value, as written in INI
+  ValueType type = ValueType::text;
+  std::vector<std::string> choices;  // allowed values of an enumeration (its name table); empty = any
+  std::function<std::string()> current_value;  // the bound field's value, as written in INI
   std::string name() const { return section + "." + key; }
 };
 
 class ConfigSchema {
  public:
-  // Binds every option to a field of `config`; po::notify() writes parsed values there.
-  explicit ConfigSchema(TrainConfig& config);
+  ConfigSchema() = default;
+  ConfigSchema(const ConfigSchema&) = delete;  // Boost's value semantics point into this object
+  ConfigSchema& operator=(const ConfigSchema&) = delete;
+
+  // Starts a section; add() appends options to the newest one.
+  void section(const std::string& name, const std::string& title);
+  // Binds `key` of the current section to `*field`; its current value is the default. An enum
+  // field reads its allowed values from its name table (util/enum_names.h); `choices` limits
+  // a text field's values (checked by the caller's validation).
+  template <typename T>
+  void add(T* field, const char* key, const char* help, std::vector<std::string> choices = {});
 
   const std::vector<ConfigField>& fields() const { return fields_; }
   const ConfigField* find(const std::string& name) const;
@@ -35,22 +74,47 @@ class ConfigSchema {
   const std::vector<po::options_description>& sections() const { return sections_; }
   po::options_description all_options() const;
 
+  // After po::notify: turns the enum keys' parsed words into their fields. Throws one
+  // ConfigError listing every word not in its table, with where it was set.
+  void apply_enum_words(const ConfigOrigins& origins);
+
  private:
-  // Starts a section; add() appends options to the newest one.
-  void section(const std::string& name, const std::string& title);
-  template <typename T>
-  void add(T* field, const char* key, const char* help, std::vector<std::string> choices = {});
+  struct EnumWord {
+    std::string name;                    // "dist.sharding"
+    std::unique_ptr<std::string> text;   // what Boost parsed
+    std::function<bool(const std::string&)> apply;  // false: not in the table
+  };
+  void append(ConfigField entry, const po::value_semantic* semantic);
 
   std::vector<po::options_description> sections_;
   std::vector<std::string> section_names_;
   std::vector<ConfigField> fields_;
+  std::vector<EnumWord> enum_words_;
 };
 
-// Shortest text that parses back to the same value ("1e-05", "0.9", "42", "true").
-std::string format_config_value(double value);
-std::string format_config_value(int64_t value);
-std::string format_config_value(uint64_t value);
-std::string format_config_value(bool value);
-std::string format_config_value(const std::string& value);
+template <typename T>
+void ConfigSchema::add(T* field, const char* key, const char* help, std::vector<std::string> choices) {
+  ConfigField entry;
+  entry.section = section_names_.back();
+  entry.key = key;
+  entry.help = help;
+  entry.current_value = [field] { return format_config_value(*field); };
+  const std::string shown = format_config_value(*field);
+  if constexpr (has_enum_names<T>::value) {
+    entry.choices = enum_names<T>();
+    auto text = std::make_unique<std::string>(shown);
+    auto* semantic = po::value<std::string>(text.get())->default_value(shown, shown);
+    enum_words_.push_back({entry.name(), std::move(text), [field](const std::string& word) { return find_enum(word, *field); }});
+    append(std::move(entry), semantic);
+  } else {
+    if constexpr (std::is_same_v<T, bool>) entry.type = ValueType::boolean;
+    else if constexpr (std::is_floating_point_v<T>) entry.type = ValueType::number;
+    else if constexpr (std::is_integral_v<T>) entry.type = ValueType::integer;
+    entry.choices = std::move(choices);
+    auto* semantic = po::value<T>(field)->default_value(*field, shown);
+    if constexpr (std::is_same_v<T, bool>) semantic->implicit_value(true, "true");
+    append(std::move(entry), semantic);
+  }
+}
 
 }  // namespace st

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "model/padded_rows.h"
+#include "data/padded_rows.h"
 #include "util/errors.h"
 
 namespace st {

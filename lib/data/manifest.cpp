@@ -33,7 +33,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
                       {"crc32", crc}});
   }
   json out = {{"format", kPairFormatName},   {"format_version", kPairFormatVersion},
-                    {"kind", pair_kind_name(manifest.kind)}, {"vocab_size", manifest.vocab_size},
+                    {"kind", enum_name(manifest.kind)}, {"vocab_size", manifest.vocab_size},
                     {"split", manifest.split},     {"source", manifest.source},
                     {"total_pairs", manifest.total_pairs()}, {"total_tokens", manifest.total_tokens()},
                     {"shards", shards}};
@@ -65,9 +65,7 @@ Manifest read_manifest(const std::string& directory) {
                  std::to_string(kPairFormatVersion) + "); upgrade shardtune");
     }
     Manifest manifest;
-    const auto kind = parse_pair_kind(in.at("kind").get<std::string>());
-    if (!kind) throw fail("field 'kind' must be dpo or sft");
-    manifest.kind = *kind;
+    if (!find_enum(in.at("kind").get<std::string>(), manifest.kind)) throw fail("field 'kind' must be dpo or sft");
     manifest.vocab_size = in.at("vocab_size").get<int64_t>();
     manifest.split = in.value("split", "");
     manifest.source = in.value("source", "");

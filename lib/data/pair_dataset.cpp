@@ -9,9 +9,9 @@ namespace st {
 PairDataset::PairDataset(const std::string& directory, const DatasetExpectations& expect)
     : directory_(directory), manifest_(read_manifest(directory)) {
   if (expect.kind && *expect.kind != manifest_.kind) {
-    throw DataError(directory + ": holds " + pair_kind_name(manifest_.kind) + " pairs but the stage "
-                    "trains on " + pair_kind_name(*expect.kind) + " pairs; point data.train at a " +
-                    pair_kind_name(*expect.kind) + " dataset or change train.stage");
+    const std::string expected = enum_name(*expect.kind);
+    throw DataError(directory + ": holds " + enum_name(manifest_.kind) + " pairs but the stage trains on " + expected +
+                    " pairs; point data.train at a " + expected + " dataset or change train.stage");
   }
   if (expect.model_vocab_size > 0 && manifest_.vocab_size > expect.model_vocab_size) {
     throw DataError(directory + ": tokenized for a vocabulary of " + std::to_string(manifest_.vocab_size) +

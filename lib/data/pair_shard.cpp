@@ -33,7 +33,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   const hid_t root = file.get();
   write_attribute(root, "format", std::string(kPairFormatName));
   write_attribute(root, "format_version", kPairFormatVersion);
-  write_attribute(root, "kind", pair_kind_name(info.kind));
+  write_attribute(root, "kind", std::string(enum_name(info.kind)));
   write_attribute(root, "vocab_size", info.vocab_size);
   write_attribute(root, "bos_id", info.bos_id);
   write_attribute(root, "eos_id", info.eos_id);
@@ -75,9 +75,9 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
     throw fail("attribute 'format_version' is " + (version ? std::to_string(*version) : "missing") +
                "; this build reads versions 1.." + std::to_string(kPairFormatVersion));
   }
-  const auto kind = parse_pair_kind(read_string_attribute(root, "kind").value_or(""));
-  if (!kind) throw fail("attribute 'kind' must be 'dpo' or 'sft'");
-  info_.kind = *kind;
+  if (!find_enum(read_string_attribute(root, "kind").value_or(""), info_.kind)) {
+    throw fail("attribute 'kind' must be 'dpo' or 'sft'");
+  }
   const auto vocab = read_int_attribute(root, "vocab_size");
   const auto max_id = read_int_attribute(root, "max_token_id");
   const auto pairs = read_int_attribute(root, "num_pairs");

@@ -4,14 +4,6 @@
 
 namespace st {
 
-std::string pair_kind_name(PairKind kind) { return kind == PairKind::dpo ? "dpo" : "sft"; }
-
-std::optional<PairKind> parse_pair_kind(const std::string& name) {
-  if (name == "dpo") return PairKind::dpo;
-  if (name == "sft") return PairKind::sft;
-  return std::nullopt;
-}
-
 int64_t Pair::token_count() const {
   return static_cast<int64_t>(prompt.size() + chosen.size() + rejected.size());
 }

@@ -8,11 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "util/enum_names.h"
+
 namespace st {
 
 enum class PairKind { dpo, sft };
-std::string pair_kind_name(PairKind kind);
-std::optional<PairKind> parse_pair_kind(const std::string& name);
+template <>
+struct EnumNames<PairKind> {
+  static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}};
+};
 
 struct Pair {
   std::vector<int32_t> prompt;

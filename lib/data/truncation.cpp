@@ -4,12 +4,6 @@
 
 namespace st {
 
-std::optional<TruncationPolicy> parse_truncation_policy(const std::string& name) {
-  if (name == "truncate") return TruncationPolicy::truncate;
-  if (name == "drop") return TruncationPolicy::drop;
-  return std::nullopt;
-}
-
 FitResult fit_to_cutoff(Pair& pair, int64_t cutoff_len, TruncationPolicy policy) {
   const auto longest = static_cast<int64_t>(std::max(pair.chosen.size(), pair.rejected.size()));
   const auto prompt = static_cast<int64_t>(pair.prompt.size());

@@ -11,7 +11,11 @@
 namespace st {
 
 enum class TruncationPolicy { truncate, drop };
-std::optional<TruncationPolicy> parse_truncation_policy(const std::string& name);
+template <>
+struct EnumNames<TruncationPolicy> {
+  static constexpr NamedValue<TruncationPolicy> table[] = {{TruncationPolicy::truncate, "truncate"},
+                                                           {TruncationPolicy::drop, "drop"}};
+};
 
 enum class FitResult { kept, truncated, dropped };
 

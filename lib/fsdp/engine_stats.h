@@ -17,7 +17,7 @@ struct CommBytes {
 };
 
 // Wall seconds of a step's phases. On a GPU they are exact only when the engine syncs the
-// device at each phase's end (EngineOptions::time_phases); on the CPU they always are.
+// device at each phase's end (EngineOptions::sync_phases); on the CPU they always are.
 struct StepPhases {
   double data = 0.0;       // waiting for the loader's batch (timed by the trainer)
   double reference = 0.0;  // the online DPO reference's forward (timed by the trainer)
@@ -25,6 +25,15 @@ struct StepPhases {
   double backward = 0.0;   // their backward (recomputation, gathers, reduce-scatters queued)
   double grad_sync = 0.0;  // the reduce-scatters still in flight after the last backward
   double optimizer = 0.0;  // overflow check, clipping, AdamW, compute-copy refresh
+
+  // The phases by name, in order: one list for the metrics keys ("time/<name>_s") and readers.
+  struct Field {
+    const char* name;
+    double StepPhases::*seconds;
+  };
+  static constexpr Field kFields[] = {{"data", &StepPhases::data},         {"reference", &StepPhases::reference},
+                                      {"forward", &StepPhases::forward},   {"backward", &StepPhases::backward},
+                                      {"grad_sync", &StepPhases::grad_sync}, {"optimizer", &StepPhases::optimizer}};
 
   StepPhases& operator+=(const StepPhases& o) {
     data += o.data;

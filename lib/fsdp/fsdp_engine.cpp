@@ -14,7 +14,7 @@
 namespace st {
 namespace {
 
-bool offloaded(const EngineOptions& options) { return options.optim.offload == "cpu"; }
+bool offloaded(const EngineOptions& options) { return options.optim.offload == Offload::cpu; }
 
 int host_threads(int requested) {
   if (requested > 0) return requested;
@@ -35,7 +35,7 @@ FsdpEngine::FsdpEngine(ModelShards shards, ShardingGroups& groups, const EngineO
   for (at::Tensor& master : shards.masters) master = master.to(state_device);
   model_ = std::make_unique<FsdpModel>(shards.config, shards.units, groups, std::move(shards.masters),
                                        options.model);
-  optimizer_ = std::make_unique<ShardedAdamW>(model_->units(), groups.shard->rank(), options.optim,
+  optimizer_ = std::make_unique<ShardedAdamW>(weight_decay_ranges(model_->units(), groups.shard->rank()), options.optim,
                                               model_->master_shards(), host_threads(options.offload_threads));
 }
 
@@ -68,7 +68,7 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   const double scale = options_.loss_scaling ? scaler_.scale() : 1.0;
   Timer phase;
   const auto phase_end = [&](double& seconds) {
-    if (options_.time_phases) compat::synchronize_compute(options_.model.device);
+    if (options_.sync_phases) compat::synchronize_compute(options_.model.device);
     seconds += phase.seconds();
     phase.reset();
   };

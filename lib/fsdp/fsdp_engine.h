@@ -25,7 +25,7 @@ struct EngineOptions {
   bool loss_scaling = false;  // dynamic loss scaling; needed for fp16 compute
   LossScalerOptions scaler;
   int offload_threads = 0;  // host threads of the offloaded update; 0 = all cores
-  bool time_phases = false;  // sync the device at phase ends so StepOutcome::phases are exact on a GPU
+  bool sync_phases = false;  // sync the device at phase ends so StepOutcome::phases are exact on a GPU
 };
 
 // The loss and the norm stay on the device: reading them waits for the step's queued work, so

@@ -14,7 +14,7 @@
 #include <map>
 #include <vector>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "fsdp/engine_stats.h"
 #include "fsdp/recompute.h"
 #include "fsdp/sharding.h"

@@ -5,21 +5,6 @@
 
 namespace st {
 
-const std::vector<std::string>& recompute_names() {
-  static const std::vector<std::string> names = {"full", "selective", "none", "auto"};
-  return names;
-}
-
-const char* recompute_name(Recompute policy) { return recompute_names().at(static_cast<size_t>(policy)).c_str(); }
-
-Recompute parse_recompute(const std::string& name) {
-  const auto& names = recompute_names();
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<Recompute>(i);
-  }
-  throw ConfigError("train.recompute = '" + name + "' is not one of full|selective|none|auto");
-}
-
 int64_t layer_kept_bytes(const ModelConfig& config, Recompute policy, int64_t tokens, int64_t compute_bytes,
                          int64_t gathered_layer_bytes) {
   const int64_t hidden = config.hidden_size, intermediate = config.intermediate_size;
@@ -73,7 +58,7 @@ std::string describe_recompute_plan(const std::vector<Recompute>& plan) {
     ++run;
     const bool last = layer + 1 == plan.size() - 1 || plan[layer + 1] != plan[layer];
     if (!last) continue;
-    text += (text.empty() ? "" : ", ") + std::string(recompute_name(plan[layer])) + " x " + std::to_string(run);
+    text += (text.empty() ? "" : ", ") + std::string(enum_name(plan[layer])) + " x " + std::to_string(run);
     run = 0;
   }
   return text.empty() ? "no layers" : text;

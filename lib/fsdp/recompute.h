@@ -13,17 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "fsdp/fsdp_options.h"
 #include "fsdp/sharding.h"
 #include "model/model_config.h"
 
 namespace st {
-
-enum class Recompute { full, selective, none, automatic };
-
-// The one name table: "full", "selective", "none", "auto".
-const std::vector<std::string>& recompute_names();
-const char* recompute_name(Recompute policy);
-Recompute parse_recompute(const std::string& name);  // throws ConfigError naming train.recompute
 
 // Bytes a decoder layer keeps from forward to backward beyond its input, for `tokens` tokens
 // of one micro-batch, under `policy` (full 0; none includes the gathered parameters when they

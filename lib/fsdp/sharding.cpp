@@ -1,28 +1,10 @@
 #include "fsdp/sharding.h"
 
-#include "dist/backend.h"
-#include "dist/process_groups.h"
+#include "distributed/backend.h"
+#include "distributed/process_groups.h"
 #include "util/errors.h"
 
 namespace st {
-
-Sharding parse_sharding(const std::string& name) {
-  if (name == "full") return Sharding::full;
-  if (name == "grad_op") return Sharding::grad_op;
-  if (name == "none") return Sharding::none;
-  if (name == "hybrid") return Sharding::hybrid;
-  throw ConfigError("dist.sharding = '" + name + "' is not full|grad_op|none|hybrid");
-}
-
-const char* sharding_name(Sharding sharding) {
-  switch (sharding) {
-    case Sharding::full: return "full";
-    case Sharding::grad_op: return "grad_op";
-    case Sharding::none: return "none";
-    case Sharding::hybrid: return "hybrid";
-  }
-  return "?";
-}
 
 ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Topology& topology,
                                     const CommunicatorFactory& make) {
@@ -55,7 +37,7 @@ ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world
                                 ? declared_topology(world.rank(), world.size(), static_cast<int>(options.ranks_per_node))
                                 : world.topology();
   const int device = world.local_device();
-  return make_sharding_groups(world.comm(), parse_sharding(options.sharding), topology, [&](MPI_Comm comm) {
+  return make_sharding_groups(world.comm(), options.sharding, topology, [&](MPI_Comm comm) {
     return make_communicator(comm, options.backend, device, world.watchdog());
   });
 }

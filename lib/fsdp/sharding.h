@@ -1,6 +1,6 @@
-// Sharding strategies (dist.sharding) and the communicators each needs. Parameters are split
-// across the shard group; gradients are reduce-scattered (averaged) over it and then all-reduced
-// (averaged) over the replica group, so the data-parallel size is shard x replica.
+// The communicators each sharding strategy (dist.sharding, distributed/dist_options.h) needs.
+// Parameters are split across the shard group; gradients are reduce-scattered (averaged) over
+// it and then all-reduced (averaged) over the replica group: data-parallel size = shard x replica.
 //   full    shard = world, no replicas; re-gather in backward (ZeRO-3)
 //   grad_op shard = world, no replicas; gathered parameters kept from forward to backward (ZeRO-2)
 //   none    shard = this rank alone, replica = world; every rank holds everything (DDP)
@@ -13,15 +13,11 @@
 #include <memory>
 #include <string>
 
-#include "dist/communicator.h"
-#include "dist/dist_options.h"
-#include "dist/world.h"
+#include "distributed/communicator.h"
+#include "distributed/dist_options.h"
+#include "distributed/world.h"
 
 namespace st {
-
-enum class Sharding { full, grad_op, none, hybrid };
-Sharding parse_sharding(const std::string& name);  // throws ConfigError naming dist.sharding
-const char* sharding_name(Sharding sharding);
 
 struct ShardingGroups {
   Sharding strategy = Sharding::full;

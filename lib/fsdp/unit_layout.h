@@ -10,6 +10,7 @@
 
 #include "model/hf_names.h"
 #include "model/model_config.h"
+#include "optim/decayed_ranges.h"
 
 namespace st {
 
@@ -45,5 +46,9 @@ struct SlotOverlap {
   int64_t length = 0;
 };
 SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count);
+
+// Per unit: the parts of rank `shard_rank`'s shard that hold matrices, which get weight decay
+// (norm weights, biases and padding do not; HF Trainer's default).
+DecayedRanges weight_decay_ranges(const std::vector<UnitLayout>& units, int shard_rank);
 
 }  // namespace st

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "data/padded_rows.h"
 #include "model/llama_units.h"
-#include "model/padded_rows.h"
 #include "model/rope.h"
 
 namespace st {

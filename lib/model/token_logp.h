@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-namespace st {
+#include "data/padded_rows.h"  // kIgnoreTarget
 
-constexpr int64_t kIgnoreTarget = -100;  // targets equal to this score 0 and get no gradient
+namespace st {
 
 // Where the weight's gradient goes instead of autograd: `destination` [V, D] in the reduction
 // dtype (fp32; fp64 for fp64 inputs), summed in that dtype inside the matmul; `overwrite`

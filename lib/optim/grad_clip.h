@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 
 namespace st {
 

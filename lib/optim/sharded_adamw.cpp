@@ -6,6 +6,7 @@
 #include <cmath>
 #include <thread>
 
+#include "util/check.h"
 #include "util/errors.h"
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
@@ -113,19 +114,13 @@ void reference_step(at::Tensor& p, at::Tensor& m, at::Tensor& v, const at::Tenso
 
 }  // namespace
 
-ShardedAdamW::ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
-                           const std::vector<at::Tensor>& masters, int threads)
-    : options_(options), threads_(std::max(1, threads)) {
-  for (size_t u = 0; u < units.size(); ++u) {
-    m_.push_back(at::zeros_like(masters[u]));
-    v_.push_back(at::zeros_like(masters[u]));
-    std::vector<ElementRange> decayed;
-    for (const ParamSlot& slot : units[u].params) {
-      if (slot.spec.shape.size() < 2) continue;  // norms and biases: no decay
-      const SlotOverlap part = overlap(slot, units[u].shard_offset(shard_rank), units[u].shard_numel);
-      if (part.length > 0) decayed.push_back({part.range_offset, part.length});
-    }
-    decayed_.push_back(decayed);
+ShardedAdamW::ShardedAdamW(DecayedRanges decayed, const OptimOptions& options, const std::vector<at::Tensor>& masters,
+                           int threads)
+    : options_(options), threads_(std::max(1, threads)), decayed_(std::move(decayed)) {
+  ST_ASSERT(decayed_.size() == masters.size(), "ShardedAdamW: one decayed-range list per master shard");
+  for (const at::Tensor& master : masters) {
+    m_.push_back(at::zeros_like(master));
+    v_.push_back(at::zeros_like(master));
   }
 }
 
@@ -146,7 +141,7 @@ bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
                              static_cast<float>(std::sqrt(correction2)),
                              static_cast<float>(1.0 - lr * options_.weight_decay)};
   bool copies_written = !compute_copies.empty();
-  const auto host_resident = [&](const at::Tensor& master) { return options_.offload == "cpu" || master.is_cpu(); };
+  const auto host_resident = [&](const at::Tensor& master) { return options_.offload == Offload::cpu || master.is_cpu(); };
   float host_grad_scale = 1.0f;  // host updates read the factor once (offload copies the gradients anyway)
   if (grad_scale.defined() && std::any_of(masters.begin(), masters.end(), host_resident)) {
     host_grad_scale = grad_scale.to(at::kCPU).data_ptr<float>()[0];

@@ -9,22 +9,18 @@
 
 #include <vector>
 
-#include "dist/communicator.h"
-#include "fsdp/unit_layout.h"
+#include "distributed/communicator.h"
+#include "optim/decayed_ranges.h"
 #include "optim/optim_options.h"
 
 namespace st {
 
-struct ElementRange {
-  int64_t offset = 0;
-  int64_t length = 0;
-};
 
 class ShardedAdamW {
  public:
   // Moments are allocated like `masters` (same device); `threads` only matters with offload.
-  ShardedAdamW(const std::vector<UnitLayout>& units, int shard_rank, const OptimOptions& options,
-               const std::vector<at::Tensor>& masters, int threads = 1);
+  ShardedAdamW(DecayedRanges decayed, const OptimOptions& options, const std::vector<at::Tensor>& masters,
+               int threads = 1);
 
   // One update of every master shard with its gradient shard times `grad_scale` ([1] fp32 on
   // the gradients' device, the clip factor of grad_clip.h; undefined = 1) at learning rate
@@ -46,7 +42,7 @@ class ShardedAdamW {
   OptimOptions options_;
   int threads_;
   std::vector<at::Tensor> m_, v_;
-  std::vector<std::vector<ElementRange>> decayed_;  // per unit: shard ranges that get decay
+  DecayedRanges decayed_;
   int64_t steps_ = 0;
   bool fused_kernel_ = true;
 };

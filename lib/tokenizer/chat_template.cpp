@@ -30,23 +30,6 @@ void check_turns(const std::vector<ChatMessage>& messages) {
 
 }  // namespace
 
-std::optional<TemplateKind> parse_template_kind(const std::string& name) {
-  if (name == "llama3") return TemplateKind::llama3;
-  if (name == "llama2") return TemplateKind::llama2;
-  if (name == "chatml" || name == "qwen") return TemplateKind::chatml;
-  if (name == "plain") return TemplateKind::plain;
-  return std::nullopt;
-}
-
-const char* template_name(TemplateKind kind) {
-  switch (kind) {
-    case TemplateKind::llama3: return "llama3";
-    case TemplateKind::llama2: return "llama2";
-    case TemplateKind::chatml: return "chatml";
-    case TemplateKind::plain: return "plain";
-  }
-  return "?";
-}
 
 std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer) {
   if (tokenizer.token_id("<|start_header_id|>") && tokenizer.token_id("<|eot_id|>")) return TemplateKind::llama3;
@@ -58,14 +41,14 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
   switch (kind) {
     case TemplateKind::llama3:
       for (const char* token : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
-        require_token(tokenizer, token, "llama3");
+        require_token(tokenizer, token, enum_name(kind));
       }
       break;
     case TemplateKind::llama2:
-      for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, "llama2");
+      for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::chatml:
-      for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, "chatml");
+      for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::plain:
       bos_ = tokenizer.bos_token();

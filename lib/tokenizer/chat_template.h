@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tokenizer/tokenizer.h"
+#include "util/enum_names.h"
 
 namespace st {
 
@@ -20,9 +21,14 @@ struct ChatMessage {
 };
 
 enum class TemplateKind { llama3, llama2, chatml, plain };
-
-std::optional<TemplateKind> parse_template_kind(const std::string& name);  // nullopt: unknown
-const char* template_name(TemplateKind kind);
+template <>
+struct EnumNames<TemplateKind> {  // "qwen": another name of chatml (LlamaFactory's)
+  static constexpr NamedValue<TemplateKind> table[] = {{TemplateKind::llama3, "llama3"},
+                                                       {TemplateKind::llama2, "llama2"},
+                                                       {TemplateKind::chatml, "chatml"},
+                                                       {TemplateKind::chatml, "qwen"},
+                                                       {TemplateKind::plain, "plain"}};
+};
 
 // The template a tokenizer's special tokens imply: llama3 (<|start_header_id|>, <|eot_id|>),
 // chatml (<|im_start|>, <|im_end|>); nullopt when they tell nothing (llama2 and plain share

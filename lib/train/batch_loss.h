@@ -13,8 +13,6 @@
 
 namespace st {
 
-enum class Stage { sft, dpo };
-
 // Additive over micro-batches, steps and ranks.
 struct LossSums {
   double loss = 0.0;              // summed per-pair (DPO) or per-token (SFT) losses

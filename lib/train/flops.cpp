@@ -19,8 +19,8 @@ double training_flops(const ModelConfig& config, const std::vector<int64_t>& row
   return flops;
 }
 
-double known_peak_tflops(const std::string& device_name, const std::string& compute_dtype) {
-  if (compute_dtype != "bf16" && compute_dtype != "fp16") return 0.0;
+double known_peak_tflops(const std::string& device_name, ComputeDtype compute_dtype) {
+  if (compute_dtype != ComputeDtype::bf16 && compute_dtype != ComputeDtype::fp16) return 0.0;
   // Dense tensor-core peaks from the vendors' data sheets (SXM parts; PCIe parts are lower).
   struct Known {
     const char* name;

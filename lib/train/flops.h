@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model_config.h"
+#include "train/train_options.h"
 
 namespace st {
 
@@ -21,6 +22,6 @@ double forward_flops(const ModelConfig& config, int64_t tokens);
 double training_flops(const ModelConfig& config, const std::vector<int64_t>& row_lengths, bool with_reference);
 
 // Peak dense TFLOP/s of one device for the compute dtype, from its name; 0 when unknown.
-double known_peak_tflops(const std::string& device_name, const std::string& compute_dtype);
+double known_peak_tflops(const std::string& device_name, ComputeDtype compute_dtype);
 
 }  // namespace st

@@ -6,15 +6,6 @@
 
 namespace st {
 
-PreferenceLoss parse_preference_loss(const std::string& name) {
-  if (name == "sigmoid") return PreferenceLoss::sigmoid;
-  if (name == "ipo") return PreferenceLoss::ipo;
-  if (name == "hinge") return PreferenceLoss::hinge;
-  if (name == "simpo") return PreferenceLoss::simpo;
-  if (name == "orpo") return PreferenceLoss::orpo;
-  throw ConfigError("dpo.loss = '" + name + "' is not sigmoid|ipo|hinge|simpo|orpo");
-}
-
 bool needs_reference(PreferenceLoss loss) { return loss != PreferenceLoss::simpo && loss != PreferenceLoss::orpo; }
 
 PreferenceTerms preference_loss(const PairLogps& policy, const PairLogps& reference,

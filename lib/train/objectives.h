@@ -9,10 +9,10 @@
 
 #include <string>
 
+#include "train/train_options.h"  // PreferenceLoss
+
 namespace st {
 
-enum class PreferenceLoss { sigmoid, ipo, hinge, simpo, orpo };
-PreferenceLoss parse_preference_loss(const std::string& name);  // ConfigError names dpo.loss
 bool needs_reference(PreferenceLoss loss);                      // simpo and orpo do not
 
 struct PreferenceLossOptions {

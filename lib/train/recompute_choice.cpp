@@ -12,7 +12,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 int64_t micro_batch_rows(const TrainConfig& config) {
-  return config.train.micro_batch * (config.train.stage == "dpo" ? 2 : 1);
+  return config.train.micro_batch * (config.train.stage == Stage::dpo ? 2 : 1);
 }
 
 int64_t largest_micro_batch_tokens(const TrainConfig& config) {
@@ -31,15 +31,15 @@ std::string gib(int64_t bytes) {
 RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
                                  int64_t compute_bytes, int64_t budget_bytes) {
   RecomputePlanInputs inputs;
-  inputs.policy = parse_recompute(config.train.recompute);
+  inputs.policy = config.train.recompute;
   inputs.tokens = largest_micro_batch_tokens(config);
   inputs.compute_bytes = compute_bytes;
   inputs.budget_bytes = budget_bytes;
   inputs.gathered_layer_bytes =
-      kept_gathered_layer_bytes(model, shard_group_size, parse_sharding(config.dist.sharding), compute_bytes);
+      kept_gathered_layer_bytes(model, shard_group_size, config.dist.sharding, compute_bytes);
   RecomputeChoice choice;
   choice.plan = plan_recompute(model, inputs);
-  choice.reason = config.train.recompute + " -> " + describe_recompute_plan(choice.plan);
+  choice.reason = std::string(enum_name(config.train.recompute)) + " -> " + describe_recompute_plan(choice.plan);
   if (inputs.policy == Recompute::automatic) {
     choice.reason += budget_bytes < 0 ? " (no memory limit on the CPU)"
                                       : " (" + gib(budget_bytes) + " for kept activations, " +

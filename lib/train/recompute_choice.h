@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.h"
 #include "fsdp/recompute.h"
 #include "model/model_config.h"
+#include "train/train_config.h"
 
 namespace st {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "data/reference_columns.h"
+#include "prep/reference_columns.h"
 #include "train/batch_loss.h"
 
 namespace st {

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.h"
 #include "data/collate.h"
 #include "data/manifest.h"
 #include "data/pair_dataset.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "train/reference.h"
+#include "train/train_config.h"
 
 namespace st {
 

@@ -6,8 +6,8 @@
 #include <fstream>
 
 #include "ckpt/checkpoint_directory.h"
-#include "config/config_writer.h"
-#include "dist/string_gather.h"
+#include "distributed/string_gather.h"
+#include "train/train_arguments.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/log.h"
@@ -40,7 +40,7 @@ std::string decide_on_rank0(const TrainConfig& config) {
   if (resume) return "resume:" + *resume;
   const bool has_metrics = fs::exists(fs::path(config.train.output_dir) / "metrics.jsonl");
   const bool has_checkpoints = !list_complete_checkpoints(directory).empty();
-  if ((has_metrics || has_checkpoints) && !config.train.overwrite && config.train.resume != "auto") {
+  if ((has_metrics || has_checkpoints) && !config.train.overwrite && config.train.resume != kResumeNewest) {
     throw ConfigError("train.output_dir = " + config.train.output_dir + " already holds a run (" +
                       (has_checkpoints ? "checkpoints in " + directory : std::string("metrics.jsonl")) +
                       "); continue it with --resume auto, choose a new train.output_dir, or pass "

@@ -8,10 +8,10 @@
 
 #include "ckpt/checkpoint_reader.h"
 #include "ckpt/checkpoint_writer.h"
-#include "config/train_config.h"
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp/sharding.h"
+#include "train/train_config.h"
 
 namespace st {
 

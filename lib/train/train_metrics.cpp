@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "dist/value_gather.h"
+#include "distributed/value_gather.h"
 #include "util/host_sync.h"
 
 namespace st {
@@ -42,7 +42,7 @@ void WindowStats::settle() {
   output_sums = at::Tensor();
 }
 
-nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {
+TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {
   std::vector<double> mine = w.sums.pack();
   const size_t summed = mine.size();
   for (double value : {w.flops, static_cast<double>(w.comm.all_gather), static_cast<double>(w.comm.reduce_scatter),
@@ -66,29 +66,43 @@ nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStat
   const double steps = std::max<double>(1.0, static_cast<double>(w.steps));
   const double seconds = most[summed + 4];  // the slowest rank's window
 
-  nlohmann::ordered_json record;
+  TrainRecord typed;
+  typed.step = c.step;
+  typed.step_time_s = seconds / steps;
+  typed.tokens_per_s = ratio(sums.real_tokens, seconds);
+  if (c.peak_tflops > 0.0) typed.mfu = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
+  typed.peak_memory_gib = most[summed + 5] / kGiB;
+  if (c.exact_phases) {
+    StepPhases phases;
+    size_t column = summed + 6;
+    for (const StepPhases::Field& field : StepPhases::kFields) phases.*field.seconds = most[column++] / steps;
+    typed.phases = phases;
+  }
+
+  nlohmann::ordered_json& record = typed.json;
   record["step"] = c.step;
   record["epoch"] = c.epoch;
   record.update(loss_metrics(c.stage, sums, ""));
   record["lr"] = c.lr;
   record["grad_norm"] = c.grad_norm;
-  record["tokens_per_s"] = ratio(sums.real_tokens, seconds);
+  record["tokens_per_s"] = typed.tokens_per_s;
   record["samples_per_s"] = ratio(sums.pairs, seconds);
-  record["step_time_s"] = seconds / steps;
+  record["step_time_s"] = typed.step_time_s;
   record["tflops_per_device"] = ratio(flops, seconds * ranks) / 1e12;
-  if (c.peak_tflops > 0.0) record["mfu"] = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
-  record["peak_memory_gib"] = most[summed + 5] / kGiB;  // the rank that peaked highest
+  if (c.peak_tflops > 0.0) record["mfu"] = typed.mfu;
+  record["peak_memory_gib"] = typed.peak_memory_gib;
   record["memory_kind"] = c.memory_kind;
   // Per rank and step, averaged over ranks.
   record["comm/all_gather_bytes"] = total[summed + 1] / ranks / steps;
   record["comm/reduce_scatter_bytes"] = total[summed + 2] / ranks / steps;
   record["comm/all_reduce_bytes"] = total[summed + 3] / ranks / steps;
   record["skipped_steps"] = c.skipped_steps;
-  if (c.exact_phases) {  // per step, the slowest rank's
-    size_t column = summed + 6;
-    for (const char* key : kStepPhaseKeys) record[key] = most[column++] / steps;
+  if (typed.phases) {
+    for (const StepPhases::Field& field : StepPhases::kFields) {
+      record[std::string("time/") + field.name + "_s"] = (*typed.phases).*field.seconds;
+    }
   }
-  return record;
+  return typed;
 }
 
 nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,

@@ -5,11 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
-#include "dist/communicator.h"
+#include "distributed/communicator.h"
 #include "fsdp/engine_stats.h"
 #include "train/batch_loss.h"
 
@@ -41,15 +41,23 @@ struct RecordContext {
   bool exact_phases = false;      // the phase times mean something (time/* keys are written)
 };
 
-// The metrics keys of StepPhases' fields, in their order (seconds per step).
-constexpr std::array<const char*, 6> kStepPhaseKeys = {"time/data_s",     "time/reference_s", "time/forward_s",
-                                                       "time/backward_s", "time/grad_sync_s", "time/optimizer_s"};
+// A logging window over all ranks: the figures a caller reads by name (the bench), and the
+// metrics.jsonl record that holds them and every other key.
+struct TrainRecord {
+  int64_t step = 0;
+  double step_time_s = 0.0;      // the slowest rank's, per step
+  double tokens_per_s = 0.0;     // non-padding tokens over all ranks
+  double mfu = 0.0;              // 0 without a peak (RecordContext::peak_tflops)
+  double peak_memory_gib = 0.0;  // the rank that peaked highest
+  std::optional<StepPhases> phases;  // per step, the slowest rank's; only when exact
+  nlohmann::ordered_json json;
+};
 
 // Loss and, for DPO, rewards/* and logps/* from sums; keys get `prefix` ("" or "eval/").
 nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& sums, const std::string& prefix);
 
 // Collective over `world` (every rank calls it with its own window).
-nlohmann::ordered_json reduce_train_record(Communicator& world, const WindowStats& window, const RecordContext& context);
+TrainRecord reduce_train_record(Communicator& world, const WindowStats& window, const RecordContext& context);
 nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
                                   double seconds);
 

@@ -5,10 +5,51 @@
 #include <cstdint>
 #include <string>
 
+#include "fsdp/fsdp_options.h"
+#include "util/enum_names.h"
+
 namespace st {
 
+// train.stage: the objective.
+enum class Stage { sft, dpo };
+template <>
+struct EnumNames<Stage> {
+  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}};
+};
+
+// train.dtype: auto = bf16 on GPUs, fp32 on CPUs (train_plan.h resolves it).
+enum class ComputeDtype { automatic, fp32, bf16, fp16 };
+template <>
+struct EnumNames<ComputeDtype> {
+  static constexpr NamedValue<ComputeDtype> table[] = {{ComputeDtype::automatic, "auto"},
+                                                       {ComputeDtype::fp32, "fp32"},
+                                                       {ComputeDtype::bf16, "bf16"},
+                                                       {ComputeDtype::fp16, "fp16"}};
+};
+
+// dpo.loss (formulas: objectives.h, docs/objectives.md).
+enum class PreferenceLoss { sigmoid, ipo, hinge, simpo, orpo };
+template <>
+struct EnumNames<PreferenceLoss> {
+  static constexpr NamedValue<PreferenceLoss> table[] = {{PreferenceLoss::sigmoid, "sigmoid"},
+                                                         {PreferenceLoss::ipo, "ipo"},
+                                                         {PreferenceLoss::hinge, "hinge"},
+                                                         {PreferenceLoss::simpo, "simpo"},
+                                                         {PreferenceLoss::orpo, "orpo"}};
+};
+
+// dpo.reference: where reference log-probs come from (resolved per run: train_plan.h).
+enum class ReferenceChoice { automatic, precomputed, online, none };
+template <>
+struct EnumNames<ReferenceChoice> {
+  static constexpr NamedValue<ReferenceChoice> table[] = {{ReferenceChoice::automatic, "auto"},
+                                                          {ReferenceChoice::precomputed, "precomputed"},
+                                                          {ReferenceChoice::online, "online"},
+                                                          {ReferenceChoice::none, "none"}};
+};
+
 struct TrainOptions {
-  std::string stage = "dpo";                 // dpo | sft
+  Stage stage = Stage::dpo;
   std::string output_dir = "runs/shardtune";  // run directory on shared storage
   uint64_t seed = 42;                        // data order and random init
   int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step
@@ -16,24 +57,23 @@ struct TrainOptions {
   int64_t global_batch = 0;   // pairs per optimizer step; 0 = micro_batch x grad_accum x dp
   int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
   double epochs = 1.0;        // passes over the training data when max_steps is 0
-  std::string dtype = "auto";      // compute dtype: auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
-  std::string recompute = "auto";  // activation recomputation: full | selective | none | auto (fsdp/recompute.h)
+  ComputeDtype dtype = ComputeDtype::automatic;
+  Recompute recompute = Recompute::automatic;  // activation recomputation per decoder layer
   double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
   int64_t log_every = 10;     // optimizer steps between metric lines
   int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
   bool overwrite = false;     // start over in an output_dir that already holds a run's outputs
   std::string resume;         // "" = start fresh | auto = newest complete checkpoint, if any | a path
   double peak_tflops = 0.0;   // per-device peak for MFU [TFLOP/s]; 0 = known GPUs only
-  bool time_phases = false;   // not a config key: `shardtune bench` syncs the GPU at phase ends
 };
 
 struct DpoOptions {
-  std::string loss = "sigmoid";      // sigmoid | ipo | hinge | simpo | orpo
+  PreferenceLoss loss = PreferenceLoss::sigmoid;
   double beta = 0.1;
   double label_smoothing = 0.0;      // cDPO / robust DPO label-flip rate, [0, 0.5)
   double simpo_gamma = 0.5;          // SimPO target reward margin
   double ftx = 0.0;                  // weight of the chosen completion's SFT loss
-  std::string reference = "auto";    // auto | precomputed | online | none
+  ReferenceChoice reference = ReferenceChoice::automatic;
 };
 
 }  // namespace st

@@ -8,21 +8,12 @@
 
 namespace st {
 
-const char* reference_mode_name(ReferenceMode mode) {
-  switch (mode) {
-    case ReferenceMode::none: return "none";
-    case ReferenceMode::precomputed: return "precomputed";
-    case ReferenceMode::online: return "online";
-  }
-  return "?";
-}
-
 ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& train, const PairDataset* val) {
-  const std::string& choice = config.dpo.reference;
-  if (config.train.stage != "dpo") return ReferenceMode::none;
-  if (!needs_reference(parse_preference_loss(config.dpo.loss))) return ReferenceMode::none;
+  const ReferenceChoice choice = config.dpo.reference;
+  if (config.train.stage != Stage::dpo) return ReferenceMode::none;
+  if (!needs_reference(config.dpo.loss)) return ReferenceMode::none;
   const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
-  if (choice == "online") return ReferenceMode::online;
+  if (choice == ReferenceChoice::online) return ReferenceMode::online;
   for (const PairDataset* data : {&train, val}) {
     const auto& info = data && data->has_ref_logps() ? data->manifest().reference : std::nullopt;
     if (info && info->cutoff_len != config.data.cutoff_len) {
@@ -32,17 +23,14 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
                         "config, or set dpo.reference = online");
     }
   }
-  if (choice == "auto") return data_has ? ReferenceMode::precomputed : ReferenceMode::online;
-  if (choice == "precomputed") {
-    if (!data_has) {
-      const std::string missing = train.has_ref_logps() ? val->directory() : train.directory();
-      throw ConfigError("dpo.reference = precomputed, but " + missing +
-                        " has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref --config "
-                        "<this config>` first, or set dpo.reference = online");
-    }
-    return ReferenceMode::precomputed;
+  if (choice != ReferenceChoice::precomputed) return data_has ? ReferenceMode::precomputed : ReferenceMode::online;
+  if (!data_has) {
+    const std::string missing = train.has_ref_logps() ? val->directory() : train.directory();
+    throw ConfigError("dpo.reference = precomputed, but " + missing +
+                      " has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref --config "
+                      "<this config>` first, or set dpo.reference = online");
   }
-  throw ConfigError("dpo.reference = '" + choice + "' is not auto|precomputed|online|none");
+  return ReferenceMode::precomputed;
 }
 
 uint64_t TrainData::val_pairs() const {
@@ -51,7 +39,7 @@ uint64_t TrainData::val_pairs() const {
 }
 
 TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
-  const bool dpo = config.train.stage == "dpo";
+  const bool dpo = config.train.stage == Stage::dpo;
   const DatasetExpectations expect{dpo ? PairKind::dpo : PairKind::sft, model_vocab_size,
                                    config.data.verify_checksums};
   if (config.data.train.empty()) {
@@ -85,17 +73,24 @@ TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int wo
   return plan;
 }
 
-std::string resolve_compute_dtype(const std::string& dtype, bool on_gpu) {
-  return dtype == "auto" ? (on_gpu ? "bf16" : "fp32") : dtype;
+ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu) {
+  if (dtype != ComputeDtype::automatic) return dtype;
+  return on_gpu ? ComputeDtype::bf16 : ComputeDtype::fp32;
 }
 
-at::ScalarType compute_scalar_type(const std::string& name) {
-  return name == "bf16" ? at::kBFloat16 : name == "fp16" ? at::kHalf : at::kFloat;
+at::ScalarType compute_scalar_type(ComputeDtype dtype) {
+  switch (dtype) {
+    case ComputeDtype::bf16: return at::kBFloat16;
+    case ComputeDtype::fp16: return at::kHalf;
+    case ComputeDtype::fp32:
+    case ComputeDtype::automatic: break;
+  }
+  return at::kFloat;
 }
 
 std::string describe_objective(const TrainConfig& config, ReferenceMode reference) {
-  if (config.train.stage != "dpo") return config.train.stage;
-  return "dpo (" + config.dpo.loss + ", reference " + reference_mode_name(reference) + ")";
+  if (config.train.stage != Stage::dpo) return enum_name(config.train.stage);
+  return "dpo (" + std::string(enum_name(config.dpo.loss)) + ", reference " + enum_name(reference) + ")";
 }
 
 }  // namespace st

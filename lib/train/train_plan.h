@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "config/train_config.h"
 #include "data/pair_dataset.h"
+#include "train/train_config.h"
 
 namespace st {
 
@@ -31,7 +31,11 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size);
 // precomputed (ref_chosen_logp / ref_rejected_logp in the shards, from shardtune
 // precompute-ref), or online (a frozen copy of the initial policy; reference.h).
 enum class ReferenceMode { none, precomputed, online };
-const char* reference_mode_name(ReferenceMode mode);
+template <>
+struct EnumNames<ReferenceMode> {
+  static constexpr NamedValue<ReferenceMode> table[] = {
+      {ReferenceMode::none, "none"}, {ReferenceMode::precomputed, "precomputed"}, {ReferenceMode::online, "online"}};
+};
 
 // dpo.reference resolved for the run (auto: none for simpo/orpo, precomputed when every shard
 // of the training (and validation) data has reference log-probs, else online). Throws
@@ -44,13 +48,13 @@ struct TrainPlan {
   int64_t total_steps = 0;
   uint64_t train_pairs = 0, val_pairs = 0;
   ReferenceMode reference = ReferenceMode::none;
-  std::string compute_dtype;      // fp32 | bf16 | fp16
+  ComputeDtype compute_dtype = ComputeDtype::fp32;  // fp32 | bf16 | fp16 (never auto)
 };
 
 // train.dtype resolved: auto = bf16 on GPUs, fp32 on CPUs.
-std::string resolve_compute_dtype(const std::string& dtype, bool on_gpu);
+ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu);
 // fp32 | bf16 | fp16 as a tensor dtype.
-at::ScalarType compute_scalar_type(const std::string& name);
+at::ScalarType compute_scalar_type(ComputeDtype dtype);
 // "dpo (sigmoid, reference online)" or "sft", for logs.
 std::string describe_objective(const TrainConfig& config, ReferenceMode reference);
 

@@ -1,7 +1,7 @@
-// `shardtune train`'s loop: the sharded policy (FsdpEngine), the reference (reference.h), the
-// data (train and validation loaders), the objective per micro-batch (batch_loss.h), the
-// learning-rate schedule, evaluation, and the metrics of every logging window in
-// <output_dir>/metrics.jsonl. Every rank runs it; records are reduced over the ranks.
+// `shardtune train`'s loop over a RunSetup (run_setup.h): the objective per micro-batch
+// (batch_loss.h), the learning-rate schedule, evaluation, checkpoints, and the metrics of every
+// logging window in <output_dir>/metrics.jsonl. Every rank runs it; records are reduced over
+// the ranks. A step runs in named phases: train_step, log_window, evaluate, maybe_checkpoint.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,14 +10,18 @@
 #include <memory>
 #include <string>
 
-#include "config/train_config.h"
-#include "dist/world.h"
-#include "train/train_plan.h"
+#include "data/pair_loader.h"
+#include "distributed/world.h"
+#include "train/objectives.h"
+#include "train/run_setup.h"
+#include "train/train_config.h"
+#include "train/train_metrics.h"
 
 namespace st {
 
 struct TrainObserver {
   std::function<void(int64_t done, int64_t total, double elapsed_s)> step_done;
+  std::function<void(const TrainRecord& record)> train_record;        // each logging window
   std::function<void(const nlohmann::ordered_json& record)> record;  // each train or eval record
 };
 
@@ -32,21 +36,40 @@ struct TrainResult {
 
 class Trainer {
  public:
-  // Collective over the world: decides between a fresh start and a resume (train.resume), opens
-  // the data, builds the sharding groups, loads this rank's model shards from the base model or
-  // the checkpoint (resharded when the rank count changed) and the reference's. Throws
-  // ConfigError / DataError / ModelError / CheckpointError.
-  Trainer(const TrainConfig& config, World& world);
+  // Collective over the world: setup_run(config, world, options).
+  Trainer(const TrainConfig& config, World& world, const RunOptions& options = {});
   ~Trainer();
 
-  const TrainPlan& plan() const;
+  const TrainPlan& plan() const { return run_.plan; }
   // Collective over the world. Writes metrics.jsonl on rank 0 and checkpoints (ckpt.every, at
   // the end, and on SIGUSR1/SIGTERM, which then ends the run early: result.preempted).
   TrainResult run(const TrainObserver& observer = {});
 
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  // Collective: one optimizer step at learning rate `lr` over the step's micro-batches, added
+  // to `window`.
+  StepOutcome train_step(const StepBatch& batch, double lr, WindowStats& window);
+  // Collective: the window's record over all ranks (the one host read of its sums); resets it.
+  TrainRecord log_window(WindowStats& window, const StepOutcome& outcome, const StepBatch& batch, double lr,
+                         int64_t steps, int64_t skipped);
+  // Collective: an evaluation over the validation data after `step` steps.
+  nlohmann::ordered_json evaluate(int64_t step);
+  // Collective: saves when ckpt.every, the end or a stop request asks for it; returns whether
+  // a stop was requested on any rank.
+  bool maybe_checkpoint(int64_t steps);
+  void export_model();
+
+  MicroBatchResult run_micro_batch(const MicroBatch& micro);
+  const MicroBatch& micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index);
+  LoaderOptions loader_options(bool train) const;
+
+  TrainConfig config_;
+  RunOptions options_;
+  World& world_;
+  RunSetup run_;
+  PreferenceLossOptions loss_options_;
+  double reference_seconds_ = 0.0;        // the online reference's forwards since the step began
+  std::unique_ptr<MicroBatch> padding_;   // a zero-weight micro-batch for ranks with fewer
 };
 
 }  // namespace st

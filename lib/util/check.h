@@ -12,7 +12,7 @@
 
 namespace st {
 
-// "[r1/4 host] MPI_Allreduce(...) failed at lib/dist/x.cpp:42: <detail>"
+// "[r1/4 host] MPI_Allreduce(...) failed at lib/distributed/x.cpp:42: <detail>"
 std::string describe_check_failure(const char* call, const char* file, int line,
                                    const std::string& detail);
 

@@ -6,12 +6,9 @@
 
 namespace st {
 
-c10::Device select_device(const std::string& choice, int local_device) {
-  if (choice != "auto" && choice != "cpu" && choice != "cuda") {
-    throw ConfigError("device '" + choice + "' is not one of auto|cpu|cuda");
-  }
+c10::Device select_device(DeviceChoice choice, int local_device) {
   const bool have_gpu = at::hasCUDA() && at::getNumGPUs() > 0;
-  if (choice == "cpu" || (choice == "auto" && !have_gpu)) return c10::Device(c10::kCPU);
+  if (choice == DeviceChoice::cpu || (choice == DeviceChoice::automatic && !have_gpu)) return c10::Device(c10::kCPU);
   if (!have_gpu) {
     throw ConfigError("device 'cuda' requested, but this build's libtorch has no CUDA or no GPU "
                       "is visible; use --device cpu or a CUDA build (docs/testing.md)");

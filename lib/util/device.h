@@ -4,11 +4,18 @@
 
 #include <c10/core/Device.h>
 
-#include <string>
+#include "util/enum_names.h"
 
 namespace st {
 
-// choice: auto | cpu | cuda. Throws ConfigError for an unknown choice or an unavailable GPU.
-c10::Device select_device(const std::string& choice, int local_device);
+enum class DeviceChoice { automatic, cpu, cuda };
+template <>
+struct EnumNames<DeviceChoice> {
+  static constexpr NamedValue<DeviceChoice> table[] = {
+      {DeviceChoice::automatic, "auto"}, {DeviceChoice::cpu, "cpu"}, {DeviceChoice::cuda, "cuda"}};
+};
+
+// Throws ConfigError for cuda without a usable GPU.
+c10::Device select_device(DeviceChoice choice, int local_device);
 
 }  // namespace st

@@ -30,7 +30,7 @@ struct OptimizerRun {
   std::vector<at::Tensor> masters, copies;
   ShardedAdamW optimizer;
   OptimizerRun(const std::vector<UnitLayout>& units, int rank, const OptimOptions& o, const std::vector<at::Tensor>& start)
-      : masters(clone(start)), optimizer(units, rank, o, masters) {
+      : masters(clone(start)), optimizer(weight_decay_ranges(units, rank), o, masters) {
     for (const at::Tensor& master : masters) copies.push_back(at::zeros_like(master, at::kBFloat16));
   }
   static std::vector<at::Tensor> clone(const std::vector<at::Tensor>& tensors) {

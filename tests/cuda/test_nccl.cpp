@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "build_config.h"
-#include "dist/nccl_communicator.h"
-#include "dist/nccl_core.h"
+#include "distributed/nccl_communicator.h"
+#include "distributed/nccl_core.h"
 #include "mpi_test_main.h"
 #include "util/check_cuda.h"
 

@@ -6,101 +6,94 @@
 source "$(dirname "$0")/harness.sh"
 demo="$ST_SOURCE_DIR/examples/demo.ini"
 
-# train_on <expected exit> <ranks> <micro_batch> <grad_accum> <run dir> [overrides...]
+# train_on --exit <code> --ranks <n> --micro <micro_batch> --accum <grad_accum> --dir <run dir>
+#          [overrides...]: the demo config on $work/data, ${steps:-10} steps, fp32 export at the end.
 train_on() {
-  local expected=$1 ranks=$2 micro=$3 accum=$4 dir=$5
-  shift 5
-  run "$expected" "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+  local expected=0 ranks="" micro="" accum="" dir=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --exit) expected=$2; shift 2 ;;
+      --ranks) ranks=$2; shift 2 ;;
+      --micro) micro=$2; shift 2 ;;
+      --accum) accum=$2; shift 2 ;;
+      --dir) dir=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
+  run --exit "$expected" "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
     --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
     --train.micro_batch="$micro" --train.grad_accum="$accum" --train.global_batch=0 \
     --train.max_steps="${steps:-10}" --train.log_every=1 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 "$@"
 }
 
-# same_records <a.jsonl> <b.jsonl> <first step> <relative tolerance>: the train records from
-# <first step> on agree (0 = bit-identical losses, grad norms, rewards and log-probs).
-same_records() {
-  python3 - "$@" <<'PY' || fail "metrics differ: $1 vs $2"
-import json, sys
-a, b, first, tolerance = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-keys = ("loss", "grad_norm", "lr", "rewards/chosen", "rewards/rejected", "rewards/margins", "logps/chosen",
-        "logps/rejected", "rewards/accuracies", "epoch")
-load = lambda p: [r for r in map(json.loads, open(p)) if "loss" in r and r["step"] >= first]
-ra, rb = load(a), load(b)
-assert [r["step"] for r in ra] == [r["step"] for r in rb] and ra, ([r["step"] for r in ra], [r["step"] for r in rb])
-worst = max(abs(x[k] - y[k]) / max(1.0, abs(x[k])) for x, y in zip(ra, rb) for k in keys)
-print(f"{len(ra)} records from step {first}: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
-sys.exit(0 if worst <= tolerance else 1)
-PY
-}
-
 same_weights() { cmp "$1/export/model.safetensors" "$2/export/model.safetensors" || fail "final weights differ: $1 vs $2"; }
 ckpt() { echo "$1/checkpoints/step_$(printf %08d "$2")"; }
 
-synth_data "$work/data" 400
+synth_data --dir "$work/data" --pairs 400
 case "$case_name" in
   resume_is_bit_exact)
     # 10 steps straight vs 5 steps, resume, 5 steps (the first 5 steps are those of the straight run).
-    train_on 0 2 2 2 "$work/straight" --ckpt.every=5
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5
     expect_output 'checkpoint: step 5 saved'
     [ -f "$(ckpt "$work/straight" 5)/COMPLETE" ] || fail "no complete step 5"
     [ "$(readlink "$work/straight/checkpoints/latest")" = step_00000010 ] || fail "latest does not point at step 10"
-    train_on 0 2 2 2 "$work/resumed" --resume "$(ckpt "$work/straight" 5)"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)"
     expect_output 'resumed from .*step_00000005 at step 5 \(written by 2 rank\(s\), now 2\)'
-    same_records "$work/straight/metrics.jsonl" "$work/resumed/metrics.jsonl" 6 0
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
     same_weights "$work/straight" "$work/resumed"
     # bf16 compute: its weight copies must be rebuilt from the masters read in.
-    train_on 0 2 2 2 "$work/bf16_straight" --ckpt.every=5 --train.dtype=bf16
-    train_on 0 2 2 2 "$work/bf16_resumed" --resume "$(ckpt "$work/bf16_straight" 5)" --train.dtype=bf16
-    same_records "$work/bf16_straight/metrics.jsonl" "$work/bf16_resumed/metrics.jsonl" 6 0
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/bf16_straight" --ckpt.every=5 --train.dtype=bf16
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/bf16_resumed" --resume "$(ckpt "$work/bf16_straight" 5)" --train.dtype=bf16
+    same_metrics --expected "$work/bf16_straight/metrics.jsonl" --actual "$work/bf16_resumed/metrics.jsonl" --tolerance 0 --from-step 6
     same_weights "$work/bf16_straight" "$work/bf16_resumed"
     # The same through --resume auto in the run's own directory, after its later records are dropped.
     rm -rf "$(ckpt "$work/straight" 10)"
     cp "$work/straight/metrics.jsonl" "$work/straight.jsonl"
     cp -r "$work/straight/export" "$work/straight_export"
-    train_on 0 2 2 2 "$work/straight" --ckpt.every=5 --resume auto
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5 --resume auto
     expect_output 'resumed from .*step_00000005 at step 5'
-    same_records "$work/straight.jsonl" "$work/straight/metrics.jsonl" 1 0
-    [ "$(metric "$work/straight/metrics.jsonl" loss count)" = 10 ] || fail "resumed metrics.jsonl does not hold steps 1-10 once each"
+    same_metrics --expected "$work/straight.jsonl" --actual "$work/straight/metrics.jsonl" --tolerance 0 --from-step 1
+    [ "$(metric --file "$work/straight/metrics.jsonl" --key loss --pick count)" = 10 ] || fail "resumed metrics.jsonl does not hold steps 1-10 once each"
     cmp "$work/straight_export/model.safetensors" "$work/straight/export/model.safetensors" || fail "auto resume differs"
     ;;
   resume_resharded)
     # 4 -> 2 ranks at a global batch of 8, and 2 -> 3 ranks at 12: the same samples in the same order.
-    train_on 0 4 2 1 "$work/four" --ckpt.every=5
-    train_on 0 2 2 2 "$work/four_to_two" --resume "$(ckpt "$work/four" 5)"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/four" --ckpt.every=5
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/four_to_two" --resume "$(ckpt "$work/four" 5)"
     expect_output 'written by 4 rank\(s\), now 2'
-    same_records "$work/four/metrics.jsonl" "$work/four_to_two/metrics.jsonl" 6 1e-5
-    train_on 0 2 3 2 "$work/two" --ckpt.every=5
-    train_on 0 3 2 2 "$work/two_to_three" --resume "$(ckpt "$work/two" 5)"
+    same_metrics --expected "$work/four/metrics.jsonl" --actual "$work/four_to_two/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    train_on --exit 0 --ranks 2 --micro 3 --accum 2 --dir "$work/two" --ckpt.every=5
+    train_on --exit 0 --ranks 3 --micro 2 --accum 2 --dir "$work/two_to_three" --resume "$(ckpt "$work/two" 5)"
     expect_output 'written by 2 rank\(s\), now 3'
-    same_records "$work/two/metrics.jsonl" "$work/two_to_three/metrics.jsonl" 6 1e-5
-    train_on 2 3 2 1 "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
+    same_metrics --expected "$work/two/metrics.jsonl" --actual "$work/two_to_three/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
     expect_output 'global batch of 12 pairs, this run has 6 .*set train.grad_accum or train.micro_batch'
     ;;
   preempt_and_resume)
     # SIGUSR1 to one rank mid-run: the step finishes, every rank saves, the job exits 75; a
     # restart with --resume auto ends with the weights of an uninterrupted run.
     steps=150
-    train_on 0 2 2 2 "$work/straight"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight"
     ( for _ in $(seq 600); do
         [ -f "$work/cut/metrics.jsonl" ] && [ "$(wc -l <"$work/cut/metrics.jsonl")" -ge 5 ] && break
         sleep 0.05
       done
       pkill -USR1 -f -n -- "--train.output_dir=$work/cut" ) &
-    train_on 75 2 2 2 "$work/cut"
+    train_on --exit 75 --ranks 2 --micro 2 --accum 2 --dir "$work/cut"
     wait
     expect_output 'stop requested \(SIGUSR1/SIGTERM\) - checkpoint of step [0-9]+ saved'
     stopped=$(readlink "$work/cut/checkpoints/latest")
     [ -n "$stopped" ] && [ "$stopped" != step_00000150 ] || fail "no early checkpoint ($stopped)"
     [ ! -d "$work/cut/export" ] || fail "a preempted run exported"
-    train_on 0 2 2 2 "$work/cut" --resume auto
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/cut" --resume auto
     expect_output "resumed from .*$stopped"
     same_weights "$work/straight" "$work/cut"
-    same_records "$work/straight/metrics.jsonl" "$work/cut/metrics.jsonl" 1 0
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/cut/metrics.jsonl" --tolerance 0 --from-step 1
     ;;
   kill_during_save)
     # A rank dies (SIGKILL) in the middle of step 4's save: step 2 stays complete, the half-written
     # step_00000004.tmp is ignored, removed on restart, and the run resumes from step 2.
-    train_on 0 2 2 2 "$work/straight" --ckpt.every=2
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=2
     out=$(ST_TEST_KILL_IN_SAVE=4 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" --progress off \
       --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$work/killed" \
       --train.micro_batch=2 --train.grad_accum=2 --train.global_batch=0 --train.max_steps=10 --train.log_every=1 \
@@ -109,7 +102,7 @@ case "$case_name" in
     [ -f "$(ckpt "$work/killed" 2)/COMPLETE" ] || fail "step 2 is not complete"
     [ -d "$(ckpt "$work/killed" 4).tmp" ] || fail "no half-written step 4 (was the rank killed?)"
     [ ! -e "$(ckpt "$work/killed" 4)" ] || fail "step 4 looks saved"
-    train_on 0 2 2 2 "$work/killed" --ckpt.every=2 --resume auto
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/killed" --ckpt.every=2 --resume auto
     expect_output 'removed 1 interrupted save'
     expect_output 'resumed from .*step_00000002 at step 2'
     [ ! -e "$(ckpt "$work/killed" 4).tmp" ] || fail "the .tmp was not cleaned"
@@ -118,7 +111,7 @@ case "$case_name" in
   disk_full_keeps_old)
     # Writes past a file-size limit fail like a full disk: a clear error, a non-zero exit, and
     # the earlier checkpoint stays complete and loadable.
-    steps=2 train_on 0 1 2 4 "$work/run"
+    steps=2 train_on --exit 0 --ranks 1 --micro 2 --accum 4 --dir "$work/run"
     before=$(md5sum "$(ckpt "$work/run" 2)"/*)
     # (PMIx keeps its shared-memory store in files, which the limit would break: gds=hash.)
     out=$( (ulimit -f 1000; PMIX_MCA_gds=hash "$bin" train --config "$demo" --progress off --data.train="$work/data/train" \
@@ -130,58 +123,58 @@ case "$case_name" in
     expect_output 'writing the checkpoint failed \(disk full or not writable\? earlier checkpoints are untouched\)'
     [ "$(md5sum "$(ckpt "$work/run" 2)"/*)" = "$before" ] || fail "step 2 changed"
     [ ! -e "$(ckpt "$work/run" 4)" ] || fail "a step 4 checkpoint appeared"
-    steps=4 train_on 0 1 2 4 "$work/run" --resume auto
+    steps=4 train_on --exit 0 --ranks 1 --micro 2 --accum 4 --dir "$work/run" --resume auto
     expect_output 'resumed from .*step_00000002'
     ;;
   unwritable_dir_fails_first)
     touch "$work/not_a_dir"
-    train_on 1 2 2 2 "$work/run" --ckpt.dir="$work/not_a_dir/checkpoints"
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --ckpt.dir="$work/not_a_dir/checkpoints"
     expect_output "ckpt.dir = $work/not_a_dir/checkpoints is not writable"
     [ ! -e "$work/run/metrics.jsonl" ] || fail "trained although checkpoints cannot be written"
     ;;
   refusals)
-    train_on 0 2 2 2 "$work/run" --ckpt.every=5
-    train_on 2 2 2 2 "$work/run"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --ckpt.every=5
+    train_on --exit 2 --ranks 2 --micro 2 --accum 2 --dir "$work/run"
     expect_output 'already holds a run \(checkpoints in .*\); continue it with --resume auto'
-    train_on 1 2 2 2 "$work/other" --resume "$(ckpt "$work/run" 5)" --model.preset=bench-100m
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/run" 5)" --model.preset=bench-100m
     expect_output 'was written for another model .*config.json [a-z_]+ is .* there and .* here'
     printf 'x' | dd of="$(ckpt "$work/run" 5)/rank_00001.h5" bs=1 seek=5000 conv=notrunc status=none
-    train_on 1 2 2 2 "$work/other" --resume "$(ckpt "$work/run" 5)"
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/run" 5)"
     expect_output 'rank file .*step_00000005/rank_00001.h5 fails its CRC-32 check'
     sed -i 's/"format_version": 1/"format_version": 99/' "$(ckpt "$work/run" 10)/manifest.json"
-    train_on 1 2 2 2 "$work/other" --resume "$(ckpt "$work/run" 10)"
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/run" 10)"
     expect_output 'format_version 99 is not the 1 this shardtune reads'
-    train_on 0 2 2 2 "$work/run" --train.overwrite=true
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --train.overwrite=true
     [ "$(ls "$work/run/checkpoints" | tr '\n' ' ')" = "latest step_00000010 " ] || fail "overwrite kept old checkpoints"
     ;;
   async_and_retention)
-    train_on 0 2 2 2 "$work/sync" --ckpt.every=2
-    train_on 0 2 2 2 "$work/async" --ckpt.every=2 --ckpt.async=true --ckpt.keep_last=2
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/sync" --ckpt.every=2
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/async" --ckpt.every=2 --ckpt.async=true --ckpt.keep_last=2
     expect_output 'checkpoint: step 10 saved .*async'
     [ "$(ls "$work/async/checkpoints" | tr '\n' ' ')" = "latest step_00000008 step_00000010 " ] ||
       fail "keep_last 2 left: $(ls "$work/async/checkpoints")"
     same_weights "$work/sync" "$work/async"
-    same_records "$work/sync/metrics.jsonl" "$work/async/metrics.jsonl" 1 0
+    same_metrics --expected "$work/sync/metrics.jsonl" --actual "$work/async/metrics.jsonl" --tolerance 0 --from-step 1
     ;;
   export_loads_back)
     # The export at the end equals `shardtune export` of the last checkpoint on any rank count,
     # bf16 and sharded with an index, and `shardtune score` loads it.
-    train_on 0 2 2 2 "$work/run"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run"
     for ranks in 1 3; do
-      run 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" export --checkpoint "$work/run/checkpoints" \
+      run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" export --checkpoint "$work/run/checkpoints" \
         --output "$work/export$ranks" --dtype fp32
       expect_output "export: step 10 .* on $ranks rank\(s\) .*peak RSS per rank"
       cmp "$work/run/export/model.safetensors" "$work/export$ranks/model.safetensors" || fail "export on $ranks ranks differs"
     done
-    run 2 "$bin" export --checkpoint "$work/run/checkpoints" --output "$work/export1"
+    run --exit 2 "$bin" export --checkpoint "$work/run/checkpoints" --output "$work/export1"
     expect_output 'exists; pass --overwrite'
-    run 0 "$mpiexec" -np 2 --oversubscribe "$bin" export --checkpoint "$(ckpt "$work/run" 10)" --output "$work/bf16" --shard-gb 0.0003
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" export --checkpoint "$(ckpt "$work/run" 10)" --output "$work/bf16" --shard-gb 0.0003
     [ -f "$work/bf16/model-00001-of-00002.safetensors" ] && [ -f "$work/bf16/model.safetensors.index.json" ] ||
       fail "no sharded export: $(ls "$work/bf16")"
     grep -q '"torch_dtype": "bfloat16"' "$work/bf16/config.json" || fail "config.json lacks torch_dtype bfloat16"
     echo '{"prompt_ids": [1, 5, 9], "completion_ids": [4, 7, 2]}' >"$work/pairs.jsonl"
     for model in "$work/run/export" "$work/bf16"; do
-      run 0 "$bin" score --model "$model" --input "$work/pairs.jsonl" --output "$work/scores.jsonl" --overwrite
+      run --exit 0 "$bin" score --model "$model" --input "$work/pairs.jsonl" --output "$work/scores.jsonl" --overwrite
       grep -q '"logp"' "$work/scores.jsonl" || fail "score wrote no log-prob for $model"
     done
     ;;

@@ -6,16 +6,16 @@ source "$(dirname "$0")/harness.sh"
 
 case "$case_name" in
   version)
-    run 0 "$bin" --version
+    run --exit 0 "$bin" --version
     expect_output '^shardtune [0-9]+\.[0-9]+\.[0-9]+\+([0-9a-f]{12}(-dirty)?|unknown)$'
     for library in libtorch MPI HDF5 'CUDA runtime' NCCL; do expect_output "^  $library: "; done
     ;;
   usage)
-    run 2 "$bin"
+    run --exit 2 "$bin"
     expect_output 'usage: shardtune <command>'
-    run 2 "$bin" frobnicate
+    run --exit 2 "$bin" frobnicate
     expect_output "unknown command 'frobnicate'"
-    run 0 "$bin" train --help
+    run --exit 0 "$bin" train --help
     expect_output '\[optim\] AdamW'
     expect_output '--optim.lr arg \(=1e-05\)'
     expect_output '--dry-run'
@@ -23,20 +23,20 @@ case "$case_name" in
   estimate)
     # Llama-3.1-8B, 2 nodes x 8 GPUs, full sharding, bf16: 18 bytes per owned parameter element
     # (fp32 master 4 + bf16 copy 2 + fp32 grad 4 + AdamW 8); 8,030,261,248 / 16 ranks ~ 5.0e8.
-    run 0 "$bin" estimate --preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --seq-len 1024
+    run --exit 0 "$bin" estimate --preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --seq-len 1024
     expect_output 'units split over 16 ranks'
     expect_output '^per rank: 50189[0-9]{4} parameter elements owned'
     expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
     expect_output '^per GPU: .* -> fits a 80 GiB GPU'
-    run 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
+    run --exit 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
     expect_output 'does NOT fit a 80 GiB GPU'
-    run 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9
-    expect_output "dist.sharding = 'zero9' is not full\|grad_op\|none\|hybrid"
-    run 2 "$bin" estimate
+    run --exit 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9
+    expect_output "estimate: --sharding 'zero9' is not one of full\|grad_op\|none\|hybrid"
+    run --exit 2 "$bin" estimate
     expect_output 'give exactly one of --preset or --model'
     ;;
   env_two_ranks)
-    run 0 "$mpiexec" -np 2 "$bin" env
+    run --exit 0 "$mpiexec" -np 2 "$bin" env
     expect_output '^shardtune env: 2 ranks on 1 node'
     expect_output '^0 +[^ ]+ +0 local 0/2'
     expect_output '^1 +[^ ]+ +0 local 1/2'
@@ -44,28 +44,28 @@ case "$case_name" in
     ;;
   bench_two_ranks)
     # The throughput harness: warm-up steps logged but not counted, medians printed, no state kept.
-    run 0 "$mpiexec" -np 2 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 3 --warmup 2 \
+    run --exit 0 "$mpiexec" -np 2 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 3 --warmup 2 \
       --work "$work/bench" --train.recompute=none
     expect_output 'step 5/5 '
     expect_output '^bench: debug dpo, seq 64, micro-batch 2, 2 rank\(s\), compute fp32; median of 3 steps after 2 warm-up'
     expect_output '^  tokens/s +[0-9]+\.[0-9]$'
     expect_output '^  MFU +[0-9.]+% \(peak 989 TFLOP/s\)'
     [ -z "$(ls -A "$work/bench/run/checkpoints" 2>/dev/null)" ] || fail "bench left a checkpoint"
-    [ "$(metric "$work/bench/run/metrics.jsonl" loss count)" = 5 ] || fail "bench did not record 5 steps"
-    run 2 "$bin" bench --stage ppo --work "$work/bad"
-    expect_output "--stage 'ppo' is not dpo\|sft"
+    [ "$(metric --file "$work/bench/run/metrics.jsonl" --key loss --pick count)" = 5 ] || fail "bench did not record 5 steps"
+    run --exit 2 "$bin" bench --stage ppo --work "$work/bad"
+    expect_output "--stage 'ppo' is not one of dpo\|sft"
     # The profile of the measured steps: the top operators table (a trace file where libtorch has Kineto).
-    run 0 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 2 --warmup 1 --work "$work/profiled" \
+    run --exit 0 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 2 --warmup 1 --work "$work/profiled" \
       --profile "$work/profile" --phase-times false
     expect_output '^  top (GPU kernels|CPU operators \(inclusive, nested\)) by total time'
     expect_output '^ +[0-9.]+% +[0-9.]+ ms +[0-9]+  aten::mm'
     if grep -q 'step time breakdown' <<<"$out"; then fail "--phase-times false still printed the breakdown"; fi
     ;;
   dry_run_two_ranks)
-    synth_data "$work/data"
+    synth_data --dir "$work/data"
     printf '[optim]\nlr = 3e-4\n[train]\nmicro_batch = 2\ngrad_accum = 4\nglobal_batch = 16\n' \
       >"$work/run.ini"
-    run 0 "$mpiexec" -np 2 "$bin" train --config "$work/run.ini" --dry-run \
+    run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$work/run.ini" --dry-run \
       --train.output_dir="$work/run" --optim.warmup_steps=5 --data.train="$work/data/train"
     expect_output 'configuration valid for 2 ranks'
     expect_output 'data: 180 training pairs, 0 validation pairs'
@@ -79,10 +79,10 @@ case "$case_name" in
     grep -q '^global_batch = 16 ' "$resolved" || fail "global_batch missing"
     ;;
   resolved_config_reruns)
-    synth_data "$work/data"
-    run 0 "$bin" train --dry-run --train.output_dir="$work/first" --optim.lr=2e-5 --train.seed=9 \
+    synth_data --dir "$work/data"
+    run --exit 0 "$bin" train --dry-run --train.output_dir="$work/first" --optim.lr=2e-5 --train.seed=9 \
       --data.train="$work/data/train"
-    run 0 "$bin" train --dry-run --config "$work/first/config.resolved.ini" \
+    run --exit 0 "$bin" train --dry-run --config "$work/first/config.resolved.ini" \
       --train.output_dir="$work/second"
     diff <(grep -v '^output_dir' "$work/first/config.resolved.ini") \
       <(grep -v '^output_dir' "$work/second/config.resolved.ini") ||
@@ -90,27 +90,27 @@ case "$case_name" in
     ;;
   config_error_names_line)
     printf '[optim]\nlr = 1e-4\n\n[train]\nmicro_bach = 2\n' >"$work/bad.ini"
-    run 2 "$bin" train --config "$work/bad.ini" --dry-run --train.output_dir="$work/run"
+    run --exit 2 "$bin" train --config "$work/bad.ini" --dry-run --train.output_dir="$work/run"
     expect_output "$work/bad.ini:5: unknown key 'train.micro_bach'. Did you mean train.micro_batch\?"
     [ ! -e "$work/run" ] || fail "a failed parse created the run directory"
     ;;
   validation_error_two_ranks)
-    run 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" \
+    run --exit 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" \
       --train.micro_batch=4 --train.grad_accum=8 --train.global_batch=256
     expect_output 'train.micro_batch\(4\) x train.grad_accum\(8\) x ranks\(2\) = 64 != train.global_batch\(256\) \(command line\)'
     [ ! -e "$work/run" ] || fail "a rejected config created the run directory"
     ;;
   bad_output_dir_keeps_nothing)
-    synth_data "$work/data"
+    synth_data --dir "$work/data"
     data=(--data.train="$work/data/train")
     mkdir -p "$work/ro"
     echo 'keep me' >"$work/ro/config.resolved.ini"
     chmod 500 "$work/ro"
     if [ "$(id -u)" -eq 0 ]; then
       # root ignores permissions; use a path under a regular file instead
-      run 1 "$bin" train --dry-run --train.output_dir="$work/ro/config.resolved.ini/sub" "${data[@]}"
+      run --exit 1 "$bin" train --dry-run --train.output_dir="$work/ro/config.resolved.ini/sub" "${data[@]}"
     else
-      run 1 "$bin" train --dry-run --train.output_dir="$work/ro" "${data[@]}"
+      run --exit 1 "$bin" train --dry-run --train.output_dir="$work/ro" "${data[@]}"
     fi
     expect_output 'train.output_dir'
     [ "$(cat "$work/ro/config.resolved.ini")" = 'keep me' ] || fail "existing output was changed"
@@ -120,13 +120,13 @@ case "$case_name" in
     if "$bin" --version | grep -q 'libtorch: .*(CUDA)'; then
       echo "SKIP: this libtorch has CUDA"; exit 0
     fi
-    run 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" --dist.backend=nccl
+    run --exit 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" --dist.backend=nccl
     expect_output 'dist.backend = nccl cannot be used: rank 0: .*Set dist.backend = mpi'
     [ ! -e "$work/run" ] || fail "a refused backend left a run directory"
     ;;
   missing_dependency_named)
     # Configure with Boost hidden: the error must name the Debian package to install.
-    run 1 cmake -S "$ST_SOURCE_DIR" -B "$work/build" -DST_BUILD_TESTS=OFF \
+    run --exit 1 cmake -S "$ST_SOURCE_DIR" -B "$work/build" -DST_BUILD_TESTS=OFF \
       -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON
     out=$(tr -s ' \n' '  ' <<<"$out")  # CMake wraps long messages
     expect_output 'Boost.Program_options >= 1.71 not found.'

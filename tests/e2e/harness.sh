@@ -11,9 +11,13 @@ work=$(mktemp -d /tmp/st_e2e_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL [$case_name]: $*"; exit 1; }
+metrics_check="python3 $(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
+
+# run --exit <code> <command...>: runs it, keeps the output in $out, checks the exit code.
 run() {
-  local expected=$1
-  shift
+  [ "$1" = --exit ] || fail "run: usage: run --exit <code> <command...>"
+  local expected=$2
+  shift 2
   out=$("$@" 2>&1)
   local rc=$?
   echo "$out" | tail -n 30
@@ -21,39 +25,67 @@ run() {
 }
 expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
 
-# synth_data <dir> [pairs] [more synth options...]: a small synthetic dataset (train/, val/).
+# synth_data --dir <dir> [--pairs N] [other `shardtune synth` flags]: a small synthetic dataset
+# (train/, val/).
 synth_data() {
-  local dir=$1 pairs=${2:-200}
-  shift 2 || shift $#
-  "$bin" synth --output "$dir" --pairs "$pairs" --val-size 0.1 --seed 3 "$@" >/dev/null ||
+  local dir="" pairs=200
+  local extra=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --dir) dir=$2; shift 2 ;;
+      --pairs) pairs=$2; shift 2 ;;
+      *) extra+=("$1"); shift ;;
+    esac
+  done
+  [ -n "$dir" ] || fail "synth_data: --dir is required"
+  "$bin" synth --output "$dir" --pairs "$pairs" --val-size 0.1 --seed 3 "${extra[@]}" >/dev/null ||
     fail "synth $dir failed"
 }
 
-# metric <metrics.jsonl> <key> <first|last|count>: one value of the train records (python3).
+# metric --file <metrics.jsonl> --key <key> --pick first|last|count|steps: from the records
+# that have the key.
 metric() {
-  python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-path, key, which = sys.argv[1:]
-values = [r[key] for r in map(json.loads, open(path)) if key in r]
-print(len(values) if which == "count" else values[0 if which == "first" else -1])
-PY
+  local file="" key="" pick=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --file) file=$2; shift 2 ;;
+      --key) key=$2; shift 2 ;;
+      --pick) pick=$2; shift 2 ;;
+      *) fail "metric: unknown flag $1" ;;
+    esac
+  done
+  $metrics_check value "$file" "$key" "$pick"
 }
 
-# same_metrics <a.jsonl> <b.jsonl> <relative tolerance>: every record's loss-like values agree.
+# same_metrics --expected <a.jsonl> --actual <b.jsonl> --tolerance <relative> [--from-step N]:
+# every record's loss-like values agree (0 = bit-identical); with --from-step, the train records
+# from step N on, with all their loss, reward, log-prob and lr values.
 same_metrics() {
-  python3 - "$@" <<'PY' || fail "metrics differ: $1 vs $2"
-import json, sys
-a, b, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
-keys = ("loss", "eval/loss", "grad_norm", "rewards/margins", "logps/chosen", "eval/rewards/margins")
-ra, rb = [list(map(json.loads, open(p))) for p in (a, b)]
-assert len(ra) == len(rb) > 0, (len(ra), len(rb))
-worst = 0.0
-for x, y in zip(ra, rb):
-    assert x["step"] == y["step"]
-    for k in keys:
-        if k in x:
-            worst = max(worst, abs(x[k] - y[k]) / max(1.0, abs(x[k])))
-print(f"largest relative difference {worst:.3g} (tolerance {tolerance:g})")
-sys.exit(0 if worst <= tolerance else 1)
-PY
+  local expected="" actual="" tolerance="" from=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --expected) expected=$2; shift 2 ;;
+      --actual) actual=$2; shift 2 ;;
+      --tolerance) tolerance=$2; shift 2 ;;
+      --from-step) from=("$2"); shift 2 ;;
+      *) fail "same_metrics: unknown flag $1" ;;
+    esac
+  done
+  $metrics_check same "$expected" "$actual" "$tolerance" "${from[@]}" || fail "metrics differ: $expected vs $actual"
+}
+
+# expect_learned --file <metrics.jsonl> --loss-drop <d> [--at-least <key>=<min> ...]: the loss
+# fell by more than d, and each key's last value is at least its minimum.
+expect_learned() {
+  local file="" drop=""
+  local minimums=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --file) file=$2; shift 2 ;;
+      --loss-drop) drop=$2; shift 2 ;;
+      --at-least) minimums+=("$2"); shift 2 ;;
+      *) fail "expect_learned: unknown flag $1" ;;
+    esac
+  done
+  $metrics_check learned "$file" "$drop" "${minimums[@]}" || fail "did not learn ($file)"
 }

@@ -32,7 +32,7 @@ in_modules() {
 
 case "$case_name" in
   installs_and_modules_load)
-    run 0 cmake --install "$ST_BINARY_DIR" --prefix "$work/prefix"
+    run --exit 0 cmake --install "$ST_BINARY_DIR" --prefix "$work/prefix"
     for file in bin/shardtune share/shardtune/slurm/launch.slurm share/shardtune/examples/demo.ini \
                 share/doc/shardtune/README.md share/modulefiles/shardtune/"$version".lua \
                 share/modulefiles/shardtune/"$version"; do
@@ -43,21 +43,21 @@ case "$case_name" in
     modules="$work/moved/share/modulefiles"
 
     [ -f /usr/share/modules/init/bash ] || fail "Environment Modules missing (scripts/install-deps.sh installs it)"
-    run 0 in_modules envmodules "$modules"
+    run --exit 0 in_modules envmodules "$modules"
     expect_output "^root=$work/moved$"
     expect_output "^mpi=tcl$"
     expect_output "^$work/moved/bin/shardtune$"
     expect_output "^shardtune $version"
 
     [ -x "$lmod" ] || fail "Lmod missing (scripts/install-deps.sh unpacks it to /opt/lmod-debian)"
-    run 0 in_modules lmod "$modules"  # Lmod takes the .lua beside the Tcl twin
+    run --exit 0 in_modules lmod "$modules"  # Lmod takes the .lua beside the Tcl twin
     expect_output "^root=$work/moved$"
     expect_output "^mpi=(lua|tcl)$"
     expect_output "^shardtune $version"
     # The Tcl twin in Lmod, copied into a site's tree: SHARDTUNE_ROOT names the prefix.
     mkdir -p "$work/site/shardtune"
     cp "$modules/shardtune/$version" "$work/site/shardtune/"
-    run 0 in_modules lmod "$work/site" SHARDTUNE_ROOT="$work/moved"
+    run --exit 0 in_modules lmod "$work/site" SHARDTUNE_ROOT="$work/moved"
     expect_output "^mpi=(lua|tcl)$"
     expect_output "^$work/moved/bin/shardtune$"
     expect_output "^shardtune $version"

@@ -18,7 +18,7 @@ cat >"$work/bin/scontrol" <<STUB
 echo "\$*" >>"$work/scontrol.log"
 STUB
 chmod +x "$work/bin/srun" "$work/bin/scontrol"
-synth_data "$work/data" 400
+synth_data --dir "$work/data" --pairs 400
 cat >"$work/run.ini" <<INI
 [model]
 preset = debug

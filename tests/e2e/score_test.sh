@@ -10,47 +10,47 @@ compare="$python ${ST_SOURCE_DIR}/tests/reference/compare_scores.py"
 case "$case_name" in
   matches_reference)
     for model in llama_gqa qwen2_bias; do
-      run 0 "$bin" score --model "$ref/$model" --input "$ref/pairs.jsonl" --output "$work/$model.jsonl"
+      run --exit 0 "$bin" score --model "$ref/$model" --input "$ref/pairs.jsonl" --output "$work/$model.jsonl"
       expect_output "score: 11 lines from .* scored with .*$model \(fp32 on [a-z0-9:]+, 1 rank"
       $compare "$ref/expected_$model.jsonl" "$work/$model.jsonl" 1e-5 || fail "$model differs from the reference"
     done
     ;;
   two_ranks_same_as_one)
-    run 0 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" --output "$work/one.jsonl"
-    run 0 "$mpiexec" -np 2 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" \
+    run --exit 0 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" --output "$work/one.jsonl"
+    run --exit 0 "$mpiexec" -np 2 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" \
       --output "$work/two.jsonl" --batch-tokens 40 --chunk-tokens 5
     $compare "$work/one.jsonl" "$work/two.jsonl" 1e-6 || fail "2 ranks differ from 1 rank"
     $compare "$ref/expected_qwen2_bias.jsonl" "$work/two.jsonl" 1e-5 || fail "2 ranks differ from the reference"
     ;;
   existing_output_kept)
     echo "precious" >"$work/out.jsonl"
-    run 2 "$bin" score --model "$ref/llama_gqa" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
+    run --exit 2 "$bin" score --model "$ref/llama_gqa" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
     expect_output "--output $work/out.jsonl exists; pass --overwrite"
     [ "$(cat "$work/out.jsonl")" = precious ] || fail "existing output was touched"
-    run 0 "$bin" score --model "$ref/llama_gqa" --input "$ref/pairs.jsonl" --output "$work/out.jsonl" --overwrite
+    run --exit 0 "$bin" score --model "$ref/llama_gqa" --input "$ref/pairs.jsonl" --output "$work/out.jsonl" --overwrite
     [ "$(wc -l <"$work/out.jsonl")" -eq 11 ] || fail "--overwrite did not write 11 lines"
     ;;
   bad_token_named)
     cp "$ref/pairs.jsonl" "$work/pairs.jsonl"
     echo '{"prompt_ids": [1, 2], "completion_ids": [3, 97]}' >>"$work/pairs.jsonl"
-    run 1 "$mpiexec" -np 2 "$bin" score --model "$ref/llama_gqa" --input "$work/pairs.jsonl" --output "$work/out.jsonl"
+    run --exit 1 "$mpiexec" -np 2 "$bin" score --model "$ref/llama_gqa" --input "$work/pairs.jsonl" --output "$work/out.jsonl"
     expect_output "$work/pairs.jsonl:12: token id 97 in 'completion_ids' is outside the model's vocabulary \[0, 97\)"
     [ ! -e "$work/out.jsonl" ] || fail "output written despite the error"
     ;;
   bad_model_named)
-    run 1 "$bin" score --model "$work/nothing" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
+    run --exit 1 "$bin" score --model "$work/nothing" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
     expect_output "$work/nothing/config.json: cannot open"
     cp -r "$ref/llama_gqa" "$work/model"
     truncate -s 100000 "$work/model/model-00002-of-00002.safetensors"
-    run 1 "$mpiexec" -np 2 "$bin" score --model "$work/model" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
+    run --exit 1 "$mpiexec" -np 2 "$bin" score --model "$work/model" --input "$ref/pairs.jsonl" --output "$work/out.jsonl"
     expect_output "$work/model/model-00002-of-00002.safetensors: tensor '[^']+': data_offsets .* fall outside"
     [ ! -e "$work/out.jsonl" ] || fail "output written despite the error"
     ;;
   preset_and_bf16)
-    run 0 "$bin" score --preset debug --seed 3 --input "$ref/pairs.jsonl" --output "$work/p.jsonl" --dtype bf16
+    run --exit 0 "$bin" score --preset debug --seed 3 --input "$ref/pairs.jsonl" --output "$work/p.jsonl" --dtype bf16
     expect_output "scored with preset debug \(seed 3\) \(bf16 on [a-z0-9:]+"
     [ "$(wc -l <"$work/p.jsonl")" -eq 11 ] || fail "expected 11 lines"
-    run 2 "$bin" score --input "$ref/pairs.jsonl" --output "$work/q.jsonl"
+    run --exit 2 "$bin" score --input "$ref/pairs.jsonl" --output "$work/q.jsonl"
     expect_output "give exactly one of --model DIR or --preset NAME"
     ;;
   *)

@@ -14,7 +14,7 @@ fi
 bin=$(realpath "$bin")  # the job runs in another directory
 trap 'slurm_stop; [ -n "${ST_KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 slurm_start "$work/slurm"
-synth_data "$work/data" 1000
+synth_data --dir "$work/data" --pairs 1000
 # The demo config on 4 ranks: 1 pair x 2 accumulation x 4 ranks = the demo's global batch of 8.
 run_args=(--data.train="$work/data/train" --data.val="$work/data/val" --train.micro_batch=1 --train.grad_accum=2
           --train.eval_every=20 --progress off --ckpt.export=true --ckpt.export_dtype=fp32)
@@ -60,11 +60,7 @@ case "$case_name" in
     expect_finished_run "$work/run" "$job"
     grep -q 'shardtune env: 4 ranks on 1 node' "$work/run.out" || fail "srun did not start 4 ranks"
     metrics="$work/run/metrics.jsonl"
-    first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
-    accuracy=$(metric "$metrics" eval/rewards/accuracies last)
-    echo "loss $first -> $last; eval reward accuracy $accuracy"
-    python3 -c "import sys; sys.exit(not ($last < $first - 0.05 and $accuracy >= 0.9))" ||
-      fail "did not learn: loss $first -> $last, eval accuracy $accuracy"
+    expect_learned --file "$metrics" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
     ;;
   usr1_requeues_and_resumes)
     # The uninterrupted run, the same job with a USR1 mid-run (scancel signals the ranks: they
@@ -108,8 +104,7 @@ case "$case_name" in
     grep -q 'the next job of the chain resumes' "$work/chain.out" || fail "job 1 did not hand over to the chain"
     grep -q 'resumed from .*step_' "$work/chain.out" || fail "job 2 did not resume"
     grep -q 'the run is already complete' "$work/chain.out" || fail "job 3 did not find the run complete"
-    steps=$(python3 -c 'import json, sys; print(*[r["step"] for r in map(json.loads, open(sys.argv[1])) if "loss" in r])' \
-      "$work/chain/metrics.jsonl")
+    steps=$(metric --file "$work/chain/metrics.jsonl" --key loss --pick steps)
     [ "$steps" = "5 10 15 20 25 30" ] || fail "metrics.jsonl train records at steps '$steps', expected 5 10 ... 30 once each"
     ;;
   *) fail "unknown case" ;;

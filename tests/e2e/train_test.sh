@@ -5,11 +5,18 @@
 source "$(dirname "$0")/harness.sh"
 demo="$ST_SOURCE_DIR/examples/demo.ini"
 
-# train_run <ranks> <run dir> [overrides...]: the demo config on the synthetic data in $work/data.
+# train_run --ranks <n> --dir <run dir> [overrides...]: the demo config on the synthetic data in
+# $work/data (4 micro-batches per step over the ranks).
 train_run() {
-  local ranks=$1 dir=$2
-  shift 2
-  run 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+  local ranks="" dir=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --ranks) ranks=$2; shift 2 ;;
+      --dir) dir=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
+  run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
     --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
     --train.grad_accum=$((4 / ranks)) "$@"
 }
@@ -18,114 +25,107 @@ case "$case_name" in
   demo_one_rank | demo_two_ranks)
     ranks=1
     [ "$case_name" = demo_two_ranks ] && ranks=2
-    synth_data "$work/data" 1000
-    train_run "$ranks" "$work/run" --train.max_steps=40 --train.eval_every=0
+    synth_data --dir "$work/data" --pairs 1000
+    train_run --ranks "$ranks" --dir "$work/run" --train.max_steps=40 --train.eval_every=0
     expect_output "train: dpo \(sigmoid, reference online\) on $ranks rank"
     expect_output '^\[r0/[0-9] [^]]+\] step 40/40  loss [0-9.]+  acc '
     expect_output 'eval reward accuracy'
     metrics="$work/run/metrics.jsonl"
-    first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
-    accuracy=$(metric "$metrics" rewards/accuracies last)
-    eval_accuracy=$(metric "$metrics" eval/rewards/accuracies last)
-    echo "loss $first -> $last; reward accuracy $accuracy (eval $eval_accuracy)"
-    python3 -c "import sys; sys.exit(not ($last < $first - 0.05 and $accuracy >= 0.9 and $eval_accuracy >= 0.9))" ||
-      fail "did not learn: loss $first -> $last, accuracy $accuracy, eval $eval_accuracy"
-    [ "$(metric "$metrics" loss count)" = 8 ] || fail "expected 8 train records (log_every 5)"
+    expect_learned --file "$metrics" --loss-drop 0.05 --at-least rewards/accuracies=0.9 \
+      --at-least eval/rewards/accuracies=0.9
+    [ "$(metric --file "$metrics" --key loss --pick count)" = 8 ] || fail "expected 8 train records (log_every 5)"
     for key in lr grad_norm tokens_per_s samples_per_s step_time_s peak_memory_gib comm/all_gather_bytes \
       skipped_steps logps/chosen rewards/margins tflops_per_device time/data_s time/reference_s time/forward_s \
       time/backward_s time/grad_sync_s time/optimizer_s; do
-      metric "$metrics" "$key" last >/dev/null || fail "metrics lack $key"
+      metric --file "$metrics" --key "$key" --pick last >/dev/null || fail "metrics lack $key"
     done
     [ -f "$work/run/config.resolved.ini" ] || fail "no resolved config"
     ;;
   loss_sigmoid | loss_ipo | loss_hinge | loss_simpo | loss_orpo | stage_sft)
     if [ "$case_name" = stage_sft ]; then
-      synth_data "$work/data" 300 --kind sft
-      train_run 2 "$work/run" --train.stage=sft --train.max_steps=15
+      synth_data --dir "$work/data" --pairs 300 --kind sft
+      train_run --ranks 2 --dir "$work/run" --train.stage=sft --train.max_steps=15
       expect_output 'train: sft on 2 rank'
     else
       loss=${case_name#loss_}
-      synth_data "$work/data" 300
-      train_run 2 "$work/run" --dpo.loss="$loss" --train.max_steps=15
+      synth_data --dir "$work/data" --pairs 300
+      train_run --ranks 2 --dir "$work/run" --dpo.loss="$loss" --train.max_steps=15
       expect_output "train: dpo \($loss, reference (online|none)\)"
     fi
-    first=$(metric "$work/run/metrics.jsonl" loss first) last=$(metric "$work/run/metrics.jsonl" loss last)
-    echo "loss $first -> $last"
-    python3 -c "import math, sys; sys.exit(not (math.isfinite($last) and $last < $first))" ||
-      fail "loss did not fall: $first -> $last"
+    expect_learned --file "$work/run/metrics.jsonl" --loss-drop 0
     ;;
   precomputed_equals_online)
-    synth_data "$work/data" 300 --pairs-per-shard 100
+    synth_data --dir "$work/data" --pairs 300 --pairs-per-shard 100
     # The training run's own config (it asks for precomputed log-probs, which do not exist yet),
     # on 3 ranks although its global batch is laid out for 2: precompute-ref needs neither.
-    run 0 "$mpiexec" -np 3 --oversubscribe "$bin" precompute-ref --config "$demo" \
+    run --exit 0 "$mpiexec" -np 3 --oversubscribe "$bin" precompute-ref --config "$demo" \
       --data.train="$work/data/train" --data.val="$work/data/val" --dpo.reference=precomputed
     expect_output 'precompute-ref: 270 pairs of .*train scored'
     ls "$work/data/train" | grep -q '\.ref\.h5$' || fail "no rewritten shards"
     ls "$work/data/train" | grep -Eq '^part-[0-9-]+\.h5$' && fail "old shards left behind"
     grep -q '"cutoff_len": 1024' "$work/data/train/manifest.json" || fail "manifest lacks the reference record"
-    train_run 2 "$work/pre" --dpo.reference=precomputed --train.max_steps=20 --data.verify_checksums=true
+    train_run --ranks 2 --dir "$work/pre" --dpo.reference=precomputed --train.max_steps=20 --data.verify_checksums=true
     expect_output 'reference precomputed'
-    train_run 2 "$work/online" --dpo.reference=online --train.max_steps=20
+    train_run --ranks 2 --dir "$work/online" --dpo.reference=online --train.max_steps=20
     expect_output 'reference online'
-    same_metrics "$work/pre/metrics.jsonl" "$work/online/metrics.jsonl" 1e-5
+    same_metrics --expected "$work/pre/metrics.jsonl" --actual "$work/online/metrics.jsonl" --tolerance 1e-5
     # The reference log-probs belong to one truncation: another cutoff must be refused.
-    run 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+    run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
       --train.output_dir="$work/other" --data.cutoff_len=16 --train.grad_accum=4
     expect_output 'computed with cutoff_len 1024 but data.cutoff_len = 16'
     ;;
   rerun_is_identical)
-    synth_data "$work/data" 300
-    train_run 2 "$work/a" --train.max_steps=20
-    train_run 2 "$work/b" --train.max_steps=20
-    same_metrics "$work/a/metrics.jsonl" "$work/b/metrics.jsonl" 0
+    synth_data --dir "$work/data" --pairs 300
+    train_run --ranks 2 --dir "$work/a" --train.max_steps=20
+    train_run --ranks 2 --dir "$work/b" --train.max_steps=20
+    same_metrics --expected "$work/a/metrics.jsonl" --actual "$work/b/metrics.jsonl" --tolerance 0
     ;;
   ranks_1_2_4_agree)
-    synth_data "$work/data" 300
-    for ranks in 1 2 4; do train_run "$ranks" "$work/np$ranks" --train.max_steps=20; done
-    same_metrics "$work/np1/metrics.jsonl" "$work/np2/metrics.jsonl" 1e-5
-    same_metrics "$work/np1/metrics.jsonl" "$work/np4/metrics.jsonl" 1e-5
+    synth_data --dir "$work/data" --pairs 300
+    for ranks in 1 2 4; do train_run --ranks "$ranks" --dir "$work/np$ranks" --train.max_steps=20; done
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np2/metrics.jsonl" --tolerance 1e-5
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
     ;;
   uneven_last_batch)
     # 25 pairs, global batch 8: each epoch ends with one pair, so on 2 ranks one rank has no
     # micro-batch in that step and runs a zero-weight one; the result must match 1 rank.
     "$bin" synth --output "$work/data" --pairs 25 --seed 3 >/dev/null || fail "synth"
     for ranks in 1 2; do
-      run 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+      run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
         --data.train="$work/data/train" --data.val "" --train.output_dir="$work/np$ranks" \
         --train.grad_accum=$((4 / ranks)) --train.max_steps=0 --train.epochs=3 --train.log_every=1
     done
-    [ "$(metric "$work/np2/metrics.jsonl" loss count)" = 12 ] || fail "expected 12 steps (4 per epoch)"
-    same_metrics "$work/np1/metrics.jsonl" "$work/np2/metrics.jsonl" 1e-5
+    [ "$(metric --file "$work/np2/metrics.jsonl" --key loss --pick count)" = 12 ] || fail "expected 12 steps (4 per epoch)"
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np2/metrics.jsonl" --tolerance 1e-5
     ;;
   bad_configs)
-    synth_data "$work/data" 100
+    synth_data --dir "$work/data" --pairs 100
     base=(--config "$demo" --data.val="$work/data/val" --progress off)
     data=(--data.train="$work/data/train")
-    run 2 "$mpiexec" -np 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r1" --train.global_batch=10
+    run --exit 2 "$mpiexec" -np 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r1" --train.global_batch=10
     expect_output 'train.micro_batch\(2\) x train.grad_accum\(2\) x ranks\(2\) = 8 != train.global_batch\(10\) \(command line\)'
-    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r2" --dpo.loss=kto --train.grad_accum=4
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r2" --dpo.loss=kto --train.grad_accum=4
     expect_output "dpo.loss = kto \(command line\) is not one of sigmoid\|ipo\|hinge\|simpo\|orpo"
-    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r3" --dpo.reference=none --train.grad_accum=4
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r3" --dpo.reference=none --train.grad_accum=4
     expect_output 'dpo.reference = none .* sigmoid compares with a reference model'
-    run 1 "$bin" train "${base[@]}" --train.output_dir="$work/r4" --data.train="$work/nowhere" --train.grad_accum=4
+    run --exit 1 "$bin" train "${base[@]}" --train.output_dir="$work/r4" --data.train="$work/nowhere" --train.grad_accum=4
     expect_output "$work/nowhere/manifest.json: cannot open"
-    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r5" --dpo.reference=precomputed --train.grad_accum=4
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r5" --dpo.reference=precomputed --train.grad_accum=4
     expect_output 'has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref'
-    run 1 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r6" --train.stage=sft --train.grad_accum=4
+    run --exit 1 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r6" --train.stage=sft --train.grad_accum=4
     expect_output 'holds dpo pairs but the stage trains on sft pairs'
     for dir in r1 r2 r3 r4 r5 r6; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
     # An earlier run's outputs are kept unless train.overwrite is set.
-    train_run 1 "$work/done" --train.max_steps=2
+    train_run --ranks 1 --dir "$work/done" --train.max_steps=2
     cp "$work/done/metrics.jsonl" "$work/before.jsonl"
-    run 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/done" --train.grad_accum=4 --train.max_steps=2
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/done" --train.grad_accum=4 --train.max_steps=2
     expect_output 'already holds a run \(checkpoints in .*\); continue it with --resume auto, choose a new train.output_dir, or pass --train.overwrite=true'
     cmp -s "$work/done/metrics.jsonl" "$work/before.jsonl" || fail "the earlier run's metrics changed"
     ;;
   plot_renders)
-    synth_data "$work/data" 200
-    train_run 2 "$work/run" --train.max_steps=20
-    run 0 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
+    synth_data --dir "$work/data" --pairs 200
+    train_run --ranks 2 --dir "$work/run" --train.max_steps=20
+    run --exit 0 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
     expect_output 'plot: 2 panel\(s\)'
     python3 - "$work/loss.svg" <<'PY' || fail "the SVG is not well-formed or lacks curves"
 import sys, xml.dom.minidom
@@ -134,9 +134,9 @@ lines = document.getElementsByTagName("polyline")
 assert len(lines) == 4, len(lines)  # train + eval loss, train + eval accuracy
 assert all(len(line.getAttribute("points").split()) >= 1 for line in lines)
 PY
-    run 2 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
+    run --exit 2 "$bin" plot "$work/run/metrics.jsonl" -o "$work/loss.svg"
     expect_output 'exists; pass --overwrite'
-    run 1 "$bin" plot "$work/run/config.resolved.ini" -o "$work/bad.svg"
+    run --exit 1 "$bin" plot "$work/run/config.resolved.ini" -o "$work/bad.svg"
     expect_output 'config.resolved.ini:1: not a metrics record'
     [ ! -e "$work/bad.svg" ] || fail "a failed plot left an output"
     if command -v chromium >/dev/null; then  # the rendering itself, where a browser is installed
@@ -146,9 +146,9 @@ PY
     fi
     ;;
   examples_dry_run)
-    synth_data "$work/dpo" 200
-    synth_data "$work/sft" 200 --kind sft
-    run 0 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
+    synth_data --dir "$work/dpo" --pairs 200
+    synth_data --dir "$work/sft" --pairs 200 --kind sft
+    run --exit 0 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
       --world 2x8 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
       --train.output_dir="$work/dpo8b"
     expect_output 'configuration valid for 16 ranks \(2 node\(s\) x 8\)'
@@ -156,12 +156,12 @@ PY
     expect_output 'data: 144 training pairs, 36 validation pairs'
     expect_output '^per GPU: .*GiB'
     grep -q '^lr = 0.0001 ' "$work/dpo8b/config.resolved.ini" || fail "resolved lr"
-    run 0 "$bin" train --config "$ST_SOURCE_DIR/examples/trl-llama3.2-3b-sft.ini" --dry-run --world 1x8 \
+    run --exit 0 "$bin" train --config "$ST_SOURCE_DIR/examples/trl-llama3.2-3b-sft.ini" --dry-run --world 1x8 \
       --model.path "" --model.preset=llama-3.2-3b --data.train="$work/sft/train" --data.val="$work/sft/val" \
       --train.output_dir="$work/sft3b"
     expect_output 'stage sft; compute bf16 on GPUs'
     expect_output 'batch: global 128 = micro 4 x accum 4 x 8 ranks'
-    run 2 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
+    run --exit 2 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
       --world 2x4 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
       --train.output_dir="$work/bad"
     expect_output 'x ranks\(8\) = 64 != train.global_batch\(128\)'

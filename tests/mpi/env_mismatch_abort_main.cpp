@@ -1,8 +1,8 @@
 // Abort scenario: the last rank reports a different libtorch. The startup consistency check
 // must abort every rank and name the odd rank and both values.
-#include "dist/env_check.h"
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/env_check.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 
 int main(int argc, char** argv) {
   st::World world(argc, argv, /*collective_timeout_s=*/30.0);

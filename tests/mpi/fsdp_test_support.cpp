@@ -8,13 +8,13 @@
 
 #include "data/collate.h"
 #include "data/sampler.h"
-#include "data/synth.h"
-#include "dist/mpi_communicator.h"
+#include "distributed/mpi_communicator.h"
 #include "model/hf_names.h"
 #include "model/llama_units.h"
 #include "model/model_weights.h"
 #include "model/token_logp.h"
 #include "mpi_test_main.h"
+#include "prep/synth.h"
 
 namespace st::testing {
 

@@ -1,8 +1,8 @@
 // Shared by the MPI GoogleTest binaries: the process's World and a communicator over it.
 #pragma once
 
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 
 namespace st::testing {
 

@@ -14,7 +14,7 @@
 #include "ckpt/checkpoint_reader.h"
 #include "ckpt/checkpoint_writer.h"
 #include "ckpt/hf_export.h"
-#include "dist/string_gather.h"
+#include "distributed/string_gather.h"
 #include "fsdp/fsdp_model.h"
 #include "fsdp/shard_source.h"
 #include "fsdp_test_support.h"

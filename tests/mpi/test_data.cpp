@@ -10,10 +10,10 @@
 
 #include "data/pair_dataset.h"
 #include "data/pair_loader.h"
-#include "data/prep.h"
-#include "data/synth.h"
-#include "dist/string_gather.h"
+#include "distributed/string_gather.h"
 #include "mpi_test_main.h"
+#include "prep/prep.h"
+#include "prep/synth.h"
 #include "util/check.h"
 
 namespace st {

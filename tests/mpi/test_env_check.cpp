@@ -2,8 +2,8 @@
 // and an injected mismatch found and attributed to the right rank.
 #include <gtest/gtest.h>
 
-#include "dist/env_check.h"
-#include "dist/string_gather.h"
+#include "distributed/env_check.h"
+#include "distributed/string_gather.h"
 #include "mpi_test_main.h"
 
 namespace st {

@@ -92,7 +92,7 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<GradientCase>& info) {
-  return std::string(sharding_name(info.param.sharding)) + (info.param.tied ? "_tied" : "_untied");
+  return std::string(enum_name(info.param.sharding)) + (info.param.tied ? "_tied" : "_untied");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
@@ -150,7 +150,7 @@ TEST_P(FsdpCommVolume, EqualsTheAnalyticValue) {
       // grad_op's head reuses the embedding gathered by the embedding unit.
       expected.all_gather -= micro_batches * engine.model().units().front().padded_numel * 4;
     }
-    const std::string where = std::string(sharding_name(sharding)) + (tied ? " tied" : " untied");
+    const std::string where = std::string(enum_name(sharding)) + (tied ? " tied" : " untied");
     EXPECT_EQ(outcome.comm.all_gather, expected.all_gather) << where;
     EXPECT_EQ(outcome.comm.reduce_scatter, expected.reduce_scatter) << where;
     EXPECT_EQ(outcome.comm.all_reduce, expected.all_reduce) << where;
@@ -158,7 +158,7 @@ TEST_P(FsdpCommVolume, EqualsTheAnalyticValue) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpCommVolume, ::testing::ValuesIn(kAllShardings),
-                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
 // `shardtune estimate`'s model states against what the engine allocated, per category.
 class FsdpMemoryEstimate : public ::testing::TestWithParam<Sharding> {};
@@ -181,7 +181,7 @@ TEST_P(FsdpMemoryEstimate, StatesMatchTheEngineWithinFivePercent) {
     inputs.compute_bytes = dtype == at::kFloat ? 4 : 2;
     inputs.on_gpu = false;
     const MemoryEstimate estimate = estimate_memory(config, inputs);
-    const std::string where = std::string(sharding_name(sharding)) + " " + c10::toString(dtype);
+    const std::string where = std::string(enum_name(sharding)) + " " + c10::toString(dtype);
     for (const auto& [name, got, expected] :
          {std::tuple<const char*, int64_t, int64_t>{"params", measured.params, estimate.params},
           {"grads", measured.grads, estimate.grads},
@@ -194,7 +194,7 @@ TEST_P(FsdpMemoryEstimate, StatesMatchTheEngineWithinFivePercent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpMemoryEstimate, ::testing::ValuesIn(kAllShardings),
-                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
 }  // namespace
 }  // namespace st

@@ -54,7 +54,7 @@ TEST_P(FsdpRecompute, EveryPolicyGivesIdenticalLossesAndGradients) {
     const Outcome full = accumulate(config, GetParam(), Recompute::full);
     for (const Recompute policy : {Recompute::selective, Recompute::none}) {
       const Outcome other = accumulate(config, GetParam(), policy);
-      const std::string where = std::string(recompute_name(policy)) + (tied ? " tied" : " untied");
+      const std::string where = std::string(enum_name(policy)) + (tied ? " tied" : " untied");
       EXPECT_EQ(other.losses, full.losses) << where;
       ASSERT_EQ(other.grads.size(), full.grads.size());
       for (size_t u = 0; u < full.grads.size(); ++u) {
@@ -66,7 +66,7 @@ TEST_P(FsdpRecompute, EveryPolicyGivesIdenticalLossesAndGradients) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpRecompute, ::testing::ValuesIn(kAllShardings),
-                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
 TEST(RecomputePlan, AutoKeepsWhatTheBudgetAllowsFromTheFirstLayerOn) {
   const ModelConfig config = preset_config("debug");
@@ -86,8 +86,8 @@ TEST(RecomputePlan, AutoKeepsWhatTheBudgetAllowsFromTheFirstLayerOn) {
   for (size_t layer = 1; layer + 1 < unlimited.size(); ++layer) EXPECT_EQ(unlimited[layer], Recompute::none);
   const auto nothing = plan_recompute(config, {Recompute::automatic, tokens, bytes, 0, 0});
   EXPECT_EQ(describe_recompute_plan(nothing), "full x " + std::to_string(config.num_hidden_layers));
-  EXPECT_EQ(parse_recompute("auto"), Recompute::automatic);
-  EXPECT_THROW(parse_recompute("some"), ConfigError);
+  EXPECT_EQ(parse_enum<Recompute>("auto", "train.recompute"), Recompute::automatic);
+  EXPECT_THROW(parse_enum<Recompute>("some", "train.recompute"), ConfigError);
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpTraining, ::testing::ValuesIn(kAllShardings),
-                         [](const ::testing::TestParamInfo<Sharding>& info) { return sharding_name(info.param); });
+                         [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
 // A step's loss (the global mean) and grad norm, read to the host.
 struct StepValues {
@@ -148,7 +148,7 @@ TEST(FsdpAccumulation, FourMicroBatchesOfOneEqualOneOfFour) {
 TEST(FsdpOffload, HostUpdateEqualsOnDeviceUpdate) {
   EngineOptions options = engine_options(test_optim());
   const auto on_device = train(options, 1, 3);
-  options.optim.offload = "cpu";
+  options.optim.offload = Offload::cpu;
   options.offload_threads = 3;
   const auto offloaded = train(options, 1, 3);
   expect_same_shards(offloaded, on_device, 1e-5);

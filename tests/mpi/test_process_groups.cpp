@@ -3,8 +3,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "dist/mpi_communicator.h"
-#include "dist/process_groups.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/process_groups.h"
 #include "mpi_test_main.h"
 
 namespace st {

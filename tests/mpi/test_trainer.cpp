@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
-#include "config/train_config.h"
-#include "data/synth_dataset.h"
 #include "mpi_test_main.h"
+#include "prep/synth_dataset.h"
+#include "train/train_config.h"
 #include "train/trainer.h"
 #include "util/host_sync.h"
 
@@ -40,8 +40,9 @@ TEST(Trainer, ALoggedWindowIsTheOnlyHostRead) {
   config.train.max_steps = 6;
   config.train.log_every = 3;
   config.ckpt.every = 0;
-  config.ckpt.save_at_end = false;
-  Trainer trainer(config, test_world());
+  RunOptions run;
+  run.save_at_end = false;
+  Trainer trainer(config, test_world(), run);
   int64_t windows = 0;
   TrainObserver observer;
   observer.record = [&](const nlohmann::ordered_json&) { ++windows; };

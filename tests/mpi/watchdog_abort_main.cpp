@@ -4,8 +4,8 @@
 #include <ATen/ATen.h>
 #include <unistd.h>
 
-#include "dist/mpi_communicator.h"
-#include "dist/world.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/world.h"
 
 int main(int argc, char** argv) {
   st::World world(argc, argv, /*collective_timeout_s=*/3.0);

@@ -17,9 +17,7 @@ int main(int argc, char** argv) {
   }
   try {
     const st::Tokenizer tokenizer = st::Tokenizer::from_file(argv[1]);
-    const auto kind = st::parse_template_kind(argv[2]);
-    if (!kind) throw std::invalid_argument(std::string("unknown template ") + argv[2]);
-    const st::ChatTemplate chat(*kind, tokenizer);
+    const st::ChatTemplate chat(st::parse_enum<st::TemplateKind>(argv[2], "template"), tokenizer);
     std::ifstream in(argv[3]);
     for (std::string line; std::getline(in, line);) {
       const nlohmann::json conversation = nlohmann::json::parse(line);

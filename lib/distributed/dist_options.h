@@ -1,0 +1,33 @@
+// [dist] section: communication backend, sharding strategy, topology and the watchdog deadline.
+#pragma once
+
+#include <cstdint>
+
+#include "util/enum_names.h"
+
+namespace st {
+
+// dist.backend: auto = nccl when every rank has a GPU and a CUDA build, else mpi.
+enum class BackendChoice { automatic, mpi, nccl };
+template <>
+struct EnumNames<BackendChoice> {
+  static constexpr NamedValue<BackendChoice> table[] = {
+      {BackendChoice::automatic, "auto"}, {BackendChoice::mpi, "mpi"}, {BackendChoice::nccl, "nccl"}};
+};
+
+// dist.sharding (the groups each needs: fsdp/sharding.h).
+enum class Sharding { full, grad_op, none, hybrid };
+template <>
+struct EnumNames<Sharding> {
+  static constexpr NamedValue<Sharding> table[] = {
+      {Sharding::full, "full"}, {Sharding::grad_op, "grad_op"}, {Sharding::none, "none"}, {Sharding::hybrid, "hybrid"}};
+};
+
+struct DistOptions {
+  BackendChoice backend = BackendChoice::automatic;  // collectives backend
+  Sharding sharding = Sharding::full;  // full (ZeRO-3) | grad_op (ZeRO-2) | none | hybrid
+  int64_t ranks_per_node = 0;      // 0 = detect from MPI shared memory; >0 declares it (testing)
+  double timeout_s = 1800.0;       // deadline of each collective before all ranks abort [s]
+};
+
+}  // namespace st

@@ -1,0 +1,93 @@
+// The watchdog thread: wakes a few times per second, retires polled tickets, aborts on expiry.
+#include "distributed/watchdog.h"
+
+#include <sstream>
+#include <vector>
+
+#include "util/abort.h"
+
+namespace st {
+
+CollectiveContext& current_collective_context() {
+  thread_local CollectiveContext context;
+  return context;
+}
+
+ScopedCollectiveContext::ScopedCollectiveContext(int64_t step, int unit)
+    : saved_(current_collective_context()) {
+  current_collective_context() = CollectiveContext{step, unit};
+}
+
+ScopedCollectiveContext::~ScopedCollectiveContext() { current_collective_context() = saved_; }
+
+Watchdog::Watchdog(double timeout_s) : timeout_s_(timeout_s) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watchdog::set_timeout(double timeout_s) { timeout_s_.store(timeout_s); }
+
+Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll) {
+  const CollectiveContext& context = current_collective_context();
+  std::string description = operation;
+  if (context.unit >= 0) description += " on unit " + std::to_string(context.unit);
+  if (context.step >= 0) description += " step " + std::to_string(context.step);
+
+  const auto now = std::chrono::steady_clock::now();
+  const auto budget = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(timeout_s_.load()));
+  std::lock_guard<std::mutex> lock(mutex_);
+  start_thread_locked();
+  const Ticket ticket = next_ticket_++;
+  entries_[ticket] = Entry{std::move(description), now, now + budget, std::move(poll)};
+  return ticket;
+}
+
+void Watchdog::disarm(Ticket ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  entries_.erase(ticket);
+}
+
+size_t Watchdog::armed_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+void Watchdog::start_thread_locked() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+void Watchdog::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    // Check often enough that a short test deadline is honoured within ~10%.
+    const double period = std::min(0.2, std::max(0.01, timeout_s_.load() / 10.0));
+    wake_.wait_for(lock, std::chrono::duration<double>(period));
+    if (stopping_) break;
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Ticket> finished;
+    for (auto& [ticket, entry] : entries_) {
+      if (entry.poll && entry.poll()) {
+        finished.push_back(ticket);
+        continue;
+      }
+      if (now < entry.deadline) continue;
+      const double waited = std::chrono::duration<double>(now - entry.started).count();
+      std::ostringstream reason;
+      reason << entry.description << " timed out after " << waited
+             << " s (dist.timeout_s = " << timeout_s_.load()
+             << "); a rank is stuck, died, or skipped this collective";
+      lock.unlock();
+      abort_world(reason.str());
+    }
+    for (Ticket ticket : finished) entries_.erase(ticket);
+  }
+}
+
+}  // namespace st

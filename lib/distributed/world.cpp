@@ -1,0 +1,94 @@
+// World: MPI lifetime, identity for log prefixes, node topology.
+#include "distributed/world.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "util/check.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+std::string current_hostname() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
+}
+
+}  // namespace
+
+World::World(int& argc, char**& argv, double collective_timeout_s)
+    : watchdog_(collective_timeout_s) {
+  int provided = MPI_THREAD_SINGLE;
+  ST_CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+  thread_multiple_ = provided >= MPI_THREAD_MULTIPLE;
+  // Errors come back as codes so ST_CHECK_MPI can report them with rank and host.
+  ST_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  ST_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  ST_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+  hostname_ = current_hostname();
+  set_log_identity(rank_, size_, hostname_);
+  // Fixed-width gather: host names are short, and this runs once before any Communicator.
+  constexpr int kWidth = 256;
+  std::vector<char> mine(kWidth, '\0');
+  hostname_.copy(mine.data(), kWidth - 1);
+  std::vector<char> all(static_cast<size_t>(kWidth) * static_cast<size_t>(size_));
+  ST_CHECK_MPI(MPI_Allgather(mine.data(), kWidth, MPI_CHAR, all.data(), kWidth, MPI_CHAR,
+                             MPI_COMM_WORLD));
+  for (int rank = 0; rank < size_; ++rank) hostnames_.emplace_back(&all[rank * kWidth]);
+  silence_hdf5_error_printing();
+  topology_ = detect_topology(MPI_COMM_WORLD);
+  if (!thread_multiple_) {
+    warn0("MPI provides thread level ", provided,
+          " < MPI_THREAD_MULTIPLE: a watchdog abort may wait for the blocked collective");
+  }
+}
+
+World::~World() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+Topology detect_topology(MPI_Comm comm) {
+  int rank = 0;
+  int size = 1;
+  ST_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  ST_CHECK_MPI(MPI_Comm_size(comm, &size));
+  MPI_Comm local_raw = MPI_COMM_NULL;
+  ST_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local_raw));
+  const MpiComm local(local_raw);
+
+  Topology topology;
+  topology.local_rank = local.rank();
+  topology.local_size = local.size();
+  // A node is named by its lowest world rank; node_index orders nodes by that name.
+  int node_leader = rank;
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &node_leader, 1, MPI_INT, MPI_MIN, local.get()));
+  std::vector<int> leaders(static_cast<size_t>(size));
+  ST_CHECK_MPI(MPI_Allgather(&node_leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm));
+  std::sort(leaders.begin(), leaders.end());
+  leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
+  topology.node_count = static_cast<int>(leaders.size());
+  topology.node_index = static_cast<int>(
+      std::lower_bound(leaders.begin(), leaders.end(), node_leader) - leaders.begin());
+  return topology;
+}
+
+Topology declared_topology(int rank, int size, int ranks_per_node) {
+  if (ranks_per_node <= 0 || size % ranks_per_node != 0) {
+    throw std::invalid_argument("declared_topology: " + std::to_string(ranks_per_node) +
+                                " ranks per node do not divide " + std::to_string(size) + " ranks");
+  }
+  Topology topology;
+  topology.local_rank = rank % ranks_per_node;
+  topology.local_size = ranks_per_node;
+  topology.node_index = rank / ranks_per_node;
+  topology.node_count = size / ranks_per_node;
+  return topology;
+}
+
+}  // namespace st

@@ -1,0 +1,198 @@
+#include "prep/prep.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "data/sampler.h"
+#include "distributed/string_gather.h"
+#include "prep/prep_jsonl.h"
+#include "util/check.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ParsedLine {
+  uint64_t local_line;     // 0-based within this rank's range
+  std::variant<Pair, LineProblem> content;
+};
+
+// Lines whose first byte lies in [size * rank / ranks, size * (rank + 1) / ranks).
+std::vector<ParsedLine> parse_my_lines(const PrepOptions& o, int rank, int ranks, uint64_t& lines) {
+  std::ifstream in(o.input, std::ios::binary);
+  if (!in) throw DataError(o.input + ": cannot open the prep input");
+  const auto size = static_cast<uint64_t>(fs::file_size(o.input));
+  const uint64_t begin = size * rank / ranks;
+  const uint64_t end = size * (rank + 1) / ranks;
+  uint64_t position = begin;
+  std::string text;
+  if (begin > 0) {  // a line that started before `begin` belongs to the previous rank
+    in.seekg(static_cast<std::streamoff>(begin - 1));
+    std::getline(in, text);
+    position = begin - 1 + text.size() + 1;
+  }
+  std::vector<ParsedLine> parsed;
+  lines = 0;
+  while (position < end && std::getline(in, text)) {
+    position += text.size() + 1;
+    if (text.find_first_not_of(" \t\r") != std::string::npos) {
+      parsed.push_back({lines, parse_pair_line(text, o.kind, o.vocab_size, o.chat)});
+    }
+    ++lines;
+  }
+  return parsed;
+}
+
+uint64_t exclusive_prefix(uint64_t value, MPI_Comm comm, int rank) {
+  uint64_t before = 0;
+  ST_CHECK_MPI(MPI_Exscan(&value, &before, 1, MPI_UINT64_T, MPI_SUM, comm));
+  return rank == 0 ? 0 : before;
+}
+
+uint64_t global_sum(uint64_t value, MPI_Comm comm) {
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_UINT64_T, MPI_SUM, comm));
+  return value;
+}
+
+// Removes the staging directory unless released (rank 0 only): a failed prep leaves nothing.
+class StagingGuard {
+ public:
+  StagingGuard(std::string path, bool owner) : path_(std::move(path)), owner_(owner) {}
+  ~StagingGuard() {
+    std::error_code ignored;
+    if (owner_) fs::remove_all(path_, ignored);
+  }
+  void release() { owner_ = false; }
+
+ private:
+  std::string path_;
+  bool owner_;
+};
+
+json entries_json(const std::vector<ShardEntry>& entries) {
+  json out = json::array();
+  for (const auto& e : entries) out.push_back({e.file, e.pairs, e.tokens, e.crc32});
+  return out;
+}
+
+}  // namespace
+
+PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
+  const MPI_Comm mpi = comm.comm();
+  const int rank = comm.rank();
+  const int ranks = comm.size();
+  if (o.cutoff_len < 2) throw ConfigError("prep: --cutoff-len must be >= 2");
+  if (o.val_size < 0 || o.val_size >= 1) throw ConfigError("prep: --val-size must be in [0, 1)");
+  if (!o.overwrite && fs::exists(o.output)) {
+    throw ConfigError("prep: output " + o.output + " exists; pass --overwrite or choose another path");
+  }
+  const std::string staging = o.output + ".tmp";
+  if (rank == 0) {
+    fs::remove_all(staging);
+    fs::create_directories(staging + "/train");
+    if (o.val_size > 0) fs::create_directories(staging + "/val");
+  }
+  comm.barrier();
+  StagingGuard guard(staging, rank == 0);
+
+  PrepReport report;
+  uint64_t my_lines = 0;
+  std::vector<ParsedLine> parsed = parse_my_lines(o, rank, ranks, my_lines);
+  const uint64_t line_base = exclusive_prefix(my_lines, mpi, rank);
+  report.lines = global_sum(my_lines, mpi);
+
+  // Truncate / drop, collect problems with global line numbers.
+  std::vector<Pair> kept;
+  std::string first_problem;
+  for (auto& line : parsed) {
+    if (auto* problem = std::get_if<LineProblem>(&line.content)) {
+      report.malformed[problem->reason]++;
+      if (report.examples.size() < 5) {
+        report.examples.push_back(o.input + ":" + std::to_string(line_base + line.local_line + 1) +
+                                  ": " + problem->detail);
+      }
+      continue;
+    }
+    Pair& pair = std::get<Pair>(line.content);
+    const FitResult fit = fit_to_cutoff(pair, o.cutoff_len, o.truncation);
+    if (fit == FitResult::dropped) {
+      report.dropped_too_long++;
+      continue;
+    }
+    if (fit == FitResult::truncated) report.truncated++;
+    kept.push_back(std::move(pair));
+  }
+  // Problems of all ranks, in rank (= file) order.
+  const auto all_examples = all_gather_strings(comm, json(report.examples).dump());
+  json counts = report.malformed;
+  const auto all_counts = all_gather_strings(comm, counts.dump());
+  report.examples.clear();
+  report.malformed.clear();
+  for (int r = 0; r < ranks; ++r) {
+    for (const auto& example : json::parse(all_examples[r])) {
+      if (report.examples.size() < 5) report.examples.push_back(example.get<std::string>());
+    }
+    const json counts_of_rank = json::parse(all_counts[r]);  // items() must not outlive it
+    for (const auto& [reason, count] : counts_of_rank.items()) {
+      report.malformed[reason] += count.get<uint64_t>();
+    }
+  }
+  report.truncated = global_sum(report.truncated, mpi);
+  report.dropped_too_long = global_sum(report.dropped_too_long, mpi);
+  if (o.strict && !report.malformed.empty()) {
+    throw DataError("prep --strict: " + report.examples.front() + " (and " +
+                    std::to_string(report.malformed.size()) + " kind(s) of problems in total)");
+  }
+
+  // Exact, seeded validation split over the global order of kept pairs.
+  const uint64_t pair_base = exclusive_prefix(kept.size(), mpi, rank);
+  const uint64_t total = global_sum(kept.size(), mpi);
+  if (total == 0) throw DataError(o.input + ": no usable pairs (see the malformed counts)");
+  const auto val_count = static_cast<uint64_t>(static_cast<double>(total) * o.val_size + 0.5);
+  std::vector<bool> in_val(total, false);
+  if (val_count > 0) {
+    const GlobalSampler permutation(total, 1, o.seed);
+    const auto& order = permutation.epoch_order(0);
+    for (uint64_t k = 0; k < val_count; ++k) in_val[order[k]] = true;
+  }
+  PairTable train, val;
+  train.kind = val.kind = o.kind;
+  for (size_t i = 0; i < kept.size(); ++i) (in_val[pair_base + i] ? val : train).append(kept[i]);
+
+  ShardInfo info = o.info;
+  info.kind = o.kind;
+  info.vocab_size = o.vocab_size;
+  info.source = o.input;
+  const std::string part = "part-r" + std::to_string(rank);
+  const auto train_entries = write_shards(staging + "/train", part, train, info, o.sharding);
+  const auto val_entries = write_shards(staging + "/val", part, val, info, o.sharding);
+  const auto all_train = all_gather_strings(comm, entries_json(train_entries).dump());
+  const auto all_val = all_gather_strings(comm, entries_json(val_entries).dump());
+  report.train_pairs = total - val_count;
+  report.val_pairs = val_count;
+
+  if (rank == 0) {
+    for (const auto& [split, gathered] : {std::pair{"train", &all_train}, std::pair{"val", &all_val}}) {
+      if (std::string(split) == "val" && val_count == 0) continue;
+      Manifest manifest{o.kind, o.vocab_size, split, o.input, {}, std::nullopt};
+      for (const auto& text : *gathered) {
+        for (const auto& e : json::parse(text)) {
+          manifest.shards.push_back({e[0], e[1], e[2], e[3]});
+        }
+      }
+      write_manifest(staging + "/" + split, manifest);
+    }
+    if (fs::exists(o.output)) fs::remove_all(o.output);  // only reached with --overwrite
+    fs::rename(staging, o.output);
+    guard.release();
+  }
+  comm.barrier();
+  return report;
+}
+
+}  // namespace st

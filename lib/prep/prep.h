@@ -1,0 +1,44 @@
+// `shardtune prep`: JSONL of token ids -> a train (and val) pair dataset in HDF5 shards. On N
+// ranks the input is split by byte ranges on line boundaries; the output is the same dataset
+// in the same global order whatever N is. Everything is written under <output>.tmp and renamed
+// at the end, so a failed prep never leaves a dataset that looks complete.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "data/truncation.h"
+#include "distributed/mpi_communicator.h"
+#include "prep/dataset_writer.h"
+
+namespace st {
+
+class ChatTemplate;
+
+struct PrepOptions {
+  std::string input, output;
+  PairKind kind = PairKind::dpo;
+  int64_t vocab_size = 0;
+  int64_t cutoff_len = 1024;
+  TruncationPolicy truncation = TruncationPolicy::truncate;
+  double val_size = 0.0;   // fraction held out, exact count round(N x val_size), seeded
+  uint64_t seed = 0;
+  ShardingOptions sharding;
+  ShardInfo info;          // kind/vocab filled from the fields above
+  bool strict = false;     // any malformed line is fatal
+  bool overwrite = false;
+  const ChatTemplate* chat = nullptr;  // tokenizes text records; null: token ids only
+};
+
+struct PrepReport {
+  uint64_t lines = 0, train_pairs = 0, val_pairs = 0, truncated = 0, dropped_too_long = 0;
+  std::map<std::string, uint64_t> malformed;  // reason -> count
+  std::vector<std::string> examples;          // first malformed lines, "file:line: detail"
+};
+
+// Collective over `comm`. Throws DataError / ConfigError with the same message on every rank.
+PrepReport run_prep(const PrepOptions& options, MpiCommunicator& comm);
+
+}  // namespace st

@@ -1,0 +1,109 @@
+#include "train/run_setup.h"
+
+#include <ATen/Parallel.h>
+
+#include "ckpt/checkpoint_reader.h"
+#include "fsdp/unit_layout.h"
+#include "train/flops.h"
+#include "train/recompute_choice.h"
+#include "train/train_checkpoints.h"
+#include "util/cpu_threads.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/gpu_info.h"
+#include "util/host_memory.h"
+#include "util/log.h"
+#include "util/rng_state.h"
+
+namespace st {
+namespace {
+
+int cuda_device(const c10::Device& device) { return device.is_cuda() ? device.index() : -1; }
+
+void check_resume_batch(const CheckpointManifest& manifest, const std::string& checkpoint, const TrainPlan& plan) {
+  if (manifest.progress.global_batch == plan.global_batch) return;
+  throw ConfigError("train.resume: checkpoint " + checkpoint + " was trained with a global batch of " +
+                    std::to_string(manifest.progress.global_batch) + " pairs, this run has " +
+                    std::to_string(plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
+                    "train.grad_accum or train.micro_batch so that they match");
+}
+
+double peak_tflops_of(const TrainConfig& config, const c10::Device& device, ComputeDtype dtype) {
+  if (config.train.peak_tflops > 0.0 || !device.is_cuda()) return config.train.peak_tflops;
+  const GpuInfo gpu = query_gpu_info();
+  if (device.index() >= static_cast<int>(gpu.devices.size())) return 0.0;
+  return known_peak_tflops(gpu.devices[device.index()], dtype);
+}
+
+}  // namespace
+
+RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& options) {
+  RunSetup run;
+  const TrainOptions& t = config.train;
+  run.device = select_device(DeviceChoice::automatic, world.local_device());
+  const int threads = cpu_threads_per_rank(world.topology().local_size);
+  if (!run.device.is_cuda()) at::set_num_threads(threads);
+  keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
+  run.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
+  run.resume_from = prepare_run_directory(config, *run.host);
+
+  // A checkpoint of another model, then a wrong data directory, fail before any weights are read.
+  const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+  std::optional<CheckpointManifest> manifest;
+  if (run.resume_from) {
+    manifest = read_checkpoint_manifest(*run.resume_from);
+    check_checkpoint_model(*manifest, *run.resume_from, to_hf_config_json(model), build_unit_layouts(model, 1));
+  }
+  run.data = open_train_data(config, model.vocab_size);
+  run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda());
+  const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
+  run.progress.total_steps = run.plan.total_steps;
+  run.progress.global_batch = run.plan.global_batch;
+  if (manifest) check_resume_batch(*manifest, *run.resume_from, run.plan);
+
+  run.groups = std::make_unique<ShardingGroups>(make_run_sharding_groups(config.dist, world));
+  const int shard_rank = run.groups->shard->rank();
+  const int shard_size = run.groups->shard->size();
+  const std::vector<UnitLayout> units = build_unit_layouts(model, shard_size);
+  const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
+
+  EngineOptions engine;
+  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens};
+  engine.optim = config.optim;
+  engine.loss_scaling = compute_dtype == at::kHalf;
+  engine.offload_threads = threads;
+  engine.sync_phases = options.sync_phases;
+  ModelShards shards{model, units, {}, source};
+  const bool online_reference = run.plan.reference == ReferenceMode::online;
+  if (!run.resume_from || online_reference) {  // the base weights are needed
+    shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank);
+  }
+  if (online_reference) run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
+  if (run.resume_from) shards.masters = host_shard_state(units, false).master;  // the checkpoint fills them
+  run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
+  if (run.resume_from) {
+    const LoadedCheckpoint loaded = resume_engine(*run.engine, *run.resume_from, shard_rank, *run.host);
+    restore_rng_state(loaded.rng, cuda_device(run.device));
+    run.progress = loaded.manifest.progress;
+    if (run.progress.total_steps != run.plan.total_steps) {
+      log0("train: the checkpoint's run had ", run.progress.total_steps, " steps, this one has ",
+           run.plan.total_steps, "; the learning-rate schedule follows the new length");
+      run.progress.total_steps = run.plan.total_steps;
+    }
+    log0("train: resumed from ", *run.resume_from, " at step ", run.progress.step, " (written by ",
+         loaded.manifest.world_size, " rank(s), now ", world.size(), ")");
+  }
+  const int64_t compute_bytes = c10::elementSize(compute_dtype);
+  const RecomputeChoice recompute = choose_recompute(
+      config, model, shard_size, compute_bytes,
+      device_budget_bytes(config, model, shard_size, compute_bytes, cuda_device(run.device)));
+  run.engine->model().set_recompute(recompute.plan);
+  log0("train: recompute ", recompute.reason);
+  run.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,
+                                                       checkpoint_identity(config, model, units, source), *run.host,
+                                                       shard_place(*run.groups));
+  run.peak_tflops = peak_tflops_of(config, run.device, run.plan.compute_dtype);
+  return run;
+}
+
+}  // namespace st

@@ -1,0 +1,25 @@
+// TrainConfig: the one aggregate of every section, above all of its parts: each section's struct
+// lives next to the code that consumes it. Its key table is train_config_schema.h; lib/config
+// parses any such table.
+#pragma once
+
+#include "ckpt/ckpt_options.h"
+#include "data/data_options.h"
+#include "distributed/dist_options.h"
+#include "model/model_options.h"
+#include "optim/optim_options.h"
+#include "train/train_options.h"
+
+namespace st {
+
+struct TrainConfig {
+  ModelOptions model;
+  DataOptions data;
+  TrainOptions train;
+  DpoOptions dpo;
+  OptimOptions optim;
+  DistOptions dist;
+  CkptOptions ckpt;
+};
+
+}  // namespace st

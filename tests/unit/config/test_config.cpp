@@ -1,0 +1,172 @@
+// Config parsing: precedence (command line > file > defaults), error messages with file:line,
+// help text, and the resolved-config round trip.
+#include <gtest/gtest.h>
+
+#include "config_test_helpers.h"
+#include "train/train_arguments.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using st::testing::parse;
+using st::testing::TempIni;
+
+std::string config_error_of(const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no ConfigError was thrown";
+  return "";
+}
+
+TEST(ConfigParse, DefaultsWithoutArguments) {
+  const auto parsed = parse({});
+  EXPECT_DOUBLE_EQ(parsed.config.optim.lr, 1e-5);
+  EXPECT_EQ(parsed.config.train.stage, Stage::dpo);
+  EXPECT_DOUBLE_EQ(parsed.config.dist.timeout_s, 1800.0);
+  EXPECT_TRUE(parsed.origins.empty());
+  EXPECT_FALSE(parsed.help);
+}
+
+TEST(ConfigParse, FileBeatsDefaultsAndCommandLineBeatsFile) {
+  TempIni ini("# comment line\n[optim]\nlr = 3e-4   # trailing comment\nbeta2 = 0.95\n"
+              "[train]\nmicro_batch = 4\nstage = sft\n");
+  const auto parsed = parse({"--config", ini.path(), "--optim.lr=2e-5", "--train.grad_accum", "8"});
+  EXPECT_DOUBLE_EQ(parsed.config.optim.lr, 2e-5);       // command line
+  EXPECT_DOUBLE_EQ(parsed.config.optim.beta2, 0.95);    // file
+  EXPECT_EQ(parsed.config.train.micro_batch, 4);        // file
+  EXPECT_EQ(parsed.config.train.grad_accum, 8);         // command line
+  EXPECT_EQ(parsed.config.train.stage, Stage::sft);          // file
+  EXPECT_DOUBLE_EQ(parsed.config.optim.beta1, 0.9);     // default
+  EXPECT_EQ(parsed.origins.at("optim.lr"), "command line");
+  EXPECT_EQ(parsed.origins.at("optim.beta2"), ini.path() + ":4");
+  EXPECT_EQ(parsed.origins.count("optim.beta1"), 0u);
+}
+
+TEST(ConfigParse, UnknownKeyInFileNamesFileLineAndSuggestion) {
+  TempIni ini("[optim]\nlr = 1e-4\nlrr = 2e-4\n");
+  const std::string message = config_error_of({"--config", ini.path()});
+  EXPECT_NE(message.find(ini.path() + ":3"), std::string::npos) << message;
+  EXPECT_NE(message.find("optim.lrr"), std::string::npos) << message;
+  EXPECT_NE(message.find("Did you mean optim.lr?"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, UnknownSectionKeyOnCommandLine) {
+  const std::string message = config_error_of({"--train.micro_btach=2"});
+  EXPECT_NE(message.find("command line: unknown option --train.micro_btach"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Did you mean --train.micro_batch?"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, PrefixesAreNotGuessed) {
+  const std::string message = config_error_of({"--optim.l=1"});
+  EXPECT_NE(message.find("unknown option --optim.l"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, MalformedValueInFileNamesKeyValueAndLine) {
+  TempIni ini("[train]\nmicro_batch = 4\n\n[optim]\nlr = fast\n");
+  const std::string message = config_error_of({"--config", ini.path()});
+  EXPECT_NE(message.find(ini.path() + ":5: optim.lr = 'fast' is not valid"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Expected a number"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, MalformedIntegerOnCommandLine) {
+  const std::string message = config_error_of({"--train.micro_batch=1.5"});
+  EXPECT_NE(message.find("command line"), std::string::npos) << message;
+  EXPECT_NE(message.find("train.micro_batch"), std::string::npos) << message;
+  EXPECT_NE(message.find("Expected an integer"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, RepeatedKeyNamesTheLine) {
+  TempIni ini("[optim]\nlr = 1e-4\nlr = 2e-4\n");
+  const std::string message = config_error_of({"--config", ini.path()});
+  EXPECT_NE(message.find("optim.lr is set more than once"), std::string::npos) << message;
+  EXPECT_NE(message.find(ini.path() + ":3"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, SyntaxErrorNamesTheLine) {
+  TempIni ini("[optim]\nlr 1e-4\n");
+  const std::string message = config_error_of({"--config", ini.path()});
+  EXPECT_NE(message.find(ini.path() + ":2: cannot parse 'lr 1e-4'"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, MissingConfigFileNamesThePath) {
+  const std::string message = config_error_of({"--config", "/nonexistent/run.ini"});
+  EXPECT_NE(message.find("/nonexistent/run.ini: cannot open config file"), std::string::npos)
+      << message;
+}
+
+TEST(ConfigParse, KeyOutsideAnySectionIsUnknown) {
+  TempIni ini("lr = 1e-4\n");
+  const std::string message = config_error_of({"--config", ini.path()});
+  EXPECT_NE(message.find(ini.path() + ":1: unknown key 'lr'"), std::string::npos) << message;
+}
+
+TEST(ConfigParse, BooleanFlagsAndHelpRequest) {
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+TEST(ConfigParse, SubcommandOptionsAreParsedAlongside) {
+  po::options_description own("own");
+  own.add_options()("dry-run", "stop early");
+  const auto parsed = parse_config_arguments({"--dry-run", "--optim.lr=1e-3"}, own);
+  EXPECT_EQ(parsed.command_values.count("dry-run"), 1u);
+  EXPECT_DOUBLE_EQ(parsed.config.optim.lr, 1e-3);
+}
+
+TEST(ConfigHelp, GroupsBySectionWithDefaults) {
+  const std::string help = config_help("usage: test", po::options_description("own"));
+  for (const char* section : {"[model]", "[data]", "[train]", "[optim]", "[dist]"}) {
+    EXPECT_NE(help.find(section), std::string::npos) << section;
+  }
+  EXPECT_NE(help.find("--optim.lr arg (=1e-05)"), std::string::npos) << help;
+  EXPECT_NE(help.find("--dist.timeout_s arg (=1800)"), std::string::npos) << help;
+  EXPECT_NE(help.find("[s]"), std::string::npos);  // units are shown
+  EXPECT_NE(help.find("constant|linear|cosine|cosine_with_min_lr"), std::string::npos) << help;
+}
+
+TEST(ResolvedConfig, RoundTripsThroughTheParser) {
+  TempIni ini("[optim]\nlr = 3e-4\nschedule = linear\n[model]\npath = /models/llama\n");
+  const auto first = parse({"--config", ini.path(), "--train.seed=7", "--dist.timeout_s=12.5"});
+  const std::string text = format_resolved_config(first.config);
+  EXPECT_NE(text.find("lr = 0.0003"), std::string::npos) << text;
+  EXPECT_NE(text.find("seed = 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("timeout_s = 12.5"), std::string::npos) << text;
+  TempIni resolved(text);
+  const auto second = parse({"--config", resolved.path()});
+  EXPECT_EQ(format_resolved_config(second.config), text);
+  EXPECT_EQ(second.config.model.path, "/models/llama");
+  EXPECT_EQ(second.config.data.train, "");
+}
+
+TEST(ResolvedConfig, WriteIsAtomicAndCreatesTheRunDirectory) {
+  char directory[] = "/tmp/st_run_XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  const std::string path = std::string(directory) + "/nested/config.resolved.ini";
+  TrainConfig config;
+  config.optim.lr = 5e-5;
+  write_resolved_config(config, path);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, format_resolved_config(config));
+  std::ifstream leftover(path + ".tmp");
+  EXPECT_FALSE(leftover.good());
+}
+
+TEST(ResolvedConfig, UnwritableDirectoryIsAClearError) {
+  TrainConfig config;
+  try {
+    write_resolved_config(config, "/proc/st_forbidden/config.resolved.ini");
+    FAIL() << "expected IoError";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find("train.output_dir"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace st

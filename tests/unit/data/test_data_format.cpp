@@ -1,0 +1,156 @@
+// HDF5 pair shards, manifests and datasets: round trips and the validation at open.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "data/pair_dataset.h"
+#include "prep/dataset_writer.h"
+#include "prep/synth.h"
+#include "scratch_dir.h"
+#include "util/check.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DataFormat : public st::testing::ScratchDirTest {
+ protected:
+  std::string error_of(const std::function<void()>& action) {
+    try {
+      action();
+    } catch (const Error& error) {
+      return error.what();
+    }
+    return "";
+  }
+};
+
+PairTable sample(PairKind kind, size_t count, bool with_ref) {
+  SynthOptions options;
+  options.kind = kind;
+  options.vocab_size = 100;
+  PairTable table = synthesize_pairs(options, 0, count);
+  if (with_ref) {
+    PairTable copy;
+    copy.kind = kind;
+    for (size_t i = 0; i < table.size(); ++i) {
+      Pair pair = table.at(i);
+      pair.ref_chosen_logp = -1.5f * i;
+      pair.ref_rejected_logp = -2.5f * i;
+      copy.append(pair);
+    }
+    return copy;
+  }
+  return table;
+}
+
+void expect_same_pairs(const PairTable& a, const PairTable& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Pair x = a.at(i), y = b.at(i);
+    EXPECT_EQ(x.prompt, y.prompt) << i;
+    EXPECT_EQ(x.chosen, y.chosen) << i;
+    EXPECT_EQ(x.rejected, y.rejected) << i;
+    EXPECT_EQ(x.ref_chosen_logp, y.ref_chosen_logp) << i;
+    EXPECT_EQ(x.ref_rejected_logp, y.ref_rejected_logp) << i;
+  }
+}
+
+TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
+  for (PairKind kind : {PairKind::dpo, PairKind::sft}) {
+    for (bool compress : {false, true}) {
+      for (bool with_ref : {false, true}) {
+        const PairTable table = sample(kind, 57, with_ref);
+        const std::string path = (dir_ / "s.h5").string();
+        ShardInfo info{kind, 100, 1, 2, 0, "tok", "test"};
+        write_pair_shard(path, table, info, {compress, 64});
+        const PairShardReader reader(path);
+        EXPECT_EQ(reader.size(), 57u);
+        EXPECT_EQ(reader.info().kind, kind);
+        EXPECT_EQ(reader.info().tokenizer, "tok");
+        EXPECT_EQ(reader.info().eos_id, 2);
+        EXPECT_EQ(reader.has_ref_logps(), with_ref);
+        expect_same_pairs(reader.read_all(), table);
+        EXPECT_EQ(reader.row_length(3),
+                  static_cast<int64_t>(table.prompt.length(3) +
+                                       std::max(table.chosen.length(3),
+                                                kind == PairKind::dpo ? table.rejected.length(3) : 0)));
+      }
+    }
+  }
+}
+
+TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
+  const PairTable table = sample(PairKind::dpo, 50, false);
+  const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};
+  Manifest manifest{PairKind::dpo, 100, "train", "test", {}, std::nullopt};
+  manifest.shards = write_shards(dir_.string(), "part", table, info, {16, {}});
+  write_manifest(dir_.string(), manifest);
+  EXPECT_EQ(manifest.shards.size(), 4u);  // 16 + 16 + 16 + 2
+  const PairDataset dataset(dir_.string(), {PairKind::dpo, 128, true});
+  ASSERT_EQ(dataset.size(), 50u);
+  for (uint64_t i : {0, 15, 16, 31, 49}) EXPECT_EQ(dataset.get(i).chosen, table.at(i).chosen) << i;
+  EXPECT_NE(error_of([&] { dataset.get(50); }).find("pair index 50 >= 50"), std::string::npos);
+}
+
+TEST_F(DataFormat, OpenRefusesWhatDoesNotFit) {
+  const PairTable table = sample(PairKind::dpo, 20, false);
+  const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};
+  Manifest manifest{PairKind::dpo, 100, "train", "test", write_shards(dir_.string(), "part", table, info, {100, {}}), std::nullopt};
+  write_manifest(dir_.string(), manifest);
+  const std::string d = dir_.string();
+  EXPECT_NE(error_of([&] { PairDataset(d, {PairKind::sft, 0, false}); })
+                .find("holds dpo pairs but the stage trains on sft pairs"), std::string::npos);
+  EXPECT_NE(error_of([&] { PairDataset(d, {PairKind::dpo, 50, false}); })
+                .find("tokenized for a vocabulary of 100 but the model has 50"), std::string::npos);
+  {  // a changed file is caught by its checksum
+    std::fstream file(d + "/part-00000.h5", std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-3, std::ios::end);
+    file.put('\x7f');
+  }
+  EXPECT_NE(error_of([&] { PairDataset(d, {PairKind::dpo, 0, true}); }).find("CRC-32 differs"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { PairDataset((dir_ / "none").string()); }).find("manifest.json: cannot open"),
+            std::string::npos);
+}
+
+TEST_F(DataFormat, MalformedShardsAreNamed) {
+  const std::string path = (dir_ / "bad.h5").string();
+  auto make = [&](const std::function<void(hid_t)>& damage) {
+    const PairTable table = sample(PairKind::sft, 5, false);
+    write_pair_shard(path, table, {PairKind::sft, 100, 1, 2, 0, "", ""});
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    damage(file);
+    H5Fclose(file);
+  };
+  make([](hid_t f) { H5Adelete(f, "format"); });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("attribute 'format' is missing"), std::string::npos);
+  make([](hid_t f) { H5Adelete(f, "format_version"); write_attribute(f, "format_version", int64_t{9}); });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("'format_version' is 9"), std::string::npos);
+  make([](hid_t f) { H5Ldelete(f, "completion", H5P_DEFAULT); });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("dataset 'completion' (1-D int32) is missing"),
+            std::string::npos);
+  make([](hid_t f) {
+    const hid_t d = H5Dopen2(f, "prompt_offsets", H5P_DEFAULT);
+    const uint64_t big = 1000;
+    const hsize_t at = 2, one = 1;
+    const hid_t space = H5Dget_space(d);
+    H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, nullptr, &one, nullptr);
+    const hid_t memory = H5Screate_simple(1, &one, nullptr);
+    H5Dwrite(d, H5T_NATIVE_UINT64, memory, space, H5P_DEFAULT, &big);
+    H5Sclose(memory); H5Sclose(space); H5Dclose(d);
+  });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("'prompt_offsets' decreases at index 2"),
+            std::string::npos);
+  make([](hid_t f) { H5Adelete(f, "max_token_id"); write_attribute(f, "max_token_id", int64_t{100}); });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("token id 100 is outside its vocab_size 100"),
+            std::string::npos);
+  std::ofstream(path) << "not hdf5";
+  EXPECT_NE(error_of([&] { PairShardReader r(path); }).find(path + ": cannot open as HDF5"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace st

@@ -1,0 +1,162 @@
+// The Llama forward and scorer against tests/reference (an independent float64 Python
+// implementation): two tiny checkpoints written by make_fixtures.py, compared at rel 1e-5.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/model_source.h"
+#include "model/model_weights.h"
+#include "model/presets.h"
+#include "model/score_jsonl.h"
+#include "model/sequence_scorer.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path reference_dir() {
+  const char* dir = std::getenv("ST_REFERENCE_DIR");
+  return dir ? fs::path(dir) : fs::path();
+}
+
+std::vector<std::vector<double>> expected_token_logps(const std::string& model) {
+  std::ifstream in(reference_dir() / ("expected_" + model + ".jsonl"));
+  std::vector<std::vector<double>> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    out.push_back(nlohmann::json::parse(line)["token_logps"].get<std::vector<double>>());
+  }
+  return out;
+}
+
+std::vector<ScoreResult> score_fixture(const std::string& model, const ScorerOptions& options) {
+  const LoadedModel loaded = load_model((reference_dir() / model).string(), "", 0, at::kFloat);
+  const auto requests = read_score_requests((reference_dir() / "pairs.jsonl").string(),
+                                            loaded.config.vocab_size,
+                                            loaded.config.max_position_embeddings);
+  return score_sequences(llama_weights(loaded.tensors, loaded.config), loaded.config, requests,
+                         options);
+}
+
+class LlamaReference : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (reference_dir().empty()) GTEST_SKIP() << "ST_REFERENCE_DIR unset (run through ctest)";
+  }
+};
+
+TEST_P(LlamaReference, TokenLogpsMatchTheFloat64Reference) {
+  const auto expected = expected_token_logps(GetParam());
+  const auto results = score_fixture(GetParam(), ScorerOptions{7, 64});
+  ASSERT_EQ(results.size(), expected.size());
+  double worst = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    ASSERT_EQ(results[i].token_logps.size(), expected[i].size()) << "line " << i + 1;
+    double sum = 0;
+    for (size_t t = 0; t < expected[i].size(); ++t) {
+      const double error = std::abs(results[i].token_logps[t] - expected[i][t]) /
+                           std::max(1.0, std::abs(expected[i][t]));
+      worst = std::max(worst, error);
+      EXPECT_LE(error, 1e-5) << "line " << i + 1 << " token " << t;
+      sum += expected[i][t];
+    }
+    EXPECT_NEAR(results[i].logp, sum, 1e-5 * std::max(1.0, std::abs(sum)));
+  }
+  std::cout << GetParam() << ": worst relative difference " << worst << "\n";
+}
+
+TEST_P(LlamaReference, BatchingAndChunkingDoNotChangeResults) {
+  const auto alone = score_fixture(GetParam(), ScorerOptions{1, 1});  // one sequence per pass
+  const auto together = score_fixture(GetParam(), ScorerOptions{4096, 1 << 20});
+  for (size_t i = 0; i < alone.size(); ++i) {
+    for (size_t t = 0; t < alone[i].token_logps.size(); ++t) {
+      EXPECT_NEAR(alone[i].token_logps[t], together[i].token_logps[t], 1e-5);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference, ::testing::Values("llama_gqa", "qwen2_bias"));
+
+TEST(ModelWeights, ShapeMismatchNamesFileTensorAndFields) {
+  if (reference_dir().empty()) GTEST_SKIP();
+  const fs::path copy = fs::temp_directory_path() / ("st_mismatch_" + std::to_string(::getpid()));
+  fs::remove_all(copy);
+  fs::copy(reference_dir() / "llama_gqa", copy);
+  std::ifstream in(copy / "config.json");
+  auto config = nlohmann::json::parse(in);
+  config["intermediate_size"] = 100;
+  std::ofstream(copy / "config.json") << config.dump();
+  try {
+    load_model(copy.string(), "", 0, at::kFloat);
+    FAIL() << "mismatched config accepted";
+  } catch (const ModelError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("model-00001-of-00002.safetensors: tensor "
+                           "'model.layers.0.mlp.gate_proj.weight' has shape [96, 64] but "
+                           "config.json implies [100, 64]"),
+              std::string::npos) << message;
+  }
+  fs::remove_all(copy);
+}
+
+TEST(ScoreInput, BadLinesNameFileLineAndFix) {
+  const fs::path path = fs::temp_directory_path() / ("st_pairs_" + std::to_string(::getpid()));
+  auto error_for = [&](const std::string& text) -> std::string {
+    std::ofstream(path) << "{\"prompt_ids\": [1], \"completion_ids\": [2]}\n\n" << text << "\n";
+    try {
+      read_score_requests(path.string(), 100, 16);
+    } catch (const DataError& error) {
+      return error.what();
+    }
+    return "";
+  };
+  const std::string where = path.string() + ":3: ";
+  EXPECT_EQ(error_for("{\"prompt_ids\": [1], \"completion_ids\": [100]}"),
+            where + "token id 100 in 'completion_ids' is outside the model's vocabulary [0, 100) "
+                    "(config.json vocab_size); tokenize with this model's tokenizer");
+  EXPECT_NE(error_for("{\"prompt_ids\": [], \"completion_ids\": [1]}").find(where + "'prompt_ids' is empty"),
+            std::string::npos);
+  EXPECT_NE(error_for("{\"prompt_ids\": [1]}").find(where + "field 'completion_ids' must be a list"),
+            std::string::npos);
+  EXPECT_NE(error_for("{\"prompt_ids\": [1, \"a\"], \"completion_ids\": []}").find("holds \"a\""),
+            std::string::npos);
+  EXPECT_NE(error_for("[1, 2").find(where + "not valid JSON"), std::string::npos);
+  EXPECT_NE(error_for("{\"prompt_ids\": [1,1,1,1,1,1,1,1,1], \"completion_ids\": [1,1,1,1,1,1,1,1]}")
+                .find("17 tokens exceed the model's max_position_embeddings (16)"),
+            std::string::npos);
+  fs::remove(path);
+}
+
+TEST(PresetInit, SeededPerParameterAndIndependentOfOrder) {
+  const ModelConfig config = preset_config("debug");
+  const auto params = all_params(config);
+  const at::Tensor first = init_parameter(params[1], 5);
+  init_parameter(params[3], 5);  // drawing another parameter in between changes nothing
+  EXPECT_TRUE(init_parameter(params[1], 5).equal(first));
+  EXPECT_FALSE(init_parameter(params[1], 6).equal(first));
+  // Another name draws another stream, not the same numbers in a different shape.
+  EXPECT_FALSE(init_parameter(params[2], 5).flatten().narrow(0, 0, 64).equal(first.flatten().narrow(0, 0, 64)));
+  EXPECT_NEAR(first.std().item<double>(), 0.02, 0.002);
+}
+
+TEST(PresetInit, DebugModelScoresFinitely) {
+  const LoadedModel model = load_model("", "debug", 1, at::kFloat);
+  EXPECT_EQ(model.tensors.size(), all_params(model.config).size());
+  const std::vector<ScoreRequest> requests = {{{1, 5, 9}, {7, 3}}, {{4}, {}}};
+  const auto results = score_sequences(llama_weights(model.tensors, model.config), model.config,
+                                       requests, {});
+  ASSERT_EQ(results[0].token_logps.size(), 2u);
+  EXPECT_TRUE(std::isfinite(results[0].logp));
+  EXPECT_LT(results[0].logp, 0);
+  EXPECT_EQ(results[1].token_logps.size(), 0u);
+  EXPECT_EQ(results[1].logp, 0);
+}
+
+}  // namespace
+}  // namespace st

@@ -1,0 +1,37 @@
+// Helpers for config tests: temporary INI files and parsing with no subcommand options.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "train/train_arguments.h"
+
+namespace st::testing {
+
+// A uniquely named file under /tmp holding `text`, removed when the object dies.
+class TempIni {
+ public:
+  explicit TempIni(const std::string& text) {
+    char name[] = "/tmp/st_config_XXXXXX.ini";
+    const int fd = mkstemps(name, 4);
+    close(fd);
+    path_ = name;
+    std::ofstream(path_) << text;
+  }
+  ~TempIni() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+inline ConfigArguments parse(std::vector<std::string> args) {
+  static const po::options_description no_options;
+  return parse_config_arguments(args, no_options);
+}
+
+}  // namespace st::testing

@@ -1,0 +1,114 @@
+// Chat templates: each one's rendering of a system + two-turn conversation (the text that
+// docs/data-format.md shows), the prompt/completion split, and the refusals.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "process_temp.h"
+#include "tokenizer/chat_template.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using Json = nlohmann::json;
+
+// A byte-level tokenizer whose vocabulary is the 256 byte symbols (no merges) plus the special
+// tokens of every template; tokenizer_config.json names <s> and </s> for `plain`.
+std::string write_tokenizer(bool with_config) {
+  const std::string dir = testing::process_temp_path(with_config ? "chat_tok_config" : "chat_tok_plain");
+  std::filesystem::create_directories(dir);
+  Json vocab = Json::object();
+  int id = 0, next = 256;
+  for (int b = 0; b < 256; ++b) {  // GPT-2's byte alphabet, as byte_level.cpp builds it
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    const int codepoint = printable ? b : next++;
+    std::string utf8;
+    if (codepoint < 0x80) {
+      utf8 += static_cast<char>(codepoint);
+    } else {
+      utf8 += static_cast<char>(0xC0 | (codepoint >> 6));
+      utf8 += static_cast<char>(0x80 | (codepoint & 0x3F));
+    }
+    vocab[utf8] = id++;
+  }
+  Json added = Json::array();
+  for (const char* token : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<s>",
+                            "</s>", "<|im_start|>", "<|im_end|>"}) {
+    added.push_back({{"id", id++}, {"content", token}, {"special", true}});
+  }
+  const Json json = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array()}}},
+                     {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                     {"added_tokens", added}};
+  std::ofstream(dir + "/tokenizer.json") << json.dump();
+  if (with_config) std::ofstream(dir + "/tokenizer_config.json") << R"({"bos_token": "<s>", "eos_token": {"content": "</s>"}})";
+  return dir;
+}
+
+const std::vector<ChatMessage> kConversation = {
+    {"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}};
+
+std::string render(const std::string& name, const std::string& reply = "4") {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(parse_enum<TemplateKind>(name, "template"), tokenizer);
+  return chat.render_prompt(kConversation) + "|" + chat.render_completion(reply);
+}
+
+TEST(ChatTemplate, Llama3) {
+  EXPECT_EQ(render("llama3"),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nHello!<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n|4<|eot_id|>");
+}
+
+TEST(ChatTemplate, Chatml) {
+  EXPECT_EQ(render("chatml"),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n"
+            "<|im_start|>assistant\n|4<|im_end|>\n");
+  EXPECT_EQ(render("qwen"), render("chatml"));
+}
+
+TEST(ChatTemplate, Llama2) {
+  EXPECT_EQ(render("llama2"),
+            "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello! </s><s>[INST] 2+2? [/INST]| 4 </s>");
+}
+
+TEST(ChatTemplate, PlainUsesTheModelsBosAndEos) {
+  EXPECT_EQ(render("plain"), "<s>Be brief.\nHi\nHello!\n2+2?\n|4</s>");
+  const Tokenizer without_config = Tokenizer::from_file(write_tokenizer(false));
+  EXPECT_THROW(ChatTemplate(TemplateKind::plain, without_config), TokenizerError);
+}
+
+TEST(ChatTemplate, PromptAndCompletionTokenizeApart) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(TemplateKind::llama3, tokenizer);
+  const std::vector<int32_t> prompt = chat.prompt_ids({{"user", "Hi"}});
+  const std::vector<int32_t> completion = chat.completion_ids("Yo");
+  EXPECT_EQ(prompt.front(), *tokenizer.token_id("<|begin_of_text|>"));
+  EXPECT_EQ(prompt.back(), *tokenizer.token_id("\xC4\x8A"));  // "\n" as its byte symbol
+  EXPECT_EQ(completion, (std::vector<int32_t>{'Y' - 0, 'o' - 0, *tokenizer.token_id("<|eot_id|>")}));
+}
+
+TEST(ChatTemplate, BadTurnsAndUnknownNamesAreRefused) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(TemplateKind::llama3, tokenizer);
+  EXPECT_THROW(chat.render_prompt({}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{"user", "a"}, {"assistant", "b"}}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{"user", "a"}, {"user", "b"}}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{"tool", "a"}}), std::invalid_argument);
+  TemplateKind kind = TemplateKind::plain;
+  EXPECT_FALSE(find_enum("vicuna", kind));
+  EXPECT_TRUE(find_enum("qwen", kind));
+  EXPECT_EQ(kind, TemplateKind::chatml) << "qwen names the chatml template";
+  EXPECT_STREQ(enum_name(TemplateKind::chatml), "chatml");
+}
+
+}  // namespace
+}  // namespace st

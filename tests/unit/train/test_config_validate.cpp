@@ -1,0 +1,122 @@
+// Validation: value-carrying messages, every problem listed at once, origins named.
+#include <gtest/gtest.h>
+
+#include "config_test_helpers.h"
+#include "train/train_config_validate.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+std::string validation_error_of(const TrainConfig& config, int world_size,
+                                const ConfigOrigins& origins = {}) {
+  try {
+    validate_config(config, world_size, origins);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no ConfigError was thrown";
+  return "";
+}
+
+TEST(ConfigValidate, DefaultsAreValidOnAnyRankCount) {
+  for (int ranks : {1, 2, 3, 16}) EXPECT_NO_THROW(validate_config(TrainConfig{}, ranks));
+}
+
+TEST(ConfigValidate, BatchGeometryMessageCarriesTheNumbers) {
+  TrainConfig config;
+  config.train.micro_batch = 4;
+  config.train.grad_accum = 8;
+  config.train.global_batch = 256;
+  const std::string message =
+      validation_error_of(config, 16, {{"train.global_batch", "run.ini:12"}});
+  EXPECT_NE(message.find("train.micro_batch(4) x train.grad_accum(8) x ranks(16) = 512 != "
+                         "train.global_batch(256) (run.ini:12)"),
+            std::string::npos)
+      << message;
+  config.train.global_batch = 512;
+  EXPECT_NO_THROW(validate_config(config, 16));
+}
+
+TEST(ConfigValidate, UnknownRankCountLeavesRankRulesToTheRun) {
+  TrainConfig config;
+  config.train.micro_batch = 4;
+  config.train.grad_accum = 8;
+  config.train.global_batch = 256;
+  config.dist.ranks_per_node = 8;
+  EXPECT_NO_THROW(validate_config(config, 0));
+  EXPECT_THROW(validate_config(config, 4), ConfigError);
+  config.optim.lr = -1.0;
+  EXPECT_NE(validation_error_of(config, 0).find("optim.lr = -1"), std::string::npos) << "other rules still apply";
+}
+
+// Enum keys hold only their table's words by type: a word outside it is refused while parsing,
+// every such key at once, with where it was set.
+TEST(ConfigValidate, EnumerationsListTheAllowedValues) {
+  testing::TempIni file("[train]\nstage = ppo\n");
+  try {
+    testing::parse({"--config", file.path(), "--optim.schedule=cosin"});
+    FAIL() << "no ConfigError was thrown";
+  } catch (const ConfigError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("(2 problems)"), std::string::npos) << message;
+    EXPECT_NE(message.find("optim.schedule = cosin (command line) is not one of "
+                           "constant|linear|cosine|cosine_with_min_lr"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("train.stage = ppo (" + file.path() + ":2) is not one of dpo|sft"), std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(testing::parse({"--optim.schedule=linear"}).config.optim.schedule, LrSchedule::linear);
+}
+
+TEST(ConfigValidate, TextChoicesAreCheckedAgainstTheirList) {
+  TrainConfig config;
+  config.model.preset = "llama-9";
+  const std::string message = validation_error_of(config, 1, {{"model.preset", "command line"}});
+  EXPECT_NE(message.find("model.preset = llama-9 (command line) is not one of debug|"), std::string::npos) << message;
+}
+
+TEST(ConfigValidate, AllProblemsAreReportedTogether) {
+  TrainConfig config;
+  config.optim.lr = -1.0;
+  config.optim.beta2 = 1.0;
+  config.dist.timeout_s = 0.0;
+  config.dpo.beta = 0.0;
+  const std::string message = validation_error_of(config, 2);
+  EXPECT_NE(message.find("(4 problems)"), std::string::npos) << message;
+  EXPECT_NE(message.find("optim.lr = -1 (default) must be > 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("optim.beta2 = 1 (default) must be in [0, 1)"), std::string::npos);
+  EXPECT_NE(message.find("dist.timeout_s = 0 (default) must be > 0 [s]"), std::string::npos);
+  EXPECT_NE(message.find("dpo.beta = 0 (default) must be > 0"), std::string::npos);
+}
+
+TEST(ConfigValidate, WarmupStepsAndRatioConflict) {
+  TrainConfig config;
+  config.optim.warmup_steps = 100;
+  config.optim.warmup_ratio = 0.1;
+  const std::string message = validation_error_of(config, 1);
+  EXPECT_NE(message.find("conflicts with optim.warmup_steps = 100"), std::string::npos) << message;
+}
+
+TEST(ConfigValidate, DeclaredRanksPerNodeMustDivideTheJob) {
+  TrainConfig config;
+  config.dist.ranks_per_node = 4;
+  EXPECT_NO_THROW(validate_config(config, 8));
+  const std::string message = validation_error_of(config, 6);
+  EXPECT_NE(message.find("dist.ranks_per_node = 4 (default) does not divide the 6 ranks"),
+            std::string::npos)
+      << message;
+}
+
+TEST(ConfigValidate, ParsedOriginsFlowIntoMessages) {
+  st::testing::TempIni ini("[data]\nval_size = 1.5\n");
+  const auto parsed = st::testing::parse({"--config", ini.path()});
+  const std::string message = validation_error_of(parsed.config, 1, parsed.origins);
+  EXPECT_NE(message.find("data.val_size = 1.5 (" + ini.path() + ":2) must be in [0, 1)"),
+            std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace st
