@@ -22,7 +22,7 @@ struct CkptOptions {
   int64_t keep_last = 0;       // complete checkpoints kept; 0 = all (the newest is never deleted)
   bool async = false;          // write on a background thread from a host snapshot
   bool export_hf = false;      // consolidated HF model in <train.output_dir>/export at the end
-  ExportDtype export_dtype = ExportDtype::bf16;
+  ExportDtype export_dtype = ExportDtype::bf16;  // bf16 | fp32
   double export_shard_gb = 5.0;       // safetensors file size limit [GB, 10^9 bytes]
 };
 

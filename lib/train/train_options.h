@@ -49,7 +49,7 @@ struct EnumNames<ReferenceChoice> {
 };
 
 struct TrainOptions {
-  Stage stage = Stage::dpo;
+  Stage stage = Stage::dpo;                  // the objective: dpo | sft
   std::string output_dir = "runs/shardtune";  // run directory on shared storage
   uint64_t seed = 42;                        // data order and random init
   int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step
@@ -57,7 +57,7 @@ struct TrainOptions {
   int64_t global_batch = 0;   // pairs per optimizer step; 0 = micro_batch x grad_accum x dp
   int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
   double epochs = 1.0;        // passes over the training data when max_steps is 0
-  ComputeDtype dtype = ComputeDtype::automatic;
+  ComputeDtype dtype = ComputeDtype::automatic;  // auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
   Recompute recompute = Recompute::automatic;  // activation recomputation per decoder layer
   double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
   int64_t log_every = 10;     // optimizer steps between metric lines
@@ -68,12 +68,12 @@ struct TrainOptions {
 };
 
 struct DpoOptions {
-  PreferenceLoss loss = PreferenceLoss::sigmoid;
-  double beta = 0.1;
+  PreferenceLoss loss = PreferenceLoss::sigmoid;  // sigmoid | ipo | hinge | simpo | orpo
+  double beta = 0.1;                 // inverse temperature of the implicit reward
   double label_smoothing = 0.0;      // cDPO / robust DPO label-flip rate, [0, 0.5)
   double simpo_gamma = 0.5;          // SimPO target reward margin
   double ftx = 0.0;                  // weight of the chosen completion's SFT loss
-  ReferenceChoice reference = ReferenceChoice::automatic;
+  ReferenceChoice reference = ReferenceChoice::automatic;  // auto | precomputed | online | none
 };
 
 }  // namespace st
