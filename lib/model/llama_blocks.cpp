@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "model/hf_names.h"
+#include "model/swiglu.h"
 #include "util/errors.h"
 #include "util/torch_compat.h"
 
@@ -66,12 +67,6 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
   return weights;
 }
 
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  const at::Tensor x32 = x.to(at::kFloat);
-  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return weight * normed.to(x.scalar_type());
-}
-
 at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const RopeTables& rope,
                            const ModelConfig& config, ActivationCache* cache) {
   const int64_t heads = config.num_attention_heads;
@@ -93,16 +88,18 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Rop
 }
 
 at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache* cache) {
-  const at::Tensor gate = at::silu(linear_op(x, w.gate_proj, w.gate_bias, cache));
-  return linear_op(gate * linear_op(x, w.up_proj, w.up_bias, cache), w.down_proj, w.down_bias, cache);
+  // In this order: a selective-recompute cache replays the matmuls as they were recorded.
+  const at::Tensor gate = linear_op(x, w.gate_proj, w.gate_bias, cache);
+  const at::Tensor up = linear_op(x, w.up_proj, w.up_bias, cache);
+  return linear_op(swiglu(gate, up), w.down_proj, w.down_bias, cache);
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const RopeTables& rope,
                          const ModelConfig& config, ActivationCache* cache) {
   const double eps = config.rms_norm_eps;
-  const at::Tensor after_attention =
-      hidden + attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config, cache);
-  return after_attention + mlp_block(w, rms_norm(after_attention, w.post_attention_norm, eps), cache);
+  const at::Tensor attention = attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config, cache);
+  const NormedSum after_attention = add_rms_norm(hidden, attention, w.post_attention_norm, eps);
+  return after_attention.sum + mlp_block(w, after_attention.normed, cache);
 }
 
 }  // namespace st

@@ -12,6 +12,7 @@
 
 #include "model/activation_cache.h"
 #include "model/model_config.h"
+#include "model/rms_norm.h"
 #include "model/rope.h"
 
 namespace st {
@@ -38,8 +39,6 @@ struct LlamaWeights {
 LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer);
 LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
-// x [.., D] -> weight * (x / rms(x)) with the normalisation in fp32.
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const RopeTables& rope,

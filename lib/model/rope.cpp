@@ -1,10 +1,63 @@
 #include "model/rope.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <cmath>
 
+#include "util/torch_compat.h"
+#if ST_HAVE_CUDA
+#include "cuda/rope.h"
+#include "util/check_cuda.h"
+#endif
+
 namespace st {
+namespace {
+
+#if ST_HAVE_CUDA
+bool fused(const at::Tensor& x, const RopeTables& tables) {
+  const at::ScalarType type = x.scalar_type();
+  return x.is_cuda() && x.dim() == 4 && x.stride(3) == 1 && x.size(3) % 2 == 0 &&
+         (type == at::kFloat || type == at::kBFloat16 || type == at::kHalf) && tables.cos.scalar_type() == type &&
+         tables.sin.scalar_type() == type && tables.cos.is_cuda() && tables.cos.is_contiguous() &&
+         tables.sin.is_contiguous() && tables.cos.dim() == 2 && tables.cos.size(0) == x.size(2) &&
+         tables.cos.size(1) == x.size(3) && tables.sin.sizes() == tables.cos.sizes();
+}
+
+StHeads heads_of(const at::Tensor& t) { return {t.data_ptr(), t.stride(0), t.stride(1), t.stride(2)}; }
+
+StActivationDtype activation_dtype(const at::Tensor& t) {
+  if (t.scalar_type() == at::kBFloat16) return ST_ACTIVATION_BF16;
+  return t.scalar_type() == at::kHalf ? ST_ACTIVATION_FP16 : ST_ACTIVATION_FP32;
+}
+
+// The output keeps x's layout (as the op sequence's would), so attention sees the same strides.
+class FusedRotary : public torch::autograd::Function<FusedRotary> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& x, const at::Tensor& cos,
+                            const at::Tensor& sin) {
+    context->save_for_backward({cos, sin});
+    const at::Tensor out = at::empty_strided(x.sizes(), x.strides(), x.options());
+    ST_CHECK_CUDA(st_rope_forward(heads_of(x), heads_of(out), cos.data_ptr(), sin.data_ptr(), activation_dtype(x),
+                                  x.size(0), x.size(1), x.size(2), x.size(3), compat::current_cuda_stream()));
+    return out;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* context,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = context->get_saved_variables();
+    at::Tensor grad_out = grads[0];
+    if (grad_out.stride(3) != 1) grad_out = grad_out.contiguous();
+    const at::Tensor grad_x = at::empty_like(grad_out, at::MemoryFormat::Preserve);
+    ST_CHECK_CUDA(st_rope_backward(heads_of(grad_out), heads_of(grad_x), saved[0].data_ptr(), saved[1].data_ptr(),
+                                   activation_dtype(grad_out), grad_out.size(0), grad_out.size(1), grad_out.size(2),
+                                   grad_out.size(3), compat::current_cuda_stream()));
+    return {grad_x, at::Tensor(), at::Tensor()};
+  }
+};
+#endif
+
+}  // namespace
 
 at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
   const int64_t dim = config.head_dim;
@@ -39,10 +92,17 @@ RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t lengt
   return {both.cos().to(dtype), both.sin().to(dtype)};
 }
 
-at::Tensor apply_rotary(const at::Tensor& x, const RopeTables& tables) {
+at::Tensor apply_rotary_reference(const at::Tensor& x, const RopeTables& tables) {
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
   return x * tables.cos + rotated * tables.sin;
+}
+
+at::Tensor apply_rotary(const at::Tensor& x, const RopeTables& tables) {
+#if ST_HAVE_CUDA
+  if (fused(x, tables)) return FusedRotary::apply(x, tables.cos, tables.sin);
+#endif
+  return apply_rotary_reference(x, tables);
 }
 
 }  // namespace st

@@ -21,7 +21,13 @@ struct RopeTables {
 // (rope_inverse_frequencies, copied there once by the caller).
 RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype);
 
-// x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin.
+// x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin. Differentiable in x. CUDA
+// fp32/bf16/fp16 heads with unit stride in head_dim (any other strides) and tables of their
+// dtype run cuda/'s fused kernel (one pass, fp32 inside, only the tables saved for backward);
+// everything else runs apply_rotary_reference.
 at::Tensor apply_rotary(const at::Tensor& x, const RopeTables& tables);
+// The op sequence (negate, concatenate, two multiplies, an add): the CPU path and the kernel's
+// test oracle.
+at::Tensor apply_rotary_reference(const at::Tensor& x, const RopeTables& tables);
 
 }  // namespace st

@@ -1,0 +1,96 @@
+#include "cuda/rope.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+template <typename T>
+__device__ __forceinline__ float to_float(T value);
+template <>
+__device__ __forceinline__ float to_float<float>(float value) { return value; }
+template <>
+__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 value) { return __bfloat162float(value); }
+template <>
+__device__ __forceinline__ float to_float<__half>(__half value) { return __half2float(value); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float value);
+template <>
+__device__ __forceinline__ float from_float<float>(float value) { return value; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float value) { return __float2bfloat16_rn(value); }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float value) { return __float2half_rn(value); }
+
+// One thread per (batch, head, token, j < half) pair of elements. Forward (transpose false):
+// a' = a cos_j - b sin_j, b' = b cos_{j+h} + a sin_{j+h}. Backward (transpose true), with a, b
+// the output gradients: a' = a cos_j + b sin_{j+h}, b' = b cos_{j+h} - a sin_j.
+template <typename T, bool transpose>
+__global__ void rope_kernel(StHeads in, StHeads out, const T* __restrict__ cos, const T* __restrict__ sin,
+                            int64_t heads, int64_t tokens, int64_t head_dim, int64_t pairs) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < pairs;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t j = i % half;
+    const int64_t t = (i / half) % tokens;
+    const int64_t h = (i / (half * tokens)) % heads;
+    const int64_t b = i / (half * tokens * heads);
+    const T* x = static_cast<const T*>(in.data) + b * in.batch_stride + h * in.head_stride + t * in.token_stride;
+    T* y = static_cast<T*>(out.data) + b * out.batch_stride + h * out.head_stride + t * out.token_stride;
+    const float a = to_float(x[j]), c = to_float(x[j + half]);
+    const float cos_a = to_float(cos[t * head_dim + j]), cos_b = to_float(cos[t * head_dim + j + half]);
+    const float sin_a = to_float(sin[t * head_dim + j]), sin_b = to_float(sin[t * head_dim + j + half]);
+    if (transpose) {
+      y[j] = from_float<T>(a * cos_a + c * sin_b);
+      y[j + half] = from_float<T>(c * cos_b - a * sin_a);
+    } else {
+      y[j] = from_float<T>(a * cos_a - c * sin_a);
+      y[j + half] = from_float<T>(c * cos_b + a * sin_b);
+    }
+  }
+}
+
+template <typename T, bool transpose>
+void launch(StHeads in, StHeads out, const void* cos, const void* sin, int64_t batch, int64_t heads, int64_t tokens,
+            int64_t head_dim, cudaStream_t stream) {
+  const int64_t pairs = batch * heads * tokens * (head_dim / 2);
+  const int64_t blocks = (pairs + kThreads - 1) / kThreads;
+  rope_kernel<T, transpose><<<static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreads, 0, stream>>>(
+      in, out, static_cast<const T*>(cos), static_cast<const T*>(sin), heads, tokens, head_dim, pairs);
+}
+
+template <bool transpose>
+cudaError_t dispatch(StHeads in, StHeads out, const void* cos, const void* sin, StActivationDtype dtype, int64_t batch,
+                     int64_t heads, int64_t tokens, int64_t head_dim, cudaStream_t stream) {
+  if (batch <= 0 || heads <= 0 || tokens <= 0 || head_dim < 2) return cudaSuccess;
+  switch (dtype) {
+    case ST_ACTIVATION_FP32:
+      launch<float, transpose>(in, out, cos, sin, batch, heads, tokens, head_dim, stream);
+      break;
+    case ST_ACTIVATION_BF16:
+      launch<__nv_bfloat16, transpose>(in, out, cos, sin, batch, heads, tokens, head_dim, stream);
+      break;
+    case ST_ACTIVATION_FP16:
+      launch<__half, transpose>(in, out, cos, sin, batch, heads, tokens, head_dim, stream);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" cudaError_t st_rope_forward(StHeads x, StHeads out, const void* cos, const void* sin, StActivationDtype dtype,
+                                       int64_t batch, int64_t heads, int64_t tokens, int64_t head_dim,
+                                       cudaStream_t stream) {
+  return dispatch<false>(x, out, cos, sin, dtype, batch, heads, tokens, head_dim, stream);
+}
+
+extern "C" cudaError_t st_rope_backward(StHeads grad_out, StHeads grad_x, const void* cos, const void* sin,
+                                        StActivationDtype dtype, int64_t batch, int64_t heads, int64_t tokens,
+                                        int64_t head_dim, cudaStream_t stream) {
+  return dispatch<true>(grad_out, grad_x, cos, sin, dtype, batch, heads, tokens, head_dim, stream);
+}
