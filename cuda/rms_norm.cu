@@ -1,35 +1,15 @@
 #include "cuda/rms_norm.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "cuda/device_dtype.cuh"
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kRowsPerGroup = 32;  // rows whose weight gradients one block sums
 
-template <typename T>
-__device__ __forceinline__ float to_float(T value);
-template <>
-__device__ __forceinline__ float to_float<float>(float value) { return value; }
-template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 value) { return __bfloat162float(value); }
-template <>
-__device__ __forceinline__ float to_float<__half>(__half value) { return __half2float(value); }
-
-template <typename T>
-__device__ __forceinline__ T from_float(float value);
-template <>
-__device__ __forceinline__ float from_float<float>(float value) { return value; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float value) { return __float2bfloat16_rn(value); }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float value) { return __float2half_rn(value); }
-
-template <typename T>
-__device__ __forceinline__ float rounded(float value) {
-  return to_float(from_float<T>(value));
-}
+using st_cuda::from_float;
+using st_cuda::rounded;
+using st_cuda::to_float;
 
 // Block-wide sum; the result is valid in all threads. Fixed order: deterministic.
 __device__ float block_sum(float mine) {

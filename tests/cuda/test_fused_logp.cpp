@@ -7,9 +7,12 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "model/token_logp.h"
+#include "parity.h"
 
 namespace st {
 namespace {
+
+using st::testing::relative_max_diff;
 
 struct LogpAndGrads {
   at::Tensor logps, grad_hidden, grad_weight;
@@ -22,10 +25,6 @@ LogpAndGrads run(const at::Tensor& hidden0, const at::Tensor& weight0, const at:
   const at::Tensor out = logps(hidden, weight);
   torch::autograd::backward({(out * upstream).sum()});
   return {out.detach().to(at::kFloat).cpu(), hidden.grad().to(at::kFloat).cpu(), weight.grad().to(at::kFloat).cpu()};
-}
-
-double relative_max_diff(const at::Tensor& got, const at::Tensor& want) {
-  return (got - want).abs().max().item<double>() / std::max(1e-12, want.abs().max().item<double>());
 }
 
 void expect_parity(at::ScalarType type, double tolerance) {

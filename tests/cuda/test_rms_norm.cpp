@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "model/rms_norm.h"
+#include "parity.h"
 
 namespace st {
 namespace {
 
-double relative_max_diff(const at::Tensor& got, const at::Tensor& want) {
-  return (got.to(at::kFloat) - want.to(at::kFloat)).abs().max().item<double>() /
-         std::max(1e-12, want.to(at::kFloat).abs().max().item<double>());
-}
+using st::testing::relative_max_diff;
 
 // Outputs and input gradients of add_rms_norm (or rms_norm without a residual).
 template <typename Add, typename Norm>

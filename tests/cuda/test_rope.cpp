@@ -8,9 +8,12 @@
 
 #include "model/presets.h"
 #include "model/rope.h"
+#include "parity.h"
 
 namespace st {
 namespace {
+
+using st::testing::relative_max_diff;
 
 struct ValueAndGrad {
   at::Tensor value, grad;
@@ -22,10 +25,6 @@ ValueAndGrad run(const at::Tensor& projected0, const at::Tensor& upstream, const
   const at::Tensor out = op(projected.transpose(1, 2));
   torch::autograd::backward({(out.to(at::kFloat) * upstream).sum()});
   return {out.detach().to(at::kFloat).cpu(), projected.grad().to(at::kFloat).cpu()};
-}
-
-double relative_max_diff(const at::Tensor& got, const at::Tensor& want) {
-  return (got - want).abs().max().item<double>() / std::max(1e-12, want.abs().max().item<double>());
 }
 
 void expect_parity(at::ScalarType type, double tolerance) {

@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "model/swiglu.h"
+#include "parity.h"
 
 namespace st {
 namespace {
+
+using st::testing::relative_max_diff;
 
 struct ValueAndGrads {
   at::Tensor value, grad;  // grad: d/d(gate_up) [.., 2I]
@@ -27,10 +30,6 @@ ValueAndGrads run(const at::Tensor& gate_up0, const at::Tensor& upstream, bool f
   const at::Tensor out = op(halves[0], halves[1]);
   torch::autograd::backward({(out.to(at::kFloat) * upstream).sum()});
   return {out.detach().to(at::kFloat).cpu(), gate_up.grad().to(at::kFloat).cpu()};
-}
-
-double relative_max_diff(const at::Tensor& got, const at::Tensor& want) {
-  return (got - want).abs().max().item<double>() / std::max(1e-12, want.abs().max().item<double>());
 }
 
 void expect_parity(at::ScalarType type, double tolerance) {
