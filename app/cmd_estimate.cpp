@@ -68,7 +68,7 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     in.offload = offload == Offload::cpu;
     in.on_gpu = device == EstimateDevice::gpu;
     in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(resolve_compute_dtype(dtype, in.on_gpu))));
-    in.micro_batch_rows = micro_batch * (stage == Stage::dpo ? 2 : 1);
+    in.micro_batch_rows = micro_batch * sequences_per_pair(stage);
     in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
     std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);

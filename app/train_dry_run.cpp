@@ -68,7 +68,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   in.offload = config.optim.offload == Offload::cpu;
   in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(plan.compute_dtype)));
   in.on_gpu = shape.on_gpu;
-  in.micro_batch_rows = config.train.micro_batch * (config.train.stage == Stage::dpo ? 2 : 1);
+  in.micro_batch_rows = config.train.micro_batch * sequences_per_pair(config.train.stage);
   in.seq_len = config.data.cutoff_len;
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.recompute = config.train.recompute;

@@ -1,32 +1,16 @@
 #include "cuda/logsoftmax_gather.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cmath>
+
+#include "cuda/device_dtype.cuh"
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int64_t kIgnoreTarget = -100;  // model/token_logp.h's
 
-template <typename T>
-__device__ __forceinline__ float load(const T* p, int64_t i);
-template <>
-__device__ __forceinline__ float load<float>(const float* p, int64_t i) { return p[i]; }
-template <>
-__device__ __forceinline__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
-template <>
-__device__ __forceinline__ float load<__half>(const __half* p, int64_t i) { return __half2float(p[i]); }
-
-template <typename T>
-__device__ __forceinline__ T round_to(float value);
-template <>
-__device__ __forceinline__ float round_to<float>(float value) { return value; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 round_to<__nv_bfloat16>(float value) { return __float2bfloat16_rn(value); }
-template <>
-__device__ __forceinline__ __half round_to<__half>(float value) { return __float2half_rn(value); }
+using st_cuda::from_float;
+using st_cuda::to_float;
 
 // A running (max, sum of exp(x - max)) pair; merging two keeps the sum relative to the larger max.
 struct MaxSum {
@@ -59,13 +43,13 @@ __global__ void logsumexp_gather_kernel(const T* __restrict__ logits, const int6
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
   MaxSum mine{-INFINITY, 0.0f};
-  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) mine = merge(mine, {load(x, j), 1.0f});
+  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) mine = merge(mine, {to_float(x[j]), 1.0f});
   const MaxSum total = block_merge(mine);
   if (threadIdx.x == 0) {
     const float row_lse = total.max + logf(total.sum);
     const int64_t target = targets[row];
     lse[row] = row_lse;
-    logp[row] = target == kIgnoreTarget ? 0.0f : load(x, target < 0 ? 0 : target) - row_lse;
+    logp[row] = target == kIgnoreTarget ? 0.0f : to_float(x[target < 0 ? 0 : target]) - row_lse;
   }
 }
 
@@ -80,8 +64,8 @@ __global__ void logsoftmax_gather_backward_kernel(T* __restrict__ logits, const 
   const int64_t picked = target < 0 ? 0 : target;
   const float row_lse = lse[row];
   for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
-    const float d = (j == picked ? g : 0.0f) - g * expf(load(x, j) - row_lse);
-    x[j] = round_to<T>(d);
+    const float d = (j == picked ? g : 0.0f) - g * expf(to_float(x[j]) - row_lse);
+    x[j] = from_float<T>(d);
   }
 }
 

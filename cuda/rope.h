@@ -9,7 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#include "cuda/swiglu.h" /* StActivationDtype */
+#include "cuda/activation_dtype.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,11 +8,11 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include "cuda/activation_dtype.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum StActivationDtype { ST_ACTIVATION_FP32 = 0, ST_ACTIVATION_BF16 = 1, ST_ACTIVATION_FP16 = 2 } StActivationDtype;
 
 /* A [rows, width] matrix with unit column stride. */
 typedef struct StRows {

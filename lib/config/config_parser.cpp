@@ -57,10 +57,6 @@ std::string expected_value(const std::string& name, const ConfigSchema& schema) 
   const ConfigField* field = schema.find(name);
   if (!field) return "";
   std::string expected = "text";
-  if (!field->choices.empty()) {
-    expected = "one of";
-    for (const auto& choice : field->choices) expected += (expected == "one of" ? " " : "|") + choice;
-  }
   switch (field->type) {
     case ValueType::integer: expected = "an integer"; break;
     case ValueType::number: expected = "a number"; break;

@@ -6,6 +6,7 @@
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
 #include "cuda/rms_norm.h"
+#include "model/activation_kernels.h"
 #include "util/check_cuda.h"
 #endif
 
@@ -15,19 +16,11 @@ namespace {
 #if ST_HAVE_CUDA
 bool fused(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight) {
   const at::ScalarType type = x.scalar_type();
-  const bool kernel_type = type == at::kFloat || type == at::kBFloat16 || type == at::kHalf;
   const bool residual_ok = !residual.defined() || (residual.is_cuda() && residual.scalar_type() == type &&
                                                    residual.sizes() == x.sizes() && residual.is_contiguous());
-  return kernel_type && x.is_cuda() && x.is_contiguous() && x.dim() >= 1 && residual_ok && weight.is_cuda() &&
+  return kernel_activation(x) && x.is_contiguous() && x.dim() >= 1 && residual_ok && weight.is_cuda() &&
          weight.scalar_type() == type && weight.dim() == 1 && weight.size(0) == x.size(-1) && weight.is_contiguous();
 }
-
-StActivationDtype activation_dtype(const at::Tensor& t) {
-  if (t.scalar_type() == at::kBFloat16) return ST_ACTIVATION_BF16;
-  return t.scalar_type() == at::kHalf ? ST_ACTIVATION_FP16 : ST_ACTIVATION_FP32;
-}
-
-int64_t rows_of(const at::Tensor& x) { return x.numel() / std::max<int64_t>(x.size(-1), 1); }
 
 // Outputs: {sum, normed} with a residual, {normed} without.
 class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {

@@ -8,6 +8,7 @@
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
 #include "cuda/rope.h"
+#include "model/activation_kernels.h"
 #include "util/check_cuda.h"
 #endif
 
@@ -17,19 +18,14 @@ namespace {
 #if ST_HAVE_CUDA
 bool fused(const at::Tensor& x, const RopeTables& tables) {
   const at::ScalarType type = x.scalar_type();
-  return x.is_cuda() && x.dim() == 4 && x.stride(3) == 1 && x.size(3) % 2 == 0 &&
-         (type == at::kFloat || type == at::kBFloat16 || type == at::kHalf) && tables.cos.scalar_type() == type &&
+  return kernel_activation(x) && x.dim() == 4 && x.stride(3) == 1 && x.size(3) % 2 == 0 &&
+         tables.cos.scalar_type() == type &&
          tables.sin.scalar_type() == type && tables.cos.is_cuda() && tables.cos.is_contiguous() &&
          tables.sin.is_contiguous() && tables.cos.dim() == 2 && tables.cos.size(0) == x.size(2) &&
          tables.cos.size(1) == x.size(3) && tables.sin.sizes() == tables.cos.sizes();
 }
 
 StHeads heads_of(const at::Tensor& t) { return {t.data_ptr(), t.stride(0), t.stride(1), t.stride(2)}; }
-
-StActivationDtype activation_dtype(const at::Tensor& t) {
-  if (t.scalar_type() == at::kBFloat16) return ST_ACTIVATION_BF16;
-  return t.scalar_type() == at::kHalf ? ST_ACTIVATION_FP16 : ST_ACTIVATION_FP32;
-}
 
 // The output keeps x's layout (as the op sequence's would), so attention sees the same strides.
 class FusedRotary : public torch::autograd::Function<FusedRotary> {

@@ -6,6 +6,7 @@
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
 #include "cuda/swiglu.h"
+#include "model/activation_kernels.h"
 #include "util/check_cuda.h"
 #endif
 
@@ -26,17 +27,10 @@ bool rows_view(const at::Tensor& t, StRows& rows) {
   return true;
 }
 
-StActivationDtype activation_dtype(const at::Tensor& t) {
-  if (t.scalar_type() == at::kBFloat16) return ST_ACTIVATION_BF16;
-  return t.scalar_type() == at::kHalf ? ST_ACTIVATION_FP16 : ST_ACTIVATION_FP32;
-}
-
 bool fused(const at::Tensor& gate, const at::Tensor& up) {
-  const at::ScalarType type = gate.scalar_type();
   StRows unused{};
-  return gate.is_cuda() && up.is_cuda() && type == up.scalar_type() && gate.sizes() == up.sizes() &&
-         (type == at::kFloat || type == at::kBFloat16 || type == at::kHalf) && rows_view(gate, unused) &&
-         rows_view(up, unused);
+  return kernel_activation(gate) && up.is_cuda() && up.scalar_type() == gate.scalar_type() &&
+         gate.sizes() == up.sizes() && rows_view(gate, unused) && rows_view(up, unused);
 }
 
 class FusedSwiglu : public torch::autograd::Function<FusedSwiglu> {
@@ -48,8 +42,8 @@ class FusedSwiglu : public torch::autograd::Function<FusedSwiglu> {
     rows_view(up, u);
     const int64_t width = gate.size(-1);
     const at::Tensor out = at::empty(gate.sizes(), gate.options().memory_format(at::MemoryFormat::Contiguous));
-    ST_CHECK_CUDA(st_swiglu_forward(g, u, out.data_ptr(), activation_dtype(gate), gate.numel() / std::max<int64_t>(width, 1),
-                                    width, compat::current_cuda_stream()));
+    ST_CHECK_CUDA(st_swiglu_forward(g, u, out.data_ptr(), activation_dtype(gate), rows_of(gate), width,
+                                    compat::current_cuda_stream()));
     return out;
   }
 
@@ -66,8 +60,7 @@ class FusedSwiglu : public torch::autograd::Function<FusedSwiglu> {
     const at::Tensor grad_up = at::empty(up.sizes(), grad_out.options());
     const int64_t width = gate.size(-1);
     ST_CHECK_CUDA(st_swiglu_backward(g, u, grad_out.data_ptr(), grad_gate.data_ptr(), grad_up.data_ptr(),
-                                     activation_dtype(gate), gate.numel() / std::max<int64_t>(width, 1), width,
-                                     compat::current_cuda_stream()));
+                                     activation_dtype(gate), rows_of(gate), width, compat::current_cuda_stream()));
     return {grad_gate, grad_up};
   }
 };

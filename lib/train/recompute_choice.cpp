@@ -12,7 +12,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 int64_t micro_batch_rows(const TrainConfig& config) {
-  return config.train.micro_batch * (config.train.stage == Stage::dpo ? 2 : 1);
+  return config.train.micro_batch * sequences_per_pair(config.train.stage);
 }
 
 int64_t largest_micro_batch_tokens(const TrainConfig& config) {

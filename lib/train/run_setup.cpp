@@ -18,8 +18,6 @@
 namespace st {
 namespace {
 
-int cuda_device(const c10::Device& device) { return device.is_cuda() ? device.index() : -1; }
-
 void check_resume_batch(const CheckpointManifest& manifest, const std::string& checkpoint, const TrainPlan& plan) {
   if (manifest.progress.global_batch == plan.global_batch) return;
   throw ConfigError("train.resume: checkpoint " + checkpoint + " was trained with a global batch of " +
@@ -83,7 +81,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
   if (run.resume_from) {
     const LoadedCheckpoint loaded = resume_engine(*run.engine, *run.resume_from, shard_rank, *run.host);
-    restore_rng_state(loaded.rng, cuda_device(run.device));
+    restore_rng_state(loaded.rng, cuda_device_index(run.device));
     run.progress = loaded.manifest.progress;
     if (run.progress.total_steps != run.plan.total_steps) {
       log0("train: the checkpoint's run had ", run.progress.total_steps, " steps, this one has ",
@@ -96,7 +94,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const int64_t compute_bytes = c10::elementSize(compute_dtype);
   const RecomputeChoice recompute = choose_recompute(
       config, model, shard_size, compute_bytes,
-      device_budget_bytes(config, model, shard_size, compute_bytes, cuda_device(run.device)));
+      device_budget_bytes(config, model, shard_size, compute_bytes, cuda_device_index(run.device)));
   run.engine->model().set_recompute(recompute.plan);
   log0("train: recompute ", recompute.reason);
   run.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,

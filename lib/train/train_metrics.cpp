@@ -46,11 +46,10 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   std::vector<double> mine = w.sums.pack();
   const size_t summed = mine.size();
   for (double value : {w.flops, static_cast<double>(w.comm.all_gather), static_cast<double>(w.comm.reduce_scatter),
-                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes),
-                       w.phases.data, w.phases.reference, w.phases.forward, w.phases.backward, w.phases.grad_sync,
-                       w.phases.optimizer}) {
+                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes)}) {
     mine.push_back(value);
   }
+  for (const StepPhases::Field& field : StepPhases::kFields) mine.push_back(w.phases.*field.seconds);
   const std::vector<double> all = all_gather_values(world, mine);
   const size_t width = mine.size();
   std::vector<double> total(width, 0.0), most(width, 0.0);

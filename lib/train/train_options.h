@@ -16,6 +16,8 @@ template <>
 struct EnumNames<Stage> {
   static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}};
 };
+// Rows a pair becomes in a batch: chosen and rejected for dpo, one for sft.
+inline int64_t sequences_per_pair(Stage stage) { return stage == Stage::dpo ? 2 : 1; }
 
 // train.dtype: auto = bf16 on GPUs, fp32 on CPUs (train_plan.h resolves it).
 enum class ComputeDtype { automatic, fp32, bf16, fp16 };

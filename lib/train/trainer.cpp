@@ -13,6 +13,7 @@
 #include "train/flops.h"
 #include "train/metrics_file.h"
 #include "train/train_checkpoints.h"
+#include "util/device.h"
 #include "util/host_memory.h"
 #include "util/host_sync.h"
 #include "util/log.h"
@@ -179,8 +180,7 @@ bool Trainer::maybe_checkpoint(int64_t steps) {
   if ((every > 0 && steps % every == 0) || stopping || at_end) {
     run_.progress.optimizer_steps = run_.engine->optimizer().steps_taken();
     run_.progress.scaler = run_.engine->scaler().state();
-    const int device = run_.device.is_cuda() ? run_.device.index() : -1;
-    run_.checkpoints->save(run_.progress, engine_state(*run_.engine), capture_rng_state(device));
+    run_.checkpoints->save(run_.progress, engine_state(*run_.engine), capture_rng_state(cuda_device_index(run_.device)));
   }
   return stopping;
 }

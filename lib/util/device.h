@@ -18,4 +18,7 @@ struct EnumNames<DeviceChoice> {
 // Throws ConfigError for cuda without a usable GPU.
 c10::Device select_device(DeviceChoice choice, int local_device);
 
+// The CUDA device's index, -1 for the CPU (what the RNG-state and memory helpers take).
+inline int cuda_device_index(const c10::Device& device) { return device.is_cuda() ? device.index() : -1; }
+
 }  // namespace st
