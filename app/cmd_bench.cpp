@@ -34,6 +34,7 @@ namespace {
 struct BenchOptions {
   std::string preset = "llama-3.2-1b", work = "runs/bench";
   Stage stage = Stage::dpo;
+  SynthLengths lengths = SynthLengths::uniform;  // uniform: every pair seq tokens long
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
   bool phase_times = true;     // sync the GPU at phase ends for the breakdown (off: the throughput run)
@@ -79,6 +80,9 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
         ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch),
          "pairs (dpo) or sequences (sft) per rank per step")
         ("stage", enum_flag(&o.stage, "bench", "stage"), "dpo | sft")
+        ("lengths", enum_flag(&o.lengths, "bench", "lengths"),
+         "pair lengths: uniform (every pair --seq tokens) | ultrafeedback | long_prompt (shardtune synth; "
+         "then --seq is data.cutoff_len)")
         ("steps", po::value(&o.steps)->default_value(o.steps), "measured steps")
         ("warmup", po::value(&o.warmup)->default_value(o.warmup), "steps run first and not measured")
         ("peak-tflops", po::value(&o.peak_tflops)->default_value(o.peak_tflops),
@@ -104,6 +108,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       synth.kind = o.stage == Stage::dpo ? PairKind::dpo : PairKind::sft;
       synth.vocab_size = preset_config(o.preset).vocab_size;
       synth.min_length = synth.max_length = (o.seq - 3) / 2;  // BOS + prompt, completion + EOS
+      synth.lengths = o.lengths;
       const auto pairs = static_cast<uint64_t>((o.warmup + o.steps) * o.micro_batch * world.size());
       write_synthetic_dataset(data, synth, pairs, 0.0, ShardingOptions{});
       // The shape as HF config.json, for bench/peer_transformers.py to build the same model.
@@ -142,14 +147,18 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       };
       double peak_memory = 0.0;
       for (const TrainRecord& record : measured) peak_memory = std::max(peak_memory, record.peak_memory_gib);
-      std::printf("bench: %s %s, seq %lld, micro-batch %lld, %d rank(s), compute %s; median of %zu steps after %lld "
-                  "warm-up\n", o.preset.c_str(), enum_name(o.stage), static_cast<long long>(o.seq),
-                  static_cast<long long>(o.micro_batch), world.size(), enum_name(trainer.plan().compute_dtype),
-                  measured.size(), static_cast<long long>(o.warmup));
-      std::printf("  step time     %.4f s\n  tokens/s      %.1f\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
+      const bool shared = config.dpo.share_prompt && o.stage == Stage::dpo;
+      const char* rows = config.data.packing ? (shared ? "packed+shared" : "packed") : (shared ? "shared" : "unpacked");
+      std::printf("bench: %s %s, seq %lld, lengths %s, rows %s, micro-batch %lld, %d rank(s), compute %s; median of "
+                  "%zu steps after %lld warm-up\n", o.preset.c_str(), enum_name(o.stage), static_cast<long long>(o.seq),
+                  enum_name(o.lengths), rows, static_cast<long long>(o.micro_batch), world.size(),
+                  enum_name(trainer.plan().compute_dtype), measured.size(), static_cast<long long>(o.warmup));
+      std::printf("  step time     %.4f s\n  tokens/s      %.1f\n"
+                  "  padding       %.1f%% of the row slots\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
                   "  peak memory   %.2f GiB\n",
                   median_of([](const TrainRecord& r) { return r.step_time_s; }),
                   median_of([](const TrainRecord& r) { return r.tokens_per_s; }),
+                  100.0 * median_of([](const TrainRecord& r) { return r.padding_fraction; }),
                   100.0 * median_of([](const TrainRecord& r) { return r.mfu; }), o.peak_tflops, peak_memory);
       std::printf("%s", profile_table.c_str());
       if (o.phase_times) {

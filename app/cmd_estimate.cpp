@@ -42,6 +42,8 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     EstimateDevice device = EstimateDevice::gpu;
     Stage stage = Stage::dpo;
     int64_t micro_batch = 1;
+    DataOptions data;
+    bool share_prompt = false;
     double gpu_gib = 80.0;
     po::options_description options("shardtune estimate (--preset NAME | --model DIR) [options]", 110, 50);
     options.add_options()
@@ -56,7 +58,11 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
         ("device", enum_flag(&device, "estimate", "device"), "gpu | cpu (CPU training: everything in host memory)")
         ("stage", enum_flag(&stage, "estimate", "stage"), "dpo (a pair is 2 sequences) | sft")
         ("micro-batch", po::value(&micro_batch)->default_value(1), "pairs (dpo) or sequences (sft) per micro-batch")
-        ("seq-len", po::value(&in.seq_len)->default_value(2048), "tokens per sequence")
+        ("seq-len", po::value(&data.cutoff_len)->default_value(2048), "tokens per sequence (data.cutoff_len)")
+        ("micro-batch-tokens", po::value(&data.micro_batch_tokens)->default_value(0),
+         "data.micro_batch_tokens: > 0 cuts micro-batches by tokens")
+        ("packing", po::bool_switch(&data.packing), "data.packing: several sequences per row")
+        ("share-prompt", po::bool_switch(&share_prompt), "dpo.share_prompt: one [prompt, chosen, rejected] row per pair")
         ("logp-chunk", po::value(&in.logp_chunk_tokens)->default_value(1024), "model.logp_chunk_tokens")
         ("recompute", enum_flag(&in.recompute, "estimate", "recompute"),
          "full | selective | none | auto (the most kept activations that fit --gpu-memory)")
@@ -64,11 +70,16 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     if (!parse_command_options("estimate", args, options, 0)) return kExitOk;
     if (preset.empty() == model_dir.empty()) throw ConfigError("estimate: give exactly one of --preset or --model");
     const ModelConfig config = preset.empty() ? load_model_config(model_dir) : preset_config(preset);
-    if (micro_batch < 1 || in.seq_len < 1) throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1");
+    if (micro_batch < 1 || data.cutoff_len < 1 || data.micro_batch_tokens < 0) {
+      throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1, --micro-batch-tokens >= 0");
+    }
     in.offload = offload == Offload::cpu;
     in.on_gpu = device == EstimateDevice::gpu;
     in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(resolve_compute_dtype(dtype, in.on_gpu))));
-    in.micro_batch_rows = micro_batch * sequences_per_pair(stage);
+    const MicroBatchShape shape = largest_micro_batch(stage, micro_batch, data, share_prompt);
+    in.micro_batch_rows = shape.rows;
+    in.seq_len = shape.row_tokens;
+    in.masked_attention = shape.masked;
     in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
     std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);

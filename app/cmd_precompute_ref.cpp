@@ -60,10 +60,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     ReferenceModel reference(shards, groups,
                              {compute_scalar_type(dtype), at::kFloat, device, config.model.logp_chunk_tokens});
 
-    CollateOptions collate;
-    collate.cutoff_len = config.data.cutoff_len;
-    collate.pad_id = data.train->pad_id();
-    collate.micro_batch = config.train.micro_batch;
+    const CollateOptions collate = collate_options(config, data.train->pad_id());
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
                              enum_name(dtype)};
     MpiCommunicator host(world.comm(), world.watchdog());

@@ -20,6 +20,8 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
   out << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
       << in.ranks_per_node << " ranks; sharding " << enum_name(in.sharding) << " (units split over "
       << e.shard_group << " ranks); offload " << (in.offload ? "cpu" : "none") << "\n"
+      << "micro-batch: " << in.micro_batch_rows << " row(s) x " << in.seq_len << " tokens"
+      << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "") << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"
       << "  params (fp32 master + compute copy) " << gib(e.params) << "\n"
       << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"

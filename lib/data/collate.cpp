@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <numeric>
 
+#include "data/packed_rows.h"
 #include "data/padded_rows.h"
 #include "util/errors.h"
 
 namespace st {
 
-MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
-  for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
+namespace {
+
+MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const CollateOptions& options) {
   std::vector<PromptResponse<int32_t>> rows;
   for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.chosen});
   if (kind == PairKind::dpo) {
@@ -24,23 +26,36 @@ MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOp
   batch.targets = std::move(padded.targets);
   const int64_t count = batch.input_ids.size(0);
   const int64_t longest = batch.input_ids.size(1);
+  std::vector<int64_t> counts;
   for (const auto& row : rows) {
-    const auto& prompt = *row.prompt;
-    const auto& response = *row.response;
-    batch.row_lengths.push_back(static_cast<int64_t>(prompt.size() + response.size()));
-    batch.real_tokens += batch.row_lengths.back();
-    batch.target_tokens += static_cast<int64_t>(prompt.empty() ? response.size() - 1 : response.size());
+    batch.segment_lengths.push_back(static_cast<int64_t>(row.prompt->size() + row.response->size()));
+    batch.real_tokens += batch.segment_lengths.back();
+    counts.push_back(response_targets(*row.prompt, *row.response));
+    batch.target_tokens += counts.back();
   }
+  batch.target_counts = at::tensor(counts, at::kLong);
+  batch.computed_tokens = batch.real_tokens;
   batch.padded_tokens = count * longest;
-  const bool with_ref = !pairs.empty() && pairs.front().ref_chosen_logp.has_value();
-  if (with_ref) {
-    batch.ref_logps = at::empty({count}, at::kFloat);
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      batch.ref_logps[i] = *pairs[i].ref_chosen_logp;
-      if (kind == PairKind::dpo) batch.ref_logps[pairs.size() + i] = *pairs[i].ref_rejected_logp;
-    }
-  }
+  batch.ref_logps = sequence_ref_logps(pairs, kind);
   return batch;
+}
+
+}  // namespace
+
+at::Tensor sequence_ref_logps(const std::vector<Pair>& pairs, PairKind kind) {
+  if (pairs.empty() || !pairs.front().ref_chosen_logp.has_value()) return {};
+  const auto count = static_cast<int64_t>(pairs.size());
+  at::Tensor logps = at::empty({kind == PairKind::dpo ? 2 * count : count}, at::kFloat);
+  for (int64_t i = 0; i < count; ++i) {
+    logps[i] = *pairs[i].ref_chosen_logp;
+    if (kind == PairKind::dpo) logps[count + i] = *pairs[i].ref_rejected_logp;
+  }
+  return logps;
+}
+
+MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
+  for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
+  return options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
 }
 
 std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& lengths,
@@ -53,11 +68,13 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& 
   }
   const int64_t rows_per_pair = kind == PairKind::dpo ? 2 : 1;
   std::vector<std::vector<size_t>> groups;
-  int64_t group_longest = 0;
+  int64_t group_longest = 0, group_tokens = 0;
   for (size_t position : order) {
     const int64_t length = std::min(lengths[position], options.cutoff_len);
     bool start_new = groups.empty();
-    if (!start_new && options.max_tokens > 0) {
+    if (!start_new && options.max_tokens > 0 && options.packing) {
+      start_new = group_tokens + rows_per_pair * length > options.max_tokens;
+    } else if (!start_new && options.max_tokens > 0) {
       const int64_t longest = std::max(group_longest, length);
       start_new = longest * rows_per_pair * static_cast<int64_t>(groups.back().size() + 1) > options.max_tokens;
     } else if (!start_new) {
@@ -65,10 +82,11 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& 
     }
     if (start_new) {
       groups.emplace_back();
-      group_longest = 0;
+      group_longest = group_tokens = 0;
     }
     groups.back().push_back(position);
     group_longest = std::max(group_longest, length);
+    group_tokens += rows_per_pair * length;
   }
   return groups;
 }

@@ -14,6 +14,8 @@ struct DataOptions {
   bool shuffle = true;             // a new permutation of the pairs each epoch; false = file order
   bool group_by_length = false;    // sort a rank's share of each step by length (less padding)
   int64_t micro_batch_tokens = 0;  // > 0: cut micro-batches by padded tokens, not pair count
+                                   // (with packing: by the pairs' tokens, and the row length)
+  bool packing = false;            // several whole sequences per row, attention kept in each
   int64_t prefetch_steps = 2;      // steps read and collated ahead on a background thread
   bool verify_checksums = false;   // CRC-32 of every shard against manifest.json at start
 };

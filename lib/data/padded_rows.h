@@ -25,6 +25,14 @@ struct PromptResponse {
   const std::vector<Token>* response;
 };
 
+// Targets a prompt + response row carries: every response token, less the first when there is
+// no prompt token to predict it from.
+template <typename Token>
+int64_t response_targets(const std::vector<Token>& prompt, const std::vector<Token>& response) {
+  const auto count = static_cast<int64_t>(response.size());
+  return prompt.empty() ? std::max<int64_t>(0, count - 1) : count;
+}
+
 template <typename Token>
 PaddedRows pad_prompt_response_rows(const std::vector<PromptResponse<Token>>& rows, int64_t pad_id) {
   int64_t longest = 1;

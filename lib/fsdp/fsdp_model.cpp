@@ -224,9 +224,10 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
   reductions.clear();
 }
 
-TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets) const {
+TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets,
+                                 const RowLayout& layout) const {
   return make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
-                          options_.logp_chunk_tokens);
+                          options_.logp_chunk_tokens, layout);
 }
 
 at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {
@@ -242,8 +243,9 @@ at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {
   return hidden;
 }
 
-at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets) {
-  return sequence_logps(make_batch(input_ids, targets));
+at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets,
+                                     const RowLayout& layout) {
+  return sequence_logps(make_batch(input_ids, targets, layout));
 }
 
 }  // namespace st

@@ -43,13 +43,13 @@ class FsdpModel {
             std::vector<at::Tensor> master_shards, const FsdpModelOptions& options);
 
   // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
-  // host; targets as in collate.h). Built once and given to the policy and the reference.
-  TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets) const;
-  // Summed response log-probs per row [R], differentiable: a backward() through it adds the
+  // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
+  TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {}) const;
+  // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
   // averaged parameter gradients to grad_shards(). Collective (every rank must call it, and
   // run backward, the same number of times).
   at::Tensor sequence_logps(const TokenBatch& batch);
-  at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets);
+  at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
 
   const ModelConfig& config() const { return config_; }
   const std::vector<UnitLayout>& units() const { return units_; }

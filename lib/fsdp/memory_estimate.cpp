@@ -52,7 +52,9 @@ int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   // The head: normed input and its grad, and one chunk's fp32 logits, softmax and grad.
   const int64_t chunk = std::min(tokens, in.logp_chunk_tokens);
   const int64_t head = 2 * tokens * hidden * c + 3 * chunk * config.vocab_size * 4;
-  return saved_inputs + std::max(recompute, head);
+  // The bool mask, and the additive copy of it a masked attention kernel makes.
+  const int64_t mask = in.masked_attention ? tokens * in.seq_len * (1 + c) : 0;
+  return saved_inputs + mask + std::max(recompute, head);
 }
 
 }  // namespace

@@ -21,8 +21,9 @@ struct EstimateInputs {
   bool offload = false;            // AdamW state and fp32 masters in host memory
   int64_t compute_bytes = 2;       // 2 for bf16/fp16, 4 for fp32
   bool on_gpu = true;              // false: CPU training, everything is host memory
-  int64_t micro_batch_rows = 2;    // sequences per micro-batch (a DPO pair is 2)
-  int64_t seq_len = 2048;
+  int64_t micro_batch_rows = 2;    // rows per micro-batch (a plain DPO pair is 2)
+  int64_t seq_len = 2048;          // tokens per row
+  bool masked_attention = false;   // packed or prompt-shared rows: a [rows, 1, seq, seq] mask
   int64_t logp_chunk_tokens = 1024;
   Recompute recompute = Recompute::full;
   // For recompute = auto: device bytes (a GPU's size) the estimate fills up to; 0 = unlimited.

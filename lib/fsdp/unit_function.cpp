@@ -17,9 +17,11 @@ using torch::autograd::tensor_list;
 
 // The batch travels in the autograd context (two forwards may precede their backwards).
 void save_batch(AutogradContext* context, const TokenBatch& batch) {
-  context->saved_data["batch"] = std::vector<at::Tensor>{batch.input_ids, batch.rope.cos, batch.rope.sin,
-                                                         batch.target_positions, batch.target_ids};
-  context->saved_data["rows"] = batch.rows;
+  std::vector<at::Tensor> tensors{batch.input_ids,        batch.positions.rope.cos, batch.positions.rope.sin,
+                                  batch.target_positions, batch.target_ids,         batch.target_slots};
+  if (batch.positions.attention_mask.defined()) tensors.push_back(batch.positions.attention_mask);
+  context->saved_data["batch"] = tensors;
+  context->saved_data["sequences"] = batch.sequences;
   context->saved_data["chunk"] = batch.logp_chunk_tokens;
 }
 
@@ -27,10 +29,12 @@ TokenBatch load_batch(AutogradContext* context) {
   const std::vector<at::Tensor> t = context->saved_data["batch"].toTensorVector();
   TokenBatch batch;
   batch.input_ids = t[0];
-  batch.rope = {t[1], t[2]};
+  batch.positions.rope = {t[1], t[2]};
   batch.target_positions = t[3];
   batch.target_ids = t[4];
-  batch.rows = context->saved_data["rows"].toInt();
+  batch.target_slots = t[5];
+  if (t.size() > 6) batch.positions.attention_mask = t[6];
+  batch.sequences = context->saved_data["sequences"].toInt();
   batch.logp_chunk_tokens = context->saved_data["chunk"].toInt();
   return batch;
 }

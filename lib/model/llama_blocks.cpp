@@ -67,7 +67,7 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
   return weights;
 }
 
-at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const RopeTables& rope,
+at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const TokenPositions& positions,
                            const ModelConfig& config, ActivationCache* cache) {
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
@@ -75,13 +75,15 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Rop
   at::Tensor q = split_heads(linear_op(x, w.q_proj, w.q_bias, cache), heads, head_dim);
   at::Tensor k = split_heads(linear_op(x, w.k_proj, w.k_bias, cache), kv_heads, head_dim);
   at::Tensor v = split_heads(linear_op(x, w.v_proj, w.v_bias, cache), kv_heads, head_dim);
-  q = apply_rotary(q, rope);
-  k = apply_rotary(k, rope);
+  q = apply_rotary(q, positions.rope);
+  k = apply_rotary(k, positions.rope);
   if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
     k = repeat_kv_heads(k, heads / kv_heads);
     v = repeat_kv_heads(v, heads / kv_heads);
   }
-  const at::Tensor attended = compat::causal_attention(q, k, v);  // [B, H, T, head_dim]
+  const at::Tensor attended = positions.attention_mask.defined()  // [B, H, T, head_dim]
+                                  ? compat::masked_attention(q, k, v, positions.attention_mask)
+                                  : compat::causal_attention(q, k, v);
   const at::Tensor merged =
       attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
   return linear_op(merged, w.o_proj, w.o_bias, cache);
@@ -94,10 +96,10 @@ at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache
   return linear_op(swiglu(gate, up), w.down_proj, w.down_bias, cache);
 }
 
-at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const RopeTables& rope,
+at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const TokenPositions& positions,
                          const ModelConfig& config, ActivationCache* cache) {
   const double eps = config.rms_norm_eps;
-  const at::Tensor attention = attention_block(w, rms_norm(hidden, w.input_norm, eps), rope, config, cache);
+  const at::Tensor attention = attention_block(w, rms_norm(hidden, w.input_norm, eps), positions, config, cache);
   const NormedSum after_attention = add_rms_norm(hidden, attention, w.post_attention_norm, eps);
   return after_attention.sum + mlp_block(w, after_attention.normed, cache);
 }

@@ -19,6 +19,12 @@ namespace st {
 
 using TensorMap = std::unordered_map<std::string, at::Tensor>;
 
+// Where a micro-batch's tokens sit: their rotary tables and which keys each may attend to.
+struct TokenPositions {
+  RopeTables rope;            // [T, head_dim], or [R, 1, T, head_dim] for per-row positions
+  at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend; undefined = causal over each row
+};
+
 // One decoder layer's parameters; biases are undefined tensors when the model has none.
 struct LayerWeights {
   at::Tensor input_norm, post_attention_norm;
@@ -41,12 +47,12 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
-at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const RopeTables& rope,
+at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
                            const ModelConfig& config, ActivationCache* cache = nullptr);
 // x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)).
 at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
 // hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
-at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const RopeTables& rope,
+at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,
                          const ModelConfig& config, ActivationCache* cache = nullptr);
 
 }  // namespace st

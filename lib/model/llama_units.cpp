@@ -32,14 +32,15 @@ at::Tensor head_target_logps(const ModelConfig& config, const TensorMap& params,
                              sink_for(sinks, head_name));
 }
 
-// Per row, in position order: the targets' log-probs placed back at their positions of [R, T]
-// and summed along the row (deterministic on a GPU, where an index_add would sum in any order).
-at::Tensor row_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
+// Per sequence, in position order: the targets' log-probs placed at their slots of [S, T] and
+// summed along each sequence's line (deterministic on a GPU, where an index_add would sum in
+// any order). In the plain layout a sequence's line is its row.
+at::Tensor sequence_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
   const at::Tensor logps = target_logps.to(at::kFloat);
   const int64_t length = batch.input_ids.size(1);
-  return at::zeros({batch.rows * length}, logps.options())
-      .index_copy(0, batch.target_positions, logps)
-      .view({batch.rows, length})
+  return at::zeros({batch.sequences * length}, logps.options())
+      .index_copy(0, batch.target_slots, logps)
+      .view({batch.sequences, length})
       .sum(1);
 }
 
@@ -47,21 +48,46 @@ at::Tensor row_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
 
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens) {
+                            int64_t logp_chunk_tokens, const RowLayout& layout) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
   }
+  if (layout.defined() && layout.position_ids.sizes() != input_ids.sizes()) {
+    throw ModelError("token batch: the row layout's shape differs from input_ids [R, T]");
+  }
   const at::Device device = inverse_frequencies.device();
+  const int64_t length = input_ids.size(1);
   const at::Tensor host_targets = targets.to(at::kCPU, at::kLong).reshape({-1});
   const at::Tensor positions = host_targets.ne(kIgnoreTarget).nonzero().view({-1});
   TokenBatch batch;
-  batch.rows = input_ids.size(0);
   batch.logp_chunk_tokens = logp_chunk_tokens;
   batch.input_ids = to_device_async(input_ids.to(at::kLong), device);
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
-  batch.rope = make_rope_tables(inverse_frequencies, input_ids.size(1), compute_dtype);
+  if (!layout.defined()) {
+    batch.sequences = input_ids.size(0);
+    batch.target_slots = batch.target_positions;
+    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
+    return batch;
+  }
+  batch.sequences = layout.sequences;
+  const at::Tensor sequence = layout.sequence_ids.reshape({-1}).index_select(0, positions);
+  batch.target_slots = to_device_async(sequence * length + positions.remainder(length), device);
+  batch.positions.rope = make_rope_tables_at(inverse_frequencies, to_device_async(layout.position_ids, device),
+                                             compute_dtype);
+  batch.positions.attention_mask = layout_attention_mask(layout, device);
   return batch;
+}
+
+at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& device) {
+  const at::Tensor segment = to_device_async(layout.segment_ids, device);
+  const at::Tensor branch = to_device_async(layout.branch_ids, device);
+  const int64_t length = segment.size(1);
+  const at::Tensor same_segment = segment.unsqueeze(2).eq(segment.unsqueeze(1));  // [R, query, key]
+  const at::Tensor key_branch = branch.unsqueeze(1);
+  const at::Tensor visible_branch = key_branch.eq(kSharedBranch).logical_or(key_branch.eq(branch.unsqueeze(2)));
+  const at::Tensor causal = at::ones({length, length}, segment.options().dtype(at::kBool)).tril();
+  return same_segment.logical_and(visible_branch).logical_and(causal).unsqueeze(1);
 }
 
 const char* lm_head_weight_name(const ModelConfig& config) {
@@ -81,9 +107,9 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
   switch (unit_role(unit, count)) {
     case UnitRole::embedding: return at::embedding(param(params, kEmbedName), batch.input_ids);
     case UnitRole::layer:
-      return decoder_layer(layer_weights(params, config, static_cast<int64_t>(unit - 1)), input, batch.rope, config,
+      return decoder_layer(layer_weights(params, config, static_cast<int64_t>(unit - 1)), input, batch.positions, config,
                            cache);
-    case UnitRole::head: return row_sums(batch, head_target_logps(config, params, input, batch, sinks));
+    case UnitRole::head: return sequence_sums(batch, head_target_logps(config, params, input, batch, sinks));
   }
   throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
 }
@@ -153,7 +179,7 @@ at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& co
 }
 
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
-  return row_sums(batch, llama_target_logps(weights, config, batch));
+  return sequence_sums(batch, llama_target_logps(weights, config, batch));
 }
 
 }  // namespace st

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/row_layout.h"
 #include "model/activation_cache.h"
 #include "model/llama_blocks.h"
 #include "model/model_config.h"
@@ -21,20 +22,25 @@ namespace st {
 // What every unit of one micro-batch's forward shares.
 struct TokenBatch {
   at::Tensor input_ids;         // [R, T] int64 on the device
-  RopeTables rope;              // [T, head_dim] in the compute dtype, on the device
+  TokenPositions positions;     // rotary tables in the compute dtype and the mask, on the device
   at::Tensor target_positions;  // [N] int64 on the device: row * T + position of each target
   at::Tensor target_ids;        // [N] int64 on the device
-  int64_t rows = 0;             // R
+  at::Tensor target_slots;      // [N] int64 on the device: sequence * T + position of each target
+  int64_t sequences = 0;        // S: the head returns one log-prob sum per sequence
   int64_t logp_chunk_tokens = 1024;
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
 // target positions costs the device no sync), `inverse_frequencies` from
-// rope_inverse_frequencies on `device`. Inputs go to the device from pinned memory without
-// blocking the host.
+// rope_inverse_frequencies on `device`, `layout` for packed or prompt-shared rows (undefined:
+// one sequence per row). Inputs go to the device from pinned memory without blocking the host.
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens);
+                            int64_t logp_chunk_tokens, const RowLayout& layout = {});
+
+// [R, 1, T, T] bool on `device`: query i sees key j <= i of its segment when j is on the shared
+// branch or on i's own (row_layout.h).
+at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& device);
 
 enum class UnitRole { embedding, layer, head };
 // Units in execution order: 0 embedding, 1..L layers, L + 1 head.
@@ -55,7 +61,7 @@ struct UnitGradSinks {
 // Runs unit `unit`: `params` holds its parameters by HF name (for a tied head also the
 // embedding's). Embedding: input ignored, returns [R, T, D]; layer: [R, T, D] -> [R, T, D]
 // (matmuls through `cache` when given); head: hidden [R, T, D] -> summed target log-probs per
-// row [R] fp32, the lm_head's gradient into sinks.destinations[lm_head name] when present.
+// sequence [S] fp32, the lm_head's gradient into sinks.destinations[lm_head name] when present.
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const TensorMap& params,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {});
@@ -65,7 +71,7 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks);
 
 // The whole model in one call, through the same unit forwards: log p of every target [N] fp32
-// in (row, position) order (the scorer), and their sums per row [R] (tests, benches).
+// in (row, position) order (the scorer), and their sums per sequence [S] (tests, benches).
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
 // input_ids [B, T] -> final-normed hidden states [B, T, D] at every position, through the same

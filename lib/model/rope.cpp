@@ -88,6 +88,14 @@ RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t lengt
   return {both.cos().to(dtype), both.sin().to(dtype)};
 }
 
+RopeTables make_rope_tables_at(const at::Tensor& inverse_frequencies, const at::Tensor& position_ids,
+                               at::ScalarType dtype) {
+  const at::Tensor positions = position_ids.to(inverse_frequencies.device(), at::kFloat).unsqueeze(-1);
+  const at::Tensor angles = positions * inverse_frequencies;  // [R, T, head_dim / 2] fp32, as at::outer
+  const at::Tensor both = at::cat({angles, angles}, -1).unsqueeze(1);
+  return {both.cos().to(dtype), both.sin().to(dtype)};
+}
+
 at::Tensor apply_rotary_reference(const at::Tensor& x, const RopeTables& tables) {
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);

@@ -20,6 +20,10 @@ struct RopeTables {
 // Tables for positions 0..length-1 in `dtype`, on the device of `inverse_frequencies`
 // (rope_inverse_frequencies, copied there once by the caller).
 RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype);
+// Tables [R, 1, T, head_dim] for per-row positions `position_ids` [R, T] (packed rows), on the
+// device of `inverse_frequencies`; the same values as make_rope_tables at each position.
+RopeTables make_rope_tables_at(const at::Tensor& inverse_frequencies, const at::Tensor& position_ids,
+                               at::ScalarType dtype);
 
 // x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin. Differentiable in x. CUDA
 // fp32/bf16/fp16 heads with unit stride in head_dim (any other strides) and tables of their

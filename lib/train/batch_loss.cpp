@@ -12,6 +12,8 @@ LossSums& LossSums::operator+=(const LossSums& o) {
   pairs += o.pairs;
   target_tokens += o.target_tokens;
   real_tokens += o.real_tokens;
+  computed_tokens += o.computed_tokens;
+  padded_tokens += o.padded_tokens;
   chosen_rewards += o.chosen_rewards;
   rejected_rewards += o.rejected_rewards;
   correct += o.correct;
@@ -21,7 +23,8 @@ LossSums& LossSums::operator+=(const LossSums& o) {
 }
 
 std::vector<double> LossSums::pack() const {
-  return {loss, pairs, target_tokens, real_tokens, chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps};
+  return {loss,          pairs,          target_tokens,    real_tokens,      computed_tokens, padded_tokens,
+          chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps};
 }
 
 LossSums LossSums::unpack(const double* v) {
@@ -30,11 +33,13 @@ LossSums LossSums::unpack(const double* v) {
   sums.pairs = v[1];
   sums.target_tokens = v[2];
   sums.real_tokens = v[3];
-  sums.chosen_rewards = v[4];
-  sums.rejected_rewards = v[5];
-  sums.correct = v[6];
-  sums.chosen_logps = v[7];
-  sums.rejected_logps = v[8];
+  sums.computed_tokens = v[4];
+  sums.padded_tokens = v[5];
+  sums.chosen_rewards = v[6];
+  sums.rejected_rewards = v[7];
+  sums.correct = v[8];
+  sums.chosen_logps = v[9];
+  sums.rejected_logps = v[10];
   return sums;
 }
 
@@ -65,8 +70,7 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
   const auto sums_options = at::TensorOptions(at::kDouble).device(policy.device());
   const at::Tensor zero = at::zeros({}, sums_options);
   std::vector<at::Tensor> outputs(kOutputSums, zero);
-  const at::Tensor tokens =
-      to_device_async(batch.targets.ne(kIgnoreTarget).sum(1).to(at::kFloat), policy.device());
+  const at::Tensor tokens = to_device_async(batch.target_counts.to(at::kFloat), policy.device());
   if (stage == Stage::sft) {
     result.summed_loss = -policy.sum();
   } else {
@@ -98,6 +102,8 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
   result.counts.pairs = static_cast<double>(batch.pairs);
   result.counts.target_tokens = static_cast<double>(batch.target_tokens);
   result.counts.real_tokens = static_cast<double>(batch.real_tokens);
+  result.counts.computed_tokens = static_cast<double>(batch.computed_tokens);
+  result.counts.padded_tokens = static_cast<double>(batch.padded_tokens);
   return result;
 }
 
@@ -112,8 +118,9 @@ MicroBatch padding_micro_batch(Stage stage, int64_t pad_id, bool with_ref_logps)
   options.pad_id = pad_id;
   MicroBatch batch = collate_pairs({pair}, stage == Stage::dpo ? PairKind::dpo : PairKind::sft, options);
   batch.targets.fill_(kIgnoreTarget);
-  batch.pairs = batch.target_tokens = batch.real_tokens = 0;
-  batch.row_lengths.assign(batch.row_lengths.size(), 0);
+  batch.target_counts.zero_();
+  batch.pairs = batch.target_tokens = batch.real_tokens = batch.computed_tokens = 0;
+  batch.segment_lengths.assign(batch.segment_lengths.size(), 0);
   return batch;
 }
 

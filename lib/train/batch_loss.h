@@ -18,14 +18,16 @@ struct LossSums {
   double loss = 0.0;              // summed per-pair (DPO) or per-token (SFT) losses
   double pairs = 0.0;             // pairs (DPO) or sequences (SFT)
   double target_tokens = 0.0;     // completion tokens that carry loss
-  double real_tokens = 0.0;       // non-padding tokens
+  double real_tokens = 0.0;       // tokens of the pairs as unpacked sequences (logical tokens)
+  double computed_tokens = 0.0;   // tokens the rows held (fewer with a shared prompt)
+  double padded_tokens = 0.0;     // row slots, padding included
   double chosen_rewards = 0.0, rejected_rewards = 0.0, correct = 0.0;  // DPO
   double chosen_logps = 0.0, rejected_logps = 0.0;                     // DPO
 
   LossSums& operator+=(const LossSums& other);
   std::vector<double> pack() const;
   static LossSums unpack(const double* values);
-  static constexpr size_t kPacked = 9;
+  static constexpr size_t kPacked = 11;
   // Per pair (DPO) or per completion token (SFT): what the loss is normalised by.
   double loss_denominator(Stage stage) const { return stage == Stage::dpo ? pairs : target_tokens; }
 };
@@ -45,8 +47,8 @@ struct MicroBatchResult {
   LossSums read_sums() const;  // counts + output sums: a host read (util/host_sync.h)
 };
 
-// `policy` and `reference` are [R] summed completion log-probs in the batch's row order
-// (DPO: chosen rows, then rejected rows); `reference` is ignored for SFT and reference-free
+// `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order
+// (DPO: chosen of every pair, then rejected); `reference` is ignored for SFT and reference-free
 // losses. Rows after `valid_pairs` pairs are padding (weight 0; see padding_micro_batch).
 MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at::Tensor& policy,
                                   const at::Tensor& reference, const PreferenceLossOptions& options);

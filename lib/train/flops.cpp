@@ -13,9 +13,9 @@ double forward_flops(const ModelConfig& config, int64_t tokens) {
   return 2.0 * matmul_params * n + attention;
 }
 
-double training_flops(const ModelConfig& config, const std::vector<int64_t>& row_lengths, bool with_reference) {
+double training_flops(const ModelConfig& config, const std::vector<int64_t>& segment_lengths, bool with_reference) {
   double flops = 0.0;
-  for (int64_t length : row_lengths) flops += (with_reference ? 4.0 : 3.0) * forward_flops(config, length);
+  for (int64_t length : segment_lengths) flops += (with_reference ? 4.0 : 3.0) * forward_flops(config, length);
   return flops;
 }
 

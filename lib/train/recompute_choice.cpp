@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "fsdp/memory_estimate.h"
+#include "train/train_plan.h"
 #include "util/torch_compat.h"
 
 namespace st {
@@ -11,14 +12,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-int64_t micro_batch_rows(const TrainConfig& config) {
-  return config.train.micro_batch * sequences_per_pair(config.train.stage);
-}
-
-int64_t largest_micro_batch_tokens(const TrainConfig& config) {
-  if (config.data.micro_batch_tokens > 0) return config.data.micro_batch_tokens;
-  return micro_batch_rows(config) * config.data.cutoff_len;
-}
 
 std::string gib(int64_t bytes) {
   char text[32];
@@ -32,7 +25,7 @@ RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& m
                                  int64_t compute_bytes, int64_t budget_bytes) {
   RecomputePlanInputs inputs;
   inputs.policy = config.train.recompute;
-  inputs.tokens = largest_micro_batch_tokens(config);
+  inputs.tokens = largest_micro_batch(config).tokens();
   inputs.compute_bytes = compute_bytes;
   inputs.budget_bytes = budget_bytes;
   inputs.gathered_layer_bytes =
@@ -53,8 +46,10 @@ int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model,
   if (cuda_device < 0) return -1;
   EstimateInputs in;
   in.compute_bytes = compute_bytes;
-  in.micro_batch_rows = micro_batch_rows(config);
-  in.seq_len = config.data.cutoff_len;
+  const MicroBatchShape shape = largest_micro_batch(config);
+  in.micro_batch_rows = shape.rows;
+  in.seq_len = shape.row_tokens;
+  in.masked_attention = shape.masked;
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.ranks_per_node = shard_group_size;
   const MemoryEstimate estimate = estimate_memory(model, in);

@@ -17,8 +17,8 @@ ReferenceModel::ReferenceModel(const ModelShards& initial, ShardingGroups& group
 
 at::Tensor ReferenceModel::logps(const TokenBatch& batch) { return model_->sequence_logps(batch); }
 
-at::Tensor ReferenceModel::logps(const at::Tensor& input_ids, const at::Tensor& targets) {
-  return model_->sequence_logps(input_ids, targets);
+at::Tensor ReferenceModel::logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout) {
+  return model_->sequence_logps(input_ids, targets, layout);
 }
 
 }  // namespace st

@@ -18,10 +18,10 @@ class ReferenceModel {
   // `initial` are the policy's starting shards (copied, in the compute dtype, on the device).
   // Collective over groups: none (construction is local).
   ReferenceModel(const ModelShards& initial, ShardingGroups& groups, const FsdpModelOptions& options);
-  // [R] summed completion log-probs of the batch rows under the frozen model, fp32, no grad.
-  // Collective over the shard group.
+  // [S] summed completion log-probs of the batch's sequences under the frozen model, fp32, no
+  // grad. Collective over the shard group.
   at::Tensor logps(const TokenBatch& batch);
-  at::Tensor logps(const at::Tensor& input_ids, const at::Tensor& targets);
+  at::Tensor logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
 
  private:
   std::unique_ptr<FsdpModel> model_;

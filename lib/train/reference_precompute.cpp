@@ -39,7 +39,7 @@ ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel&
     std::vector<Pair> batch_pairs;
     for (uint64_t index = begin; index < end; ++index) batch_pairs.push_back(dataset.get(index));
     const MicroBatch micro = batch_pairs.empty() ? padding : collate_pairs(std::move(batch_pairs), PairKind::dpo, collate);
-    const at::Tensor logps = reference.logps(micro.input_ids, micro.targets).to(at::kCPU);
+    const at::Tensor logps = reference.logps(micro.input_ids, micro.targets, micro.layout).to(at::kCPU);
     const int64_t count = micro.pairs;
     if (count == 0) continue;
     const auto offset = static_cast<int64_t>(begin - first);

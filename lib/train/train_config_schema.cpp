@@ -26,6 +26,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "sort each rank's share of a step by length before cutting micro-batches (less padding)");
   schema.add(&c.data.micro_batch_tokens, "micro_batch_tokens",
       "> 0: micro-batches hold as many pairs as fit in this many padded tokens [tokens]");
+  schema.add(&c.data.packing, "packing",
+      "several whole sequences per row up to data.cutoff_len (or data.micro_batch_tokens), attention kept "
+      "inside each; the same losses as unpacked, without the padding");
   schema.add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread");
   schema.add(&c.data.verify_checksums, "verify_checksums", "check every shard's CRC-32 at start (reads all data)");
 
@@ -60,6 +63,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid, [0, 0.5)");
   schema.add(&c.dpo.simpo_gamma, "simpo_gamma", "SimPO target reward margin");
   schema.add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO), >= 0");
+  schema.add(&c.dpo.share_prompt, "share_prompt",
+      "compute each pair's prompt once: one [prompt, chosen, rejected] segment whose rejected part never "
+      "sees chosen; the same losses as two rows");
   schema.add(&c.dpo.reference, "reference",
       "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
       "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");

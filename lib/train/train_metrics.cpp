@@ -69,6 +69,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   typed.step = c.step;
   typed.step_time_s = seconds / steps;
   typed.tokens_per_s = ratio(sums.real_tokens, seconds);
+  typed.padding_fraction = sums.padded_tokens > 0.0 ? 1.0 - sums.computed_tokens / sums.padded_tokens : 0.0;
   if (c.peak_tflops > 0.0) typed.mfu = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
   typed.peak_memory_gib = most[summed + 5] / kGiB;
   if (c.exact_phases) {
@@ -86,6 +87,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   record["grad_norm"] = c.grad_norm;
   record["tokens_per_s"] = typed.tokens_per_s;
   record["samples_per_s"] = ratio(sums.pairs, seconds);
+  record["padding_fraction"] = typed.padding_fraction;
   record["step_time_s"] = typed.step_time_s;
   record["tflops_per_device"] = ratio(flops, seconds * ranks) / 1e12;
   if (c.peak_tflops > 0.0) record["mfu"] = typed.mfu;

@@ -46,7 +46,8 @@ struct RecordContext {
 struct TrainRecord {
   int64_t step = 0;
   double step_time_s = 0.0;      // the slowest rank's, per step
-  double tokens_per_s = 0.0;     // non-padding tokens over all ranks
+  double tokens_per_s = 0.0;     // logical tokens (of the unpacked pairs) over all ranks
+  double padding_fraction = 0.0;  // of the row slots computed
   double mfu = 0.0;              // 0 without a peak (RecordContext::peak_tflops)
   double peak_memory_gib = 0.0;  // the rank that peaked highest
   std::optional<StepPhases> phases;  // per step, the slowest rank's; only when exact

@@ -75,6 +75,7 @@ struct DpoOptions {
   double label_smoothing = 0.0;      // cDPO / robust DPO label-flip rate, [0, 0.5)
   double simpo_gamma = 0.5;          // SimPO target reward margin
   double ftx = 0.0;                  // weight of the chosen completion's SFT loss
+  bool share_prompt = false;         // one [prompt, chosen, rejected] segment per pair
   ReferenceChoice reference = ReferenceChoice::automatic;  // auto | precomputed | online | none
 };
 

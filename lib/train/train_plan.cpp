@@ -73,6 +73,40 @@ TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int wo
   return plan;
 }
 
+CollateOptions collate_options(const TrainConfig& config, int64_t pad_id) {
+  CollateOptions options;
+  options.cutoff_len = config.data.cutoff_len;
+  options.pad_id = pad_id;
+  options.micro_batch = config.train.micro_batch;
+  options.max_tokens = config.data.micro_batch_tokens;
+  options.group_by_length = config.data.group_by_length;
+  options.packing = config.data.packing;
+  options.share_prompt = config.dpo.share_prompt;
+  return options;
+}
+
+MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt) {
+  const bool shared = share_prompt && stage == Stage::dpo;
+  const int64_t sequences = micro_batch * sequences_per_pair(stage);
+  // A shared segment holds prompt + chosen + rejected: at most two cutoffs.
+  const int64_t segment = shared ? 2 * data.cutoff_len : data.cutoff_len;
+  MicroBatchShape shape;
+  shape.masked = data.packing || shared;
+  if (data.micro_batch_tokens > 0) {
+    shape.rows = 1;
+    shape.row_tokens = data.packing ? std::max(data.micro_batch_tokens, segment) : data.micro_batch_tokens;
+  } else {
+    // Packed rows of sequences longer than half a row hold one each: as many rows as unpacked.
+    shape.rows = shared ? micro_batch : sequences;
+    shape.row_tokens = segment;
+  }
+  return shape;
+}
+
+MicroBatchShape largest_micro_batch(const TrainConfig& config) {
+  return largest_micro_batch(config.train.stage, config.train.micro_batch, config.data, config.dpo.share_prompt);
+}
+
 ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu) {
   if (dtype != ComputeDtype::automatic) return dtype;
   return on_gpu ? ComputeDtype::bf16 : ComputeDtype::fp32;

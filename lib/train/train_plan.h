@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "data/collate.h"
 #include "data/pair_dataset.h"
 #include "train/train_config.h"
 
@@ -57,6 +58,20 @@ ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu);
 at::ScalarType compute_scalar_type(ComputeDtype dtype);
 // "dpo (sigmoid, reference online)" or "sft", for logs.
 std::string describe_objective(const TrainConfig& config, ReferenceMode reference);
+
+// How the run collates its pairs (cutoff, micro-batches, packing, a shared prompt): the
+// trainer's loaders and precompute-ref use the same.
+CollateOptions collate_options(const TrainConfig& config, int64_t pad_id);
+
+// The largest micro-batch a run can collate, for memory planning: rows x tokens per row, and
+// whether attention takes an explicit mask (packed or prompt-shared rows).
+struct MicroBatchShape {
+  int64_t rows = 1, row_tokens = 1;
+  bool masked = false;
+  int64_t tokens() const { return rows * row_tokens; }
+};
+MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt);
+MicroBatchShape largest_micro_batch(const TrainConfig& config);
 
 // `on_gpu`: where the ranks compute (decides dtype = auto).
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu);

@@ -74,11 +74,7 @@ LoaderOptions Trainer::loader_options(bool train) const {
   options.global_batch = static_cast<uint64_t>(train ? run_.plan.global_batch : config_.train.micro_batch * world_.size());
   options.seed = config_.train.seed;
   options.shuffle = train && config_.data.shuffle;
-  options.collate.cutoff_len = config_.data.cutoff_len;
-  options.collate.pad_id = run_.data.train->pad_id();
-  options.collate.micro_batch = config_.train.micro_batch;
-  options.collate.max_tokens = config_.data.micro_batch_tokens;
-  options.collate.group_by_length = config_.data.group_by_length;
+  options.collate = collate_options(config_, run_.data.train->pad_id());
   options.prefetch_steps = static_cast<size_t>(config_.data.prefetch_steps);
   options.subset = train ? run_.data.train_subset : run_.data.val_subset;
   return options;
@@ -86,7 +82,7 @@ LoaderOptions Trainer::loader_options(bool train) const {
 
 // One batch of device inputs for the reference and the policy (host targets: no sync).
 MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro) {
-  const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets);
+  const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout);
   at::Tensor reference_logps;
   if (run_.plan.reference == ReferenceMode::precomputed) reference_logps = to_device_async(micro.ref_logps, run_.device);
   if (run_.plan.reference == ReferenceMode::online) {
@@ -121,7 +117,7 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
         const MicroBatch& micro = micro_or_padding(batch.micro_batches, index);
         MicroBatchResult micro_result = run_micro_batch(micro);
         window.add(micro_result);
-        window.flops += training_flops(run_.engine->model().config(), micro.row_lengths,
+        window.flops += training_flops(run_.engine->model().config(), micro.segment_lengths,
                                        run_.plan.reference == ReferenceMode::online);
         return micro_result.summed_loss * weight;
       },

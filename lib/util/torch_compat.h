@@ -49,6 +49,21 @@ inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, con
 #endif
 }
 
+// Self-attention under an explicit mask [B, 1, T, T] (bool, true = attend; every query sees at
+// least itself), q/k/v as in causal_attention: packed and prompt-shared rows. libtorch 2.x:
+// scaled_dot_product_attention with the mask; 1.13: the same math path as causal_attention.
+inline at::Tensor masked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const at::Tensor& mask) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, mask);
+#else
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+  scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  return at::matmul(at::softmax(scores, -1, at::kFloat).to(q.scalar_type()), v);
+#endif
+}
+
 // A profiler (Kineto) event's duration in microseconds: durationNs() in newer libtorch, only
 // durationUs() in older ones (1.13). Call as profiler_event_us(event, 0).
 template <typename Event>

@@ -56,6 +56,15 @@ case "$case_name" in
     [ "$(metric --file "$work/straight/metrics.jsonl" --key loss --pick count)" = 10 ] || fail "resumed metrics.jsonl does not hold steps 1-10 once each"
     cmp "$work/straight_export/model.safetensors" "$work/straight/export/model.safetensors" || fail "auto resume differs"
     ;;
+  packed_resume_is_bit_exact)
+    # With packed, prompt-shared rows the sampler still counts pairs: a resume continues exactly.
+    packed=(--data.packing=true --dpo.share_prompt=true)
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5 "${packed[@]}"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)" "${packed[@]}"
+    expect_output 'resumed from .*step_00000005 at step 5'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
+    same_weights "$work/straight" "$work/resumed"
+    ;;
   resume_resharded)
     # 4 -> 2 ranks at a global batch of 8, and 2 -> 3 ranks at 12: the same samples in the same order.
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/four" --ckpt.every=5

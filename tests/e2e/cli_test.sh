@@ -47,8 +47,9 @@ case "$case_name" in
     run --exit 0 "$mpiexec" -np 2 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 3 --warmup 2 \
       --work "$work/bench" --train.recompute=none
     expect_output 'step 5/5 '
-    expect_output '^bench: debug dpo, seq 64, micro-batch 2, 2 rank\(s\), compute fp32; median of 3 steps after 2 warm-up'
+    expect_output '^bench: debug dpo, seq 64, lengths uniform, rows unpacked, micro-batch 2, 2 rank\(s\), compute fp32; median of 3 steps after 2 warm-up'
     expect_output '^  tokens/s +[0-9]+\.[0-9]$'
+    expect_output '^  padding +0\.0% of the row slots'
     expect_output '^  MFU +[0-9.]+% \(peak 989 TFLOP/s\)'
     [ -z "$(ls -A "$work/bench/run/checkpoints" 2>/dev/null)" ] || fail "bench left a checkpoint"
     [ "$(metric --file "$work/bench/run/metrics.jsonl" --key loss --pick count)" = 5 ] || fail "bench did not record 5 steps"

@@ -196,5 +196,31 @@ TEST_P(FsdpMemoryEstimate, StatesMatchTheEngineWithinFivePercent) {
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpMemoryEstimate, ::testing::ValuesIn(kAllShardings),
                          [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
+// Packed and prompt-shared rows (data.packing, dpo.share_prompt) through the sharded model:
+// the same per-sequence log-probs and gradient shards as the plain rows, on every rank count.
+TEST(FsdpPackedRows, GradientShardsEqualThePlainRows) {
+  const ModelConfig config = preset_config("debug");
+  const std::vector<Pair> mine = my_share(test_batch());
+  const auto run = [&](const CollateOptions& options) {
+    ShardingGroups groups = test_groups(Sharding::full);
+    ModelShards shards = init_model_shards(config, 11, groups.shard->size(), groups.shard->rank());
+    FsdpModel model(config, shards.units, groups, std::move(shards.masters), {at::kFloat, at::kFloat, at::kCPU, 64});
+    const MicroBatch batch = collate_pairs(mine, PairKind::dpo, options);
+    const at::Tensor logps = model.sequence_logps(batch.input_ids, batch.targets, batch.layout);
+    torch::autograd::backward({pair_loss(logps, static_cast<int64_t>(mine.size()))});
+    std::vector<at::Tensor> grads;
+    for (const at::Tensor& grad : model.grad_shards()) grads.push_back(grad.clone());
+    return std::make_pair(logps.detach(), grads);
+  };
+  const auto plain = run({});
+  CollateOptions laid;
+  laid.packing = laid.share_prompt = true;
+  const auto packed = run(laid);
+  EXPECT_LT(relative_error(packed.first, plain.first), 1e-5);
+  for (size_t u = 0; u < plain.second.size(); ++u) {
+    EXPECT_LT(relative_error(packed.second[u], plain.second[u]), 1e-5) << "unit " << u;
+  }
+}
+
 }  // namespace
 }  // namespace st

@@ -1,6 +1,8 @@
 // Offline dataset making: the synthetic pairs and the reference columns' shard names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "prep/reference_columns.h"
 #include "prep/synth.h"
 
@@ -25,6 +27,39 @@ TEST(Synth, PairsDependOnlyOnSeedAndIndex) {
   options.task = SynthTask::reverse;
   const Pair reversed = synthesize_pairs(options, 0, 1).at(0);
   EXPECT_EQ(reversed.chosen[0], reversed.prompt[reversed.prompt.size() - 1]);
+}
+
+// The realistic length profiles: medians near their documented values, lengths in range,
+// chosen and rejected drawn separately, and the response still the task's output.
+TEST(Synth, LengthProfilesHaveTheirMediansAndRanges) {
+  for (const SynthLengths lengths : {SynthLengths::ultrafeedback, SynthLengths::long_prompt}) {
+    SynthOptions options;
+    options.lengths = lengths;
+    options.vocab_size = 4096;
+    const LengthProfile profile = length_profile(lengths);
+    const PairTable table = synthesize_pairs(options, 0, 801);
+    std::vector<int64_t> prompts, responses;
+    size_t differ = 0;
+    for (size_t i = 0; i < table.size(); ++i) {
+      const Pair pair = table.at(i);
+      prompts.push_back(static_cast<int64_t>(pair.prompt.size()));
+      responses.push_back(static_cast<int64_t>(pair.chosen.size()));
+      EXPECT_GE(prompts.back(), profile.prompt.least);
+      EXPECT_LE(prompts.back(), profile.prompt.most);
+      EXPECT_GE(responses.back(), profile.response.least);
+      EXPECT_LE(responses.back(), profile.response.most);
+      EXPECT_EQ(pair.chosen.back(), kSynthEos);
+      EXPECT_EQ(pair.chosen[0], pair.prompt[1]) << "copy task: the response starts with the prompt's content";
+      differ += pair.chosen.size() != pair.rejected.size();
+    }
+    std::nth_element(prompts.begin(), prompts.begin() + 400, prompts.end());
+    std::nth_element(responses.begin(), responses.begin() + 400, responses.end());
+    EXPECT_NEAR(static_cast<double>(prompts[400]), profile.prompt.median, 0.1 * profile.prompt.median)
+        << enum_name(lengths);
+    EXPECT_NEAR(static_cast<double>(responses[400]), profile.response.median, 0.1 * profile.response.median)
+        << enum_name(lengths);
+    EXPECT_GT(differ, table.size() / 2) << "chosen and rejected lengths are drawn separately";
+  }
 }
 
 TEST(ReferenceColumns, ShardNamesToggle) {

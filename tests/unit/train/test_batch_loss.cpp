@@ -69,13 +69,13 @@ TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
 
 TEST(LossSums, PackRoundTripsAndAdds) {
   LossSums a;
-  a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.chosen_rewards = 5, a.rejected_rewards = 6;
-  a.correct = 7, a.chosen_logps = 8, a.rejected_logps = 9;
+  a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.computed_tokens = 5, a.padded_tokens = 6;
+  a.chosen_rewards = 7, a.rejected_rewards = 8, a.correct = 9, a.chosen_logps = 10, a.rejected_logps = 11;
   const std::vector<double> packed = a.pack();
   ASSERT_EQ(packed.size(), LossSums::kPacked);
   LossSums b = LossSums::unpack(packed.data());
   b += a;
-  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18}));
+  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}));
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Unpacked vs packed vs packed+shared rows (data.packing, dpo.share_prompt) on the two
+# realistic length distributions of `shardtune synth --lengths` (ultrafeedback: short prompts,
+# long responses; long_prompt: prompts ~1500 tokens, responses ~200), side by side in one run
+# through `shardtune bench`. Prints logical tokens/s (the tokens of the unpacked pairs, so the
+# three layouts are compared on the same work), the padding fraction of the computed rows, the
+# peak memory, and each layout's speed-up over unpacked.
+# Usage: bench/packing.sh BUILD_DIR [preset=debug] [micro_batch=8] [steps=4] [-- extra bench args]
+# (GPU: bench/packing.sh build llama-3.2-1b 4 10; CPU: the defaults; docs/performance.md)
+set -euo pipefail
+build=${1:?usage: bench/packing.sh BUILD_DIR [preset] [micro_batch] [steps] [-- bench args]}
+preset=${2:-debug} micro_batch=${3:-8} steps=${4:-4}
+shift $(($# < 4 ? $# : 4))
+[ "${1:-}" = -- ] && shift
+work=${ST_BENCH_WORK:-/tmp/shardtune-packing}
+figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
+table=""
+for lengths in ultrafeedback long_prompt; do
+  cutoff=1024
+  [ "$lengths" = long_prompt ] && cutoff=2048
+  base=""
+  for rows in unpacked packed packed+shared; do
+    layout=(--data.packing=false --dpo.share_prompt=false)
+    [ "$rows" = packed ] && layout=(--data.packing=true --dpo.share_prompt=false)
+    [ "$rows" = packed+shared ] && layout=(--data.packing=true --dpo.share_prompt=true)
+    out=$(mpirun --allow-run-as-root --oversubscribe -np "${NP:-1}" "$build/app/shardtune" bench --preset "$preset" \
+      --lengths "$lengths" --seq "$cutoff" --micro-batch "$micro_batch" --steps "$steps" --warmup 2 \
+      --phase-times false --work "$work/$lengths-$rows" "${layout[@]}" "$@" 2>&1) || { echo "$out"; exit 1; }
+    grep -E '^(bench:|  )' <<<"$out"
+    tokens=$(figure "tokens/s" 0 "$out") padding=$(figure "padding" 4 "$out") memory=$(figure "peak memory" 1 "$out")
+    [ -z "$base" ] && base=$tokens
+    table+=$(awk -v l="$lengths" -v r="$rows" -v t="$tokens" -v b="$base" -v p="$padding" -v m="$memory" \
+      'BEGIN { printf "\n  %-14s %-14s %12.1f %8.2fx %9s %9.2f", l, r, t, t / b, p, m }')
+  done
+done
+echo "packing: $preset dpo, micro-batch $micro_batch pairs, ${NP:-1} rank(s), median of $steps steps each"
+printf '  %-14s %-14s %12s %9s %9s %9s' lengths rows "tokens/s" "vs unpacked" padding "peak GiB"
+echo "$table"
