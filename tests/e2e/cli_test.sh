@@ -28,6 +28,11 @@ case "$case_name" in
     expect_output '^per rank: 50189[0-9]{4} parameter elements owned'
     expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
     expect_output '^per GPU: .* -> fits a 80 GiB GPU'
+    expect_output '^micro-batch: 2 row\(s\) x 1024 tokens$'
+    # Packed rows cut by a token budget: one row of that many tokens under an explicit mask.
+    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --micro-batch 4 --packing --share-prompt \
+      --micro-batch-tokens 8192
+    expect_output '^micro-batch: 1 row\(s\) x 8192 tokens \(packed or prompt-shared'
     run --exit 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
     expect_output 'does NOT fit a 80 GiB GPU'
     run --exit 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9

@@ -69,6 +69,15 @@ case "$case_name" in
     train_run --ranks 2 --dir "$work/online" --dpo.reference=online --train.max_steps=20
     expect_output 'reference online'
     same_metrics --expected "$work/pre/metrics.jsonl" --actual "$work/online/metrics.jsonl" --tolerance 1e-5
+    # precompute-ref with packed, prompt-shared rows scores the same log-probs.
+    cp -r "$work/data" "$work/shared_data"
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" precompute-ref --config "$demo" \
+      --data.train="$work/shared_data/train" --data.val="$work/shared_data/val" --dpo.reference=precomputed \
+      --data.packing=true --dpo.share_prompt=true
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" --progress off \
+      --data.train="$work/shared_data/train" --data.val="$work/shared_data/val" --train.output_dir="$work/pre_shared" \
+      --train.grad_accum=2 --dpo.reference=precomputed --train.max_steps=20
+    same_metrics --expected "$work/online/metrics.jsonl" --actual "$work/pre_shared/metrics.jsonl" --tolerance 1e-5
     # The reference log-probs belong to one truncation: another cutoff must be refused.
     run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
       --train.output_dir="$work/other" --data.cutoff_len=16 --train.grad_accum=4
