@@ -44,6 +44,16 @@ at::Tensor sequence_sums(const TokenBatch& batch, const at::Tensor& target_logps
       .sum(1);
 }
 
+// Rows that each hold one sequence on one branch (packing found nothing to pack): plain causal
+// rows, whose positions are 0..T-1 up to the padding, so attention needs no mask and runs the
+// fast causal kernels.
+bool one_sequence_per_row(const RowLayout& layout) {
+  if (layout.branch_ids.ne(kSharedBranch).any().item<bool>()) return false;
+  const at::Tensor segments = layout.segment_ids;
+  const at::Tensor first = segments.narrow(1, 0, 1);
+  return segments.eq(first).logical_or(segments.eq(kPaddingSegment)).all().item<bool>();
+}
+
 }  // namespace
 
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
@@ -73,6 +83,10 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   batch.sequences = layout.sequences;
   const at::Tensor sequence = layout.sequence_ids.reshape({-1}).index_select(0, positions);
   batch.target_slots = to_device_async(sequence * length + positions.remainder(length), device);
+  if (one_sequence_per_row(layout)) {
+    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
+    return batch;
+  }
   batch.positions.rope = make_rope_tables_at(inverse_frequencies, to_device_async(layout.position_ids, device),
                                              compute_dtype);
   batch.positions.attention_mask = layout_attention_mask(layout, device);

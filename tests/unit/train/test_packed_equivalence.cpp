@@ -159,6 +159,25 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
   }
 }
 
+// Packing that finds nothing to pack (every sequence longer than half a row) leaves plain
+// causal rows: no mask, the fast kernels, the same log-probs.
+TEST(PackedEquivalence, RowsOfOneSequenceRunWithoutAMask) {
+  const Model model(3);
+  const std::vector<Pair> pairs = varied_pairs(PairKind::sft, 3);
+  CollateOptions options;
+  options.packing = true;
+  options.cutoff_len = 40;
+  options.max_tokens = 1;  // rows as long as the longest sequence: one sequence each
+  const MicroBatch packed = collate_pairs(pairs, PairKind::sft, options);
+  ASSERT_EQ(packed.input_ids.size(0), 3);
+  EXPECT_FALSE(model.batch(packed).positions.attention_mask.defined());
+  const MicroBatch plain = collate_pairs(pairs, PairKind::sft, options_of({"plain", false, false}));
+  EXPECT_LT(relative_difference(model.sequence_logps(packed), model.sequence_logps(plain)), kTolerance);
+  options.max_tokens = 0;
+  options.cutoff_len = 200;  // one row holds all three, and the mask is needed
+  EXPECT_TRUE(model.batch(collate_pairs(pairs, PairKind::sft, options)).positions.attention_mask.defined());
+}
+
 // Changing one sequence's tokens leaves every other sequence's log-prob exactly as it was.
 TEST(PackedEquivalence, AttentionNeverCrossesSequencesOrBranches) {
   const Model model(3);
