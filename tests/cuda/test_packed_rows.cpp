@@ -31,7 +31,7 @@ LogpsAndGrads run(const ModelConfig& config, const TensorMap& initial, const Mic
   const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, config), config, batch);
   torch::autograd::backward({logps.sum()});
   LogpsAndGrads out{logps.detach().cpu(), {}};
-  for (const auto& [name, tensor] : tensors) out.grads.push_back(tensor.grad().to(at::kFloat).cpu());
+  for (const auto& entry : initial) out.grads.push_back(tensors.at(entry.first).grad().to(at::kFloat).cpu());
   return out;
 }
 
