@@ -14,10 +14,15 @@ void require_token(const Tokenizer& tokenizer, const std::string& token, const c
   }
 }
 
-// system? (user assistant)* user: the shape every template renders.
+bool system_first(const std::vector<ChatMessage>& messages) {
+  return !messages.empty() && messages.front().role == "system";
+}
+
+// system? (user assistant)* user, or a system message alone (the completion answers it): the
+// shapes every template renders.
 void check_turns(const std::vector<ChatMessage>& messages) {
-  size_t first = !messages.empty() && messages.front().role == "system" ? 1 : 0;
-  if (messages.size() <= first) throw std::invalid_argument("the prompt has no user message");
+  const size_t first = system_first(messages) ? 1 : 0;
+  if (messages.empty()) throw std::invalid_argument("the prompt has no message");
   for (size_t i = first; i < messages.size(); ++i) {
     const char* expected = (i - first) % 2 == 0 ? "user" : "assistant";
     if (messages[i].role != expected) {
@@ -25,7 +30,10 @@ void check_turns(const std::vector<ChatMessage>& messages) {
                                   expected + "' (system first, then user/assistant turns ending with user)");
     }
   }
-  if (messages.back().role != "user") throw std::invalid_argument("the prompt must end with a user message");
+  if (messages.back().role == "assistant") {
+    throw std::invalid_argument("the prompt ends with an assistant turn, so the completion would answer the "
+                                "assistant; end the prompt with a user message (or move that turn into the completion)");
+  }
 }
 
 }  // namespace
@@ -75,8 +83,12 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
       for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
       return out + "<|im_start|>assistant\n";
     case TemplateKind::llama2: {
-      // Every user turn opens with <s>[INST]; the system prompt goes inside the first one.
+      // Every user turn opens with <s>[INST]; the system prompt goes inside the first one (a
+      // system-only prompt: inside an empty user turn).
       std::string system;
+      if (messages.size() == 1 && system_first(messages)) {
+        return "<s>[INST] <<SYS>>\n" + messages.front().content + "\n<</SYS>>\n\n [/INST]";
+      }
       for (const ChatMessage& m : messages) {
         if (m.role == "system") {
           system = "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";

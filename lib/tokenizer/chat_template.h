@@ -42,8 +42,9 @@ class ChatTemplate {
   ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer);
 
   // The prompt as text: the messages (system first if any, then alternating user / assistant,
-  // ending with a user turn) and the assistant's turn header. Throws std::invalid_argument with
-  // a short reason for a sequence the template cannot render.
+  // ending with a user turn; or a system message alone, which the completion answers) and the
+  // assistant's turn header. Throws std::invalid_argument with a short reason for a sequence the
+  // template cannot render (e.g. one ending with an assistant turn).
   std::string render_prompt(const std::vector<ChatMessage>& messages) const;
   // The completion as text: the reply and the end of the assistant's turn.
   std::string render_completion(const std::string& reply) const;

@@ -57,6 +57,8 @@ PY
       echo '{"prompt": [{"role": "assistant", "content": "x"}], "chosen": "a", "rejected": "b"}'
       echo '{"prompt": "x", "chosen": [{"role": "user", "content": "a"}], "rejected": "b"}'
       echo '{"prompt": "x", "chosen": "a"}'
+      echo '{"prompt": [{"role": "system", "content": "Sys"}], "chosen": "a", "rejected": "b"}'
+      echo '{"prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x"}], "chosen": "a", "rejected": "b"}'
     } >"$work/text.jsonl"
     run --exit 1 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
     expect_output "text.jsonl:1: text fields need --tokenizer MODEL_DIR and --template NAME"
@@ -66,8 +68,9 @@ PY
     expect_output "template 'chatml' writes <\|im_start\|>, which this tokenizer does not have"
     run --exit 0 "$mpiexec" -np 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model"
     expect_output "prep: --template auto: llama3"
-    expect_output "prep: 5 lines -> 2 train \+ 0 val pairs"
-    expect_output "3 malformed skipped \(bad field: 1, bad turns: 1, missing field: 1\)"
+    expect_output "prep: 7 lines -> 3 train \+ 0 val pairs"
+    expect_output "4 malformed skipped \(bad field: 1, bad turns: 2, missing field: 1\)"
+    expect_output "text.jsonl:7: the prompt ends with an assistant turn"
     expect_output "text.jsonl:3: message 0 has role 'assistant', expected 'user'"
     # The shards hold the llama3 rendering, prompt and completions tokenized apart.
     /usr/bin/python3 - "$work/data/train" <<'PY' || fail "tokenized pairs differ from the llama3 rendering"
@@ -80,7 +83,8 @@ def prompt(messages):
         ids += [SH] + text(role) + [EH] + text("\n\n" + content) + [EOT]
     return ids + [SH] + text("assistant") + [EH] + text("\n\n")
 expected = [(prompt([("user", "Hi")]), text("4") + [EOT], text("5") + [EOT]),
-            (prompt([("system", "S"), ("user", "é?")]), text("ok") + [EOT], text("no") + [EOT])]
+            (prompt([("system", "S"), ("user", "é?")]), text("ok") + [EOT], text("no") + [EOT]),
+            (prompt([("system", "Sys")]), text("a") + [EOT], text("b") + [EOT])]  # system-only prompt
 got = []
 for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
     with h5py.File(path) as f:

@@ -27,9 +27,10 @@ texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日
 with open(sys.argv[1], "w") as out:
     for i in range(200):
         messages = [{"role": "system", "content": random.choice(texts)}]
-        for turn in range(random.randint(0, 3)):
-            messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
-        messages.append({"role": "user", "content": random.choice(texts)})
+        if i % 10 != 0:  # every tenth prompt is the system message alone
+            for turn in range(random.randint(0, 3)):
+                messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
+            messages.append({"role": "user", "content": random.choice(texts)})
         out.write(json.dumps({"messages": messages, "reply": random.choice(texts)}) + "\n")
 PY
 node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$npm_dir/$model_dir" \

@@ -86,6 +86,32 @@ TEST(ChatTemplate, PlainUsesTheModelsBosAndEos) {
   EXPECT_THROW(ChatTemplate(TemplateKind::plain, without_config), TokenizerError);
 }
 
+// A prompt that is a system message alone (DPO sets whose instruction is the system prompt):
+// the completion answers it.
+TEST(ChatTemplate, SystemOnlyPrompts) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const std::vector<ChatMessage> system_only = {{"system", "Write a haiku."}};
+  const auto prompt = [&](TemplateKind kind) { return ChatTemplate(kind, tokenizer).render_prompt(system_only); };
+  EXPECT_EQ(prompt(TemplateKind::llama3),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nWrite a haiku.<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(prompt(TemplateKind::chatml), "<|im_start|>system\nWrite a haiku.<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(prompt(TemplateKind::llama2), "<s>[INST] <<SYS>>\nWrite a haiku.\n<</SYS>>\n\n [/INST]");
+  EXPECT_EQ(prompt(TemplateKind::plain), "<s>Write a haiku.\n");
+}
+
+TEST(ChatTemplate, PromptEndingWithTheAssistantIsRefusedWithTheFix) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(TemplateKind::chatml, tokenizer);
+  try {
+    chat.render_prompt({{"system", "s"}, {"user", "a"}, {"assistant", "b"}});
+    FAIL() << "a prompt ending with an assistant turn was rendered";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("ends with an assistant turn"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("end the prompt with a user message"), std::string::npos) << error.what();
+  }
+}
+
 TEST(ChatTemplate, PromptAndCompletionTokenizeApart) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::llama3, tokenizer);
