@@ -20,10 +20,15 @@ bool system_first(const std::vector<ChatMessage>& messages) {
 
 // system? (user assistant)* user, or a system message alone (the completion answers it): the
 // shapes every template renders.
-void check_turns(const std::vector<ChatMessage>& messages) {
+void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind) {
   const size_t first = system_first(messages) ? 1 : 0;
   if (messages.empty()) throw std::invalid_argument("the prompt has no message");
   for (size_t i = first; i < messages.size(); ++i) {
+    if (messages[i].role == "tool" || messages[i].role == "function" || messages[i].role == "ipython") {
+      throw std::invalid_argument("message " + std::to_string(i) + " is a '" + messages[i].role +
+                                  "' message, which template '" + enum_name(kind) +
+                                  "' does not render; drop tool turns from the data or fold them into the text");
+    }
     const char* expected = (i - first) % 2 == 0 ? "user" : "assistant";
     if (messages[i].role != expected) {
       throw std::invalid_argument("message " + std::to_string(i) + " has role '" + messages[i].role + "', expected '" +
@@ -70,7 +75,7 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
 }
 
 std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages) const {
-  check_turns(messages);
+  check_turns(messages, kind_);
   std::string out;
   switch (kind_) {
     case TemplateKind::llama3:

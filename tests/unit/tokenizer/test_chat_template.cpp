@@ -112,6 +112,19 @@ TEST(ChatTemplate, PromptEndingWithTheAssistantIsRefusedWithTheFix) {
   }
 }
 
+TEST(ChatTemplate, ToolMessagesAreRefusedByName) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(TemplateKind::llama3, tokenizer);
+  try {
+    chat.render_prompt({{"user", "weather?"}, {"assistant", "call"}, {"tool", "{\"t\": 3}"}});
+    FAIL() << "a tool message was rendered";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("message 2 is a 'tool' message, which template 'llama3' does not render"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(ChatTemplate, PromptAndCompletionTokenizeApart) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::llama3, tokenizer);
