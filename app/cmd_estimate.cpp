@@ -76,10 +76,7 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     in.offload = offload == Offload::cpu;
     in.on_gpu = device == EstimateDevice::gpu;
     in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(resolve_compute_dtype(dtype, in.on_gpu))));
-    const MicroBatchShape shape = largest_micro_batch(stage, micro_batch, data, share_prompt);
-    in.micro_batch_rows = shape.rows;
-    in.seq_len = shape.row_tokens;
-    in.masked_attention = shape.masked;
+    set_micro_batch(in, largest_micro_batch(stage, micro_batch, data, share_prompt));
     in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
     std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);

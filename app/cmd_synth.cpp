@@ -68,7 +68,7 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("max-len", po::value(&c.synth.max_length)->default_value(24), "longest prompt content [tokens]")
         ("lengths", enum_flag(&c.synth.lengths, "synth", "lengths"),
          "uniform (--min-len/--max-len) | ultrafeedback (short prompts, long responses) | long_prompt "
-         "(prompts ~1500, responses ~200 tokens); docs/data.md")
+         "(prompts ~1500, responses ~200 tokens); docs/data-format.md")
         ("task", enum_flag(&c.synth.task, "synth", "task"), "chosen = copy | reverse | sort of the prompt")
         ("corrupt", po::value(&c.synth.corrupt)->default_value(0.5), "fraction of rejected tokens replaced, (0, 1]")
         ("noise-band", po::value(&c.synth.noise_band)->default_value(0.25),

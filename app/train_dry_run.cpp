@@ -68,10 +68,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   in.offload = config.optim.offload == Offload::cpu;
   in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(plan.compute_dtype)));
   in.on_gpu = shape.on_gpu;
-  const MicroBatchShape micro = largest_micro_batch(config);
-  in.micro_batch_rows = micro.rows;
-  in.seq_len = micro.row_tokens;
-  in.masked_attention = micro.masked;
+  set_micro_batch(in, largest_micro_batch(config));
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.recompute = config.train.recompute;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);

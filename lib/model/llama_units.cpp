@@ -54,6 +54,19 @@ bool one_sequence_per_row(const RowLayout& layout) {
   return segments.eq(first).logical_or(segments.eq(kPaddingSegment)).all().item<bool>();
 }
 
+// [R, 1, T, T] bool on `device`: query i sees key j <= i of its segment when j is on the shared
+// branch or on i's own (row_layout.h).
+at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& device) {
+  const at::Tensor segment = to_device_async(layout.segment_ids, device);
+  const at::Tensor branch = to_device_async(layout.branch_ids, device);
+  const int64_t length = segment.size(1);
+  const at::Tensor same_segment = segment.unsqueeze(2).eq(segment.unsqueeze(1));  // [R, query, key]
+  const at::Tensor key_branch = branch.unsqueeze(1);
+  const at::Tensor visible_branch = key_branch.eq(kSharedBranch).logical_or(key_branch.eq(branch.unsqueeze(2)));
+  const at::Tensor causal = at::ones({length, length}, segment.options().dtype(at::kBool)).tril();
+  return same_segment.logical_and(visible_branch).logical_and(causal).unsqueeze(1);
+}
+
 }  // namespace
 
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
@@ -91,17 +104,6 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
                                              compute_dtype);
   batch.positions.attention_mask = layout_attention_mask(layout, device);
   return batch;
-}
-
-at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& device) {
-  const at::Tensor segment = to_device_async(layout.segment_ids, device);
-  const at::Tensor branch = to_device_async(layout.branch_ids, device);
-  const int64_t length = segment.size(1);
-  const at::Tensor same_segment = segment.unsqueeze(2).eq(segment.unsqueeze(1));  // [R, query, key]
-  const at::Tensor key_branch = branch.unsqueeze(1);
-  const at::Tensor visible_branch = key_branch.eq(kSharedBranch).logical_or(key_branch.eq(branch.unsqueeze(2)));
-  const at::Tensor causal = at::ones({length, length}, segment.options().dtype(at::kBool)).tril();
-  return same_segment.logical_and(visible_branch).logical_and(causal).unsqueeze(1);
 }
 
 const char* lm_head_weight_name(const ModelConfig& config) {

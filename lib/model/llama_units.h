@@ -38,10 +38,6 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                             int64_t logp_chunk_tokens, const RowLayout& layout = {});
 
-// [R, 1, T, T] bool on `device`: query i sees key j <= i of its segment when j is on the shared
-// branch or on i's own (row_layout.h).
-at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& device);
-
 enum class UnitRole { embedding, layer, head };
 // Units in execution order: 0 embedding, 1..L layers, L + 1 head.
 UnitRole unit_role(size_t unit, size_t unit_count);

@@ -80,20 +80,27 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
   return at::where(medium, smoothed, scaled);
 }
 
+namespace {
+
+// angles [..., head_dim / 2] fp32 (position x frequency) -> cos and sin over both halves.
+RopeTables tables_of(const at::Tensor& angles, at::ScalarType dtype) {
+  const at::Tensor both = at::cat({angles, angles}, -1);
+  return {both.cos().to(dtype), both.sin().to(dtype)};
+}
+
+}  // namespace
+
 RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t length, at::ScalarType dtype) {
   const at::Tensor positions =
       at::arange(length, at::TensorOptions().dtype(at::kFloat).device(inverse_frequencies.device()));
-  const at::Tensor angles = at::outer(positions, inverse_frequencies);  // [T, head_dim / 2] fp32
-  const at::Tensor both = at::cat({angles, angles}, -1);
-  return {both.cos().to(dtype), both.sin().to(dtype)};
+  return tables_of(at::outer(positions, inverse_frequencies), dtype);  // [T, head_dim / 2] angles
 }
 
 RopeTables make_rope_tables_at(const at::Tensor& inverse_frequencies, const at::Tensor& position_ids,
                                at::ScalarType dtype) {
   const at::Tensor positions = position_ids.to(inverse_frequencies.device(), at::kFloat).unsqueeze(-1);
-  const at::Tensor angles = positions * inverse_frequencies;  // [R, T, head_dim / 2] fp32, as at::outer
-  const at::Tensor both = at::cat({angles, angles}, -1).unsqueeze(1);
-  return {both.cos().to(dtype), both.sin().to(dtype)};
+  // [R, 1, T, head_dim / 2] angles, each the same product at::outer forms.
+  return tables_of((positions * inverse_frequencies).unsqueeze(1), dtype);
 }
 
 at::Tensor apply_rotary_reference(const at::Tensor& x, const RopeTables& tables) {

@@ -25,7 +25,7 @@ struct EnumNames<SynthTask> {
 // How long prompts and responses are. uniform: prompt content uniform in [min_length,
 // max_length], the response as long as the content. The others look like real preference data
 // (lengths drawn per pair from log-normals, clamped; chosen and rejected drawn separately; the
-// response is the task's output repeated to its length); parameters in docs/data.md:
+// response is the task's output repeated to its length); parameters in docs/data-format.md:
 //   ultrafeedback: prompts short, responses long (prompt median 130, response median 300)
 //   long_prompt:   multi-turn / summarization-like (prompt median 1500, response median 200)
 enum class SynthLengths { uniform, ultrafeedback, long_prompt };

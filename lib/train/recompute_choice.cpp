@@ -46,10 +46,7 @@ int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model,
   if (cuda_device < 0) return -1;
   EstimateInputs in;
   in.compute_bytes = compute_bytes;
-  const MicroBatchShape shape = largest_micro_batch(config);
-  in.micro_batch_rows = shape.rows;
-  in.seq_len = shape.row_tokens;
-  in.masked_attention = shape.masked;
+  set_micro_batch(in, largest_micro_batch(config));
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.ranks_per_node = shard_group_size;
   const MemoryEstimate estimate = estimate_memory(model, in);

@@ -107,6 +107,12 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config) {
   return largest_micro_batch(config.train.stage, config.train.micro_batch, config.data, config.dpo.share_prompt);
 }
 
+void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape) {
+  inputs.micro_batch_rows = shape.rows;
+  inputs.seq_len = shape.row_tokens;
+  inputs.masked_attention = shape.masked;
+}
+
 ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu) {
   if (dtype != ComputeDtype::automatic) return dtype;
   return on_gpu ? ComputeDtype::bf16 : ComputeDtype::fp32;

@@ -12,6 +12,7 @@
 
 #include "data/collate.h"
 #include "data/pair_dataset.h"
+#include "fsdp/memory_estimate.h"
 #include "train/train_config.h"
 
 namespace st {
@@ -72,6 +73,8 @@ struct MicroBatchShape {
 };
 MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt);
 MicroBatchShape largest_micro_batch(const TrainConfig& config);
+// A memory estimate's micro-batch (rows, tokens per row, mask) set to `shape`.
+void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape);
 
 // `on_gpu`: where the ranks compute (decides dtype = auto).
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu);
