@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "distributed/world.h"
 #include "exit_codes.h"
+#include "prep/dataset_info.h"
 #include "prep/prep.h"
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
@@ -25,14 +26,22 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     PrepOptions o;
     std::string tokenizer_path;
     std::optional<TemplateKind> template_kind;  // empty: auto
+    std::string dataset_info, dataset;
     po::options_description options(
-        "shardtune prep --input pairs.jsonl --output DIR (--vocab N | --tokenizer MODEL_DIR --template NAME) [options]",
+        "shardtune prep (--input FILE | --dataset-info DIR --dataset NAME) --output DIR (--vocab N | --tokenizer "
+        "MODEL_DIR [--template NAME]) [options]",
         110, 50);
     options.add_options()
         ("help", "print this help and exit")
         ("input", po::value(&o.input),
-         "JSONL: dpo {prompt_ids, chosen_ids, rejected_ids} | sft {prompt_ids, completion_ids}, or text records "
+         "JSONL or a JSON array of records: token ids, or text as messages | trl | sharegpt | alpaca "
          "(docs/data-format.md)")
+        ("format", optional_enum_flag(&o.format, "prep", "format", "auto"),
+         "record shape: auto (from the file's first record) | ids | messages | trl | sharegpt | alpaca")
+        ("dataset-info", po::value(&dataset_info), "directory of a LlamaFactory dataset_info.json (with --dataset)")
+        ("dataset", po::value(&dataset), "entry of --dataset-info to read: its file_name, formatting, columns, tags")
+        ("train-on", enum_flag(&o.train_on, "prep", "train-on"),
+         "sft conversations: all (every assistant turn carries loss) | last (only the final reply)")
         ("output", po::value(&o.output), "dataset directory to create (train/, val/ with manifest.json)")
         ("kind", enum_flag(&o.kind, "prep", "kind"), "dpo | sft")
         ("vocab", po::value(&o.vocab_size), "vocabulary size; ids must be below it (default with --tokenizer: its size)")
@@ -52,6 +61,15 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
+    if (!dataset_info.empty() || !dataset.empty()) {
+      if (dataset_info.empty() || dataset.empty() || !o.input.empty() || o.format) {
+        throw ConfigError("prep: --dataset-info DIR and --dataset NAME go together, instead of --input and --format");
+      }
+      const DatasetInfoEntry entry = read_dataset_info(dataset_info, dataset, o.kind);
+      o.input = entry.file;
+      o.format = entry.format;
+      o.schema = entry.schema;
+    }
     std::optional<Tokenizer> tokenizer;
     std::unique_ptr<ChatTemplate> chat;
     if (!tokenizer_path.empty()) {

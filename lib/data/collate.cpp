@@ -15,7 +15,7 @@ namespace {
 
 MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const CollateOptions& options) {
   std::vector<PromptResponse<int32_t>> rows;
-  for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.chosen});
+  for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.chosen, &pair.loss_mask});
   if (kind == PairKind::dpo) {
     for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.rejected});
   }
@@ -30,7 +30,7 @@ MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const Co
   for (const auto& row : rows) {
     batch.segment_lengths.push_back(static_cast<int64_t>(row.prompt->size() + row.response->size()));
     batch.real_tokens += batch.segment_lengths.back();
-    counts.push_back(response_targets(*row.prompt, *row.response));
+    counts.push_back(response_targets(*row.prompt, *row.response, row.loss_mask));
     batch.target_tokens += counts.back();
   }
   batch.target_counts = at::tensor(counts, at::kLong);

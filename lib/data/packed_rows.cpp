@@ -23,16 +23,18 @@ struct Segment {
 };
 
 // Appends prompt[from:] + response on `branch` with positions from `first_position`; the
-// targets predict the response (position t -> token t + 1) for output `sequence`.
+// targets predict the (trained) response tokens (position t -> token t + 1) for `sequence`.
 void append_branch(Segment& segment, const std::vector<int32_t>& prompt, size_t from, const std::vector<int32_t>& response,
-                   int64_t branch, int64_t sequence) {
+                   int64_t branch, int64_t sequence, const std::vector<uint8_t>* loss_mask = nullptr) {
   const size_t begin = segment.tokens.size();
   int64_t position = static_cast<int64_t>(from);
   for (size_t t = from; t < prompt.size(); ++t) segment.tokens.push_back({prompt[t], position++, branch});
   for (int32_t id : response) segment.tokens.push_back({id, position++, branch});
   // A target wherever the next token is a response token of this branch.
-  const size_t first_target = begin + (prompt.size() > from ? prompt.size() - from - 1 : 0);
+  const size_t response_begin = begin + (prompt.size() - std::min(from, prompt.size()));
+  const size_t first_target = response_begin > begin ? response_begin - 1 : begin;
   for (size_t t = first_target; t + 1 < segment.tokens.size(); ++t) {
+    if (!trained(loss_mask, t + 1 - response_begin)) continue;
     segment.tokens[t].target = segment.tokens[t + 1].id;
     segment.tokens[t].sequence = sequence;
   }
@@ -56,7 +58,7 @@ std::vector<Segment> make_segments(const std::vector<Pair>& pairs, PairKind kind
       append_branch(segment, pair.prompt, shared, pair.rejected, kRejectedBranch, count + i);
       segments.push_back(std::move(segment));
     } else {
-      append_branch(segment, pair.prompt, 0, pair.chosen, kSharedBranch, i);
+      append_branch(segment, pair.prompt, 0, pair.chosen, kSharedBranch, i, &pair.loss_mask);
       segments.push_back(std::move(segment));
     }
   }

@@ -1,5 +1,5 @@
 // Prompt + response rows as model input: right-padded token ids [R, T] and targets [R, T] that
-// hold the next token at response positions and kIgnoreTarget elsewhere (position t predicts
+// hold the next token at (trained) response positions and kIgnoreTarget elsewhere (position t predicts
 // token t + 1, so the response is predicted from the last prompt token on). Right padding is
 // safe under causal attention. Shared by the scorer (lib/model) and the training collation.
 #pragma once
@@ -23,14 +23,22 @@ template <typename Token>
 struct PromptResponse {
   const std::vector<Token>* prompt;
   const std::vector<Token>* response;
+  const std::vector<uint8_t>* loss_mask = nullptr;  // per response token; null or empty: all
 };
 
-// Targets a prompt + response row carries: every response token, less the first when there is
-// no prompt token to predict it from.
+// Whether response token j carries loss under `mask` (empty: every one does).
+inline bool trained(const std::vector<uint8_t>* mask, size_t j) {
+  return mask == nullptr || mask->empty() || (*mask)[j] != 0;
+}
+
+// Targets a prompt + response row carries: every trained response token, less the first when
+// there is no prompt token to predict it from.
 template <typename Token>
-int64_t response_targets(const std::vector<Token>& prompt, const std::vector<Token>& response) {
-  const auto count = static_cast<int64_t>(response.size());
-  return prompt.empty() ? std::max<int64_t>(0, count - 1) : count;
+int64_t response_targets(const std::vector<Token>& prompt, const std::vector<Token>& response,
+                         const std::vector<uint8_t>* mask = nullptr) {
+  int64_t count = 0;
+  for (size_t j = prompt.empty() ? 1 : 0; j < response.size(); ++j) count += trained(mask, j) ? 1 : 0;
+  return count;
 }
 
 template <typename Token>
@@ -50,8 +58,9 @@ PaddedRows pad_prompt_response_rows(const std::vector<PromptResponse<Token>>& ro
     const auto length = static_cast<int64_t>(prompt.size() + response.size());
     for (size_t t = 0; t < prompt.size(); ++t) ids[r][t] = prompt[t];
     for (size_t t = 0; t < response.size(); ++t) ids[r][prompt.size() + t] = response[t];
-    for (int64_t t = std::max<int64_t>(0, static_cast<int64_t>(prompt.size()) - 1); t + 1 < length; ++t) {
-      targets[r][t] = ids[r][t + 1];
+    const auto prompt_length = static_cast<int64_t>(prompt.size());
+    for (int64_t t = std::max<int64_t>(0, prompt_length - 1); t + 1 < length; ++t) {
+      if (trained(rows[r].loss_mask, static_cast<size_t>(t + 1 - prompt_length))) targets[r][t] = ids[r][t + 1];
     }
   }
   return out;

@@ -32,7 +32,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   const Hdf5Handle file = create_hdf5_file(path);
   const hid_t root = file.get();
   write_attribute(root, "format", std::string(kPairFormatName));
-  write_attribute(root, "format_version", kPairFormatVersion);
+  write_attribute(root, "format_version", pairs.has_loss_mask() ? kPairFormatVersion : int64_t{1});
   write_attribute(root, "kind", std::string(enum_name(info.kind)));
   write_attribute(root, "vocab_size", info.vocab_size);
   write_attribute(root, "bos_id", info.bos_id);
@@ -47,6 +47,10 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   for (size_t i = 0; i < names.size(); ++i) {
     write_1d_dataset(root, names[i], columns[i]->tokens, layout);
     write_1d_dataset(root, names[i] + "_offsets", columns[i]->offsets, layout);
+  }
+  if (pairs.has_loss_mask()) {
+    if (info.kind != PairKind::sft) throw DataError(path + ": a loss mask is for SFT completions only");
+    write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
@@ -123,6 +127,14 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
     compressed_ = compressed_ || H5Pget_nfilters(create_list.get()) > 0;
     columns_.push_back(std::move(column));
   }
+  if (const auto mask = inspect_1d_dataset(root, kLossMaskDataset, H5T_NATIVE_UINT8)) {
+    const uint64_t completion_tokens = columns_[1].offsets.back();
+    if (info_.kind != PairKind::sft || !mask->matches_type || mask->length != completion_tokens) {
+      throw fail(std::string("dataset '") + kLossMaskDataset + "' must be 1-D uint8 with one entry per completion token (" +
+                 std::to_string(completion_tokens) + "), in an sft shard");
+    }
+    loss_mask_ = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLossMaskDataset, H5P_DEFAULT)));
+  }
   const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);
   const auto ref_rejected = inspect_1d_dataset(root, "ref_rejected_logp", H5T_NATIVE_FLOAT);
   if (ref_chosen.has_value() != ref_rejected.has_value()) {
@@ -170,6 +182,10 @@ Pair PairShardReader::read(size_t index) const {
   read_column(columns_[0], index, pair.prompt);
   read_column(columns_[1], index, pair.chosen);
   if (info_.kind == PairKind::dpo) read_column(columns_[2], index, pair.rejected);
+  if (has_loss_mask()) {
+    const uint64_t first = columns_[1].offsets[index];
+    read_1d_dataset_into(loss_mask_.get(), first, columns_[1].offsets[index + 1] - first, pair.loss_mask);
+  }
   if (has_ref_) {
     pair.ref_chosen_logp = ref_chosen_[index];
     pair.ref_rejected_logp = ref_rejected_[index];

@@ -1,5 +1,6 @@
 // One HDF5 shard of tokenized pairs (docs/data-format.md): per column a flat int32 token
-// dataset and its uint64 offsets (N+1); optional float32 reference log-probs; attributes for
+// dataset and its uint64 offsets (N+1); optional float32 reference log-probs; an optional
+// uint8 loss mask over SFT completions (completion's offsets); attributes for
 // kind, format version, vocabulary, special ids and provenance. The reader validates everything
 // at open and names file, dataset and index in its errors.
 #pragma once
@@ -15,7 +16,10 @@
 namespace st {
 
 inline constexpr const char* kPairFormatName = "shardtune.pairs";
-inline constexpr int64_t kPairFormatVersion = 1;
+// Version 2 adds the optional `completion_loss_mask` (written only when present, so files
+// without one stay version 1 and readable by older builds).
+inline constexpr int64_t kPairFormatVersion = 2;
+inline constexpr const char* kLossMaskDataset = "completion_loss_mask";
 
 struct ShardInfo {
   PairKind kind = PairKind::dpo;
@@ -41,6 +45,7 @@ class PairShardReader {
   size_t size() const { return pairs_; }
   int64_t max_token_id() const { return max_token_id_; }
   bool has_ref_logps() const { return has_ref_; }
+  bool has_loss_mask() const { return loss_mask_.get() >= 0; }
   bool compressed() const { return compressed_; }  // token datasets carry a filter (deflate)
   // From the offsets alone (no token read): prompt + the longest response, the row length
   // after collation.
@@ -64,6 +69,7 @@ class PairShardReader {
   bool compressed_ = false;
   std::vector<Column> columns_;
   std::vector<float> ref_chosen_, ref_rejected_;
+  Hdf5Handle loss_mask_;  // invalid when the shard has none
 };
 
 }  // namespace st

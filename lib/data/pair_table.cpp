@@ -23,6 +23,18 @@ void PairTable::append(const Pair& pair) {
   if (size() > 0 && with_ref != has_ref_logps()) {
     throw DataError("pairs mix rows with and without reference log-probs");
   }
+  if (!pair.loss_mask.empty() && pair.loss_mask.size() != pair.chosen.size()) {
+    throw DataError("a pair's loss mask has " + std::to_string(pair.loss_mask.size()) + " entries for " +
+                    std::to_string(pair.chosen.size()) + " completion tokens");
+  }
+  if (!pair.loss_mask.empty() && !has_loss_mask()) loss_mask.assign(chosen.tokens.size(), 1);
+  if (has_loss_mask() || !pair.loss_mask.empty()) {
+    if (pair.loss_mask.empty()) {
+      loss_mask.insert(loss_mask.end(), pair.chosen.size(), 1);
+    } else {
+      loss_mask.insert(loss_mask.end(), pair.loss_mask.begin(), pair.loss_mask.end());
+    }
+  }
   prompt.append(pair.prompt);
   chosen.append(pair.chosen);
   if (kind == PairKind::dpo) rejected.append(pair.rejected);
@@ -33,8 +45,12 @@ void PairTable::append(const Pair& pair) {
 }
 
 Pair PairTable::at(size_t i) const {
-  Pair pair{prompt.at(i), chosen.at(i), {}, std::nullopt, std::nullopt};
+  Pair pair{prompt.at(i), chosen.at(i), {}, {}, std::nullopt, std::nullopt};
   if (kind == PairKind::dpo) pair.rejected = rejected.at(i);
+  if (has_loss_mask()) {
+    pair.loss_mask.assign(loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i]),
+                          loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i + 1]));
+  }
   if (has_ref_logps()) {
     pair.ref_chosen_logp = ref_chosen_logp[i];
     pair.ref_rejected_logp = ref_rejected_logp[i];

@@ -1,6 +1,7 @@
 // Tokenized pairs in memory: ragged token columns (flat int32 tokens + N+1 offsets), the same
 // layout as the HDF5 shards. DPO pairs have prompt, chosen and rejected; SFT pairs have a prompt
-// and a completion (held in the `chosen` column, stored as `completion`).
+// and a completion (held in the `chosen` column, stored as `completion`), and optionally a loss
+// mask over it (multi-turn SFT: the assistant's turns are trained, the turns between are not).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@ struct Pair {
   std::vector<int32_t> prompt;
   std::vector<int32_t> chosen;    // the completion for SFT
   std::vector<int32_t> rejected;  // empty for SFT
+  // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
+  std::vector<uint8_t> loss_mask;
   std::optional<float> ref_chosen_logp;
   std::optional<float> ref_rejected_logp;
 
@@ -43,10 +46,13 @@ struct PairTable {
   PairKind kind = PairKind::dpo;
   TokenColumn prompt, chosen, rejected;
   std::vector<float> ref_chosen_logp, ref_rejected_logp;  // empty, or one per pair
+  std::vector<uint8_t> loss_mask;  // empty, or one per chosen token (offsets: chosen's)
 
   size_t size() const { return prompt.size(); }
   bool has_ref_logps() const { return !ref_chosen_logp.empty(); }
-  // Appends; reference log-probs must be present on all pairs of a table or on none.
+  bool has_loss_mask() const { return !loss_mask.empty(); }
+  // Appends; reference log-probs must be present on all pairs of a table or on none. A pair
+  // without a loss mask in a table with one gets an all-ones mask (and the other way round).
   void append(const Pair& pair);
   Pair at(size_t i) const;
   int64_t token_count() const;

@@ -13,6 +13,7 @@ FitResult fit_to_cutoff(Pair& pair, int64_t cutoff_len, TruncationPolicy policy)
   pair.prompt.erase(pair.prompt.begin(), pair.prompt.end() - prompt_keep);  // keep the end
   const auto response_keep = static_cast<size_t>(cutoff_len - prompt_keep);
   if (pair.chosen.size() > response_keep) pair.chosen.resize(response_keep);
+  if (pair.loss_mask.size() > response_keep) pair.loss_mask.resize(response_keep);
   if (pair.rejected.size() > response_keep) pair.rejected.resize(response_keep);
   return FitResult::truncated;
 }

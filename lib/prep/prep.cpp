@@ -7,6 +7,7 @@
 
 #include "data/sampler.h"
 #include "distributed/string_gather.h"
+#include "prep/json_array.h"
 #include "prep/prep_jsonl.h"
 #include "util/check.h"
 #include "util/errors.h"
@@ -18,12 +19,85 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct ParsedLine {
-  uint64_t local_line;     // 0-based within this rank's range
+  uint64_t line;           // 0-based: within this rank's byte range (JSONL), or in the file (array)
   std::variant<Pair, LineProblem> content;
 };
 
-// Lines whose first byte lies in [size * rank / ranks, size * (rank + 1) / ranks).
-std::vector<ParsedLine> parse_my_lines(const PrepOptions& o, int rank, int ranks, uint64_t& lines) {
+struct RankRecords {
+  std::vector<ParsedLine> parsed;
+  uint64_t lines = 0;           // JSONL lines of this rank's range, or records of its slice
+  bool absolute_lines = false;  // `line` counts from the file's start
+};
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path + ": cannot open the prep input");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+bool is_array_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path + ": cannot open the prep input");
+  char c = 0;
+  while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+  }
+  return in && c == '[';
+}
+
+// The shape of the file: --format, or that of the first record that is a JSON object.
+RecordReading file_reading(const PrepOptions& o, bool array) {
+  RecordReading reading{o.kind, o.vocab_size, RecordFormat::ids, false, o.schema, o.train_on, o.chat};
+  if (o.format) {
+    reading.format = *o.format;
+  } else {
+    std::vector<TextRecord> records;
+    if (array) {
+      records = json_array_records(read_whole(o.input), o.input);
+    } else {
+      std::ifstream in(o.input, std::ios::binary);
+      std::string text;
+      for (uint64_t line = 1; records.empty() && std::getline(in, text); ++line) {
+        if (text.find_first_not_of(" \t\r") != std::string::npos) records.push_back({line, text});
+      }
+    }
+    for (const TextRecord& record : records) {
+      const nlohmann::json parsed = nlohmann::json::parse(record.text, nullptr, false);
+      if (!parsed.is_object()) continue;  // malformed: counted when parsed for real
+      const auto shape = detect_record_format(parsed, o.schema);
+      if (!shape) {
+        std::string keys;
+        for (const auto& [key, value] : parsed.items()) keys += (keys.empty() ? "" : ", ") + key;
+        throw DataError(o.input + ":" + std::to_string(record.line) + ": a record of no known shape (fields: " + keys +
+                        "); expected prompt_ids (ids), messages, prompt/chosen/rejected (trl), conversations "
+                        "(sharegpt) or instruction (alpaca); name it with --format or map the columns with "
+                        "--dataset-info");
+      }
+      reading.format = *shape;
+      reading.detected = true;
+      break;
+    }
+  }
+  if (reading.format != RecordFormat::ids && !o.chat) {
+    throw ConfigError("prep: " + o.input + " holds " + enum_name(reading.format) +
+                      " text records; tokenize them with --tokenizer MODEL_DIR (and --template NAME)");
+  }
+  return reading;
+}
+
+// Array files: record slice [n * rank / ranks, n * (rank + 1) / ranks).
+RankRecords parse_my_array_records(const PrepOptions& o, const RecordReading& reading, int rank, int ranks) {
+  const std::vector<TextRecord> records = json_array_records(read_whole(o.input), o.input);
+  const size_t begin = records.size() * rank / ranks;
+  const size_t end = records.size() * (rank + 1) / ranks;
+  RankRecords out{{}, end - begin, true};
+  for (size_t i = begin; i < end; ++i) {
+    out.parsed.push_back({records[i].line - 1, parse_pair_record(records[i].text, reading)});
+  }
+  return out;
+}
+
+// JSONL: lines whose first byte lies in [size * rank / ranks, size * (rank + 1) / ranks).
+RankRecords parse_my_lines(const PrepOptions& o, const RecordReading& reading, int rank, int ranks) {
   std::ifstream in(o.input, std::ios::binary);
   if (!in) throw DataError(o.input + ": cannot open the prep input");
   const auto size = static_cast<uint64_t>(fs::file_size(o.input));
@@ -36,16 +110,15 @@ std::vector<ParsedLine> parse_my_lines(const PrepOptions& o, int rank, int ranks
     std::getline(in, text);
     position = begin - 1 + text.size() + 1;
   }
-  std::vector<ParsedLine> parsed;
-  lines = 0;
+  RankRecords out;
   while (position < end && std::getline(in, text)) {
     position += text.size() + 1;
     if (text.find_first_not_of(" \t\r") != std::string::npos) {
-      parsed.push_back({lines, parse_pair_line(text, o.kind, o.vocab_size, o.chat)});
+      out.parsed.push_back({out.lines, parse_pair_record(text, reading)});
     }
-    ++lines;
+    ++out.lines;
   }
-  return parsed;
+  return out;
 }
 
 uint64_t exclusive_prefix(uint64_t value, MPI_Comm comm, int rank) {
@@ -101,10 +174,12 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   StagingGuard guard(staging, rank == 0);
 
   PrepReport report;
-  uint64_t my_lines = 0;
-  std::vector<ParsedLine> parsed = parse_my_lines(o, rank, ranks, my_lines);
-  const uint64_t line_base = exclusive_prefix(my_lines, mpi, rank);
-  report.lines = global_sum(my_lines, mpi);
+  const bool array = is_array_file(o.input);
+  const RecordReading reading = file_reading(o, array);
+  RankRecords mine = array ? parse_my_array_records(o, reading, rank, ranks) : parse_my_lines(o, reading, rank, ranks);
+  const uint64_t line_base = exclusive_prefix(mine.lines, mpi, rank);
+  report.lines = global_sum(mine.lines, mpi);
+  std::vector<ParsedLine>& parsed = mine.parsed;
 
   // Truncate / drop, collect problems with global line numbers.
   std::vector<Pair> kept;
@@ -113,7 +188,8 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
     if (auto* problem = std::get_if<LineProblem>(&line.content)) {
       report.malformed[problem->reason]++;
       if (report.examples.size() < 5) {
-        report.examples.push_back(o.input + ":" + std::to_string(line_base + line.local_line + 1) +
+        const uint64_t line_number = (mine.absolute_lines ? 0 : line_base) + line.line + 1;
+        report.examples.push_back(o.input + ":" + std::to_string(line_number) +
                                   ": " + problem->detail);
       }
       continue;

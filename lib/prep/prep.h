@@ -1,6 +1,8 @@
-// `shardtune prep`: JSONL of token ids -> a train (and val) pair dataset in HDF5 shards. On N
-// ranks the input is split by byte ranges on line boundaries; the output is the same dataset
-// in the same global order whatever N is. Everything is written under <output>.tmp and renamed
+// `shardtune prep`: JSONL (or a JSON array) of records -> a train (and val) pair dataset in HDF5
+// shards. Records are token ids or text in one of the shapes of record_shapes.h, one shape per
+// file (named, or detected from its first record). On N ranks a JSONL input is split by byte
+// ranges on line boundaries, an array by records; the output is the same dataset in the same
+// global order whatever N is. Everything is written under <output>.tmp and renamed
 // at the end, so a failed prep never leaves a dataset that looks complete.
 #pragma once
 
@@ -12,6 +14,7 @@
 #include "data/truncation.h"
 #include "distributed/mpi_communicator.h"
 #include "prep/dataset_writer.h"
+#include "prep/record_shapes.h"
 
 namespace st {
 
@@ -30,6 +33,9 @@ struct PrepOptions {
   bool strict = false;     // any malformed line is fatal
   bool overwrite = false;
   const ChatTemplate* chat = nullptr;  // tokenizes text records; null: token ids only
+  std::optional<RecordFormat> format;  // empty: detected from the file's first record
+  RecordSchema schema;                 // field names of the text shapes (dataset_info.json)
+  TrainOn train_on = TrainOn::all;     // SFT conversations: which assistant turns carry loss
 };
 
 struct PrepReport {

@@ -28,10 +28,42 @@ std::optional<LineProblem> read_ids(const json& line, const std::string& field, 
   return std::nullopt;
 }
 
+std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordReading& reading) {
+  Pair pair;
+  const bool dpo = reading.kind == PairKind::dpo;
+  for (const auto& [field, target] : std::vector<std::pair<std::string, std::vector<int32_t>*>>{
+           {"prompt_ids", &pair.prompt}, {dpo ? "chosen_ids" : "completion_ids", &pair.chosen},
+           {dpo ? "rejected_ids" : "", &pair.rejected}}) {
+    if (field.empty()) continue;
+    if (auto problem = read_ids(line, field, reading.vocab_size, *target)) return *problem;
+  }
+  return pair;
+}
+
+std::variant<Pair, LineProblem> read_text_record(const json& line, const RecordReading& reading) {
+  if (!reading.chat) {
+    return LineProblem{"text record", "text records need --tokenizer MODEL_DIR (and --template NAME), or use *_ids"};
+  }
+  auto conversation = read_conversation(line, reading.format, reading.kind, reading.schema);
+  if (auto* problem = std::get_if<LineProblem>(&conversation)) return *problem;
+  auto tokenized = tokenize_conversation(std::get<Conversation>(conversation), reading.kind, *reading.chat,
+                                         reading.train_on);
+  if (auto* problem = std::get_if<LineProblem>(&tokenized)) return *problem;
+  const Pair& pair = std::get<Pair>(tokenized);
+  for (const auto* ids : {&pair.prompt, &pair.chosen, &pair.rejected}) {
+    for (const int32_t id : *ids) {
+      if (id >= reading.vocab_size) {
+        return LineProblem{"id out of vocab", "the tokenizer gave id " + std::to_string(id) + ", outside --vocab " +
+                                                  std::to_string(reading.vocab_size)};
+      }
+    }
+  }
+  return tokenized;
+}
+
 }  // namespace
 
-std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKind kind, int64_t vocab_size,
-                                                const ChatTemplate* chat) {
+std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const RecordReading& reading) {
   json line;
   try {
     line = json::parse(text);
@@ -39,41 +71,28 @@ std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKin
     return LineProblem{"bad json", "not valid JSON"};
   }
   if (!line.is_object()) return LineProblem{"bad json", "not a JSON object"};
-  Pair pair;
-  const bool dpo = kind == PairKind::dpo;
-  if (is_text_record(line)) {
-    if (!chat) {
-      return LineProblem{"text record", "text fields need --tokenizer MODEL_DIR and --template NAME (or use *_ids)"};
+  auto parsed = reading.format == RecordFormat::ids ? read_id_record(line, reading) : read_text_record(line, reading);
+  if (auto* problem = std::get_if<LineProblem>(&parsed)) {
+    // A record of another shape than its file's: say both, with the field that is wrong.
+    const auto shape = detect_record_format(line, reading.schema);
+    if (shape != reading.format && (problem->reason == "missing field" || problem->reason == "bad field")) {
+      return LineProblem{"wrong shape", std::string("a ") + (shape ? enum_name(*shape) : "unknown") + " record in a " +
+                                            enum_name(reading.format) + " file (" +
+                                            (reading.detected ? "detected from its first record" : "--format") +
+                                            "): " + problem->detail};
     }
-    auto tokenized = tokenize_text_record(line, kind, *chat);
-    if (auto* problem = std::get_if<LineProblem>(&tokenized)) return *problem;
-    pair = std::move(std::get<Pair>(tokenized));
-    for (const auto* ids : {&pair.prompt, &pair.chosen, &pair.rejected}) {
-      for (const int32_t id : *ids) {
-        if (id >= vocab_size) {
-          return LineProblem{"id out of vocab", "the tokenizer gave id " + std::to_string(id) + ", outside --vocab " +
-                                                    std::to_string(vocab_size)};
-        }
-      }
-    }
-  } else {
-    for (const auto& [field, target] :
-         std::vector<std::pair<std::string, std::vector<int32_t>*>>{
-             {"prompt_ids", &pair.prompt},
-             {dpo ? "chosen_ids" : "completion_ids", &pair.chosen},
-             {dpo ? "rejected_ids" : "", &pair.rejected}}) {
-      if (field.empty()) continue;
-      if (auto problem = read_ids(line, field, vocab_size, *target)) return *problem;
-    }
+    return parsed;
   }
-  if (pair.prompt.empty()) return LineProblem{"empty prompt", "'prompt_ids' is empty"};
+  Pair& pair = std::get<Pair>(parsed);
+  const bool dpo = reading.kind == PairKind::dpo;
+  if (pair.prompt.empty()) return LineProblem{"empty prompt", "the prompt is empty"};
   if (pair.chosen.empty() || (dpo && pair.rejected.empty())) {
-    return LineProblem{"empty completion", "a response list is empty"};
+    return LineProblem{"empty completion", "a response is empty"};
   }
   if (dpo && pair.chosen == pair.rejected) {
     return LineProblem{"chosen equals rejected", "chosen and rejected are identical"};
   }
-  return pair;
+  return parsed;
 }
 
 }  // namespace st

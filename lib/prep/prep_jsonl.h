@@ -1,25 +1,31 @@
-// Parsing one line of `shardtune prep` input: DPO {"prompt_ids","chosen_ids","rejected_ids"} or
-// SFT {"prompt_ids","completion_ids"}, or a text record (prep_text.h) tokenized by `chat`; token
-// ids checked against the vocabulary. A bad line gives a short reason (counted and, with
-// --strict, fatal) instead of a pair.
+// Parsing one record of `shardtune prep` input (a JSONL line or an element of a JSON array) in
+// its file's shape (record_shapes.h): token ids checked against the vocabulary, or a text
+// record rendered by the chat template and tokenized. A bad record gives a short reason (counted
+// and, with --strict, fatal) instead of a pair.
 #pragma once
 
 #include <string>
 #include <variant>
 
 #include "data/pair_table.h"
+#include "prep/line_problem.h"
+#include "prep/record_shapes.h"
 
 namespace st {
 
 class ChatTemplate;
 
-struct LineProblem {
-  std::string reason;  // stable short key, e.g. "id out of vocab"
-  std::string detail;  // with the field and value
+// How the records of one input file are read.
+struct RecordReading {
+  PairKind kind = PairKind::dpo;
+  int64_t vocab_size = 0;
+  RecordFormat format = RecordFormat::ids;  // named (--format), or detected from the first record
+  bool detected = false;                    // `format` came from the first record
+  RecordSchema schema;
+  TrainOn train_on = TrainOn::all;
+  const ChatTemplate* chat = nullptr;       // null: text records are refused
 };
 
-// `chat` null: text records are refused (they need --tokenizer and --template).
-std::variant<Pair, LineProblem> parse_pair_line(const std::string& text, PairKind kind, int64_t vocab_size,
-                                                const ChatTemplate* chat = nullptr);
+std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const RecordReading& reading);
 
 }  // namespace st

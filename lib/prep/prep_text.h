@@ -1,9 +1,7 @@
-// Text records for `shardtune prep --tokenizer MODEL_DIR --template NAME`, in the shapes users'
-// data already has (TRL / LlamaFactory):
-//   dpo: {"prompt": "..." | [messages], "chosen": "..." | [assistant message],
-//         "rejected": "..." | [assistant message], "system"?: "..."}
-//   sft: {"messages": [..., assistant message]} | {"prompt": ..., "completion": ...}
-// rendered by the chat template and tokenized, prompt and completions apart.
+// Text records for `shardtune prep --tokenizer MODEL_DIR`: a record of any text shape
+// (record_shapes.h) rendered by the chat template and tokenized, prompt and completion apart.
+// DPO: the history is the prompt, chosen/rejected the final replies. SFT: with TrainOn::all
+// every assistant turn carries loss and the turns between are masked (Pair::loss_mask).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,16 +9,12 @@
 #include <variant>
 
 #include "data/pair_table.h"
-#include "prep/prep_jsonl.h"
+#include "prep/record_shapes.h"
 #include "tokenizer/chat_template.h"
 
 namespace st {
 
-// Whether `line` is a text record (rather than token ids).
-bool is_text_record(const nlohmann::json& line);
-
-// The pair's ids, or the problem (missing field, bad message, turns the template cannot render).
-std::variant<Pair, LineProblem> tokenize_text_record(const nlohmann::json& line, PairKind kind,
-                                                     const ChatTemplate& chat);
+std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conversation, PairKind kind,
+                                                      const ChatTemplate& chat, TrainOn train_on);
 
 }  // namespace st

@@ -14,13 +14,16 @@ void require_token(const Tokenizer& tokenizer, const std::string& token, const c
   }
 }
 
+// Qwen 2.5's chat_template writes this system message when the conversation has none.
+constexpr const char* kQwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
+
 bool system_first(const std::vector<ChatMessage>& messages) {
   return !messages.empty() && messages.front().role == "system";
 }
 
 // system? (user assistant)* user, or a system message alone (the completion answers it): the
-// shapes every template renders.
-void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind) {
+// shapes every template renders. A whole conversation (`ends_with_reply`) has the reply after.
+void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind, bool ends_with_reply = false) {
   const size_t first = system_first(messages) ? 1 : 0;
   if (messages.empty()) throw std::invalid_argument("the prompt has no message");
   for (size_t i = first; i < messages.size(); ++i) {
@@ -35,7 +38,7 @@ void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind) {
                                   expected + "' (system first, then user/assistant turns ending with user)");
     }
   }
-  if (messages.back().role == "assistant") {
+  if (!ends_with_reply && messages.back().role == "assistant") {
     throw std::invalid_argument("the prompt ends with an assistant turn, so the completion would answer the "
                                 "assistant; end the prompt with a user message (or move that turn into the completion)");
   }
@@ -61,6 +64,7 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
       for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::chatml:
+    case TemplateKind::qwen:
       for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::plain:
@@ -84,6 +88,9 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
         out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
       }
       return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    case TemplateKind::qwen:
+      if (!system_first(messages)) out = "<|im_start|>system\n" + std::string(kQwenDefaultSystem) + "<|im_end|>\n";
+      [[fallthrough]];
     case TemplateKind::chatml:
       for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
       return out + "<|im_start|>assistant\n";
@@ -117,11 +124,55 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
 std::string ChatTemplate::render_completion(const std::string& reply) const {
   switch (kind_) {
     case TemplateKind::llama3: return reply + "<|eot_id|>";
-    case TemplateKind::chatml: return reply + "<|im_end|>\n";
+    case TemplateKind::chatml:
+    case TemplateKind::qwen: return reply + "<|im_end|>\n";
     case TemplateKind::llama2: return " " + reply + " </s>";
     case TemplateKind::plain: return reply + eos_;
   }
   return reply;
+}
+
+RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMessage>& messages,
+                                                      TrainOn train_on) const {
+  if (messages.empty() || messages.back().role != "assistant") {
+    throw std::invalid_argument("the conversation must end with the assistant's message (the completion)");
+  }
+  check_turns(messages, kind_, true);
+  // The assistant turns that are trained: the last, or every one after the system message.
+  std::vector<size_t> replies;
+  const size_t first = system_first(messages) ? 1 : 0;
+  for (size_t i = first; i < messages.size(); ++i) {
+    if (messages[i].role == "assistant" && (train_on == TrainOn::all || i + 1 == messages.size())) replies.push_back(i);
+  }
+  const std::vector<ChatMessage> before_first(messages.begin(), messages.begin() + static_cast<int64_t>(replies[0]));
+  RenderedConversation out{render_prompt(before_first), {}};
+  std::string rendered = out.prompt;
+  for (size_t k = 0; k < replies.size(); ++k) {
+    out.completion.push_back({render_completion(messages[replies[k]].content), true});
+    rendered += out.completion.back().text;
+    if (k + 1 == replies.size()) break;
+    // The turns up to the next reply: that reply's prompt less what is already rendered.
+    const std::vector<ChatMessage> before_next(messages.begin(), messages.begin() + static_cast<int64_t>(replies[k + 1]));
+    const std::string next_prompt = render_prompt(before_next);
+    if (next_prompt.compare(0, rendered.size(), rendered) != 0) {
+      throw std::invalid_argument(std::string("template '") + enum_name(kind_) +
+                                  "' has no multi-turn rendering to train every assistant turn on; use --train-on last");
+    }
+    out.completion.push_back({next_prompt.substr(rendered.size()), false});
+    rendered = next_prompt;
+  }
+  return out;
+}
+
+ConversationIds ChatTemplate::conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const {
+  const RenderedConversation rendered = render_conversation(messages, train_on);
+  ConversationIds out{tokenizer_.encode(rendered.prompt), {}, {}};
+  for (const RenderedSpan& span : rendered.completion) {
+    const std::vector<int32_t> ids = tokenizer_.encode(span.text);
+    out.completion.insert(out.completion.end(), ids.begin(), ids.end());
+    out.loss_mask.insert(out.loss_mask.end(), ids.size(), span.trained ? 1 : 0);
+  }
+  return out;
 }
 
 std::vector<int32_t> ChatTemplate::prompt_ids(const std::vector<ChatMessage>& messages) const {

@@ -1,4 +1,5 @@
-// Chat templates by name, as LlamaFactory's `--template`: llama3, llama2, chatml (Qwen), plain.
+// Chat templates by name, as LlamaFactory's `--template`: llama3, llama2, chatml, qwen (ChatML
+// with Qwen 2.5's default system prompt), plain.
 // A prompt (messages) and a completion (the assistant's reply) are rendered and tokenized
 // apart, so the prompt/completion boundary - where the loss mask starts - is exact. Special
 // tokens are written as text and recognised by the tokenizer's added tokens (as transformers'
@@ -20,14 +21,38 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class TemplateKind { llama3, llama2, chatml, plain };
+enum class TemplateKind { llama3, llama2, chatml, qwen, plain };
 template <>
-struct EnumNames<TemplateKind> {  // "qwen": another name of chatml (LlamaFactory's)
+struct EnumNames<TemplateKind> {
   static constexpr NamedValue<TemplateKind> table[] = {{TemplateKind::llama3, "llama3"},
                                                        {TemplateKind::llama2, "llama2"},
                                                        {TemplateKind::chatml, "chatml"},
-                                                       {TemplateKind::chatml, "qwen"},
+                                                       {TemplateKind::qwen, "qwen"},
                                                        {TemplateKind::plain, "plain"}};
+};
+
+// Which assistant turns of a conversation carry loss (SFT, `prep --train-on`).
+enum class TrainOn { all, last };
+template <>
+struct EnumNames<TrainOn> {
+  static constexpr NamedValue<TrainOn> table[] = {{TrainOn::all, "all"}, {TrainOn::last, "last"}};
+};
+
+// A conversation cut for training: the prompt up to the first trained reply, then the rest as
+// spans, each an assistant reply with its end of turn (trained) or the turns between (not).
+struct RenderedSpan {
+  std::string text;
+  bool trained = false;
+};
+struct RenderedConversation {
+  std::string prompt;
+  std::vector<RenderedSpan> completion;
+};
+
+// The same as ids: the completion's spans tokenized apart and concatenated, with the mask.
+struct ConversationIds {
+  std::vector<int32_t> prompt, completion;
+  std::vector<uint8_t> loss_mask;  // per completion token
 };
 
 // The template a tokenizer's special tokens imply: llama3 (<|start_header_id|>, <|eot_id|>),
@@ -49,8 +74,16 @@ class ChatTemplate {
   // The completion as text: the reply and the end of the assistant's turn.
   std::string render_completion(const std::string& reply) const;
 
+  // A conversation ending with an assistant turn: with TrainOn::last the prompt is everything
+  // before the last reply; with TrainOn::all everything before the first, and each later
+  // assistant turn is a trained span. Throws std::invalid_argument for turns the template
+  // cannot render (as render_prompt) or, for `plain`, several trained turns (it has no
+  // multi-turn form in which each prompt prefixes the next).
+  RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
+
   std::vector<int32_t> prompt_ids(const std::vector<ChatMessage>& messages) const;
   std::vector<int32_t> completion_ids(const std::string& reply) const;
+  ConversationIds conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
  private:
   TemplateKind kind_;

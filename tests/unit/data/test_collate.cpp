@@ -68,6 +68,28 @@ TEST(Collate, SftHasOneRowPerPair) {
   EXPECT_FALSE(batch.ref_logps.defined());
 }
 
+// Multi-turn SFT: only completion tokens whose mask is 1 are targets; truncation cuts the mask
+// with the completion.
+TEST(Collate, SftLossMaskLeavesTheUntrainedTurnsWithoutTargets) {
+  Pair pair = make_pair(2, 6, 0);
+  pair.loss_mask = {1, 1, 0, 0, 1, 1};
+  const MicroBatch batch = collate_pairs({pair}, PairKind::sft, {});
+  const int64_t x = kIgnoreTarget;
+  const std::vector<int64_t> expected = {x, 40, 41, x, x, 44, 45, x};
+  for (size_t t = 0; t < expected.size(); ++t) EXPECT_EQ(batch.targets[0][t].item<int64_t>(), expected[t]) << t;
+  EXPECT_EQ(batch.target_tokens, 4);
+  EXPECT_EQ(batch.target_counts[0].item<int64_t>(), 4);
+
+  CollateOptions short_rows;
+  short_rows.cutoff_len = 6;  // the last prompt token + the first 5 completion tokens
+  const MicroBatch cut = collate_pairs({pair}, PairKind::sft, short_rows);
+  EXPECT_EQ(cut.input_ids.size(1), 6);
+  EXPECT_EQ(cut.target_tokens, 3);
+  Pair truncated = pair;
+  fit_to_cutoff(truncated, 6, TruncationPolicy::truncate);
+  EXPECT_EQ(truncated.loss_mask, (std::vector<uint8_t>{1, 1, 0, 0, 1}));
+}
+
 TEST(PlanMicroBatches, PairCountsTokenBudgetsAndLengthGrouping) {
   const std::vector<int64_t> lengths = {5, 50, 6, 48, 7, 52};
   CollateOptions options;

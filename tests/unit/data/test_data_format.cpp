@@ -83,6 +83,43 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
   }
 }
 
+// The loss mask of multi-turn SFT round-trips; shards with one are format version 2, shards
+// without stay version 1 (older builds still read them).
+TEST_F(DataFormat, SftLossMaskRoundTripsAndSetsTheVersion) {
+  PairTable table = sample(PairKind::sft, 12, false);
+  PairTable masked;
+  masked.kind = PairKind::sft;
+  for (size_t i = 0; i < table.size(); ++i) {
+    Pair pair = table.at(i);
+    if (i % 3 == 1) {
+      for (size_t t = 0; t < pair.chosen.size(); ++t) pair.loss_mask.push_back(t % 2 == 0 ? 1 : 0);
+    }
+    masked.append(pair);
+  }
+  ASSERT_TRUE(masked.has_loss_mask());
+  const std::string path = (dir_ / "m.h5").string();
+  write_pair_shard(path, masked, {PairKind::sft, 100, 1, 2, 0, "", "test"});
+  const PairShardReader reader(path);
+  ASSERT_TRUE(reader.has_loss_mask());
+  for (size_t i = 0; i < masked.size(); ++i) {
+    const Pair read = reader.read(i);
+    ASSERT_EQ(read.loss_mask.size(), read.chosen.size()) << i;
+    EXPECT_EQ(read.loss_mask, masked.at(i).loss_mask) << i;
+    if (i % 3 != 1) {
+      EXPECT_EQ(read.loss_mask, std::vector<uint8_t>(read.chosen.size(), 1)) << "unmasked pair " << i;
+    }
+  }
+  auto version_of = [](const std::string& file) {
+    const Hdf5Handle handle = open_hdf5_file(file);
+    return read_int_attribute(handle.get(), "format_version");
+  };
+  EXPECT_EQ(version_of(path), 2);
+  const std::string plain = (dir_ / "p.h5").string();
+  write_pair_shard(plain, table, {PairKind::sft, 100, 1, 2, 0, "", "test"});
+  EXPECT_EQ(version_of(plain), 1);
+  EXPECT_FALSE(PairShardReader(plain).has_loss_mask());
+}
+
 TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
   const PairTable table = sample(PairKind::dpo, 50, false);
   const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};
@@ -144,6 +181,10 @@ TEST_F(DataFormat, MalformedShardsAreNamed) {
     H5Sclose(memory); H5Sclose(space); H5Dclose(d);
   });
   EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("'prompt_offsets' decreases at index 2"),
+            std::string::npos);
+  make([](hid_t f) { write_1d_dataset(f, "completion_loss_mask", std::vector<uint8_t>{1, 0, 1}, {}); });
+  EXPECT_NE(error_of([&] { PairShardReader r(path); })
+                .find("dataset 'completion_loss_mask' must be 1-D uint8 with one entry per completion token"),
             std::string::npos);
   make([](hid_t f) { H5Adelete(f, "max_token_id"); write_attribute(f, "max_token_id", int64_t{100}); });
   EXPECT_NE(error_of([&] { PairShardReader r(path); }).find("token id 100 is outside its vocab_size 100"),

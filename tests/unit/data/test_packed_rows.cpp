@@ -92,6 +92,21 @@ TEST(PackedRows, SequencesKeepTheirPlainTargetsCountsAndReferenceOrder) {
   }
 }
 
+// A masked SFT completion keeps exactly its plain targets when packed.
+TEST(PackedRows, SftLossMaskGivesThePlainTargets) {
+  std::vector<Pair> pairs = {make_pair(2, 6, 0), make_pair(3, 4, 0, 100)};
+  pairs[0].loss_mask = {1, 0, 0, 1, 1, 0};
+  CollateOptions packed;
+  packed.packing = true;
+  packed.cutoff_len = 32;
+  const MicroBatch plain_batch = collate_pairs(pairs, PairKind::sft, {});
+  const MicroBatch packed_batch = collate_pairs(pairs, PairKind::sft, packed);
+  EXPECT_EQ(packed_batch.input_ids.size(0), 1);
+  EXPECT_EQ(sequence_targets(packed_batch), sequence_targets(plain_batch));
+  EXPECT_EQ(sequence_targets(packed_batch)[0].size(), 3u);
+  EXPECT_TRUE(packed_batch.target_counts.equal(plain_batch.target_counts));
+}
+
 TEST(PackedRows, RowsHoldWholeSequencesWithinTheCapacityAndPositionsRestart) {
   std::vector<Pair> pairs;
   for (int i = 0; i < 9; ++i) pairs.push_back(make_pair(2 + i % 3, 3 + (5 * i) % 7, 0, i));

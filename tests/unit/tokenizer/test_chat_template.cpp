@@ -72,7 +72,86 @@ TEST(ChatTemplate, Chatml) {
             "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
             "<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n"
             "<|im_start|>assistant\n|4<|im_end|>\n");
+}
+
+// Qwen 2.5's template is ChatML that writes its default system prompt when there is none.
+TEST(ChatTemplate, QwenAddsItsDefaultSystemPromptOnlyWhenThereIsNone) {
   EXPECT_EQ(render("qwen"), render("chatml"));
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  EXPECT_EQ(ChatTemplate(TemplateKind::qwen, tokenizer).render_prompt({{"user", "Hi"}}),
+            "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(ChatTemplate(TemplateKind::chatml, tokenizer).render_prompt({{"user", "Hi"}}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
+const std::vector<ChatMessage> kThreeTurns = {{"system", "S"}, {"user", "a"}, {"assistant", "b"},
+                                              {"user", "c"},   {"assistant", "d"}, {"user", "e"},
+                                              {"assistant", "f"}};
+
+// Spans as "text" (trained) or [text] (not), after the prompt and a '|'.
+std::string spans(TemplateKind kind, TrainOn train_on, const std::vector<ChatMessage>& messages = kThreeTurns) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const RenderedConversation rendered = ChatTemplate(kind, tokenizer).render_conversation(messages, train_on);
+  std::string out = rendered.prompt + "|";
+  for (const RenderedSpan& span : rendered.completion) out += span.trained ? span.text : "[" + span.text + "]";
+  return out;
+}
+
+// Every assistant turn trained, the turns between not, and prompt + spans is the conversation
+// as render_prompt writes its longer prefixes.
+TEST(ChatTemplate, MultiTurnSpansTrainEveryAssistantTurn) {
+  EXPECT_EQ(spans(TemplateKind::chatml, TrainOn::all),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n|"
+            "b<|im_end|>\n[<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n]"
+            "d<|im_end|>\n[<|im_start|>user\ne<|im_end|>\n<|im_start|>assistant\n]f<|im_end|>\n");
+  EXPECT_EQ(spans(TemplateKind::llama2, TrainOn::all),
+            "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\na [/INST]| b </s>[<s>[INST] c [/INST]] d </s>[<s>[INST] e [/INST]] f </s>");
+  EXPECT_EQ(spans(TemplateKind::llama3, TrainOn::last),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+            "<|start_header_id|>user<|end_header_id|>\n\na<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nb"
+            "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nc<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\nd<|eot_id|><|start_header_id|>user<|end_header_id|>\n\ne"
+            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n|f<|eot_id|>");
+  // One turn: all and last agree.
+  const std::vector<ChatMessage> one = {{"user", "a"}, {"assistant", "b"}};
+  EXPECT_EQ(spans(TemplateKind::llama3, TrainOn::all, one), spans(TemplateKind::llama3, TrainOn::last, one));
+}
+
+TEST(ChatTemplate, MultiTurnIdsCarryTheMaskOfTheirSpans) {
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate chat(TemplateKind::chatml, tokenizer);
+  const ConversationIds ids = chat.conversation_ids(kThreeTurns, TrainOn::all);
+  const RenderedConversation rendered = chat.render_conversation(kThreeTurns, TrainOn::all);
+  EXPECT_EQ(ids.prompt, tokenizer.encode(rendered.prompt));
+  ASSERT_EQ(ids.loss_mask.size(), ids.completion.size());
+  size_t at = 0;
+  for (const RenderedSpan& span : rendered.completion) {
+    const std::vector<int32_t> span_ids = tokenizer.encode(span.text);
+    for (size_t k = 0; k < span_ids.size(); ++k, ++at) {
+      EXPECT_EQ(ids.completion[at], span_ids[k]);
+      EXPECT_EQ(ids.loss_mask[at], span.trained ? 1 : 0) << "token " << at;
+    }
+  }
+  EXPECT_EQ(at, ids.completion.size());
+}
+
+TEST(ChatTemplate, MultiTurnRefusals) {
+  auto why = [](TemplateKind kind, const std::vector<ChatMessage>& messages) -> std::string {
+    try {
+      spans(kind, TrainOn::all, messages);
+    } catch (const std::invalid_argument& error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_NE(why(TemplateKind::plain, kThreeTurns).find("template 'plain' has no multi-turn rendering"),
+            std::string::npos);
+  EXPECT_EQ(why(TemplateKind::plain, {{"user", "a"}, {"assistant", "b"}}), "");
+  EXPECT_NE(why(TemplateKind::chatml, {{"user", "a"}}).find("must end with the assistant's message"), std::string::npos);
+  EXPECT_NE(why(TemplateKind::chatml, {{"user", "a"}, {"assistant", "b"}, {"assistant", "c"}})
+                .find("message 2 has role 'assistant', expected 'user'"),
+            std::string::npos);
 }
 
 TEST(ChatTemplate, Llama2) {
@@ -144,7 +223,7 @@ TEST(ChatTemplate, BadTurnsAndUnknownNamesAreRefused) {
   TemplateKind kind = TemplateKind::plain;
   EXPECT_FALSE(find_enum("vicuna", kind));
   EXPECT_TRUE(find_enum("qwen", kind));
-  EXPECT_EQ(kind, TemplateKind::chatml) << "qwen names the chatml template";
+  EXPECT_EQ(kind, TemplateKind::qwen);
   EXPECT_STREQ(enum_name(TemplateKind::chatml), "chatml");
 }
 

@@ -1,0 +1,95 @@
+#include "prep/dataset_info.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using nlohmann::json;
+
+// LlamaFactory column names -> the schema's fields (alpaca's prompt/query/response are our
+// instruction/input/output).
+std::map<std::string, std::string RecordSchema::*> column_fields() {
+  return {{"prompt", &RecordSchema::instruction}, {"query", &RecordSchema::input},
+          {"response", &RecordSchema::output},    {"history", &RecordSchema::history},
+          {"system", &RecordSchema::system},      {"chosen", &RecordSchema::chosen},
+          {"rejected", &RecordSchema::rejected},  {"messages", &RecordSchema::conversations}};
+}
+
+std::map<std::string, std::string RecordSchema::*> tag_fields() {
+  return {{"role_tag", &RecordSchema::role_tag},         {"content_tag", &RecordSchema::content_tag},
+          {"user_tag", &RecordSchema::user_tag},         {"assistant_tag", &RecordSchema::assistant_tag},
+          {"system_tag", &RecordSchema::system_tag},     {"observation_tag", &RecordSchema::observation_tag},
+          {"function_tag", &RecordSchema::function_tag}};
+}
+
+}  // namespace
+
+DatasetInfoEntry read_dataset_info(const std::string& directory, const std::string& name, PairKind kind) {
+  const std::string path = directory + "/dataset_info.json";
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path + ": cannot open (--dataset-info names the directory that holds it)");
+  json info;
+  try {
+    info = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
+  }
+  const std::string where = path + ": dataset '" + name + "'";
+  if (!info.is_object() || !info.contains(name)) {
+    std::string names;
+    if (info.is_object()) {
+      for (const auto& [key, value] : info.items()) names += (names.empty() ? "" : ", ") + key;
+    }
+    throw ConfigError(where + " is not there; it has: " + (names.empty() ? "nothing" : names));
+  }
+  const json& entry = info[name];
+  auto field = [&](const std::string& key) { return where + " field '" + key + "'"; };
+  if (!entry.is_object()) throw ConfigError(where + " is not an object");
+  if (!entry.contains("file_name") || !entry["file_name"].is_string()) {
+    throw ConfigError(field("file_name") + " is missing: shardtune reads local files only (hf_hub_url, ms_hub_url "
+                      "and script_url entries need the data downloaded and named by file_name)");
+  }
+  DatasetInfoEntry out;
+  out.file = (std::filesystem::path(directory) / entry["file_name"].get<std::string>()).string();
+  if (!std::filesystem::is_regular_file(out.file)) {
+    throw ConfigError(field("file_name") + ": " + out.file + " is not a file (directories of files are not read; "
+                      "concatenate them into one JSON or JSONL file)");
+  }
+  const std::string formatting = entry.value("formatting", std::string("alpaca"));
+  if (formatting == "alpaca") {
+    out.format = RecordFormat::alpaca;
+  } else if (formatting == "sharegpt") {
+    out.format = RecordFormat::sharegpt;
+  } else {
+    throw ConfigError(field("formatting") + " is '" + formatting + "'; expected alpaca or sharegpt");
+  }
+  const bool ranking = entry.value("ranking", false);
+  if (ranking != (kind == PairKind::dpo)) {
+    throw ConfigError(where + (ranking ? " is a ranking (preference) dataset; prep it with --kind dpo"
+                                       : " is not a ranking dataset (\"ranking\": true); prep it with --kind sft"));
+  }
+  for (const auto& [section, fields] : {std::pair{"columns", column_fields()}, std::pair{"tags", tag_fields()}}) {
+    if (!entry.contains(section)) continue;
+    if (!entry[section].is_object()) throw ConfigError(field(section) + " is not an object");
+    for (const auto& [key, value] : entry[section].items()) {
+      if (value.is_null()) continue;
+      const auto known = fields.find(key);
+      if (known == fields.end()) {
+        throw ConfigError(field(std::string(section) + "." + key) + " is not supported (images, videos, audios, "
+                          "tools and kto_tag are not; remove it to train on the text alone)");
+      }
+      if (!value.is_string()) throw ConfigError(field(std::string(section) + "." + key) + " is not a string");
+      out.schema.*(known->second) = value.get<std::string>();
+    }
+  }
+  return out;
+}
+
+}  // namespace st

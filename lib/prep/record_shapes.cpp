@@ -1,0 +1,251 @@
+#include "prep/record_shapes.h"
+
+#include <algorithm>
+
+namespace st {
+namespace {
+
+using nlohmann::json;
+
+LineProblem missing(const std::string& field) { return {"missing field", "field '" + field + "' is missing"}; }
+LineProblem bad(const std::string& field, const std::string& what) {
+  return {"bad field", "field '" + field + "' " + what};
+}
+
+std::optional<LineProblem> read_string(const json& record, const std::string& field, std::string& out) {
+  if (!record.contains(field)) return missing(field);
+  if (!record[field].is_string()) return bad(field, "is not a string");
+  out = record[field].get<std::string>();
+  return std::nullopt;
+}
+
+// An optional "system" string goes first.
+std::optional<LineProblem> read_system(const json& record, const std::string& field, std::vector<ChatMessage>& out) {
+  if (!record.contains(field) || record[field].is_null()) return std::nullopt;
+  std::string system;
+  if (auto problem = read_string(record, field, system)) return problem;
+  if (!system.empty()) out.push_back({"system", system});
+  return std::nullopt;
+}
+
+// A string (one user message) or a list of {"role", "content"} objects.
+std::optional<LineProblem> read_role_messages(const json& record, const std::string& field,
+                                              std::vector<ChatMessage>& out) {
+  if (!record.contains(field)) return missing(field);
+  const json& node = record[field];
+  if (node.is_string()) {
+    out.push_back({"user", node.get<std::string>()});
+    return std::nullopt;
+  }
+  if (!node.is_array()) return bad(field, "is neither a string nor a list of messages");
+  for (size_t i = 0; i < node.size(); ++i) {
+    const json& m = node[i];
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+        !m["content"].is_string()) {
+      return bad(field, "[" + std::to_string(i) + "] is not {\"role\": \"...\", \"content\": \"...\"}");
+    }
+    out.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+  }
+  return std::nullopt;
+}
+
+// A reply: a string, or a list holding one message with role 'assistant'.
+std::optional<LineProblem> read_reply(const json& record, const std::string& field, std::string& out) {
+  std::vector<ChatMessage> messages;
+  if (auto problem = read_role_messages(record, field, messages)) return problem;
+  if (!record[field].is_string() && (messages.size() != 1 || messages.front().role != "assistant")) {
+    return bad(field, "must hold exactly one message with role 'assistant'");
+  }
+  out = messages.front().content;
+  return std::nullopt;
+}
+
+// The assistant's reply that ends `messages`, taken off it.
+std::optional<LineProblem> take_final_reply(std::vector<ChatMessage>& messages, const std::string& field,
+                                            std::string& reply) {
+  if (messages.empty() || messages.back().role != "assistant") {
+    return bad(field, "must end with the assistant's message (the completion)");
+  }
+  reply = messages.back().content;
+  messages.pop_back();
+  return std::nullopt;
+}
+
+std::optional<LineProblem> read_preference(const json& record, const RecordSchema& schema, Conversation& out) {
+  if (auto problem = read_reply(record, schema.chosen, out.chosen)) return problem;
+  return read_reply(record, schema.rejected, out.rejected);
+}
+
+std::variant<Conversation, LineProblem> read_messages_shape(const json& record, PairKind kind,
+                                                            const RecordSchema& schema) {
+  Conversation out;
+  if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  if (!record.contains("messages") || !record["messages"].is_array()) {
+    return record.contains("messages") ? bad("messages", "is not a list of messages") : missing("messages");
+  }
+  if (auto problem = read_role_messages(record, "messages", out.messages)) return *problem;
+  if (kind == PairKind::dpo) {
+    if (auto problem = read_preference(record, schema, out)) return *problem;
+  } else if (record["messages"].empty() || out.messages.back().role != "assistant") {
+    return bad("messages", "must end with the assistant's message (the completion)");
+  }
+  return out;
+}
+
+// TRL: prompt + completion (trained alone), prompt + chosen/rejected, or chosen/rejected as
+// whole conversations sharing everything but their last message (the implicit prompt).
+std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairKind kind, const RecordSchema& schema) {
+  Conversation out;
+  out.last_turn_only = true;
+  if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  if (kind == PairKind::sft) {
+    std::string completion;
+    if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
+    if (auto problem = read_reply(record, "completion", completion)) return *problem;
+    out.messages.push_back({"assistant", completion});
+    return out;
+  }
+  if (record.contains("prompt")) {
+    if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
+    if (auto problem = read_preference(record, schema, out)) return *problem;
+    return out;
+  }
+  std::vector<ChatMessage> chosen, rejected;
+  if (auto problem = read_role_messages(record, schema.chosen, chosen)) return *problem;
+  if (auto problem = read_role_messages(record, schema.rejected, rejected)) return *problem;
+  if (!record[schema.chosen].is_array() || !record[schema.rejected].is_array()) {
+    return missing("prompt");  // strings without a prompt: nothing to answer
+  }
+  if (auto problem = take_final_reply(chosen, schema.chosen, out.chosen)) return *problem;
+  if (auto problem = take_final_reply(rejected, schema.rejected, out.rejected)) return *problem;
+  const bool same_prompt = std::equal(chosen.begin(), chosen.end(), rejected.begin(), rejected.end(),
+                                      [](const ChatMessage& a, const ChatMessage& b) {
+                                        return a.role == b.role && a.content == b.content;
+                                      });
+  if (!same_prompt) {
+    return bad(schema.rejected, "differs from '" + schema.chosen + "' before the last message (the implicit prompt "
+                                "must be shared); give the prompt in 'prompt'");
+  }
+  out.messages.insert(out.messages.end(), chosen.begin(), chosen.end());
+  return out;
+}
+
+// One ShareGPT message: {role_tag: tag, content_tag: text}.
+std::variant<ChatMessage, LineProblem> sharegpt_message(const json& m, const std::string& where,
+                                                        const RecordSchema& schema) {
+  if (!m.is_object() || !m.contains(schema.role_tag) || !m[schema.role_tag].is_string() ||
+      !m.contains(schema.content_tag) || !m[schema.content_tag].is_string()) {
+    return bad(where, "is not {\"" + schema.role_tag + "\": \"...\", \"" + schema.content_tag + "\": \"...\"}");
+  }
+  const std::string tag = m[schema.role_tag].get<std::string>();
+  const std::pair<const std::string*, const char*> roles[] = {
+      {&schema.user_tag, "user"},       {&schema.assistant_tag, "assistant"}, {&schema.system_tag, "system"},
+      {&schema.observation_tag, "tool"}, {&schema.function_tag, "function"}};
+  for (const auto& [name, role] : roles) {
+    if (tag == *name) return ChatMessage{role, m[schema.content_tag].get<std::string>()};
+  }
+  return bad(where + "." + schema.role_tag, "is '" + tag + "'; expected " + schema.user_tag + ", " +
+                                                schema.assistant_tag + ", " + schema.system_tag + ", " +
+                                                schema.observation_tag + " or " + schema.function_tag);
+}
+
+std::optional<LineProblem> read_sharegpt_reply(const json& record, const std::string& field,
+                                               const RecordSchema& schema, std::string& out) {
+  if (!record.contains(field)) return missing(field);
+  if (record[field].is_string()) {
+    out = record[field].get<std::string>();
+    return std::nullopt;
+  }
+  auto message = sharegpt_message(record[field], field, schema);
+  if (auto* problem = std::get_if<LineProblem>(&message)) return *problem;
+  if (std::get<ChatMessage>(message).role != "assistant") {
+    return bad(field, "must be the assistant's message ('" + schema.assistant_tag + "')");
+  }
+  out = std::get<ChatMessage>(message).content;
+  return std::nullopt;
+}
+
+std::variant<Conversation, LineProblem> read_sharegpt_shape(const json& record, PairKind kind,
+                                                            const RecordSchema& schema) {
+  Conversation out;
+  if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  const std::string& field = schema.conversations;
+  if (!record.contains(field)) return missing(field);
+  if (!record[field].is_array()) return bad(field, "is not a list of messages");
+  for (size_t i = 0; i < record[field].size(); ++i) {
+    auto message = sharegpt_message(record[field][i], field + "[" + std::to_string(i) + "]", schema);
+    if (auto* problem = std::get_if<LineProblem>(&message)) return *problem;
+    out.messages.push_back(std::get<ChatMessage>(message));
+  }
+  if (kind == PairKind::dpo) {
+    if (auto problem = read_sharegpt_reply(record, schema.chosen, schema, out.chosen)) return *problem;
+    if (auto problem = read_sharegpt_reply(record, schema.rejected, schema, out.rejected)) return *problem;
+  } else if (out.messages.empty() || out.messages.back().role != "assistant") {
+    return bad(field, "must end with the assistant's message ('" + schema.assistant_tag + "', the completion)");
+  }
+  return out;
+}
+
+// Alpaca: the user turn is instruction, then input on a new line when there is one; history is
+// [[instruction, response], ...] before it.
+std::variant<Conversation, LineProblem> read_alpaca_shape(const json& record, PairKind kind,
+                                                          const RecordSchema& schema) {
+  Conversation out;
+  if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  if (record.contains(schema.history) && !record[schema.history].is_null()) {
+    const json& history = record[schema.history];
+    if (!history.is_array()) return bad(schema.history, "is not a list of [instruction, response] pairs");
+    for (size_t i = 0; i < history.size(); ++i) {
+      const json& turn = history[i];
+      if (!turn.is_array() || turn.size() != 2 || !turn[0].is_string() || !turn[1].is_string()) {
+        return bad(schema.history + "[" + std::to_string(i) + "]", "is not [\"instruction\", \"response\"]");
+      }
+      out.messages.push_back({"user", turn[0].get<std::string>()});
+      out.messages.push_back({"assistant", turn[1].get<std::string>()});
+    }
+  }
+  std::string instruction, input;
+  if (auto problem = read_string(record, schema.instruction, instruction)) return *problem;
+  if (record.contains(schema.input) && !record[schema.input].is_null()) {
+    if (auto problem = read_string(record, schema.input, input)) return *problem;
+  }
+  out.messages.push_back({"user", input.empty() ? instruction : instruction + "\n" + input});
+  if (kind == PairKind::dpo) {
+    if (auto problem = read_string(record, schema.chosen, out.chosen)) return *problem;
+    if (auto problem = read_string(record, schema.rejected, out.rejected)) return *problem;
+    return out;
+  }
+  std::string output;
+  if (auto problem = read_string(record, schema.output, output)) return *problem;
+  out.messages.push_back({"assistant", output});
+  return out;
+}
+
+}  // namespace
+
+std::optional<RecordFormat> detect_record_format(const json& record, const RecordSchema& schema) {
+  if (!record.is_object()) return std::nullopt;
+  if (record.contains("prompt_ids")) return RecordFormat::ids;
+  if (record.contains(schema.conversations)) return RecordFormat::sharegpt;
+  if (record.contains(schema.instruction)) return RecordFormat::alpaca;
+  if (record.contains("messages")) return RecordFormat::messages;
+  if (record.contains("prompt")) return RecordFormat::trl;
+  if (record.contains(schema.chosen) && record[schema.chosen].is_array() && record.contains(schema.rejected)) {
+    return RecordFormat::trl;
+  }
+  return std::nullopt;
+}
+
+std::variant<Conversation, LineProblem> read_conversation(const json& record, RecordFormat format, PairKind kind,
+                                                          const RecordSchema& schema) {
+  switch (format) {
+    case RecordFormat::messages: return read_messages_shape(record, kind, schema);
+    case RecordFormat::trl: return read_trl_shape(record, kind, schema);
+    case RecordFormat::sharegpt: return read_sharegpt_shape(record, kind, schema);
+    case RecordFormat::alpaca: return read_alpaca_shape(record, kind, schema);
+    case RecordFormat::ids: break;
+  }
+  return LineProblem{"wrong shape", "token-id records are not text"};
+}
+
+}  // namespace st

@@ -1,0 +1,219 @@
+// Record shapes of `prep` (record_shapes.h): each shape read into the same conversation, the
+// detection, the refusals naming the field; JSON arrays split into records with their lines;
+// LlamaFactory dataset_info.json entries.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "prep/dataset_info.h"
+#include "prep/json_array.h"
+#include "prep/record_shapes.h"
+#include "scratch_dir.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using Json = nlohmann::json;
+
+// "role:content" per message, then "=> chosen / rejected" for preference records.
+std::string read_as(const std::string& record, RecordFormat format, PairKind kind, const RecordSchema& schema = {}) {
+  const auto read = read_conversation(Json::parse(record), format, kind, schema);
+  if (const auto* problem = std::get_if<LineProblem>(&read)) return "problem: " + problem->detail;
+  const Conversation& conversation = std::get<Conversation>(read);
+  std::string out;
+  for (const ChatMessage& m : conversation.messages) out += m.role + ":" + m.content + " ";
+  if (kind == PairKind::dpo) out += "=> " + conversation.chosen + " / " + conversation.rejected;
+  return out;
+}
+
+// The same two-turn SFT conversation in every text shape.
+TEST(RecordShapes, EveryShapeReadsTheSameSftConversation) {
+  const std::string expected = "system:S user:a assistant:b user:c assistant:d ";
+  EXPECT_EQ(read_as(R"({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
+                        {"role": "assistant", "content": "d"}]})",
+                    RecordFormat::messages, PairKind::sft),
+            expected);
+  EXPECT_EQ(read_as(R"({"system": "S", "conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"},
+                        {"from": "human", "value": "c"}, {"from": "gpt", "value": "d"}]})",
+                    RecordFormat::sharegpt, PairKind::sft),
+            expected);
+  EXPECT_EQ(read_as(R"({"system": "S", "instruction": "c", "output": "d", "history": [["a", "b"]]})",
+                    RecordFormat::alpaca, PairKind::sft),
+            expected);
+  EXPECT_EQ(read_as(R"({"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}],
+                        "completion": [{"role": "assistant", "content": "d"}]})",
+                    RecordFormat::trl, PairKind::sft),
+            expected);
+  // Alpaca's input follows the instruction on a new line.
+  EXPECT_EQ(read_as(R"({"instruction": "Sum", "input": "1 2", "output": "3"})", RecordFormat::alpaca, PairKind::sft),
+            "user:Sum\n1 2 assistant:3 ");
+}
+
+TEST(RecordShapes, EveryShapeReadsTheSamePreferenceWithHistory) {
+  const std::string expected = "system:S user:a assistant:b user:c => good / bad";
+  EXPECT_EQ(read_as(R"({"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}],
+                        "chosen": [{"role": "assistant", "content": "good"}], "rejected": "bad"})",
+                    RecordFormat::trl, PairKind::dpo),
+            expected);
+  // TRL's implicit prompt: whole conversations that share all but their last message.
+  EXPECT_EQ(read_as(R"({"chosen": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
+                        {"role": "assistant", "content": "good"}],
+                        "rejected": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"},
+                        {"role": "assistant", "content": "bad"}]})",
+                    RecordFormat::trl, PairKind::dpo),
+            expected);
+  EXPECT_EQ(read_as(R"({"system": "S", "conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"},
+                        {"from": "human", "value": "c"}], "chosen": {"from": "gpt", "value": "good"},
+                        "rejected": {"from": "gpt", "value": "bad"}})",
+                    RecordFormat::sharegpt, PairKind::dpo),
+            expected);
+  EXPECT_EQ(read_as(R"({"system": "S", "history": [["a", "b"]], "instruction": "c", "chosen": "good", "rejected": "bad"})",
+                    RecordFormat::alpaca, PairKind::dpo),
+            expected);
+  EXPECT_EQ(read_as(R"({"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}],
+                        "chosen": "good", "rejected": "bad"})",
+                    RecordFormat::messages, PairKind::dpo),
+            expected);
+  // A system-only prompt.
+  EXPECT_EQ(read_as(R"({"prompt": [{"role": "system", "content": "Write a haiku."}], "chosen": "x", "rejected": "y"})",
+                    RecordFormat::trl, PairKind::dpo),
+            "system:Write a haiku. => x / y");
+}
+
+TEST(RecordShapes, RenamedColumnsAndTags) {
+  RecordSchema schema;
+  schema.conversations = "messages";
+  schema.role_tag = "role";
+  schema.content_tag = "content";
+  schema.user_tag = "user";
+  schema.assistant_tag = "assistant";
+  EXPECT_EQ(read_as(R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]})",
+                    RecordFormat::sharegpt, PairKind::sft, schema),
+            "user:a assistant:b ");
+  // ShareGPT's observation and function_call become tool roles, which the templates refuse by name.
+  EXPECT_EQ(read_as(R"({"conversations": [{"from": "human", "value": "a"}, {"from": "function_call", "value": "f"},
+                        {"from": "observation", "value": "o"}, {"from": "gpt", "value": "b"}]})",
+                    RecordFormat::sharegpt, PairKind::sft),
+            "user:a function:f tool:o assistant:b ");
+}
+
+TEST(RecordShapes, ProblemsNameTheField) {
+  EXPECT_EQ(read_as(R"({"conversations": [{"from": "bot", "value": "a"}]})", RecordFormat::sharegpt, PairKind::sft),
+            "problem: field 'conversations[0].from' is 'bot'; expected human, gpt, system, observation or function_call");
+  EXPECT_EQ(read_as(R"({"conversations": [{"from": "human", "value": "a"}]})", RecordFormat::sharegpt, PairKind::sft),
+            "problem: field 'conversations' must end with the assistant's message ('gpt', the completion)");
+  EXPECT_EQ(read_as(R"({"conversations": [{"from": "human", "value": "a"}], "chosen": {"from": "human", "value": "x"},
+                        "rejected": "y"})",
+                    RecordFormat::sharegpt, PairKind::dpo),
+            "problem: field 'chosen' must be the assistant's message ('gpt')");
+  EXPECT_EQ(read_as(R"({"instruction": "a"})", RecordFormat::alpaca, PairKind::sft),
+            "problem: field 'output' is missing");
+  EXPECT_EQ(read_as(R"({"instruction": "a", "output": "b", "history": [["x"]]})", RecordFormat::alpaca, PairKind::sft),
+            "problem: field 'history[0]' is not [\"instruction\", \"response\"]");
+  EXPECT_EQ(read_as(R"({"messages": [{"role": "user", "content": "a"}]})", RecordFormat::messages, PairKind::sft),
+            "problem: field 'messages' must end with the assistant's message (the completion)");
+  EXPECT_EQ(read_as(R"({"messages": [{"role": "user"}]})", RecordFormat::messages, PairKind::sft),
+            "problem: field 'messages' [0] is not {\"role\": \"...\", \"content\": \"...\"}");
+  EXPECT_EQ(read_as(R"({"chosen": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "x"}],
+                        "rejected": [{"role": "user", "content": "b"}, {"role": "assistant", "content": "y"}]})",
+                    RecordFormat::trl, PairKind::dpo)
+                .rfind("problem: field 'rejected' differs from 'chosen' before the last message", 0),
+            0u);
+}
+
+TEST(RecordShapes, DetectionFromTheFields) {
+  const RecordSchema schema;
+  auto shape = [&](const char* record) { return detect_record_format(Json::parse(record), schema); };
+  EXPECT_EQ(shape(R"({"prompt_ids": [1]})"), RecordFormat::ids);
+  EXPECT_EQ(shape(R"({"messages": []})"), RecordFormat::messages);
+  EXPECT_EQ(shape(R"({"prompt": "a", "chosen": "b", "rejected": "c"})"), RecordFormat::trl);
+  EXPECT_EQ(shape(R"({"chosen": [], "rejected": []})"), RecordFormat::trl);
+  EXPECT_EQ(shape(R"({"conversations": []})"), RecordFormat::sharegpt);
+  EXPECT_EQ(shape(R"({"instruction": "a", "output": "b"})"), RecordFormat::alpaca);
+  EXPECT_EQ(shape(R"({"text": "a"})"), std::nullopt);
+}
+
+TEST(JsonArray, RecordsWithTheirLines) {
+  const std::string text = "[\n  {\"a\": \"x,]\\\"}\"},\n  {\"b\": [1, {\"c\": 2}]}\n,{}]\n";
+  ASSERT_TRUE(starts_json_array(text));
+  const std::vector<TextRecord> records = json_array_records(text, "f.json");
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].line, 2u);
+  EXPECT_EQ(Json::parse(records[0].text)["a"], "x,]\"}");
+  EXPECT_EQ(records[1].line, 3u);
+  EXPECT_EQ(Json::parse(records[1].text)["b"][1]["c"], 2);
+  EXPECT_EQ(records[2].text, "{}");
+  EXPECT_TRUE(json_array_records("[]", "f.json").empty());
+  EXPECT_FALSE(starts_json_array(" {\"a\": 1}\n"));
+  auto error = [](const std::string& bad) {
+    try {
+      json_array_records(bad, "f.json");
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error("[{}, {}").find("f.json:1: the array is not closed"), std::string::npos);
+  EXPECT_NE(error("[{}\n {}]").find("f.json:2: expected ',' or ']' between records"), std::string::npos);
+  EXPECT_NE(error("[{}] x").find("text after the closing ']'"), std::string::npos);
+}
+
+class DatasetInfo : public st::testing::ScratchDirTest {
+ protected:
+  void write(const Json& info) {
+    std::ofstream(dir_ / "dataset_info.json") << info.dump();
+    std::ofstream(dir_ / "data.json") << "[]";
+  }
+  std::string error_of(const std::string& name, PairKind kind) {
+    try {
+      read_dataset_info(dir_.string(), name, kind);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
+  write({{"pref", {{"file_name", "data.json"}, {"formatting", "sharegpt"}, {"ranking", true},
+                   {"columns", {{"messages", "messages"}, {"chosen", "good"}, {"rejected", "bad"}}},
+                   {"tags", {{"role_tag", "role"}, {"content_tag", "content"}, {"user_tag", "user"},
+                             {"assistant_tag", "assistant"}}}}},
+         {"sft", {{"file_name", "data.json"}, {"columns", {{"prompt", "q"}, {"query", "ctx"}, {"response", "a"}}}}},
+         {"hub", {{"hf_hub_url", "org/data"}}},
+         {"gone", {{"file_name", "missing.json"}}},
+         {"images", {{"file_name", "data.json"}, {"columns", {{"images", "images"}}}}}});
+  const DatasetInfoEntry pref = read_dataset_info(dir_.string(), "pref", PairKind::dpo);
+  EXPECT_EQ(pref.file, (dir_ / "data.json").string());
+  EXPECT_EQ(pref.format, RecordFormat::sharegpt);
+  EXPECT_EQ(pref.schema.conversations, "messages");
+  EXPECT_EQ(pref.schema.chosen, "good");
+  EXPECT_EQ(pref.schema.role_tag, "role");
+  EXPECT_EQ(pref.schema.assistant_tag, "assistant");
+  const DatasetInfoEntry sft = read_dataset_info(dir_.string(), "sft", PairKind::sft);
+  EXPECT_EQ(sft.format, RecordFormat::alpaca);
+  EXPECT_EQ(sft.schema.instruction, "q");
+  EXPECT_EQ(sft.schema.input, "ctx");
+  EXPECT_EQ(sft.schema.output, "a");
+  EXPECT_NE(error_of("pref", PairKind::sft).find("is a ranking (preference) dataset; prep it with --kind dpo"),
+            std::string::npos);
+  EXPECT_NE(error_of("sft", PairKind::dpo).find("is not a ranking dataset"), std::string::npos);
+  EXPECT_NE(error_of("nope", PairKind::sft).find("dataset 'nope' is not there; it has: gone, hub, images, pref, sft"),
+            std::string::npos);
+  EXPECT_NE(error_of("hub", PairKind::sft).find("field 'file_name' is missing: shardtune reads local files only"),
+            std::string::npos);
+  EXPECT_NE(error_of("gone", PairKind::sft).find("missing.json is not a file"), std::string::npos);
+  EXPECT_NE(error_of("images", PairKind::sft).find("field 'columns.images' is not supported"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace st
