@@ -100,6 +100,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     const Timer timer;
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const PrepReport report = run_prep(o, communicator);
+    if (report.format_detected) log0("prep: --format auto: ", enum_name(report.format), " (from the first record)");
     uint64_t malformed = 0;
     std::string reasons;
     for (const auto& [reason, count] : report.malformed) {

@@ -176,6 +176,8 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   PrepReport report;
   const bool array = is_array_file(o.input);
   const RecordReading reading = file_reading(o, array);
+  report.format = reading.format;
+  report.format_detected = reading.detected;
   RankRecords mine = array ? parse_my_array_records(o, reading, rank, ranks) : parse_my_lines(o, reading, rank, ranks);
   const uint64_t line_base = exclusive_prefix(mine.lines, mpi, rank);
   report.lines = global_sum(mine.lines, mpi);

@@ -76,8 +76,8 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
     // A record of another shape than its file's: say both, with the field that is wrong.
     const auto shape = detect_record_format(line, reading.schema);
     if (shape != reading.format && (problem->reason == "missing field" || problem->reason == "bad field")) {
-      return LineProblem{"wrong shape", std::string("a ") + (shape ? enum_name(*shape) : "unknown") + " record in a " +
-                                            enum_name(reading.format) + " file (" +
+      return LineProblem{"wrong shape", std::string("record shape ") + (shape ? enum_name(*shape) : "unknown") +
+                                            ", but the file is " + enum_name(reading.format) + " (" +
                                             (reading.detected ? "detected from its first record" : "--format") +
                                             "): " + problem->detail};
     }

@@ -3,6 +3,23 @@
 # shellcheck source=harness.sh
 source "$(dirname "$0")/harness.sh"
 manifest_value() { grep -E "\"$2\": " "$1" | head -1 | sed -E 's/.*: ([0-9]+).*/\1/'; }
+# byte_tokenizer DIR: a Llama 3 style byte-level tokenizer: ids 0-255 are the bytes (GPT-2's
+# alphabet), then <|begin_of_text|>, <|start_header_id|>, <|end_header_id|>, <|eot_id|>.
+byte_tokenizer() {
+  mkdir -p "$1"
+  python3 - "$1" <<'PY'
+import json, sys
+printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
+extra = iter(range(256, 512))
+vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
+specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
+             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+             "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
+json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
+PY
+}
+shapes_check() { /usr/bin/python3 "$(dirname "$0")/prep_shapes_check.py" "$@"; }
 
 case "$case_name" in
   prep_reports_and_splits)
@@ -38,19 +55,7 @@ case "$case_name" in
     expect_output "--vocab \(> 0\) are required"
     ;;
   prep_from_text)
-    # A byte-level tokenizer: ids 0-255 are the bytes (GPT-2's alphabet), then the special tokens.
-    mkdir "$work/model"
-    python3 - "$work/model" <<'PY'
-import json, sys
-printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
-extra = iter(range(256, 512))
-vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
-specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
-tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
-             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
-             "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
-json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
-PY
+    byte_tokenizer "$work/model"
     {
       echo '{"prompt": "Hi", "chosen": "4", "rejected": "5"}'
       echo '{"system": "S", "prompt": [{"role": "user", "content": "é?"}], "chosen": [{"role": "assistant", "content": "ok"}], "rejected": [{"role": "assistant", "content": "no"}]}'
@@ -60,8 +65,8 @@ PY
       echo '{"prompt": [{"role": "system", "content": "Sys"}], "chosen": "a", "rejected": "b"}'
       echo '{"prompt": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "x"}], "chosen": "a", "rejected": "b"}'
     } >"$work/text.jsonl"
-    run --exit 1 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
-    expect_output "text.jsonl:1: text fields need --tokenizer MODEL_DIR and --template NAME"
+    run --exit 2 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
+    expect_output "text.jsonl holds trl text records; tokenize them with --tokenizer MODEL_DIR"
     run --exit 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template vicuna
     expect_output "--template 'vicuna' is not one of llama3\|llama2\|chatml\|qwen\|plain\|auto"
     run --exit 1 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template chatml
@@ -96,29 +101,116 @@ for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
 print("pairs:", got)
 sys.exit(0 if got == expected else 1)
 PY
-    # SFT: a message list (the last one is the completion) or prompt/completion strings.
+    # SFT: one shape per file (messages here, detected from the first line): a prompt/completion
+    # record among them is refused naming both shapes and the field.
     {
       echo '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}'
       echo '{"prompt": "Q", "completion": "A"}'
       echo '{"messages": [{"role": "user", "content": "Hi"}]}'
     } >"$work/sft.jsonl"
     run --exit 0 "$bin" prep --kind sft --input "$work/sft.jsonl" --output "$work/sft" --tokenizer "$work/model" --template llama3
-    expect_output "prep: 3 lines -> 2 train \+ 0 val pairs"
+    expect_output "prep: 3 lines -> 1 train \+ 0 val pairs"
+    expect_output "sft.jsonl:2: record shape trl, but the file is messages \(detected from its first record\): field 'messages' is missing"
     expect_output "sft.jsonl:3: field 'messages' must end with the assistant's message"
-    /usr/bin/python3 - "$work/sft/train" <<'PY' || fail "SFT pairs differ from the llama3 rendering"
-import glob, h5py, sys
-BOT, SH, EH, EOT = 256, 257, 258, 259
-text = lambda s: list(s.encode())
-prompt = lambda user: [BOT, SH] + text("user") + [EH] + text("\n\n" + user) + [EOT, SH] + text("assistant") + [EH] + text("\n\n")
-expected = [(prompt("Hi"), text("Yo") + [EOT]), (prompt("Q"), text("A") + [EOT])]
-got = []
-for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
-    with h5py.File(path) as f:
-        col = lambda name, i: f[name][f[name + "_offsets"][i]:f[name + "_offsets"][i + 1]].tolist()
-        got += [(col("prompt", i), col("completion", i)) for i in range(f.attrs["num_pairs"])]
-print("sft pairs:", got)
-sys.exit(0 if got == expected else 1)
-PY
+    echo '[{"messages": [["user", "Hi"], ["assistant", "Yo"]]}]' >"$work/sft_expected.json"
+    shapes_check "$work/sft/train" sft all "$work/sft_expected.json" || fail "SFT pairs differ from the llama3 rendering"
+    ;;
+  prep_record_shapes)
+    # Every record shape, SFT and DPO, against an independent Llama 3 rendering
+    # (prep_shapes_check.py): multi-turn SFT trains every assistant turn (or the last), DPO
+    # keeps the history in the prompt; JSON arrays and dataset_info.json entries read the same.
+    byte_tokenizer "$work/model"
+    prep() { run --exit 0 "$mpiexec" -np 2 "$bin" prep --tokenizer "$work/model" --template llama3 "$@"; }
+    # The SFT conversations: two turns with a system message, and one turn.
+    cat >"$work/sft_expected.json" <<'JSON'
+[{"messages": [["system", "S"], ["user", "Hi"], ["assistant", "Yo"], ["user", "2+2?"], ["assistant", "4"]]},
+ {"messages": [["user", "Q"], ["assistant", "A"]]}]
+JSON
+    {
+      echo '{"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]}'
+      echo '{"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]}'
+    } >"$work/messages.jsonl"
+    cat >"$work/sharegpt.json" <<'JSON'
+[
+  {"system": "S",
+   "conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Yo"},
+                     {"from": "human", "value": "2+2?"}, {"from": "gpt", "value": "4"}]},
+  {"conversations": [{"from": "human", "value": "Q"}, {"from": "gpt", "value": "A"}]}
+]
+JSON
+    {
+      echo '{"system": "S", "history": [["Hi", "Yo"]], "instruction": "2+2?", "output": "4"}'
+      echo '{"instruction": "Q", "input": "", "output": "A"}'
+    } >"$work/alpaca.jsonl"
+    for shape in messages.jsonl sharegpt.json alpaca.jsonl; do
+      prep --kind sft --input "$work/$shape" --output "$work/sft_${shape%.*}"
+      expect_output "prep: --format auto: ${shape%.*}"
+      expect_output "-> 2 train \+ 0 val pairs"
+      shapes_check "$work/sft_${shape%.*}/train" sft all "$work/sft_expected.json" || fail "$shape: SFT pairs"
+    done
+    prep --kind sft --input "$work/messages.jsonl" --output "$work/sft_last" --train-on last
+    shapes_check "$work/sft_last/train" sft last "$work/sft_expected.json" || fail "--train-on last"
+    # TRL prompt/completion trains the completion alone, whatever --train-on says.
+    {
+      echo '{"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}], "completion": [{"role": "assistant", "content": "4"}]}'
+      echo '{"prompt": "Q", "completion": "A"}'
+    } >"$work/trl_sft.jsonl"
+    prep --kind sft --input "$work/trl_sft.jsonl" --output "$work/sft_trl"
+    shapes_check "$work/sft_trl/train" sft last "$work/sft_expected.json" || fail "trl prompt/completion"
+
+    # DPO with history, and a system-only prompt.
+    cat >"$work/dpo_expected.json" <<'JSON'
+[{"messages": [["system", "S"], ["user", "Hi"], ["assistant", "Yo"], ["user", "2+2?"]], "chosen": "4", "rejected": "5"},
+ {"messages": [["system", "Write a haiku."]], "chosen": "a", "rejected": "b"}]
+JSON
+    {
+      echo '{"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}], "chosen": [{"role": "assistant", "content": "4"}], "rejected": "5"}'
+      echo '{"prompt": [{"role": "system", "content": "Write a haiku."}], "chosen": "a", "rejected": "b"}'
+    } >"$work/trl.jsonl"
+    {  # TRL's implicit prompt: whole conversations
+      echo '{"chosen": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}], "rejected": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "5"}]}'
+      echo '{"chosen": [{"role": "system", "content": "Write a haiku."}, {"role": "assistant", "content": "a"}], "rejected": [{"role": "system", "content": "Write a haiku."}, {"role": "assistant", "content": "b"}]}'
+    } >"$work/trl_implicit.jsonl"
+    for shape in trl.jsonl trl_implicit.jsonl; do
+      prep --input "$work/$shape" --output "$work/dpo_${shape%.*}"
+      expect_output "prep: --format auto: trl"
+      shapes_check "$work/dpo_${shape%.*}/train" dpo - "$work/dpo_expected.json" || fail "$shape: DPO pairs"
+    done
+    # A LlamaFactory dataset_info.json entry: ShareGPT ranking data with OpenAI-style tags and
+    # renamed preference columns, as a JSON array.
+    mkdir "$work/lf"
+    cat >"$work/lf/dataset_info.json" <<'JSON'
+{"prefs": {"file_name": "prefs.json", "formatting": "sharegpt", "ranking": true,
+           "columns": {"messages": "messages", "system": "sys", "chosen": "good", "rejected": "bad"},
+           "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant"}},
+ "alpaca_prefs": {"file_name": "alpaca_prefs.jsonl", "ranking": true}}
+JSON
+    cat >"$work/lf/prefs.json" <<'JSON'
+[{"sys": "S", "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}, {"role": "user", "content": "2+2?"}],
+  "good": {"role": "assistant", "content": "4"}, "bad": {"role": "assistant", "content": "5"}},
+ {"sys": "Write a haiku.", "messages": [], "good": {"role": "assistant", "content": "a"}, "bad": {"role": "assistant", "content": "b"}}]
+JSON
+    prep --dataset-info "$work/lf" --dataset prefs --output "$work/dpo_lf"
+    shapes_check "$work/dpo_lf/train" dpo - "$work/dpo_expected.json" || fail "dataset_info sharegpt pairs"
+    echo '{"system": "S", "history": [["Hi", "Yo"]], "instruction": "2+2?", "chosen": "4", "rejected": "5"}' >"$work/lf/alpaca_prefs.jsonl"
+    prep --dataset-info "$work/lf" --dataset alpaca_prefs --output "$work/dpo_alpaca"
+    python3 -c "import json,sys; json.dump(json.load(open(sys.argv[1]))[:1], open(sys.argv[2], 'w'))" \
+      "$work/dpo_expected.json" "$work/dpo_first.json"
+    shapes_check "$work/dpo_alpaca/train" dpo - "$work/dpo_first.json" || fail "dataset_info alpaca pairs"
+    run --exit 2 "$bin" prep --dataset-info "$work/lf" --dataset prefs --kind sft --output "$work/none" --tokenizer "$work/model"
+    expect_output "dataset 'prefs' is a ranking \(preference\) dataset; prep it with --kind dpo"
+
+    # Refusals: a record of no known shape stops prep; a mixed file names line, shapes and field.
+    echo '{"text": "free text"}' >"$work/unknown.jsonl"
+    run --exit 1 "$bin" prep --kind sft --input "$work/unknown.jsonl" --output "$work/none" --tokenizer "$work/model"
+    expect_output "unknown.jsonl:1: a record of no known shape \(fields: text\); expected prompt_ids"
+    { head -1 "$work/messages.jsonl"; head -1 "$work/alpaca.jsonl"; } >"$work/mixed.jsonl"
+    run --exit 1 "$bin" prep --kind sft --input "$work/mixed.jsonl" --output "$work/none" --tokenizer "$work/model" --strict
+    expect_output "mixed.jsonl:2: record shape alpaca, but the file is messages \(detected from its first record\): field 'messages' is missing"
+    run --exit 1 "$bin" prep --kind sft --input "$work/sharegpt.json" --format alpaca --output "$work/none" \
+      --tokenizer "$work/model" --strict
+    expect_output "sharegpt.json:2: record shape sharegpt, but the file is alpaca \(--format\): field 'instruction' is missing"
+    [ ! -e "$work/none" ] || fail "a refused prep left an output"
     ;;
   synth_dataset)
     run --exit 0 "$bin" synth --output "$work/synth" --pairs 1000 --val-size 0.1 --pairs-per-shard 300 --kind sft --task reverse
