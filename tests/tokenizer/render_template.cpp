@@ -1,7 +1,8 @@
-// render_template <tokenizer dir> <template> <conversations.jsonl>: for each line {"messages":
-// [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as shardtune's
-// chat template renders them; template_parity.sh compares them with the model's own Jinja
-// chat_template.
+// render_template <tokenizer dir> <template> <conversations.jsonl> [--turns]: for each line
+// {"messages": [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as
+// shardtune's chat template renders them; with --turns, for each {"messages": [..., last reply]}
+// the ids and loss mask of multi-turn SFT (every assistant turn trained). template_parity.sh
+// compares them with the model's own Jinja chat_template.
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -11,8 +12,9 @@
 #include "tokenizer/chat_template.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: render_template TOKENIZER_DIR TEMPLATE CONVERSATIONS.jsonl\n";
+  const bool turns = argc == 5 && std::string(argv[4]) == "--turns";
+  if (argc != 4 && !turns) {
+    std::cerr << "usage: render_template TOKENIZER_DIR TEMPLATE CONVERSATIONS.jsonl [--turns]\n";
     return 2;
   }
   try {
@@ -23,6 +25,15 @@ int main(int argc, char** argv) {
       const nlohmann::json conversation = nlohmann::json::parse(line);
       std::vector<st::ChatMessage> messages;
       for (const auto& m : conversation["messages"]) messages.push_back({m["role"], m["content"]});
+      if (turns) {
+        const st::ConversationIds ids = chat.conversation_ids(messages, st::TrainOn::all);
+        std::vector<int32_t> all = ids.prompt;
+        all.insert(all.end(), ids.completion.begin(), ids.completion.end());
+        std::vector<int> mask(ids.prompt.size(), 0);
+        mask.insert(mask.end(), ids.loss_mask.begin(), ids.loss_mask.end());
+        std::cout << nlohmann::json{{"ids", all}, {"mask", mask}}.dump() << "\n";
+        continue;
+      }
       std::cout << nlohmann::json{{"prompt", chat.render_prompt(messages)},
                                   {"completion", chat.render_completion(conversation["reply"])}}
                        .dump()

