@@ -64,8 +64,10 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
                              enum_name(dtype)};
     MpiCommunicator host(world.comm(), world.watchdog());
-    std::vector<std::string> directories{config.data.train};
-    if (!config.data.val.empty()) directories.push_back(config.data.val);
+    std::vector<std::string> directories;  // every dataset of a mixture
+    for (const PairDataset* dataset : {data.train.get(), config.data.val.empty() ? nullptr : data.val.get()}) {
+      for (size_t k = 0; dataset && k < dataset->components(); ++k) directories.push_back(dataset->component_directory(k));
+    }
     for (const std::string& directory : directories) {
       const uint64_t pairs = precompute_reference(directory, reference, collate, device, info, host);
       log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", enum_name(dtype),

@@ -7,30 +7,52 @@
 namespace st {
 
 PairDataset::PairDataset(const std::string& directory, const DatasetExpectations& expect)
-    : directory_(directory), manifest_(read_manifest(directory)) {
-  if (expect.kind && *expect.kind != manifest_.kind) {
+    : PairDataset(std::vector<std::string>{directory}, expect) {}
+
+PairDataset::PairDataset(const std::vector<std::string>& directories, const DatasetExpectations& expect) {
+  if (directories.empty()) throw ConfigError("a dataset needs at least one directory");
+  for (const std::string& directory : directories) {
+    directory_ += (directory_.empty() ? "" : ", ") + directory;
+    open_directory(directory, expect);
+    if (manifests_.back().kind != manifests_.front().kind) {
+      throw DataError(directory + ": holds " + enum_name(manifests_.back().kind) + " pairs but " + directories.front() +
+                      " holds " + enum_name(manifests_.front().kind) + " pairs; a mixture needs one kind");
+    }
+  }
+}
+
+size_t PairDataset::component_of(uint64_t index) const {
+  return std::upper_bound(component_offsets_.begin(), component_offsets_.end(), index) - component_offsets_.begin() - 1;
+}
+
+void PairDataset::open_directory(const std::string& directory, const DatasetExpectations& expect) {
+  directories_.push_back(directory);
+  manifests_.push_back(read_manifest(directory));
+  const Manifest& manifest = manifests_.back();
+  if (expect.kind && *expect.kind != manifest.kind) {
     const std::string expected = enum_name(*expect.kind);
-    throw DataError(directory + ": holds " + enum_name(manifest_.kind) + " pairs but the stage trains on " + expected +
+    throw DataError(directory + ": holds " + enum_name(manifest.kind) + " pairs but the stage trains on " + expected +
                     " pairs; point data.train at a " + expected + " dataset or change train.stage");
   }
-  if (expect.model_vocab_size > 0 && manifest_.vocab_size > expect.model_vocab_size) {
-    throw DataError(directory + ": tokenized for a vocabulary of " + std::to_string(manifest_.vocab_size) +
+  if (expect.model_vocab_size > 0 && manifest.vocab_size > expect.model_vocab_size) {
+    throw DataError(directory + ": tokenized for a vocabulary of " + std::to_string(manifest.vocab_size) +
                     " but the model has " + std::to_string(expect.model_vocab_size) +
                     "; tokenize with the model's tokenizer");
   }
-  for (const ShardEntry& entry : manifest_.shards) {
+  for (const ShardEntry& entry : manifest.shards) {
     const std::string path = directory + "/" + entry.file;
     if (expect.verify_checksums && file_crc32(path) != entry.crc32) {
       throw DataError(path + ": CRC-32 differs from manifest.json; the file changed or is damaged");
     }
     auto shard = std::make_unique<PairShardReader>(path);
-    if (shard->size() != entry.pairs || shard->info().kind != manifest_.kind ||
-        shard->info().vocab_size != manifest_.vocab_size) {
+    if (shard->size() != entry.pairs || shard->info().kind != manifest.kind ||
+        shard->info().vocab_size != manifest.vocab_size) {
       throw DataError(path + ": pair count, kind or vocab_size differs from manifest.json");
     }
     offsets_.push_back(offsets_.back() + shard->size());
     shards_.push_back(std::move(shard));
   }
+  component_offsets_.push_back(offsets_.back());
 }
 
 std::pair<size_t, size_t> PairDataset::locate(uint64_t index) const {

@@ -1,5 +1,6 @@
 // A pair dataset directory opened for training: the manifest, every shard validated, and one
-// global index space over all shards in manifest order.
+// global index space over all shards in manifest order. Several directories (a mixture) are
+// laid end to end in that space, each one a component.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +23,19 @@ class PairDataset {
  public:
   // Throws DataError naming the directory/file and the fix.
   PairDataset(const std::string& directory, const DatasetExpectations& expect = {});
+  PairDataset(const std::vector<std::string>& directories, const DatasetExpectations& expect = {});
 
-  const Manifest& manifest() const { return manifest_; }
-  PairKind kind() const { return manifest_.kind; }
+  const Manifest& manifest() const { return manifests_.front(); }  // the first directory's
+  PairKind kind() const { return manifest().kind; }
   uint64_t size() const { return offsets_.back(); }
-  const std::string& directory() const { return directory_; }
+  const std::string& directory() const { return directory_; }  // all of them, comma-separated
+
+  size_t components() const { return directories_.size(); }
+  const std::string& component_directory(size_t k) const { return directories_[k]; }
+  const Manifest& component_manifest(size_t k) const { return manifests_[k]; }
+  uint64_t component_begin(size_t k) const { return component_offsets_[k]; }
+  uint64_t component_size(size_t k) const { return component_offsets_[k + 1] - component_offsets_[k]; }
+  size_t component_of(uint64_t index) const;
   // Every shard carries ref_chosen_logp / ref_rejected_logp (shardtune precompute-ref).
   bool has_ref_logps() const;
   int64_t pad_id() const { return shards_.empty() ? 0 : shards_.front()->info().pad_id; }
@@ -36,8 +45,12 @@ class PairDataset {
  private:
   std::pair<size_t, size_t> locate(uint64_t index) const;
 
+  void open_directory(const std::string& directory, const DatasetExpectations& expect);
+
   std::string directory_;
-  Manifest manifest_;
+  std::vector<std::string> directories_;
+  std::vector<Manifest> manifests_;
+  std::vector<uint64_t> component_offsets_{0};
   std::vector<std::unique_ptr<PairShardReader>> shards_;
   std::vector<uint64_t> offsets_{0};  // first global index of each shard, then the total
 };

@@ -7,13 +7,20 @@ uint64_t sampled_size(const PairDataset& dataset, const LoaderOptions& options) 
   return options.subset ? options.subset->size() : dataset.size();
 }
 
+GlobalSampler make_sampler(const PairDataset& dataset, const LoaderOptions& options) {
+  if (options.mixture_sizes.size() > 1) {
+    return {options.mixture_sizes, options.mixture_weights, options.global_batch, options.seed, options.shuffle};
+  }
+  return {sampled_size(dataset, options), options.global_batch, options.seed, options.shuffle};
+}
+
 }  // namespace
 
 PairLoader::PairLoader(std::shared_ptr<const PairDataset> dataset, const LoaderOptions& options,
                        int rank, int ranks, const SamplerCursor& start)
     : dataset_(std::move(dataset)),
       options_(options),
-      sampler_(sampled_size(*dataset_, options), options.global_batch, options.seed, options.shuffle),
+      sampler_(make_sampler(*dataset_, options)),
       cursor_(start) {
   prefetcher_ = std::make_unique<Prefetcher<StepBatch>>(
       [this, rank, ranks] {
@@ -31,6 +38,15 @@ StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler
                                  const SamplerCursor& cursor) {
   StepBatch step;
   step.global = sampler.batch_at(cursor);
+  if (options.mixture_sizes.size() > 1) {
+    step.mixture_counts.assign(options.mixture_sizes.size(), 0);
+    for (uint64_t index : step.global.indices) {
+      size_t k = 0;
+      for (uint64_t end = options.mixture_sizes[0]; index >= end; end += options.mixture_sizes[++k]) {
+      }
+      step.mixture_counts[k] += 1;
+    }
+  }
   std::vector<uint64_t> mine = rank_slice(step.global.indices, rank, ranks);
   if (options.subset) {
     for (uint64_t& index : mine) index = options.subset->at(index);

@@ -20,12 +20,17 @@ struct LoaderOptions {
   size_t prefetch_steps = 2;
   // Dataset indices to sample from (a train or validation split); null = the whole dataset.
   std::shared_ptr<const std::vector<uint64_t>> subset;
+  // A weighted mixture: samples of each dataset (in subset order, laid end to end) and weights;
+  // empty or one dataset = plain sampling.
+  std::vector<uint64_t> mixture_sizes;
+  std::vector<double> mixture_weights;
 };
 
 struct StepBatch {
   std::vector<MicroBatch> micro_batches;  // this rank's; counts may differ between ranks on the
                                           // short last batch of an epoch
   GlobalBatch global;                     // indices and cursors (start / next) of the step
+  std::vector<uint64_t> mixture_counts;   // the global batch's samples of each mixture dataset
 };
 
 class PairLoader {

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <random>
 
+#include "data/dataset_mixture.h"
 #include "util/errors.h"
 
 namespace st {
@@ -27,12 +28,28 @@ GlobalSampler::GlobalSampler(uint64_t dataset_size, uint64_t global_batch, uint6
   if (global_batch == 0) throw ConfigError("train.global_batch must be > 0");
 }
 
+GlobalSampler::GlobalSampler(const std::vector<uint64_t>& sizes, const std::vector<double>& weights,
+                             uint64_t global_batch, uint64_t seed, bool shuffle)
+    : GlobalSampler(std::accumulate(sizes.begin(), sizes.end(), uint64_t{0}), global_batch, seed, shuffle) {
+  if (sizes.size() != weights.size()) throw ConfigError("a mixture needs one weight per dataset");
+  for (uint64_t size : sizes) {
+    if (size == 0) throw DataError("a dataset of the training mixture is empty");
+  }
+  if (sizes.size() > 1) {
+    sizes_ = sizes;
+    weights_ = weights;
+  }
+}
+
 uint64_t GlobalSampler::batches_per_epoch() const {
   return (size_ + global_batch_ - 1) / global_batch_;
 }
 
 const std::vector<uint64_t>& GlobalSampler::epoch_order(uint64_t epoch) const {
-  if (epoch != cached_epoch_) {
+  if (epoch != cached_epoch_ && !sizes_.empty()) {
+    cached_order_ = mixture_epoch_order(sizes_, weights_, seed_, epoch, shuffle_);
+    cached_epoch_ = epoch;
+  } else if (epoch != cached_epoch_) {
     cached_order_.resize(size_);
     std::iota(cached_order_.begin(), cached_order_.end(), 0);
     if (shuffle_) {

@@ -2,7 +2,8 @@
 // epoch e visits a permutation drawn from (seed, e); global batch b of an epoch is positions
 // [b*G, (b+1)*G) of it (the last one may be short); rank r takes its contiguous slice. The cursor
 // (epoch, samples consumed) does not depend on the rank count, so a resumed run - with any
-// number of ranks - continues with exactly the next unseen samples.
+// number of ranks - continues with exactly the next unseen samples. A mixture of datasets
+// (dataset_mixture.h) only changes the epoch's order.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct GlobalBatch {
 class GlobalSampler {
  public:
   GlobalSampler(uint64_t dataset_size, uint64_t global_batch, uint64_t seed, bool shuffle = true);
+  // A weighted mixture of datasets laid end to end (dataset_mixture.h); one dataset is the
+  // plain sampler.
+  GlobalSampler(const std::vector<uint64_t>& sizes, const std::vector<double>& weights, uint64_t global_batch,
+                uint64_t seed, bool shuffle = true);
 
   GlobalBatch batch_at(const SamplerCursor& cursor) const;
   uint64_t batches_per_epoch() const;
@@ -35,6 +40,8 @@ class GlobalSampler {
 
  private:
   uint64_t size_;
+  std::vector<uint64_t> sizes_;  // the mixture's datasets; empty for one dataset
+  std::vector<double> weights_;
   uint64_t global_batch_;
   uint64_t seed_;
   bool shuffle_;

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include <numeric>
+
+#include "data/dataset_mixture.h"
 #include "data/holdout.h"
 #include "train/objectives.h"
 #include "util/errors.h"
@@ -15,12 +18,14 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
   const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
   if (choice == ReferenceChoice::online) return ReferenceMode::online;
   for (const PairDataset* data : {&train, val}) {
-    const auto& info = data && data->has_ref_logps() ? data->manifest().reference : std::nullopt;
-    if (info && info->cutoff_len != config.data.cutoff_len) {
-      throw ConfigError(data->directory() + ": its reference log-probs were computed with cutoff_len " +
-                        std::to_string(info->cutoff_len) + " but data.cutoff_len = " +
-                        std::to_string(config.data.cutoff_len) + "; rerun `shardtune precompute-ref` with this "
-                        "config, or set dpo.reference = online");
+    for (size_t k = 0; data && data->has_ref_logps() && k < data->components(); ++k) {
+      const auto& info = data->component_manifest(k).reference;
+      if (info && info->cutoff_len != config.data.cutoff_len) {
+        throw ConfigError(data->component_directory(k) + ": its reference log-probs were computed with cutoff_len " +
+                          std::to_string(info->cutoff_len) + " but data.cutoff_len = " +
+                          std::to_string(config.data.cutoff_len) + "; rerun `shardtune precompute-ref` with this "
+                          "config, or set dpo.reference = online");
+      }
     }
   }
   if (choice != ReferenceChoice::precomputed) return data_has ? ReferenceMode::precomputed : ReferenceMode::online;
@@ -46,14 +51,47 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
     throw ConfigError("data.train is empty; point it at a directory made by `shardtune prep` or `shardtune synth`");
   }
   TrainData data;
-  data.train = std::make_shared<PairDataset>(config.data.train, expect);
+  std::vector<std::string> directories;
+  for (const MixtureEntry& entry : parse_mixture(config.data.train, "data.train")) {
+    directories.push_back(entry.directory);
+    data.train_weights.push_back(entry.weight);
+  }
+  data.train = std::make_shared<PairDataset>(directories, expect);
+  const auto indices = [](uint64_t begin, uint64_t count) {
+    std::vector<uint64_t> out(count);
+    std::iota(out.begin(), out.end(), begin);
+    return std::make_shared<const std::vector<uint64_t>>(std::move(out));
+  };
   if (!config.data.val.empty()) {
-    data.val = std::make_shared<PairDataset>(config.data.val, expect);
+    std::vector<std::string> val_directories;
+    for (const MixtureEntry& entry : parse_mixture(config.data.val, "data.val")) {
+      val_directories.push_back(entry.directory);
+    }
+    data.val = std::make_shared<PairDataset>(val_directories, expect);
+    for (size_t k = 0; k < data.val->components(); ++k) {
+      data.val_names.push_back(val_directories[k]);
+      data.val_parts.push_back(indices(data.val->component_begin(k), data.val->component_size(k)));
+    }
   } else if (config.data.val_size > 0.0) {
-    IndexSplit split = hold_out(data.train->size(), config.data.val_size, config.train.seed);
+    // Each dataset holds out its own share (one dataset: the split of data/holdout.h as is).
+    std::vector<uint64_t> train_indices, val_indices;
+    for (size_t k = 0; k < data.train->components(); ++k) {
+      const uint64_t begin = data.train->component_begin(k);
+      IndexSplit split = hold_out(data.train->component_size(k), config.data.val_size, config.train.seed);
+      for (uint64_t& index : split.train) index += begin;
+      for (uint64_t& index : split.val) index += begin;
+      train_indices.insert(train_indices.end(), split.train.begin(), split.train.end());
+      val_indices.insert(val_indices.end(), split.val.begin(), split.val.end());
+      data.train_sizes.push_back(split.train.size());
+      data.val_names.push_back(directories[k]);
+      data.val_parts.push_back(std::make_shared<const std::vector<uint64_t>>(std::move(split.val)));
+    }
     data.val = data.train;
-    data.train_subset = std::make_shared<const std::vector<uint64_t>>(std::move(split.train));
-    data.val_subset = std::make_shared<const std::vector<uint64_t>>(std::move(split.val));
+    data.train_subset = std::make_shared<const std::vector<uint64_t>>(std::move(train_indices));
+    data.val_subset = std::make_shared<const std::vector<uint64_t>>(std::move(val_indices));
+  }
+  if (data.train_sizes.empty()) {
+    for (size_t k = 0; k < data.train->components(); ++k) data.train_sizes.push_back(data.train->component_size(k));
   }
   return data;
 }

@@ -21,6 +21,13 @@ struct TrainData {
   std::shared_ptr<const PairDataset> train, val;  // val null without validation data
   // Index subsets when val is held out of train (both then point at one dataset).
   std::shared_ptr<const std::vector<uint64_t>> train_subset, val_subset;
+  // Per dataset of data.train (a mixture when several): its weight and its training and
+  // validation samples (the subsets hold them in this order).
+  std::vector<double> train_weights;
+  std::vector<uint64_t> train_sizes;
+  // Per validation dataset (data.val's, or those held out of data.train): name and indices.
+  std::vector<std::string> val_names;
+  std::vector<std::shared_ptr<const std::vector<uint64_t>>> val_parts;
 
   uint64_t train_pairs() const { return train_subset ? train_subset->size() : train->size(); }
   uint64_t val_pairs() const;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <numeric>
 #include <utility>
 
 #include "ckpt/hf_export.h"
@@ -77,6 +78,10 @@ LoaderOptions Trainer::loader_options(bool train) const {
   options.collate = collate_options(config_, run_.data.train->pad_id());
   options.prefetch_steps = static_cast<size_t>(config_.data.prefetch_steps);
   options.subset = train ? run_.data.train_subset : run_.data.val_subset;
+  if (train) {
+    options.mixture_sizes = run_.data.train_sizes;
+    options.mixture_weights = run_.data.train_weights;
+  }
   return options;
 }
 
@@ -155,17 +160,44 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
 nlohmann::ordered_json Trainer::evaluate(int64_t step) {
   const Timer timer;
   c10::NoGradGuard no_grad;
-  PairLoader loader(run_.data.val, loader_options(false), world_.rank(), world_.size());
+  // Several validation datasets: each evaluated alone, and all together.
+  const auto& parts = run_.data.val_parts;
+  const size_t part_count = parts.size() > 1 ? parts.size() : 0;
   WindowStats totals;  // its sums stay on the device until the one read at the end
-  for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
-    const StepBatch step_batch = loader.next();
-    const StepShape shape = agree_step_shape(*run_.host, step_batch.micro_batches);
-    for (int64_t index = 0; index < shape.micro_batches; ++index) {
-      totals.add(run_micro_batch(micro_or_padding(step_batch.micro_batches, index)));
+  std::vector<WindowStats> part_totals(part_count);
+  for (size_t k = 0; k < std::max<size_t>(part_count, 1); ++k) {
+    LoaderOptions options = loader_options(false);
+    if (part_count > 0) options.subset = parts[k];
+    PairLoader loader(run_.data.val, options, world_.rank(), world_.size());
+    for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
+      const StepBatch step_batch = loader.next();
+      const StepShape shape = agree_step_shape(*run_.host, step_batch.micro_batches);
+      for (int64_t index = 0; index < shape.micro_batches; ++index) {
+        const MicroBatchResult result = run_micro_batch(micro_or_padding(step_batch.micro_batches, index));
+        totals.add(result);
+        if (part_count > 0) part_totals[k].add(result);
+      }
     }
   }
   totals.settle();
-  return reduce_eval_record(*run_.host, config_.train.stage, totals.sums, step, timer.seconds());
+  nlohmann::ordered_json record = reduce_eval_record(*run_.host, config_.train.stage, totals.sums, step, timer.seconds());
+  for (size_t k = 0; k < part_count; ++k) {
+    part_totals[k].settle();
+    const auto part = reduce_eval_record(*run_.host, config_.train.stage, part_totals[k].sums, step, 0.0);
+    record["eval/" + run_.data.val_names[k] + "/loss"] = part["eval/loss"];
+    record["eval/" + run_.data.val_names[k] + "/samples"] = part["eval/samples"];
+  }
+  return record;
+}
+
+// The share of each data.train dataset in the samples trained so far (a mixture only).
+void Trainer::add_mixture_shares(const StepBatch& batch, nlohmann::ordered_json& record) {
+  if (batch.mixture_counts.empty()) return;
+  mixture_seen_.resize(batch.mixture_counts.size(), 0);
+  const double seen = static_cast<double>(std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}));
+  for (size_t k = 0; k < mixture_seen_.size(); ++k) {
+    record["mix/" + run_.data.train->component_directory(k)] = static_cast<double>(mixture_seen_[k]) / std::max(seen, 1.0);
+  }
 }
 
 bool Trainer::maybe_checkpoint(int64_t steps) {
@@ -237,9 +269,12 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     result.steps = step + 1;
     run_.progress.step = result.steps;
     run_.progress.cursor = batch.global.next;
+    mixture_seen_.resize(batch.mixture_counts.size(), 0);
+    for (size_t k = 0; k < batch.mixture_counts.size(); ++k) mixture_seen_[k] += batch.mixture_counts[k];
 
     if (result.steps % config_.train.log_every == 0 || result.steps == total) {
-      const TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
+      TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
+      add_mixture_shares(batch, record.json);
       result.last_train = record.json;
       if (observer.train_record) observer.train_record(record);
       emit(record.json);
@@ -259,6 +294,18 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     }
   }
   run_.checkpoints->finish();
+  if (!mixture_seen_.empty()) {
+    const double seen = static_cast<double>(std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}));
+    const double weights = std::accumulate(run_.data.train_weights.begin(), run_.data.train_weights.end(), 0.0);
+    std::string shares;
+    for (size_t k = 0; k < mixture_seen_.size(); ++k) {
+      char text[64];
+      std::snprintf(text, sizeof(text), " %.4f (weight %.4f)", static_cast<double>(mixture_seen_[k]) / std::max(seen, 1.0),
+                    run_.data.train_weights[k] / weights);
+      shares += (k ? ", " : " ") + run_.data.train->component_directory(k) + text;
+    }
+    log0("train: data mixture over ", static_cast<uint64_t>(seen), " samples:", shares);
+  }
   if (result.preempted) {
     result.seconds = run_timer.seconds();
     return result;

@@ -54,6 +54,7 @@ class Trainer {
                          int64_t steps, int64_t skipped);
   // Collective: an evaluation over the validation data after `step` steps.
   nlohmann::ordered_json evaluate(int64_t step);
+  void add_mixture_shares(const StepBatch& batch, nlohmann::ordered_json& record);
   // Collective: saves when ckpt.every, the end or a stop request asks for it; returns whether
   // a stop was requested on any rank.
   bool maybe_checkpoint(int64_t steps);
@@ -69,6 +70,7 @@ class Trainer {
   RunSetup run_;
   PreferenceLossOptions loss_options_;
   double reference_seconds_ = 0.0;        // the online reference's forwards since the step began
+  std::vector<uint64_t> mixture_seen_;    // samples of each data.train dataset trained by this process
   std::unique_ptr<MicroBatch> padding_;   // a zero-weight micro-batch for ranks with fewer
 };
 

@@ -7,7 +7,8 @@ source "$(dirname "$0")/harness.sh"
 demo="$ST_SOURCE_DIR/examples/demo.ini"
 
 # train_on --exit <code> --ranks <n> --micro <micro_batch> --accum <grad_accum> --dir <run dir>
-#          [overrides...]: the demo config on $work/data, ${steps:-10} steps, fp32 export at the end.
+#          [overrides...]: the demo config on $work/data (or $train_data / $val_data), ${steps:-10}
+#          steps, fp32 export at the end.
 train_on() {
   local expected=0 ranks="" micro="" accum="" dir=""
   while [ $# -gt 0 ]; do
@@ -21,9 +22,9 @@ train_on() {
     esac
   done
   run --exit "$expected" "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
-    --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
+    --data.train="${train_data:-$work/data/train}" --data.val="${val_data:-$work/data/val}" --train.output_dir="$dir" \
     --train.micro_batch="$micro" --train.grad_accum="$accum" --train.global_batch=0 \
-    --train.max_steps="${steps:-10}" --train.log_every=1 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 "$@"
+    --train.max_steps="${steps:-10}" --train.log_every=1 --train.eval_every="${eval_every:-0}" --ckpt.export=true --ckpt.export_dtype=fp32 "$@"
 }
 
 same_weights() { cmp "$1/export/model.safetensors" "$2/export/model.safetensors" || fail "final weights differ: $1 vs $2"; }
@@ -64,6 +65,37 @@ case "$case_name" in
     expect_output 'resumed from .*step_00000005 at step 5'
     same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
     same_weights "$work/straight" "$work/resumed"
+    ;;
+  mixture_resume_is_bit_exact)
+    # data.train mixes two datasets 0.7 / 0.3 and data.val lists both: the shares are logged,
+    # each validation dataset has its loss, and resume (same or other rank count) continues
+    # the mixture's order exactly.
+    synth_data --dir "$work/other" --pairs 150 --max-len 24
+    train_data="$work/data/train:0.7, $work/other/train:0.3" val_data="$work/data/val, $work/other/val" eval_every=5
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5
+    expect_output "train: data mixture over 80 samples: $work/data/train 0\.7[0-9]+ \(weight 0\.7000\), $work/other/train 0\.[23][0-9]+ \(weight 0\.3000\)"
+    python3 - "$work/straight/metrics.jsonl" "$work" <<'PY' || fail "mixture metrics"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+work = sys.argv[2]
+train = [r for r in records if "loss" in r and "step" in r]
+shares = [r[f"mix/{work}/data/train"] for r in train]
+assert all(abs(s - 0.7) <= 1 / 8 for s in shares) and abs(shares[-1] - 0.7) <= 1 / 80, shares
+evals = [r for r in records if "eval/loss" in r]
+assert len(evals) == 2, evals
+for r in evals:
+    parts = [r[f"eval/{work}/data/val/samples"], r[f"eval/{work}/other/val/samples"]]
+    assert sum(parts) == r["eval/samples"] and min(parts) > 0, r
+    assert min(r[f"eval/{work}/data/val/loss"], r[f"eval/{work}/other/val/loss"]) <= r["eval/loss"] <= \
+        max(r[f"eval/{work}/data/val/loss"], r[f"eval/{work}/other/val/loss"]), r
+print("mixture shares", shares[-1], "and per-dataset eval losses logged")
+PY
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)"
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
+    same_weights "$work/straight" "$work/resumed"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/straight" 5)"
+    expect_output 'written by 2 rank\(s\), now 4'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
     ;;
   resume_resharded)
     # 4 -> 2 ranks at a global batch of 8, and 2 -> 3 ranks at 12: the same samples in the same order.
