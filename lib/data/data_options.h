@@ -7,8 +7,8 @@
 namespace st {
 
 struct DataOptions {
-  std::string train;        // directory of HDF5 shards with manifest.json
-  std::string val;          // validation shards; empty = hold out data.val_size of train
+  std::string train;        // directory of HDF5 shards with manifest.json, or "dir_a:0.7, dir_b:0.3"
+  std::string val;          // validation shards (comma-separated); empty = hold out data.val_size of train
   double val_size = 0.0;    // fraction of train pairs held out for evaluation, [0, 1)
   int64_t cutoff_len = 1024;  // max tokens per sequence (prompt + completion) [tokens]
   bool shuffle = true;             // a new permutation of the pairs each epoch; false = file order

@@ -16,9 +16,12 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "tokens per lm_head log-prob chunk; bounds the [tokens, vocab] fp32 logits held at once");
 
   schema.section("data", "tokenized training data");
-  schema.add(&c.data.train, "train", "directory of HDF5 shards with manifest.json");
-  schema.add(&c.data.val, "val", "validation shards; empty = hold out data.val_size of train");
-  schema.add(&c.data.val_size, "val_size", "fraction of train pairs held out for evaluation, [0, 1)");
+  schema.add(&c.data.train, "train",
+             "directory of HDF5 shards with manifest.json, or a weighted mixture: dir_a:0.7, dir_b:0.3");
+  schema.add(&c.data.val, "val",
+             "validation shards (several: comma-separated, each also evaluated alone); empty = hold out "
+             "data.val_size of train");
+  schema.add(&c.data.val_size, "val_size", "fraction of train pairs (of each mixture dataset) held out for evaluation, [0, 1)");
   schema.add(&c.data.cutoff_len, "cutoff_len", "max tokens per sequence, prompt + completion [tokens]");
   schema.add(&c.data.shuffle, "shuffle",
       "draw each epoch's pairs in a seeded permutation (train.seed); false = in manifest and file order");
