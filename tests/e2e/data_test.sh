@@ -148,6 +148,12 @@ JSON
       expect_output "-> 2 train \+ 0 val pairs"
       shapes_check "$work/sft_${shape%.*}/train" sft all "$work/sft_expected.json" || fail "$shape: SFT pairs"
     done
+    # The masked multi-turn pairs (format version 2) train.
+    run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
+      --train.stage=sft --data.train="$work/sft_messages/train" --data.val="$work/sft_sharegpt/train" \
+      --train.output_dir="$work/run" --train.micro_batch=1 --train.grad_accum=1 --train.global_batch=0 \
+      --train.max_steps=2 --train.log_every=1 --train.eval_every=0 --ckpt.export=false
+    expect_output "train: 2 steps in"
     prep --kind sft --input "$work/messages.jsonl" --output "$work/sft_last" --train-on last
     shapes_check "$work/sft_last/train" sft last "$work/sft_expected.json" || fail "--train-on last"
     # TRL prompt/completion trains the completion alone, whatever --train-on says.
