@@ -86,6 +86,9 @@ TEST(ConfigParse, RepeatedKeyNamesTheLine) {
   const std::string message = config_error_of({"--config", ini.path()});
   EXPECT_NE(message.find("optim.lr is set more than once"), std::string::npos) << message;
   EXPECT_NE(message.find(ini.path() + ":3"), std::string::npos) << message;
+  TempIni datasets("[data]\ntrain = a\ntrain = b\n");
+  const std::string mixture = config_error_of({"--config", datasets.path()});
+  EXPECT_NE(mixture.find("list the datasets in it: data.train = dir_a:0.7, dir_b:0.3"), std::string::npos) << mixture;
 }
 
 TEST(ConfigParse, SyntaxErrorNamesTheLine) {
