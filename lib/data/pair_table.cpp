@@ -45,7 +45,7 @@ void PairTable::append(const Pair& pair) {
 }
 
 Pair PairTable::at(size_t i) const {
-  Pair pair{prompt.at(i), chosen.at(i), {}, {}, std::nullopt, std::nullopt};
+  Pair pair{prompt.at(i), chosen.at(i), {}, std::nullopt, std::nullopt, {}};
   if (kind == PairKind::dpo) pair.rejected = rejected.at(i);
   if (has_loss_mask()) {
     pair.loss_mask.assign(loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i]),

@@ -23,10 +23,10 @@ struct Pair {
   std::vector<int32_t> prompt;
   std::vector<int32_t> chosen;    // the completion for SFT
   std::vector<int32_t> rejected;  // empty for SFT
-  // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
-  std::vector<uint8_t> loss_mask;
   std::optional<float> ref_chosen_logp;
   std::optional<float> ref_rejected_logp;
+  // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
+  std::vector<uint8_t> loss_mask;
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
