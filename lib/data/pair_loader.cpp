@@ -39,12 +39,9 @@ StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler
   StepBatch step;
   step.global = sampler.batch_at(cursor);
   if (options.mixture_sizes.size() > 1) {
-    step.mixture_counts.assign(options.mixture_sizes.size(), 0);
+    step.mixture_counts.assign(dataset.components(), 0);
     for (uint64_t index : step.global.indices) {
-      size_t k = 0;
-      for (uint64_t end = options.mixture_sizes[0]; index >= end; end += options.mixture_sizes[++k]) {
-      }
-      step.mixture_counts[k] += 1;
+      step.mixture_counts[dataset.component_of(options.subset ? options.subset->at(index) : index)] += 1;
     }
   }
   std::vector<uint64_t> mine = rank_slice(step.global.indices, rank, ranks);

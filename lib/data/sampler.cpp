@@ -46,18 +46,18 @@ uint64_t GlobalSampler::batches_per_epoch() const {
 }
 
 const std::vector<uint64_t>& GlobalSampler::epoch_order(uint64_t epoch) const {
-  if (epoch != cached_epoch_ && !sizes_.empty()) {
+  if (epoch == cached_epoch_) return cached_order_;
+  if (!sizes_.empty()) {
     cached_order_ = mixture_epoch_order(sizes_, weights_, seed_, epoch, shuffle_);
-    cached_epoch_ = epoch;
-  } else if (epoch != cached_epoch_) {
+  } else {
     cached_order_.resize(size_);
     std::iota(cached_order_.begin(), cached_order_.end(), 0);
     if (shuffle_) {
       std::mt19937_64 engine(seed_ * 0x9e3779b97f4a7c15ull + epoch * 0xbf58476d1ce4e5b9ull + 1);
       for (uint64_t i = size_ - 1; i > 0; --i) std::swap(cached_order_[i], cached_order_[bounded(engine, i + 1)]);
     }
-    cached_epoch_ = epoch;
   }
+  cached_epoch_ = epoch;
   return cached_order_;
 }
 

@@ -11,9 +11,11 @@ bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 }  // namespace
 
-bool starts_json_array(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  return first != std::string::npos && text[first] == '[';
+bool starts_json_array(std::istream& in) {
+  char c = 0;
+  while (in.get(c) && blank(c)) {
+  }
+  return in && c == '[';
 }
 
 std::vector<TextRecord> json_array_records(const std::string& text, const std::string& path) {

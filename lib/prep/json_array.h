@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,8 @@ struct TextRecord {
   std::string text;
 };
 
-// Whether the text's first non-blank character opens an array.
-bool starts_json_array(const std::string& text);
+// Whether the stream's first non-blank character opens an array (reads up to it).
+bool starts_json_array(std::istream& in);
 
 // Throws DataError naming `path` and the line when the array is not closed or its elements are
 // not separated by commas.

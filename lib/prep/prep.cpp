@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <variant>
 
@@ -29,38 +30,32 @@ struct RankRecords {
   bool absolute_lines = false;  // `line` counts from the file's start
 };
 
-std::string read_whole(const std::string& path) {
+// An array file's records, read once (shape detection and the split use them); nullopt for
+// JSONL, which each rank reads only in its byte range.
+std::optional<std::vector<TextRecord>> array_records(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path + ": cannot open the prep input");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-bool is_array_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path + ": cannot open the prep input");
-  char c = 0;
-  while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
-  }
-  return in && c == '[';
+  if (!starts_json_array(in)) return std::nullopt;
+  in.clear();
+  in.seekg(0);
+  return json_array_records({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}, path);
 }
 
 // The shape of the file: --format, or that of the first record that is a JSON object.
-RecordReading file_reading(const PrepOptions& o, bool array) {
+RecordReading file_reading(const PrepOptions& o, const std::vector<TextRecord>* array) {
   RecordReading reading{o.kind, o.vocab_size, RecordFormat::ids, false, o.schema, o.train_on, o.chat};
   if (o.format) {
     reading.format = *o.format;
   } else {
-    std::vector<TextRecord> records;
-    if (array) {
-      records = json_array_records(read_whole(o.input), o.input);
-    } else {
+    std::vector<TextRecord> first_line;
+    if (!array) {
       std::ifstream in(o.input, std::ios::binary);
       std::string text;
-      for (uint64_t line = 1; records.empty() && std::getline(in, text); ++line) {
-        if (text.find_first_not_of(" \t\r") != std::string::npos) records.push_back({line, text});
+      for (uint64_t line = 1; first_line.empty() && std::getline(in, text); ++line) {
+        if (text.find_first_not_of(" \t\r") != std::string::npos) first_line.push_back({line, text});
       }
     }
-    for (const TextRecord& record : records) {
+    for (const TextRecord& record : array ? *array : first_line) {
       const nlohmann::json parsed = nlohmann::json::parse(record.text, nullptr, false);
       if (!parsed.is_object()) continue;  // malformed: counted when parsed for real
       const auto shape = detect_record_format(parsed, o.schema);
@@ -85,8 +80,8 @@ RecordReading file_reading(const PrepOptions& o, bool array) {
 }
 
 // Array files: record slice [n * rank / ranks, n * (rank + 1) / ranks).
-RankRecords parse_my_array_records(const PrepOptions& o, const RecordReading& reading, int rank, int ranks) {
-  const std::vector<TextRecord> records = json_array_records(read_whole(o.input), o.input);
+RankRecords parse_my_array_records(const std::vector<TextRecord>& records, const RecordReading& reading, int rank,
+                                   int ranks) {
   const size_t begin = records.size() * rank / ranks;
   const size_t end = records.size() * (rank + 1) / ranks;
   RankRecords out{{}, end - begin, true};
@@ -174,11 +169,12 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   StagingGuard guard(staging, rank == 0);
 
   PrepReport report;
-  const bool array = is_array_file(o.input);
-  const RecordReading reading = file_reading(o, array);
+  const std::optional<std::vector<TextRecord>> array = array_records(o.input);
+  const RecordReading reading = file_reading(o, array ? &*array : nullptr);
   report.format = reading.format;
   report.format_detected = reading.detected;
-  RankRecords mine = array ? parse_my_array_records(o, reading, rank, ranks) : parse_my_lines(o, reading, rank, ranks);
+  RankRecords mine =
+      array ? parse_my_array_records(*array, reading, rank, ranks) : parse_my_lines(o, reading, rank, ranks);
   const uint64_t line_base = exclusive_prefix(mine.lines, mpi, rank);
   report.lines = global_sum(mine.lines, mpi);
   std::vector<ParsedLine>& parsed = mine.parsed;

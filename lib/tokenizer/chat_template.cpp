@@ -138,10 +138,9 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
     throw std::invalid_argument("the conversation must end with the assistant's message (the completion)");
   }
   check_turns(messages, kind_, true);
-  // The assistant turns that are trained: the last, or every one after the system message.
+  // The assistant turns that are trained: the last, or every one.
   std::vector<size_t> replies;
-  const size_t first = system_first(messages) ? 1 : 0;
-  for (size_t i = first; i < messages.size(); ++i) {
+  for (size_t i = 0; i < messages.size(); ++i) {
     if (messages[i].role == "assistant" && (train_on == TrainOn::all || i + 1 == messages.size())) replies.push_back(i);
   }
   const std::vector<ChatMessage> before_first(messages.begin(), messages.begin() + static_cast<int64_t>(replies[0]));

@@ -190,14 +190,11 @@ nlohmann::ordered_json Trainer::evaluate(int64_t step) {
   return record;
 }
 
-// The share of each data.train dataset in the samples trained so far (a mixture only).
-void Trainer::add_mixture_shares(const StepBatch& batch, nlohmann::ordered_json& record) {
-  if (batch.mixture_counts.empty()) return;
-  mixture_seen_.resize(batch.mixture_counts.size(), 0);
-  const double seen = static_cast<double>(std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}));
-  for (size_t k = 0; k < mixture_seen_.size(); ++k) {
-    record["mix/" + run_.data.train->component_directory(k)] = static_cast<double>(mixture_seen_[k]) / std::max(seen, 1.0);
-  }
+std::vector<double> Trainer::mixture_shares() const {
+  const auto seen = static_cast<double>(std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}));
+  std::vector<double> shares;
+  for (uint64_t count : mixture_seen_) shares.push_back(static_cast<double>(count) / std::max(seen, 1.0));
+  return shares;
 }
 
 bool Trainer::maybe_checkpoint(int64_t steps) {
@@ -274,7 +271,8 @@ TrainResult Trainer::run(const TrainObserver& observer) {
 
     if (result.steps % config_.train.log_every == 0 || result.steps == total) {
       TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
-      add_mixture_shares(batch, record.json);
+      const std::vector<double> shares = mixture_shares();
+      for (size_t k = 0; k < shares.size(); ++k) record.json["mix/" + run_.data.train->component_directory(k)] = shares[k];
       result.last_train = record.json;
       if (observer.train_record) observer.train_record(record);
       emit(record.json);
@@ -295,16 +293,16 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   }
   run_.checkpoints->finish();
   if (!mixture_seen_.empty()) {
-    const double seen = static_cast<double>(std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}));
+    const std::vector<double> shares = mixture_shares();
     const double weights = std::accumulate(run_.data.train_weights.begin(), run_.data.train_weights.end(), 0.0);
-    std::string shares;
-    for (size_t k = 0; k < mixture_seen_.size(); ++k) {
+    std::string line;
+    for (size_t k = 0; k < shares.size(); ++k) {
       char text[64];
-      std::snprintf(text, sizeof(text), " %.4f (weight %.4f)", static_cast<double>(mixture_seen_[k]) / std::max(seen, 1.0),
-                    run_.data.train_weights[k] / weights);
-      shares += (k ? ", " : " ") + run_.data.train->component_directory(k) + text;
+      std::snprintf(text, sizeof(text), " %.4f (weight %.4f)", shares[k], run_.data.train_weights[k] / weights);
+      line += (k ? ", " : " ") + run_.data.train->component_directory(k) + text;
     }
-    log0("train: data mixture over ", static_cast<uint64_t>(seen), " samples:", shares);
+    log0("train: data mixture over ", std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}),
+         " samples:", line);
   }
   if (result.preempted) {
     result.seconds = run_timer.seconds();

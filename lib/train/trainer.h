@@ -54,7 +54,8 @@ class Trainer {
                          int64_t steps, int64_t skipped);
   // Collective: an evaluation over the validation data after `step` steps.
   nlohmann::ordered_json evaluate(int64_t step);
-  void add_mixture_shares(const StepBatch& batch, nlohmann::ordered_json& record);
+  // The share of each data.train dataset in the samples trained so far (empty unless a mixture).
+  std::vector<double> mixture_shares() const;
   // Collective: saves when ckpt.every, the end or a stop request asks for it; returns whether
   // a stop was requested on any rank.
   bool maybe_checkpoint(int64_t steps);

@@ -9,6 +9,7 @@
 
 #include "data/dataset_mixture.h"
 #include "data/sampler.h"
+#include "thrown_message.h"
 #include "util/errors.h"
 
 namespace st {
@@ -24,12 +25,7 @@ TEST(DatasetMixture, ParsesWeightsAndRefusesBadLists) {
   EXPECT_DOUBLE_EQ(entries[2].weight, 1.0);
   EXPECT_EQ(parse_mixture("one", "data.train").size(), 1u);
   auto error = [](const std::string& text) {
-    try {
-      parse_mixture(text, "data.train");
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    return st::testing::thrown_message<ConfigError>([&] { parse_mixture(text, "data.train"); });
   };
   EXPECT_NE(error("a:0.5,,b").find("has an empty entry"), std::string::npos);
   EXPECT_NE(error("a:0, b:1").find("weight '0' of 'a:0' must be a number > 0"), std::string::npos);

@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "prep/dataset_info.h"
 #include "prep/json_array.h"
 #include "prep/record_shapes.h"
 #include "scratch_dir.h"
+#include "thrown_message.h"
 #include "util/errors.h"
 
 namespace st {
@@ -144,7 +146,9 @@ TEST(RecordShapes, DetectionFromTheFields) {
 
 TEST(JsonArray, RecordsWithTheirLines) {
   const std::string text = "[\n  {\"a\": \"x,]\\\"}\"},\n  {\"b\": [1, {\"c\": 2}]}\n,{}]\n";
-  ASSERT_TRUE(starts_json_array(text));
+  std::istringstream array_stream("\n " + text), object_stream(" {\"a\": 1}\n");
+  ASSERT_TRUE(starts_json_array(array_stream));
+  EXPECT_FALSE(starts_json_array(object_stream));
   const std::vector<TextRecord> records = json_array_records(text, "f.json");
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0].line, 2u);
@@ -153,14 +157,8 @@ TEST(JsonArray, RecordsWithTheirLines) {
   EXPECT_EQ(Json::parse(records[1].text)["b"][1]["c"], 2);
   EXPECT_EQ(records[2].text, "{}");
   EXPECT_TRUE(json_array_records("[]", "f.json").empty());
-  EXPECT_FALSE(starts_json_array(" {\"a\": 1}\n"));
   auto error = [](const std::string& bad) {
-    try {
-      json_array_records(bad, "f.json");
-    } catch (const DataError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
+    return st::testing::thrown_message<DataError>([&] { json_array_records(bad, "f.json"); });
   };
   EXPECT_NE(error("[{}, {}").find("f.json:1: the array is not closed"), std::string::npos);
   EXPECT_NE(error("[{}\n {}]").find("f.json:2: expected ',' or ']' between records"), std::string::npos);
@@ -174,12 +172,7 @@ class DatasetInfo : public st::testing::ScratchDirTest {
     std::ofstream(dir_ / "data.json") << "[]";
   }
   std::string error_of(const std::string& name, PairKind kind) {
-    try {
-      read_dataset_info(dir_.string(), name, kind);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
+    return st::testing::thrown_message<ConfigError>([&] { read_dataset_info(dir_.string(), name, kind); });
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "process_temp.h"
+#include "thrown_message.h"
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 
@@ -137,13 +138,8 @@ TEST(ChatTemplate, MultiTurnIdsCarryTheMaskOfTheirSpans) {
 }
 
 TEST(ChatTemplate, MultiTurnRefusals) {
-  auto why = [](TemplateKind kind, const std::vector<ChatMessage>& messages) -> std::string {
-    try {
-      spans(kind, TrainOn::all, messages);
-    } catch (const std::invalid_argument& error) {
-      return error.what();
-    }
-    return "";
+  auto why = [](TemplateKind kind, const std::vector<ChatMessage>& messages) {
+    return st::testing::thrown_message<std::invalid_argument>([&] { spans(kind, TrainOn::all, messages); });
   };
   EXPECT_NE(why(TemplateKind::plain, kThreeTurns).find("template 'plain' has no multi-turn rendering"),
             std::string::npos);
@@ -182,12 +178,7 @@ TEST(ChatTemplate, SystemOnlyPrompts) {
 // The reason render_prompt gives for refusing `messages`; empty when it renders them.
 std::string refusal(TemplateKind kind, const std::vector<ChatMessage>& messages) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
-  try {
-    ChatTemplate(kind, tokenizer).render_prompt(messages);
-  } catch (const std::invalid_argument& error) {
-    return error.what();
-  }
-  return "";
+  return st::testing::thrown_message<std::invalid_argument>([&] { ChatTemplate(kind, tokenizer).render_prompt(messages); });
 }
 
 TEST(ChatTemplate, PromptEndingWithTheAssistantIsRefusedWithTheFix) {
