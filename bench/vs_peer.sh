@@ -14,12 +14,19 @@ work=${ST_BENCH_WORK:-/tmp/shardtune-vs-peer}
 here=$(cd "$(dirname "$0")" && pwd)
 common=(--seq "$seq" --micro-batch "$micro_batch" --stage "$stage" --steps "$steps" --warmup 3)
 
-ours=$("$build/app/shardtune" bench --preset "$preset" "${common[@]}" --phase-times false --work "$work" "$@" 2>&1 |
-  grep -v '^\[r0') || { echo "$ours"; exit 1; }
+# On failure the whole output, the rank-prefixed log lines (where the reason is) included.
+ours=$("$build/app/shardtune" bench --preset "$preset" "${common[@]}" --phase-times false --work "$work" "$@" 2>&1) ||
+  { echo "$ours"; echo "vs_peer: shardtune bench failed" >&2; exit 1; }
+ours=$(grep -v '^\[r0' <<<"$ours")
 echo "$ours"
 figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
 our_step=$(figure "step time" 1 "$ours") our_mem=$(figure "peak memory" 1 "$ours") our_tok=$(figure "tokens/s" 0 "$ours")
 our_mfu=$(awk '/^  MFU/ {sub("%", "", $2); print $2}' <<<"$ours")
+# Above the peak means the step time missed device work: a timing bug, not a result.
+if awk -v m="$our_mfu" 'BEGIN { exit !(m > 100) }'; then
+  echo "vs_peer: MFU $our_mfu% is above the GPU's peak; the step time misses device work" >&2
+  exit 1
+fi
 table=""
 for level in ${PEER_LEVELS:-P0 P1 P2}; do
   peer_status=0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds against the CUDA libtorch and runs the test tiers on a GPU machine that has no apt
 # (see docs/testing.md): the Debian packages for MPI/HDF5/Boost/GoogleTest come in .deps-debs.
-# Usage: scripts/gpu-test.sh [ctest args]; logs go to $OUT when it is set.
+# Usage: scripts/gpu-test.sh [ctest args]; logs go to $OUT when it is set; ST_GPU_CMAKE_ARGS adds
+# configure arguments (e.g. -DCMAKE_CXX_FLAGS=-g1 for backtraces with names).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log_dir=${OUT:-build-gpu}
@@ -32,7 +33,7 @@ fi
 cmake --version | head -1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA=ON \
-  -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" -DMPIEXEC_EXECUTABLE=/opt/deps/alias/mpirun >"$log_dir/configure.log" 2>&1 \
+  -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" -DMPIEXEC_EXECUTABLE=/opt/deps/alias/mpirun ${ST_GPU_CMAKE_ARGS:-} >"$log_dir/configure.log" 2>&1 \
   || { tail -40 "$log_dir/configure.log"; exit 1; }
 grep 'shardtune:' "$log_dir/configure.log" || true
 cmake --build build-gpu -j"$(nproc)" -- -k 0 >"$log_dir/build.log" 2>&1 || { grep -B2 -A8 'error' "$log_dir/build.log" | head -150; exit 1; }

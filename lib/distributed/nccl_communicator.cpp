@@ -56,6 +56,9 @@ NcclCommunicator::NcclCommunicator(MPI_Comm bootstrap, int cuda_device, Watchdog
 
 NcclCommunicator::~NcclCommunicator() {
   if (stream_) cudaStreamSynchronize(stream_);
+  // The tickets' polls read comm_, which is destroyed after this body: a ticket the watchdog has
+  // not yet retired would otherwise poll a dead communicator and abort the job at exit.
+  watchdog_.disarm_all(this);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -76,13 +79,17 @@ Work NcclCommunicator::finish(const std::string& description, std::function<void
   ST_CHECK_CUDA(cudaEventRecord(raw, stream_));
   auto done = std::shared_ptr<CUevent_st>(raw, [](cudaEvent_t event) { cudaEventDestroy(event); });
   const NcclComm* comm = &comm_;
-  watchdog_.arm(description, [done, comm] {
-    const ncclResult_t state = comm->async_error();
-    if (state != ncclSuccess && state != ncclInProgress) {
-      fail_check("NCCL collective", __FILE__, __LINE__, ncclGetErrorString(state));
-    }
-    return cudaEventQuery(done.get()) == cudaSuccess;
-  });
+  watchdog_.arm(
+      description,
+      [done, comm] {
+        if (cudaEventQuery(done.get()) == cudaSuccess) return true;
+        const ncclResult_t state = comm->async_error();
+        if (state != ncclSuccess && state != ncclInProgress) {
+          fail_check("NCCL collective", __FILE__, __LINE__, ncclGetErrorString(state));
+        }
+        return false;
+      },
+      this);
   return Work([done, after = std::move(after)] {
     ST_CHECK_CUDA(cudaStreamWaitEvent(compat::current_cuda_stream(), done.get(), 0));
     if (after) after();

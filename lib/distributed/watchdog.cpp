@@ -33,7 +33,7 @@ Watchdog::~Watchdog() {
 
 void Watchdog::set_timeout(double timeout_s) { timeout_s_.store(timeout_s); }
 
-Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll) {
+Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll, const void* owner) {
   const CollectiveContext& context = current_collective_context();
   std::string description = operation;
   if (context.unit >= 0) description += " on unit " + std::to_string(context.unit);
@@ -45,13 +45,20 @@ Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll
   std::lock_guard<std::mutex> lock(mutex_);
   start_thread_locked();
   const Ticket ticket = next_ticket_++;
-  entries_[ticket] = Entry{std::move(description), now, now + budget, std::move(poll)};
+  entries_[ticket] = Entry{std::move(description), now, now + budget, std::move(poll), owner};
   return ticket;
 }
 
 void Watchdog::disarm(Ticket ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.erase(ticket);
+}
+
+void Watchdog::disarm_all(const void* owner) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto entry = entries_.begin(); entry != entries_.end();) {
+    entry = entry->second.owner == owner ? entries_.erase(entry) : std::next(entry);
+  }
 }
 
 size_t Watchdog::armed_count() const {

@@ -50,8 +50,12 @@ class Watchdog {
   double timeout() const { return timeout_s_.load(); }
 
   // `operation` names the collective; the current context (unit, step) is appended.
-  Ticket arm(const std::string& operation, CompletionPoll poll = {});
+  // `owner` tags the ticket for disarm_all (a poll that uses its owner's state).
+  Ticket arm(const std::string& operation, CompletionPoll poll = {}, const void* owner = nullptr);
   void disarm(Ticket ticket);
+  // Drops every ticket of `owner`; no poll of them runs once this returns (polls run under the
+  // lock), so an owner going away disarms first and its polls never see it destroyed.
+  void disarm_all(const void* owner);
   size_t armed_count() const;
 
  private:
@@ -60,6 +64,7 @@ class Watchdog {
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point deadline;
     CompletionPoll poll;
+    const void* owner = nullptr;
   };
   void run();
   void start_thread_locked();

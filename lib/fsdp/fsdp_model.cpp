@@ -1,6 +1,8 @@
 #include "fsdp/fsdp_model.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 #include <optional>

@@ -22,12 +22,13 @@ bool fused(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& we
          weight.scalar_type() == type && weight.dim() == 1 && weight.size(0) == x.size(-1) && weight.is_contiguous();
 }
 
-// Outputs: {sum, normed} with a residual, {normed} without.
+// Outputs: {sum, normed} with a residual, {normed} without. Without one, `residual` is an empty
+// placeholder: autograd functions take no undefined tensor arguments.
 class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
  public:
   static torch::autograd::tensor_list forward(torch::autograd::AutogradContext* context, const at::Tensor& x,
-                                              const at::Tensor& residual, const at::Tensor& weight, double eps) {
-    const bool with_residual = residual.defined();
+                                              const at::Tensor& residual, bool with_residual,
+                                              const at::Tensor& weight, double eps) {
     const int64_t rows = rows_of(x), width = x.size(-1);
     const at::Tensor sum = with_residual ? at::empty_like(x) : at::Tensor();
     const at::Tensor normed = at::empty_like(x);
@@ -61,7 +62,7 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
                                        grad_input.data_ptr(), partials.data_ptr<float>(), grad_weight.data_ptr(),
                                        activation_dtype(input), rows, width, compat::current_cuda_stream()));
     // x and residual get the same gradient (d sum / d x = d sum / d residual = 1).
-    return {grad_input, with_residual ? grad_input : at::Tensor(), grad_weight, at::Tensor()};
+    return {grad_input, with_residual ? grad_input : at::Tensor(), at::Tensor(), grad_weight, at::Tensor()};
   }
 };
 #endif
@@ -82,7 +83,9 @@ NormedSum add_rms_norm_reference(const at::Tensor& x, const at::Tensor& residual
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 #if ST_HAVE_CUDA
-  if (fused(x, at::Tensor(), weight)) return FusedRmsNorm::apply(x, at::Tensor(), weight, eps)[0];
+  if (fused(x, at::Tensor(), weight)) {
+    return FusedRmsNorm::apply(x, at::empty({0}, x.options()), false, weight, eps)[0];
+  }
 #endif
   return rms_norm_reference(x, weight, eps);
 }
@@ -90,7 +93,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 NormedSum add_rms_norm(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight, double eps) {
 #if ST_HAVE_CUDA
   if (fused(x, residual, weight)) {
-    const torch::autograd::tensor_list outputs = FusedRmsNorm::apply(x, residual, weight, eps);
+    const torch::autograd::tensor_list outputs = FusedRmsNorm::apply(x, residual, true, weight, eps);
     return {outputs[0], outputs[1]};
   }
 #endif

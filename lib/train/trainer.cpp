@@ -197,12 +197,19 @@ std::vector<double> Trainer::mixture_shares() const {
   return shares;
 }
 
-bool Trainer::maybe_checkpoint(int64_t steps) {
+void Trainer::drain_device_into(WindowStats& window) {
+  const Timer wait;
+  compat::synchronize_compute(run_.device);
+  window.seconds += wait.seconds();
+}
+
+bool Trainer::maybe_checkpoint(int64_t steps, WindowStats& window) {
   run_.checkpoints->poll();
   const bool stopping = any_rank_stopping(*run_.host);
   const int64_t every = config_.ckpt.every;
   const bool at_end = steps == run_.plan.total_steps && options_.save_at_end;
   if ((every > 0 && steps % every == 0) || stopping || at_end) {
+    drain_device_into(window);
     run_.progress.optimizer_steps = run_.engine->optimizer().steps_taken();
     run_.progress.scaler = run_.engine->scaler().state();
     run_.checkpoints->save(run_.progress, engine_state(*run_.engine), capture_rng_state(cuda_device_index(run_.device)));
@@ -270,6 +277,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     for (size_t k = 0; k < batch.mixture_counts.size(); ++k) mixture_seen_[k] += batch.mixture_counts[k];
 
     if (result.steps % config_.train.log_every == 0 || result.steps == total) {
+      drain_device_into(window);
       TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
       const std::vector<double> shares = mixture_shares();
       for (size_t k = 0; k < shares.size(); ++k) record.json["mix/" + run_.data.train->component_directory(k)] = shares[k];
@@ -279,12 +287,13 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     }
     const int64_t eval_every = config_.train.eval_every;
     if (run_.data.val && eval_every > 0 && result.steps % eval_every == 0 && result.steps != total) {
+      drain_device_into(window);
       result.last_eval = evaluate(result.steps);
       emit(result.last_eval);
     }
     if (observer.step_done) observer.step_done(result.steps, total, run_timer.seconds());
 
-    result.preempted = maybe_checkpoint(result.steps);
+    result.preempted = maybe_checkpoint(result.steps, window);
     if (result.preempted) {
       log0("train: stop requested (SIGUSR1/SIGTERM) - checkpoint of step ", result.steps,
            " saved; continue with --resume auto");

@@ -58,7 +58,10 @@ class Trainer {
   std::vector<double> mixture_shares() const;
   // Collective: saves when ckpt.every, the end or a stop request asks for it; returns whether
   // a stop was requested on any rank.
-  bool maybe_checkpoint(int64_t steps);
+  bool maybe_checkpoint(int64_t steps, WindowStats& window);
+  // A step's device work outlasts its host calls (no syncs in a step): the window's time ends
+  // with the wait for that work, taken before a log, an eval or a checkpoint waits on it.
+  void drain_device_into(WindowStats& window);
   void export_model();
 
   MicroBatchResult run_micro_batch(const MicroBatch& micro);

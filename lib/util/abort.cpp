@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -46,6 +47,7 @@ void abort_world(const std::string& reason, int exit_code) {
     // Another thread is already tearing the job down; never return into a broken state.
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  std::fflush(nullptr);  // what a piped stdout holds (results printed so far) is not lost
   warn_all(reason);
   warn_all("aborting all ranks (exit code ", exit_code, ")");
   std::map<int, std::function<void()>> to_run;

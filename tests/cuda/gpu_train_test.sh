@@ -10,11 +10,11 @@ unset CUDA_VISIBLE_DEVICES  # the harness hides GPUs from the e2e tier; here the
 "$bin" --version 2>/dev/null | grep -q 'libtorch: .*(CUDA)' && nvidia-smi -L >/dev/null 2>&1 ||
   { echo "skipped: needs a CUDA build and a GPU"; exit 77; }
 
-synth_data "$work/data" 1000
+synth_data --dir "$work/data" --pairs 1000
 gpu_run() {  # gpu_run <run dir> [overrides...]: $ranks ranks (default 1), 50 steps of the demo config
   local dir=$1 ranks=${ranks:-1}
   shift
-  run 0 "$mpiexec" -np "$ranks" "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
+  run --exit 0 "$mpiexec" -np "$ranks" "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
     --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
     --train.grad_accum=$((4 / ranks)) --train.max_steps=50 --train.log_every=1 --train.eval_every=0 "$@"
 }
@@ -23,16 +23,16 @@ case "$case_name" in
   fp32_matches_cpu)
     CUDA_VISIBLE_DEVICES= gpu_run "$work/cpu" --train.dtype=fp32
     gpu_run "$work/gpu" --train.dtype=fp32
-    [ "$(metric "$work/gpu/metrics.jsonl" memory_kind last)" = gpu ] || fail "the GPU run did not run on the GPU"
+    [ "$(metric --file "$work/gpu/metrics.jsonl" --key memory_kind --pick last)" = gpu ] || fail "the GPU run did not run on the GPU"
     # cuBLAS and the CPU sum in other orders; 50 Adam steps let that grow to ~1e-4.
-    same_metrics "$work/cpu/metrics.jsonl" "$work/gpu/metrics.jsonl" 2e-3
+    same_metrics --expected "$work/cpu/metrics.jsonl" --actual "$work/gpu/metrics.jsonl" --tolerance 2e-3
     ;;
   bf16_learns)
     gpu_run "$work/run" --train.dtype=bf16
     expect_output 'compute bf16'
     metrics="$work/run/metrics.jsonl"
-    first=$(metric "$metrics" loss first) last=$(metric "$metrics" loss last)
-    [ "$(metric "$metrics" memory_kind last)" = gpu ] || fail "the run did not run on the GPU"
+    first=$(metric --file "$metrics" --key loss --pick first) last=$(metric --file "$metrics" --key loss --pick last)
+    [ "$(metric --file "$metrics" --key memory_kind --pick last)" = gpu ] || fail "the run did not run on the GPU"
     python3 -c "import sys; sys.exit(not ($last < $first - 0.05))" || fail "did not learn: loss $first -> $last"
     ;;
   two_ranks_*)
@@ -40,11 +40,11 @@ case "$case_name" in
     [ "$sharding" = grad ] && sharding=grad_op
     gpu_run "$work/one" --train.dtype="$dtype" --dist.sharding="$sharding"
     ranks=2 gpu_run "$work/two" --train.dtype="$dtype" --dist.sharding="$sharding" --dist.backend=mpi
-    [ "$(metric "$work/two/metrics.jsonl" memory_kind last)" = gpu ] || fail "the 2-rank run did not run on the GPU"
+    [ "$(metric --file "$work/two/metrics.jsonl" --key memory_kind --pick last)" = gpu ] || fail "the 2-rank run did not run on the GPU"
     # fp32: only the reduction order differs; bf16: the GPU-vs-CPU tolerance above.
     tolerance=1e-5
     [ "$dtype" = bf16 ] && tolerance=2e-3
-    same_metrics "$work/one/metrics.jsonl" "$work/two/metrics.jsonl" "$tolerance"
+    same_metrics --expected "$work/one/metrics.jsonl" --actual "$work/two/metrics.jsonl" --tolerance "$tolerance"
     ;;
   *) fail "unknown case" ;;
 esac

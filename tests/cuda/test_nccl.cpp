@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "build_config.h"
@@ -75,6 +77,26 @@ TEST(NcclCommunicator, GatherScatterReduceBroadcastOnTensors) {
     comm.broadcast(values, 0);
     EXPECT_EQ(values.abs().sum().item<float>(), 0);
     comm.barrier();
+  }
+}
+
+// A communicator destroyed right after its last collective (the end of every run) must not
+// leave watchdog tickets polling the destroyed NCCL comm: that aborted runs at exit (code 134)
+// whenever the watchdog had not yet retired the last tickets (H100, 2026-11-24).
+TEST(NcclCommunicator, DestroyedRightAfterCollectivesLeavesNoTicket) {
+  ST_REQUIRE_GPUS();
+  World& world = test_world();
+  const auto options = at::TensorOptions().device(at::kCUDA, world.local_device());
+  for (int round = 0; round < 10; ++round) {
+    {
+      NcclCommunicator comm(world.comm(), world.local_device(), world.watchdog());
+      const at::Tensor shard = at::full({1 << 16}, world.rank() + 1, options);
+      const at::Tensor full = at::empty({shard.numel() * world.size()}, options);
+      for (int i = 0; i < 4; ++i) comm.all_gather_into_async(full, shard).wait();
+      ST_CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    EXPECT_EQ(world.watchdog().armed_count(), 0u) << "round " << round;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));  // a watchdog period and more
   }
 }
 #endif

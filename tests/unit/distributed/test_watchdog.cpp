@@ -32,6 +32,30 @@ TEST(Watchdog, PolledTicketsRetireWhenComplete) {
   EXPECT_EQ(watchdog.armed_count(), 0u);
 }
 
+// A communicator going away drops its tickets: none of its polls runs afterwards, and a ticket
+// past its deadline no longer aborts. Another owner's ticket stays.
+TEST(Watchdog, DisarmAllDropsOneOwnersTicketsAndTheirPolls) {
+  Watchdog watchdog(0.1);
+  const int owner = 0, other = 0;
+  std::atomic<int> polls_after{0};
+  std::atomic<bool> disarmed{false};
+  for (int i = 0; i < 3; ++i) {
+    watchdog.arm("nccl reduce_scatter", [&] {
+      if (disarmed.load()) ++polls_after;
+      return false;
+    }, &owner);
+  }
+  const auto kept = watchdog.arm("nccl all_gather", [] { return false; }, &other);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the thread polls them meanwhile
+  watchdog.disarm_all(&owner);
+  disarmed = true;
+  EXPECT_EQ(watchdog.armed_count(), 1u);
+  watchdog.disarm(kept);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // 3x the deadline: no abort
+  EXPECT_EQ(polls_after.load(), 0);
+  EXPECT_EQ(watchdog.armed_count(), 0u);
+}
+
 TEST(Watchdog, ContextIsScopedAndRestored) {
   EXPECT_EQ(current_collective_context().unit, -1);
   {
