@@ -2,6 +2,7 @@
 // (lib/train/trainer.h) with console lines, a progress bar on terminals and metrics.jsonl;
 // --dry-run stops after the checks and prints the plan (train_dry_run.h).
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "command_options.h"
@@ -19,6 +20,7 @@
 #include "train_dry_run.h"
 #include "util/errors.h"
 #include "util/log.h"
+#include "util/stop_signal.h"
 
 namespace st {
 namespace {
@@ -43,9 +45,12 @@ std::string final_summary(const TrainResult& result, const TrainConfig& config) 
   return out.str();
 }
 
+int stop_exit_code(StopKind kind) { return kind == StopKind::requeue ? kExitPreempted : kExitStopped; }
+
 }  // namespace
 
 int run_train(std::vector<std::string> args, int& argc, char**& argv) {
+  catch_stop_signals();  // first: a signal during start-up is a stop request, not a kill
   World world(argc, argv);
   return run_guarded([&] {
     po::options_description own("train options", 110, 55);
@@ -81,7 +86,14 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
       enforce_consistent_env(communicator, local_env_fingerprint(world));
     }
 
-    Trainer trainer(config, world);
+    std::unique_ptr<Trainer> made;
+    try {
+      made = std::make_unique<Trainer>(config, world);
+    } catch (const StopBeforeTraining& stop) {
+      log0(stop.what());
+      return stop_exit_code(stop.kind());
+    }
+    Trainer& trainer = *made;
     if (world.rank() == 0) write_resolved_config(config, config.train.output_dir + "/config.resolved.ini");
     const TrainPlan& plan = trainer.plan();
     log0("train: ", describe_objective(config, plan.reference), " on ", world.size(), " rank(s), sharding ",
@@ -98,7 +110,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     };
     const TrainResult result = trainer.run(observer);
     bar.clear();
-    if (result.preempted) return kExitPreempted;
+    if (result.stopped != StopKind::none) return stop_exit_code(result.stopped);
     log0(final_summary(result, config));
     return kExitOk;
   });

@@ -87,11 +87,52 @@ void remove_all_checkpoints(const std::string& directory) {
   fs::remove(fs::path(directory) / "latest");
 }
 
-void apply_retention(const std::string& directory, int64_t keep_last) {
+void apply_retention(const std::string& directory, int64_t keep_last, const std::string& protected_name) {
   if (keep_last <= 0) return;
   const std::vector<CheckpointEntry> complete = list_complete_checkpoints(directory);
-  const auto excess = static_cast<int64_t>(complete.size()) - keep_last;
-  for (int64_t i = 0; i < excess; ++i) remove_complete_checkpoint(complete[static_cast<size_t>(i)].path);
+  auto excess = static_cast<int64_t>(complete.size()) - keep_last;
+  for (const CheckpointEntry& entry : complete) {
+    if (excess <= 0) break;
+    if (fs::path(entry.path).filename() == protected_name) continue;
+    remove_complete_checkpoint(entry.path);
+    --excess;
+  }
+}
+
+std::optional<int64_t> checkpoint_step(const std::string& path) {
+  return step_of(fs::path(path).filename().string());
+}
+
+SetAside set_aside_newer_checkpoints(const std::string& directory, int64_t step, const std::string& stamp) {
+  SetAside result;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) return result;
+  std::vector<fs::path> newer;
+  for (const auto& entry : fs::directory_iterator(directory)) {
+    std::string name = entry.path().filename().string();
+    const size_t suffix = std::char_traits<char>::length(kTemporarySuffix);
+    if (name.size() > suffix && name.compare(name.size() - suffix, suffix, kTemporarySuffix) == 0) {
+      name.resize(name.size() - suffix);
+    }
+    const auto found = step_of(name);
+    if (found && *found > step && entry.is_directory() && !entry.is_symlink()) newer.push_back(entry.path());
+  }
+  if (newer.empty()) return result;
+  std::sort(newer.begin(), newer.end());
+  const fs::path folder = fs::path(directory) / ("abandoned-" + std::to_string(step) + "-" + stamp);
+  fs::create_directories(folder);
+  for (const fs::path& path : newer) {
+    fs::rename(path, folder / path.filename());
+    result.moved.push_back(path.filename().string());
+  }
+  const std::vector<CheckpointEntry> left = list_complete_checkpoints(directory);
+  if (left.empty()) {
+    fs::remove(fs::path(directory) / "latest");
+  } else {
+    point_latest_at(directory, fs::path(left.back().path).filename().string());
+  }
+  result.folder = folder.string();
+  return result;
 }
 
 void point_latest_at(const std::string& directory, const std::string& step_name) {

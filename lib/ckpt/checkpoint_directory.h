@@ -26,8 +26,21 @@ std::vector<CheckpointEntry> list_complete_checkpoints(const std::string& direct
 int remove_incomplete_checkpoints(const std::string& directory);
 // Removes every step_* entry and `latest` (a fresh run with train.overwrite).
 void remove_all_checkpoints(const std::string& directory);
-// Deletes the oldest complete checkpoints until `keep_last` remain (0 = keep all).
-void apply_retention(const std::string& directory, int64_t keep_last);
+// Deletes the oldest complete checkpoints until `keep_last` remain (0 = keep all); never
+// `protected_name` (the checkpoint just written), whatever its step.
+void apply_retention(const std::string& directory, int64_t keep_last, const std::string& protected_name = "");
+// The step of a step_XXXXXXXX path; nullopt for another name.
+std::optional<int64_t> checkpoint_step(const std::string& path);
+
+// Resuming an older checkpoint while newer ones exist starts another timeline: the newer step_*
+// entries (complete or not) move into <directory>/abandoned-<step>-<stamp>/, so `auto` never
+// jumps back to them, and `latest` is pointed at the newest complete checkpoint left (removed
+// when none). Returns that folder's path and the names moved; an empty path when none was newer.
+struct SetAside {
+  std::string folder;
+  std::vector<std::string> moved;
+};
+SetAside set_aside_newer_checkpoints(const std::string& directory, int64_t step, const std::string& stamp);
 // Points <directory>/latest at `step_name` (atomically: a new link renamed over the old one).
 void point_latest_at(const std::string& directory, const std::string& step_name);
 

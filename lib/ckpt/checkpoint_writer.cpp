@@ -162,7 +162,7 @@ void CheckpointWriter::commit() {
     fs::rename(temporary, final_path);
     point_latest_at(directory_, name);
     sync_directory(directory_);
-    apply_retention(directory_, options_.keep_last);
+    apply_retention(directory_, options_.keep_last, name);
     uint64_t bytes = 0;
     for (const CheckpointFile& file : manifest.files) bytes += file.bytes;
     log0("checkpoint: step ", job.progress.step, " saved to ", final_path.string(), " (",

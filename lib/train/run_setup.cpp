@@ -6,6 +6,7 @@
 #include "fsdp/unit_layout.h"
 #include "train/flops.h"
 #include "train/recompute_choice.h"
+#include "train/stop_request.h"
 #include "train/train_checkpoints.h"
 #include "util/cpu_threads.h"
 #include "util/device.h"
@@ -58,6 +59,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.progress.total_steps = run.plan.total_steps;
   run.progress.global_batch = run.plan.global_batch;
   if (manifest) check_resume_batch(*manifest, *run.resume_from, run.plan);
+  stop_if_requested_during(*run.host, "data");
 
   run.groups = std::make_unique<ShardingGroups>(make_run_sharding_groups(config.dist, world));
   const int shard_rank = run.groups->shard->rank();
@@ -76,7 +78,9 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   if (!run.resume_from || online_reference) {  // the base weights are needed
     shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank);
   }
+  stop_if_requested_during(*run.host, "model");
   if (online_reference) run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
+  stop_if_requested_during(*run.host, "reference");
   if (run.resume_from) shards.masters = host_shard_state(units, false).master;  // the checkpoint fills them
   run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
   if (run.resume_from) {
@@ -96,6 +100,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
       config, model, shard_size, compute_bytes,
       device_budget_bytes(config, model, shard_size, compute_bytes, cuda_device_index(run.device)));
   run.engine->model().set_recompute(recompute.plan);
+  stop_if_requested_during(*run.host, "checkpoint");
   log0("train: recompute ", recompute.reason);
   run.checkpoints = std::make_unique<CheckpointWriter>(checkpoint_directory(config), config.ckpt,
                                                        checkpoint_identity(config, model, units, source), *run.host,

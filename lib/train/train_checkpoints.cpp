@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -28,6 +29,33 @@ void require_writable(const std::string& directory) {
     throw IoError("ckpt.dir = " + directory + " is not writable (" + error.what() + "); choose a writable "
                   "ckpt.dir or train.output_dir");
   }
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%SZ", &parts);
+  return text;
+}
+
+void set_aside_later_timeline(const TrainConfig& config, const std::string& resume) {
+  const std::string directory = checkpoint_directory(config);
+  const std::optional<int64_t> step = checkpoint_step(resume);
+  if (!step) return;
+  const SetAside aside = set_aside_newer_checkpoints(directory, *step, utc_stamp());
+  if (aside.folder.empty()) return;
+  const fs::path exported = fs::path(config.train.output_dir) / "export";
+  std::string export_note;
+  if (fs::exists(exported)) {
+    fs::rename(exported, fs::path(aside.folder) / "export");
+    export_note = " and the export made from them";
+  }
+  std::string names;
+  for (const std::string& name : aside.moved) names += (names.empty() ? "" : ", ") + name;
+  log0("checkpoint: resuming from step ", *step, " while newer checkpoints exist: moved ", names, export_note,
+       " to ", aside.folder, " (that timeline is abandoned; --resume auto continues from step ", *step, ")");
 }
 
 // Rank 0's decision: "resume:<checkpoint>" or "fresh:" (prepare_run_directory sends it to all).
@@ -76,6 +104,12 @@ std::optional<std::string> prepare_run_directory(const TrainConfig& config, Comm
   if (decision.rfind("error:", 0) == 0) throw CheckpointError(rest("error:"));
   if (decision.rfind("resume:", 0) == 0) return rest("resume:");
   return std::nullopt;
+}
+
+void abandon_later_timeline(const TrainConfig& config, const std::string& resume_from, Communicator& world) {
+  if (config.train.resume == kResumeNewest) return;  // auto resumes the newest: nothing is later
+  if (world.rank() == 0) set_aside_later_timeline(config, resume_from);
+  world.barrier();
 }
 
 ShardPlace shard_place(ShardingGroups& groups) {

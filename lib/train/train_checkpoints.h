@@ -22,6 +22,10 @@ std::string checkpoint_directory(const TrainConfig& config);  // ckpt.dir or <ou
 // metrics or checkpoints needs train.overwrite (which removes those checkpoints) or
 // train.resume = auto. Throws ConfigError / CheckpointError on every rank.
 std::optional<std::string> prepare_run_directory(const TrainConfig& config, Communicator& world);
+// Collective, when training starts (not during set-up: a stop there writes nothing): resuming an
+// explicitly named older checkpoint abandons the run's newer ones; they and an export made from
+// them move to <checkpoint dir>/abandoned-<step>-<time>/ (ckpt/checkpoint_directory.h), said so.
+void abandon_later_timeline(const TrainConfig& config, const std::string& resume_from, Communicator& world);
 
 ShardPlace shard_place(ShardingGroups& groups);
 CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,

@@ -50,11 +50,6 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
   return shape;
 }
 
-// Whether any rank was asked to stop (the signal may reach only some of them).
-bool any_rank_stopping(Communicator& world) {
-  return max_over_ranks(world, stop_requested() ? 1.0 : 0.0) > 0.0;
-}
-
 void add_comm(CommBytes& total, const CommBytes& step) {
   total.all_gather += step.all_gather;
   total.reduce_scatter += step.reduce_scatter;
@@ -203,9 +198,10 @@ void Trainer::drain_device_into(WindowStats& window) {
   window.seconds += wait.seconds();
 }
 
-bool Trainer::maybe_checkpoint(int64_t steps, WindowStats& window) {
+StopKind Trainer::maybe_checkpoint(int64_t steps, WindowStats& window) {
   run_.checkpoints->poll();
-  const bool stopping = any_rank_stopping(*run_.host);
+  const StopKind stop = agreed_stop_kind(*run_.host);
+  const bool stopping = stop != StopKind::none;
   const int64_t every = config_.ckpt.every;
   const bool at_end = steps == run_.plan.total_steps && options_.save_at_end;
   if ((every > 0 && steps % every == 0) || stopping || at_end) {
@@ -214,7 +210,7 @@ bool Trainer::maybe_checkpoint(int64_t steps, WindowStats& window) {
     run_.progress.scaler = run_.engine->scaler().state();
     run_.checkpoints->save(run_.progress, engine_state(*run_.engine), capture_rng_state(cuda_device_index(run_.device)));
   }
-  return stopping;
+  return stop;
 }
 
 // <output_dir>/export from the in-memory masters (the same bytes the last checkpoint holds).
@@ -236,12 +232,20 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   const int64_t total = run_.plan.total_steps;
   const int64_t first = run_.progress.step;
   if (first > 0 && first >= total) {  // e.g. the last job of a chain: the run ended before it
-    log0("train: the run is already complete (its checkpoint is at step ", first, " of ", total,
-         "); nothing to do");
     TrainResult done;
     done.first_step = done.steps = first;
+    if (export_missing()) {
+      log0("train: the run is complete (its checkpoint is at step ", first, " of ", total,
+           ") but its export is missing (interrupted); exporting that checkpoint");
+      raise_if_injected("export");
+      export_model();
+    } else {
+      log0("train: the run is already complete (its checkpoint is at step ", first, " of ", total,
+           "); nothing to do");
+    }
     return done;
   }
+  if (run_.resume_from) abandon_later_timeline(config_, *run_.resume_from, *run_.host);
   std::unique_ptr<MetricsFile> metrics;
   if (world_.rank() == 0) {
     std::filesystem::create_directories(config_.train.output_dir);
@@ -293,9 +297,9 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     }
     if (observer.step_done) observer.step_done(result.steps, total, run_timer.seconds());
 
-    result.preempted = maybe_checkpoint(result.steps, window);
-    if (result.preempted) {
-      log0("train: stop requested (SIGUSR1/SIGTERM) - checkpoint of step ", result.steps,
+    result.stopped = maybe_checkpoint(result.steps, window);
+    if (result.stopped != StopKind::none) {
+      log0("train: stop requested (", stop_signal_name(result.stopped), ") - checkpoint of step ", result.steps,
            " saved; continue with --resume auto");
       break;
     }
@@ -313,17 +317,51 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     log0("train: data mixture over ", std::accumulate(mixture_seen_.begin(), mixture_seen_.end(), uint64_t{0}),
          " samples:", line);
   }
-  if (result.preempted) {
-    result.seconds = run_timer.seconds();
-    return result;
-  }
+  if (result.stopped == StopKind::none) result.stopped = finish_run(result, emit);
+  result.seconds = run_timer.seconds();
+  return result;
+}
+
+StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const nlohmann::ordered_json&)>& emit) {
+  // The last step's checkpoint is saved: a stop request from here on skips what is left, which
+  // `--resume auto` redoes (the export) or leaves out (the final eval).
+  const auto stop_before = [&](const char* phase, const char* done, const char* left) {
+    raise_if_injected(phase);
+    const StopKind stop = agreed_stop_kind(*run_.host);
+    if (stop != StopKind::none) {
+      log0("train: stop requested (", stop_signal_name(stop), ") after the checkpoint of the last step", done,
+           "; ", left);
+    }
+    return stop;
+  };
+  const bool exporting = config_.ckpt.export_hf;
+  const char* export_left = exporting ? "the export is skipped; --resume auto writes it" : "the run is complete";
   if (run_.data.val) {
+    if (const StopKind stop = stop_before("eval", "", exporting ? "the final eval and the export are skipped; "
+                                                                  "--resume auto writes the export"
+                                                                : "the final eval is skipped");
+        stop != StopKind::none) {
+      return stop;
+    }
     result.last_eval = evaluate(result.steps);
     emit(result.last_eval);
   }
-  if (config_.ckpt.export_hf) export_model();
-  result.seconds = run_timer.seconds();
-  return result;
+  if (!exporting) return StopKind::none;
+  if (const StopKind stop = stop_before("export", run_.data.val ? " and the final eval" : "", export_left);
+      stop != StopKind::none) {
+    return stop;
+  }
+  export_model();
+  if (agreed_stop_kind(*run_.host) != StopKind::none) {
+    log0("train: a stop was requested during the export; the export finished, the run is complete");
+  }
+  return StopKind::none;
+}
+
+bool Trainer::export_missing() {
+  const bool missing = world_.rank() == 0 && config_.ckpt.export_hf &&
+                       !std::filesystem::exists(std::filesystem::path(config_.train.output_dir) / "export");
+  return max_over_ranks(*run_.host, missing ? 1.0 : 0.0) > 0.0;
 }
 
 }  // namespace st

@@ -14,6 +14,7 @@
 #include "distributed/world.h"
 #include "train/objectives.h"
 #include "train/run_setup.h"
+#include "train/stop_request.h"
 #include "train/train_config.h"
 #include "train/train_metrics.h"
 
@@ -28,7 +29,9 @@ struct TrainObserver {
 struct TrainResult {
   int64_t first_step = 0;  // the step a resumed run started from (0 when fresh)
   int64_t steps = 0;       // optimizer steps completed, counting those before a resume
-  bool preempted = false;  // stopped early on SIGUSR1/SIGTERM after saving a checkpoint
+  // A stop request ended the run early: after saving a checkpoint, or after the last step's
+  // checkpoint with the final eval or the export left for `--resume auto`.
+  StopKind stopped = StopKind::none;
   double seconds = 0.0;
   nlohmann::ordered_json last_train;  // the last train record (null when none was written)
   nlohmann::ordered_json last_eval;   // the last evaluation (null without validation data)
@@ -42,7 +45,8 @@ class Trainer {
 
   const TrainPlan& plan() const { return run_.plan; }
   // Collective over the world. Writes metrics.jsonl on rank 0 and checkpoints (ckpt.every, at
-  // the end, and on SIGUSR1/SIGTERM, which then ends the run early: result.preempted).
+  // the end, and on SIGUSR1/SIGTERM, which then ends the run early: result.stopped). A complete
+  // run resumed again writes its export if an interrupted job left none.
   TrainResult run(const TrainObserver& observer = {});
 
  private:
@@ -56,9 +60,13 @@ class Trainer {
   nlohmann::ordered_json evaluate(int64_t step);
   // The share of each data.train dataset in the samples trained so far (empty unless a mixture).
   std::vector<double> mixture_shares() const;
-  // Collective: saves when ckpt.every, the end or a stop request asks for it; returns whether
-  // a stop was requested on any rank.
-  bool maybe_checkpoint(int64_t steps, WindowStats& window);
+  // Collective: saves when ckpt.every, the end or a stop request asks for it; returns the stop
+  // request the ranks agreed on.
+  StopKind maybe_checkpoint(int64_t steps, WindowStats& window);
+  // Collective, after the last step's checkpoint: the final eval and the export, each skipped
+  // once a stop was requested (and said so); returns the stop request.
+  StopKind finish_run(TrainResult& result, const std::function<void(const nlohmann::ordered_json&)>& emit);
+  bool export_missing();  // collective: rank 0 looks (shared storage)
   // A step's device work outlasts its host calls (no syncs in a step): the window's time ends
   // with the wait for that work, taken before a log, an eval or a checkpoint waits on it.
   void drain_device_into(WindowStats& window);

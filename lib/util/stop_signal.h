@@ -1,14 +1,26 @@
-// Preemption requests: SIGUSR1 (Slurm's --signal=B:USR1@<s> forwarded by launch.slurm) and
-// SIGTERM (scancel, node drain) set a flag instead of killing the process, so the trainer can
-// finish its step, save a checkpoint and exit with kExitPreempted for the job to be requeued.
+// Stop requests: SIGUSR1 (Slurm's --signal=B:USR1@<s> before the time limit, forwarded by
+// launch.slurm) asks for a save and a requeue; SIGTERM (scancel, Slurm's own preemption, a node
+// drain) asks for a save and an end. The handlers only set a flag; the trainer checks it between
+// phases and steps, agrees on it over the ranks and stops there.
 #pragma once
 
 namespace st {
 
-// Installs the handlers (idempotent). Later signals keep only setting the flag.
+// What the caught signals ask for; `stop` outranks `requeue` (a user's scancel after the time
+// warning ends the job).
+enum class StopKind { none = 0, requeue = 1, stop = 2 };
+
+// Installs the handlers (idempotent); `shardtune train` does it first thing, so a signal during
+// model load or data checks is a stop request too, not a kill.
 void catch_stop_signals();
 bool stop_requested();
-int stop_signal_number();  // the last signal caught, 0 when none
+StopKind stop_kind();
+StopKind stop_kind_of_signal(int number);  // SIGUSR1 -> requeue, SIGTERM -> stop
+const char* stop_signal_name(StopKind kind);  // "SIGUSR1" / "SIGTERM"
 void clear_stop_request();  // tests
+
+// Fault injection for the e2e tests: ST_TEST_SIGNAL_AT=<phase>:<USR1|TERM> raises that signal
+// in this process when the trainer reaches <phase> (e.g. model, reference, data, eval, export).
+void raise_if_injected(const char* phase);
 
 }  // namespace st

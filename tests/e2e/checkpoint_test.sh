@@ -122,7 +122,7 @@ PY
       pkill -USR1 -f -n -- "--train.output_dir=$work/cut" ) &
     train_on --exit 75 --ranks 2 --micro 2 --accum 2 --dir "$work/cut"
     wait
-    expect_output 'stop requested \(SIGUSR1/SIGTERM\) - checkpoint of step [0-9]+ saved'
+    expect_output 'stop requested \(SIGUSR1\) - checkpoint of step [0-9]+ saved'
     stopped=$(readlink "$work/cut/checkpoints/latest")
     [ -n "$stopped" ] && [ "$stopped" != step_00000150 ] || fail "no early checkpoint ($stopped)"
     [ ! -d "$work/cut/export" ] || fail "a preempted run exported"
@@ -130,6 +130,70 @@ PY
     expect_output "resumed from .*$stopped"
     same_weights "$work/straight" "$work/cut"
     same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/cut/metrics.jsonl" --tolerance 0 --from-step 1
+    ;;
+  stop_during_setup_writes_nothing)
+    # A stop request while the run is being set up (fault-injected at each phase's end): the
+    # preemption exit code, nothing written for a fresh run, an existing run's outputs untouched.
+    for phase in data model reference checkpoint; do
+      for signal in TERM USR1; do
+        code=143
+        [ "$signal" = USR1 ] && code=75
+        ST_TEST_SIGNAL_AT=$phase:$signal train_on --exit $code --ranks 2 --micro 2 --accum 2 --dir "$work/fresh"
+        expect_output "stop requested \\(SIG$signal\\) during the $phase set-up, before training; nothing was written"
+        [ -z "$(find "$work/fresh" -name 'metrics.jsonl' -o -name 'config.resolved.ini' -o -name 'step_*' \
+                  -o -name export)" ] || fail "a stop during the $phase set-up left outputs: $(find "$work/fresh")"
+      done
+    done
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/done" --ckpt.every=5
+    before=$(cd "$work/done" && find . -type f -exec md5sum {} + | sort)
+    ST_TEST_SIGNAL_AT=checkpoint:TERM train_on --exit 143 --ranks 2 --micro 2 --accum 2 --dir "$work/done" \
+      --resume "$(ckpt "$work/done" 5)"
+    [ "$(cd "$work/done" && find . -type f -exec md5sum {} + | sort)" = "$before" ] ||
+      fail "a stop during the set-up of a resumed run changed its outputs"
+    ;;
+  stop_after_last_step_redoes_export)
+    # A stop after the last step's checkpoint skips what is left and says so; --resume auto then
+    # writes the export (the same weights as a run never stopped) and nothing else.
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight"
+    ST_TEST_SIGNAL_AT=eval:USR1 eval_every=5 train_on --exit 75 --ranks 2 --micro 2 --accum 2 --dir "$work/eval"
+    expect_output 'stop requested \(SIGUSR1\) after the checkpoint of the last step; the final eval and the export are skipped'
+    ST_TEST_SIGNAL_AT=export:TERM train_on --exit 143 --ranks 2 --micro 2 --accum 2 --dir "$work/cut"
+    expect_output 'stop requested \(SIGTERM\) after the checkpoint of the last step and the final eval; the export is skipped; --resume auto writes it'
+    for dir in "$work/eval" "$work/cut"; do
+      [ -f "$(ckpt "$dir" 10)/COMPLETE" ] || fail "no complete checkpoint of the last step in $dir"
+      [ ! -e "$dir/export" ] || fail "$dir has an export"
+      train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$dir" --resume auto
+      expect_output 'the run is complete \(its checkpoint is at step 10 of 10\) but its export is missing'
+      same_weights "$work/straight" "$dir"
+    done
+    # A job killed in the middle of the export (its .tmp left behind) is redone the same way.
+    rm -rf "$work/cut/export"
+    mkdir -p "$work/cut/export.tmp" && echo partial >"$work/cut/export.tmp/model.safetensors"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/cut" --resume auto
+    expect_output 'but its export is missing'
+    same_weights "$work/straight" "$work/cut"
+    [ ! -e "$work/cut/export.tmp" ] || fail "the interrupted export's leftovers stayed"
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/cut" --resume auto
+    expect_output 'the run is already complete'
+    ;;
+  resume_older_sets_newer_aside)
+    # --resume to step 4 of a finished run: steps 6..10 and the export move to
+    # checkpoints/abandoned-4-<time>/ (said so), the new timeline saves its own 6..10 (retention
+    # never deletes the one just written), `latest` names a complete checkpoint throughout, and
+    # a later --resume auto continues the new timeline, not the abandoned one.
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --ckpt.every=2
+    cp "$work/run/export/model.safetensors" "$work/first.safetensors"
+    steps=7 train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --ckpt.every=2 --ckpt.keep_last=2 \
+      --resume "$(ckpt "$work/run" 4)"
+    expect_output 'resuming from step 4 while newer checkpoints exist: moved step_00000006, step_00000008, step_00000010 and the export made from them to .*/abandoned-4-'
+    aside=$(find "$work/run/checkpoints" -maxdepth 1 -name 'abandoned-4-*')
+    [ -f "$aside/step_00000010/COMPLETE" ] && [ -f "$aside/export/model.safetensors" ] || fail "the abandoned timeline was not kept"
+    cmp "$aside/export/model.safetensors" "$work/first.safetensors" || fail "the kept export changed"
+    [ -f "$(ckpt "$work/run" 7)/COMPLETE" ] || fail "the new timeline's last checkpoint (step 7) was not kept"
+    latest=$(readlink "$work/run/checkpoints/latest")
+    [ "$latest" = step_00000007 ] && [ -f "$work/run/checkpoints/$latest/COMPLETE" ] || fail "latest -> '$latest'"
+    steps=9 train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/run" --ckpt.every=2 --resume auto
+    expect_output 'resumed from .*step_00000007 at step 7'
     ;;
   kill_during_save)
     # A rank dies (SIGKILL) in the middle of step 4's save: step 2 stays complete, the half-written

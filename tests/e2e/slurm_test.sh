@@ -27,12 +27,39 @@ job_options() {
   arguments=(--train.output_dir="$1" "${run_args[@]}")
 }
 
-# submit <run dir> [launch.slurm arguments...]: prints the job id.
+# submit <run dir> [launch.slurm arguments...]: prints the job id; $sbatch_extra holds more
+# sbatch options (e.g. a short --time).
+sbatch_extra=()
 submit() {
   job_options "$1"
   shift
-  sbatch --parsable "${options[@]}" "$ST_SOURCE_DIR/slurm/launch.slurm" "${arguments[@]}" "$@" ||
+  sbatch --parsable "${options[@]}" "${sbatch_extra[@]}" "$ST_SOURCE_DIR/slurm/launch.slurm" "${arguments[@]}" "$@" ||
     fail "sbatch refused launch.slurm"
+}
+
+# wait_for_text <file> <regex> <seconds>: until the job's output shows it.
+wait_for_text() {
+  for _ in $(seq $(($3 * 4))); do
+    grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.25
+  done
+  fail "no /$2/ in $1 after $3 s: $(tail -8 "$1" 2>/dev/null)"
+}
+
+job_field() { scontrol show job "$1" | grep -o "$2=[^ ]*" | cut -d= -f2; }
+
+# expect_cancelled_for_good <job> <run dir>: a scancel ended the job; it stays ended (a requeue
+# would bring it back PENDING within AuthInfo's cred_expire=10 s), and the ranks saved first.
+expect_cancelled_for_good() {
+  local job=$1 dir=$2 restarts
+  slurm_wait_job "$job" 120 'CANCELLED|COMPLETED|FAILED|TIMEOUT'
+  restarts=$(job_field "$job" Restarts)
+  sleep 15
+  [ "$(slurm_job_state "$job")" = CANCELLED ] || fail "job $job is $(slurm_job_state "$job") after scancel, expected CANCELLED"
+  [ "$(job_field "$job" Restarts)" = "$restarts" ] || fail "job $job was requeued after scancel"
+  wait_for_text "$dir.out" 'stop requested \(SIGTERM\) - checkpoint of step [0-9]+ saved' 30
+  grep -q 'stopped by SIGTERM (scancel or preemption)' "$dir.out" || fail "launch.slurm did not say it stops"
+  [ -f "$dir/checkpoints/latest/COMPLETE" ] || fail "no complete checkpoint after the scancel"
 }
 
 # wait_for_step <run dir> <step>: until metrics.jsonl has a train record of that step.
@@ -84,6 +111,33 @@ case "$case_name" in
     grep -q 'resumed from .*step_' "$work/job.out" || fail "the requeued job did not resume"
     cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
       fail "preempted + requeued job ends with other weights than an uninterrupted one"
+    ;;
+  scancel_stops_for_good)
+    # The reported bug: a user's scancel saved a checkpoint and then requeued the job itself.
+    job=$(submit "$work/cancel" --train.max_steps=100000)
+    wait_for_step "$work/cancel" 5
+    scancel "$job" || fail "scancel failed"
+    expect_cancelled_for_good "$job" "$work/cancel"
+    grep -q 'requeueing' "$work/cancel.out" && fail "launch.slurm requeued a cancelled job"
+    ;;
+  time_limit_usr1_requeues_then_scancel_stops)
+    # The path users get: Slurm itself sends USR1 to the batch script from --signal=B:USR1@90
+    # before a 3-minute limit (up to 60 s early: between 30 and 90 s in); the ranks save, the
+    # script requeues, the requeued job resumes; a scancel then ends it for good.
+    sbatch_extra=(--time=3 --signal=B:USR1@90)
+    job=$(submit "$work/limit" --train.max_steps=100000)
+    wait_for_text "$work/limit.out" 'requeueing job' 180
+    grep -q 'stop requested (SIGUSR1) - checkpoint of step' "$work/limit.out" || fail "the ranks did not save on USR1"
+    wait_for_text "$work/limit.out" 'resumed from .*step_' 180
+    [ "$(job_field "$job" Restarts)" = 1 ] || fail "job $job Restarts=$(job_field "$job" Restarts), expected 1"
+    records=$(wc -l <"$work/limit/metrics.jsonl")
+    for _ in $(seq 240); do  # the resumed job trains (a scancel during set-up is another path)
+      [ "$(wc -l <"$work/limit/metrics.jsonl")" -ge $((records + 2)) ] && break
+      sleep 0.25
+    done
+    scancel "$job" || fail "scancel failed"
+    expect_cancelled_for_good "$job" "$work/limit"
+    [ "$(grep -c 'requeueing job' "$work/limit.out")" = 1 ] || fail "requeued more than once"
     ;;
   chain_resumes_across_jobs)
     # Three chained jobs: the first gets USR1 at step 10 (as before its time limit), saves and

@@ -59,6 +59,35 @@ TEST_F(CheckpointFilesTest, RetentionKeepsTheNewest) {
   EXPECT_EQ(steps_in(dir_), (std::vector<int64_t>{40}));
 }
 
+TEST_F(CheckpointFilesTest, RetentionNeverDeletesTheCheckpointJustWritten) {
+  // A save of step 10 next to newer steps of another timeline: by step it is the oldest.
+  for (int64_t step : {10, 20, 30}) make_step(dir_, step, true);
+  apply_retention(dir_.string(), 2, step_directory_name(10));
+  EXPECT_EQ(steps_in(dir_), (std::vector<int64_t>{10, 30}));
+  apply_retention(dir_.string(), 1, step_directory_name(10));
+  EXPECT_EQ(steps_in(dir_), (std::vector<int64_t>{10}));
+  make_step(dir_, 30, true);
+  apply_retention(dir_.string(), 1, step_directory_name(30));
+  EXPECT_EQ(steps_in(dir_), (std::vector<int64_t>{30}));
+}
+
+TEST_F(CheckpointFilesTest, NewerCheckpointsAreSetAsideWhenAnOlderOneIsResumed) {
+  for (int64_t step : {10, 20, 30}) make_step(dir_, step, true);
+  make_step(dir_, 35, false);
+  fs::create_directories(dir_ / "step_00000040.tmp");
+  point_latest_at(dir_.string(), step_directory_name(30));
+  const SetAside aside = set_aside_newer_checkpoints(dir_.string(), 20, "20261124T120000Z");
+  EXPECT_EQ(fs::path(aside.folder).filename(), "abandoned-20-20261124T120000Z");
+  EXPECT_EQ(aside.moved, (std::vector<std::string>{"step_00000030", "step_00000035", "step_00000040.tmp"}));
+  EXPECT_TRUE(fs::exists(fs::path(aside.folder) / "step_00000030" / kCompleteMarker));
+  EXPECT_EQ(steps_in(dir_), (std::vector<int64_t>{10, 20}));
+  EXPECT_EQ(fs::read_symlink(dir_ / "latest"), "step_00000020") << "latest names a complete checkpoint";
+  EXPECT_EQ(fs::path(*resolve_resume("auto", dir_.string())).filename(), "step_00000020");
+  EXPECT_TRUE(set_aside_newer_checkpoints(dir_.string(), 20, "later").folder.empty()) << "nothing newer left";
+  EXPECT_EQ(checkpoint_step((dir_ / "step_00000020").string()), 20);
+  EXPECT_FALSE(checkpoint_step(aside.folder));
+}
+
 TEST_F(CheckpointFilesTest, LatestLinkFollowsTheNewestSave) {
   make_step(dir_, 10, true);
   point_latest_at(dir_.string(), step_directory_name(10));
