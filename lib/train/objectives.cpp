@@ -6,6 +6,18 @@
 
 namespace st {
 
+namespace {
+
+// log(1 - e^x) for x < 0 without cancellation: log(-expm1(x)) near 0, log1p(-e^x) below -ln 2
+// (Maechler 2012). x is kept at or below -1e-6 (a mean token log-prob of 0, as in the padding
+// micro-batch's empty rows, would give log 0 and a NaN loss even at weight 0).
+at::Tensor log1mexp(const at::Tensor& x) {
+  const at::Tensor below = x.clamp_max(-1e-6);
+  return at::where(below > -0.6931471805599453, at::log(-at::expm1(below)), at::log1p(-at::exp(below)));
+}
+
+}  // namespace
+
 bool needs_reference(PreferenceLoss loss) { return loss != PreferenceLoss::simpo && loss != PreferenceLoss::orpo; }
 
 PreferenceTerms preference_loss(const PairLogps& policy, const PairLogps& reference,
@@ -39,8 +51,7 @@ PreferenceTerms preference_loss(const PairLogps& policy, const PairLogps& refere
     if (kind == PreferenceLoss::simpo) {
       terms.losses = -at::log_sigmoid(beta * (chosen - rejected) - options.simpo_gamma);
     } else {  // orpo: log odds of chosen over rejected, log(p / (1 - p)) with p the mean token prob
-      const at::Tensor log_odds =
-          (chosen - rejected) - (at::log1p(-at::exp(chosen)) - at::log1p(-at::exp(rejected)));
+      const at::Tensor log_odds = (chosen - rejected) - (log1mexp(chosen) - log1mexp(rejected));
       terms.losses = -chosen - beta * at::log_sigmoid(log_odds);
     }
     terms.chosen_rewards = (beta * chosen).detach();

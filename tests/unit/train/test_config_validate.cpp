@@ -109,6 +109,22 @@ TEST(ConfigValidate, DeclaredRanksPerNodeMustDivideTheJob) {
       << message;
 }
 
+TEST(ConfigValidate, LabelSmoothingIsRefusedForEveryLossButSigmoid) {
+  for (PreferenceLoss loss : {PreferenceLoss::ipo, PreferenceLoss::hinge, PreferenceLoss::simpo, PreferenceLoss::orpo}) {
+    TrainConfig config;
+    config.dpo.loss = loss;
+    config.dpo.label_smoothing = 0.1;
+    const std::string message = validation_error_of(config, 1);
+    EXPECT_NE(message.find("dpo.label_smoothing = 0.1"), std::string::npos) << message;
+    EXPECT_NE(message.find("applies to dpo.loss = sigmoid only (dpo.loss = " + std::string(enum_name(loss)) + ")"),
+              std::string::npos)
+        << message;
+  }
+  TrainConfig sigmoid;
+  sigmoid.dpo.label_smoothing = 0.1;
+  EXPECT_NO_THROW(validate_config(sigmoid, 1, {}));
+}
+
 TEST(ConfigValidate, ParsedOriginsFlowIntoMessages) {
   st::testing::TempIni ini("[data]\nval_size = 1.5\n");
   const auto parsed = st::testing::parse({"--config", ini.path()});

@@ -74,6 +74,37 @@ TEST(PreferenceLoss, OrpoIsSftPlusBetaTimesOddsRatioLoss) {
   EXPECT_FALSE(needs_reference(PreferenceLoss::orpo));
 }
 
+// The padding micro-batch has empty rows: mean log-probs of 0 (p = 1), where log(1 - p) is -inf.
+// Its loss weighs nothing but must stay finite (NaN x 0 is NaN), gradients too; and near p = 1
+// the odds stay accurate where log1p(-exp(x)) cancels.
+TEST(PreferenceLoss, OrpoStaysFiniteOnEmptyRowsAndAccurateNearCertainty) {
+  PairLogps empty{values({0.0}), values({0.0}), values({0}), values({0})};
+  empty.chosen.requires_grad_(true);
+  const PreferenceTerms terms = preference_loss(empty, {}, {PreferenceLoss::orpo, 0.1});
+  EXPECT_TRUE(std::isfinite(terms.losses.item<double>()));
+  (terms.losses * 0.0).sum().backward();
+  EXPECT_TRUE(std::isfinite(empty.chosen.grad().item<double>()));
+  // chosen log p = -1e-4 (one token), rejected ln(1/2): log odds = ln(p/(1-p)) - ln 1
+  const double x = -1e-4;
+  const PairLogps near{values({x}), values({std::log(0.5)}), values({1}), values({1})};
+  const double odds = x - std::log(-std::expm1(x));
+  const double expected = -x - 0.1 * std::log(1.0 / (1.0 + std::exp(-odds)));
+  EXPECT_NEAR(preference_loss(near, {}, {PreferenceLoss::orpo, 0.1}).losses.item<double>(), expected, 1e-12);
+}
+
+// dpo.label_smoothing is cDPO's label-flip rate and sigmoid's only (TRL's `sigmoid` formula; its
+// `robust` and `exo_pair` use the same key otherwise and are not offered here). The value is
+// checked above; the gradient is -beta ((1 - eps) sigmoid(-beta h) - eps sigmoid(beta h)).
+TEST(PreferenceLoss, LabelSmoothingGradientWeighsBothLabels) {
+  PairLogps pol = policy();
+  pol.chosen.requires_grad_(true);
+  const double eps = 0.2, beta = 0.1, h = 3.0;
+  preference_loss(pol, reference(), {PreferenceLoss::sigmoid, beta, eps}).losses.sum().backward();
+  const auto sigmoid = [](double a) { return 1.0 / (1.0 + std::exp(-a)); };
+  EXPECT_NEAR(pol.chosen.grad().item<double>(), -beta * ((1 - eps) * sigmoid(-beta * h) - eps * sigmoid(beta * h)),
+              1e-12);
+}
+
 TEST(PreferenceLoss, FtxAddsTheChosenMeanTokenNll) {
   PreferenceLossOptions options{PreferenceLoss::sigmoid, 0.1};
   options.ftx = 1.0;
