@@ -5,8 +5,13 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <thread>
 
+#include "distributed/watchdog.h"
 #include "fsdp/unit_function.h"
 #include "model/rope.h"
 #include "util/errors.h"
@@ -95,8 +100,24 @@ std::vector<size_t> FsdpModel::units_needed_by(size_t unit) const {
   return units_run_with(config_, units_.size(), unit);
 }
 
+// Fault injection for the e2e tests: ST_TEST_STALL_AT="<rank>:<step>:<unit>" stops that rank
+// (for good) before its gather of that unit in that step, as a hung device or peer would.
+void FsdpModel::stall_if_injected(size_t unit) const {
+  static const char* spec = std::getenv("ST_TEST_STALL_AT");
+  if (spec == nullptr) return;
+  long long rank = -1, step = -1, at_unit = -1;
+  if (std::sscanf(spec, "%lld:%lld:%lld", &rank, &step, &at_unit) != 3) return;
+  if (rank == groups_.shard->rank() && step == current_collective_context().step &&
+      at_unit == static_cast<long long>(unit)) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
 void FsdpModel::start_gather(size_t unit) {
   if (gathered_.count(unit)) return;
+  // Collective timeouts name the unit; the trainer set the step.
+  const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
+  stall_if_injected(unit);
   Gathered& entry = gathered_[unit];
   if (groups_.shard->size() == 1) {
     entry.flat = compute_[unit];  // the whole unit is local: nothing to gather or allocate
@@ -191,6 +212,7 @@ void FsdpModel::finish_backward(size_t unit, std::vector<GradTarget>& targets) {
 
 void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad) {
   Reduction reduction{unit, {}, {}};
+  const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
   const at::Tensor full = flat_grad.to(options_.reduce_dtype).contiguous();
   // The step's first contribution is reduced straight into the fp32 shard, later ones added.
   reduction.written = !written_[unit] && full.scalar_type() == at::kFloat;
@@ -211,6 +233,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
   for (Reduction& reduction : reductions) {
     reduction.work.wait();
     if (groups_.replica) {
+      const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(reduction.unit));
       groups_.replica->all_reduce(reduction.shard, ReduceOp::avg);
       comm_.all_reduce += storage_bytes(reduction.shard);
     }

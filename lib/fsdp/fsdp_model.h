@@ -108,6 +108,7 @@ class FsdpModel {
     Work work;
     bool written = false;  // reduced straight into the gradient shard
   };
+  void stall_if_injected(size_t unit) const;
   void start_gather(size_t unit);
   std::vector<at::Tensor> wait_gathered(size_t unit);
   void release(size_t unit);

@@ -271,6 +271,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     const StepBatch batch = loader.next();
     window.phases.data += step_timer.seconds();
     const double lr = learning_rate(config_.optim, step, total);
+    const ScopedCollectiveContext collective_context(step + 1, -1);  // timeouts name the step
     const StepOutcome outcome = train_step(batch, lr, window);
     window.seconds += step_timer.seconds();
     skipped += outcome.skipped ? 1 : 0;

@@ -151,6 +151,22 @@ case "$case_name" in
     expect_output 'already holds a run \(checkpoints in .*\); continue it with --resume auto, choose a new train.output_dir, or pass --train.overwrite=true'
     cmp -s "$work/done/metrics.jsonl" "$work/before.jsonl" || fail "the earlier run's metrics changed"
     ;;
+  stuck_rank_aborts_naming_unit_and_step)
+    # Rank 1 stops for good before a gather in step 3 (injected): every rank ends within the
+    # collective timeout (5 s here), the message naming the collective, the unit and the step.
+    synth_data --dir "$work/data" --pairs 200
+    started=$(date +%s)
+    out=$(ST_TEST_STALL_AT=1:3:2 timeout 120 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" \
+      --progress off --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$work/run" \
+      --train.grad_accum=2 --train.max_steps=10 --dist.timeout_s=5 2>&1)
+    rc=$? took=$(($(date +%s) - started))
+    echo "$out" | tail -n 12
+    [ "$rc" -ne 124 ] || fail "a rank stuck in a training step hung the job (killed by timeout after 120 s)"
+    [ "$rc" -ne 0 ] || fail "the job with a stuck rank exited 0"
+    [ "$took" -le 60 ] || fail "the job took $took s to abort with dist.timeout_s = 5"
+    expect_output 'all_gather[^ ]* .* on unit [0-9]+ step 3 timed out after [0-9.]+ s \(dist.timeout_s = 5\)'
+    expect_output 'aborting all ranks'
+    ;;
   plot_renders)
     synth_data --dir "$work/data" --pairs 200
     train_run --ranks 2 --dir "$work/run" --train.max_steps=20
