@@ -6,6 +6,7 @@ with the right conditions, and passes Torch_DIR; spack.yaml adds the repo and as
 and a CPU build with views. Exits 1 naming every problem found."""
 import ast
 import pathlib
+import re
 import sys
 
 import yaml
@@ -53,6 +54,35 @@ for directive, calls in expected.items():
     for call in calls:
         if call not in directives.get(directive, []):
             problems.append(f"{recipe_path}: missing {directive}({', '.join(call)})")
+# Every dependency cmake/ looks for is declared: what CMake finds (find_package, pkg-config
+# modules, find_library/find_path names) mapped to the Spack package providing it. A new
+# lookup without a mapping here is a problem too, so the recipe cannot silently fall behind.
+SPACK_PACKAGE = {
+    "Torch": "py-torch", "MPI": "mpi", "HDF5": "hdf5", "hdf5_serial": "hdf5", "hdf5.h": "hdf5",
+    "ZLIB": "zlib-api", "Boost": "boost", "PkgConfig": "pkgconfig", "libpcre2-8": "pcre2",
+    "icu-uc": "icu4c", "nlohmann_json": "nlohmann-json", "CUDAToolkit": "cuda", "nccl.h": "nccl",
+    "nccl": "nccl", "GTest": "googletest", "GoogleTest": None,  # include(GoogleTest): CMake's own module
+}
+FROM_BASE_CLASS = {"cuda"}  # CudaPackage adds depends_on("cuda", when="+cuda")
+lookups = set()
+for path in sorted((source / "cmake").glob("*.cmake")) + [source / "CMakeLists.txt"]:
+    text = path.read_text()
+    lookups |= {(m, path.name) for m in re.findall(r"find_package\((\w+)", text)}
+    lookups |= {(m, path.name) for m in re.findall(r"pkg_check_modules\(\w+(?: [A-Z_]+)* ([\w.+-]+)\)", text)}
+    lookups |= {(m, path.name) for m in re.findall(r"find_library\(\w+ NAMES (\w+)", text)}
+    lookups |= {(m, path.name) for m in re.findall(r"find_path\(\w+ ([\w.]+)", text)}
+declared = {c[0].split("@")[0].split("+")[0].split("~")[0] for c in directives.get("depends_on", []) if c}
+for found, where in sorted(lookups):
+    if found not in SPACK_PACKAGE:
+        problems.append(f"cmake/{where} looks for {found}: map it to its Spack package in check_spack_recipe.py "
+                        "and declare it in the recipe")
+        continue
+    package = SPACK_PACKAGE[found]
+    if package and package not in declared and package not in FROM_BASE_CLASS:
+        problems.append(f"{recipe_path}: cmake/{where} needs {found}; add depends_on(\"{package}\")")
+if len(lookups) < 10:
+    problems.append(f"found only {len(lookups)} dependency lookups in cmake/: the patterns above miss some")
+
 if not any(c and c[0].startswith("hdf5") and "+threadsafe" in c[0] for c in directives.get("depends_on", [])):
     problems.append(f"{recipe_path}: hdf5 must be +threadsafe (ckpt.async)")
 if not any(c and c[0] == "nvtx" for c in directives.get("variant", [])):

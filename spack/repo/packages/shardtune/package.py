@@ -21,11 +21,14 @@ class Shardtune(CMakePackage, CudaPackage):
     depends_on("cxx", type="build")
     depends_on("c", type="build")
     depends_on("cmake@3.18:", type="build")
+    depends_on("pkgconfig", type="build")  # finds PCRE2 and ICU
     depends_on("mpi")
     depends_on("hdf5~mpi+threadsafe")  # checkpoints are written on a background thread
     depends_on("boost+program_options")
     depends_on("nlohmann-json@3.9:")
     depends_on("zlib-api")
+    depends_on("pcre2")  # the tokenizer's pre-tokenizer regexes (libpcre2-8)
+    depends_on("icu4c")  # the tokenizer's NFC normalizer (icu-uc)
     depends_on("py-torch")
     depends_on("py-torch+cuda", when="+cuda")
     depends_on("py-torch~cuda", when="~cuda")
