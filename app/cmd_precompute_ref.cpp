@@ -62,7 +62,8 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
 
     const CollateOptions collate = collate_options(config, data.train->pad_id());
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
-                             enum_name(dtype)};
+                             enum_name(dtype),
+                             model_fingerprint(config.model.path, config.model.preset, config.train.seed)};
     MpiCommunicator host(world.comm(), world.watchdog());
     std::vector<std::string> directories;  // every dataset of a mixture
     for (const PairDataset* dataset : {data.train.get(), config.data.val.empty() ? nullptr : data.val.get()}) {

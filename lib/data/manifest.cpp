@@ -39,7 +39,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
                     {"shards", shards}};
   if (manifest.reference) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
-                        {"dtype", manifest.reference->dtype}};
+                        {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint}};
   }
   write_file_atomically(directory + "/" + kManifestName, out.dump(2) + "\n");
 }
@@ -78,7 +78,8 @@ Manifest read_manifest(const std::string& directory) {
       const json& reference = in.at("reference");
       manifest.reference = ReferenceInfo{reference.at("model").get<std::string>(),
                                          reference.at("cutoff_len").get<int64_t>(),
-                                         reference.at("dtype").get<std::string>()};
+                                         reference.at("dtype").get<std::string>(),
+                                         reference.value("fingerprint", std::string())};
     }
     return manifest;
   } catch (const json::exception& error) {

@@ -26,6 +26,11 @@ ModelConfig model_config_of(const std::string& path, const std::string& preset);
 // For logs and checkpoints: the directory, or "preset <name> (seed s)".
 std::string model_source_description(const std::string& path, const std::string& preset, uint64_t seed);
 
+// What identifies the weights a run starts from, for data derived from them (precomputed
+// reference log-probs): a preset's name and seed, or config.json's CRC-32 and each safetensors
+// file's size and first/last-MiB CRC-32 (cheap on multi-GB files; a fine-tune changes them).
+std::string model_fingerprint(const std::string& path, const std::string& preset, uint64_t seed);
+
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank);

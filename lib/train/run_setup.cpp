@@ -56,6 +56,11 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.data = open_train_data(config, model.vocab_size);
   run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda());
   const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
+  if (run.plan.reference == ReferenceMode::precomputed) {
+    check_reference_provenance(run.data, model_fingerprint(config.model.path, config.model.preset, t.seed),
+                               model_source_description(config.model.path, config.model.preset, t.seed),
+                               enum_name(run.plan.compute_dtype));
+  }
   run.progress.total_steps = run.plan.total_steps;
   run.progress.global_batch = run.plan.global_batch;
   if (manifest) check_resume_batch(*manifest, *run.resume_from, run.plan);

@@ -8,6 +8,7 @@
 #include "data/holdout.h"
 #include "train/objectives.h"
 #include "util/errors.h"
+#include "util/log.h"
 
 namespace st {
 
@@ -36,6 +37,29 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
                       "<this config>` first, or set dpo.reference = online");
   }
   return ReferenceMode::precomputed;
+}
+
+void check_reference_provenance(const TrainData& data, const std::string& fingerprint, const std::string& model,
+                                const std::string& dtype) {
+  const std::string fix = "; rerun `shardtune precompute-ref` with this config, or set dpo.reference = online";
+  for (const PairDataset* dataset : {data.train.get(), data.val.get()}) {
+    for (size_t k = 0; dataset && k < dataset->components(); ++k) {
+      const auto& info = dataset->component_manifest(k).reference;
+      if (!info) continue;
+      const std::string where = dataset->component_directory(k) + "/manifest.json: reference.";
+      if (info->fingerprint.empty()) {
+        log0("train: warning: ", where, "fingerprint is missing (written by an older shardtune); cannot check that "
+             "its reference log-probs come from ", model);
+      } else if (info->fingerprint != fingerprint) {
+        throw ConfigError(where + "fingerprint: its reference log-probs were computed with " + info->model + " (" +
+                          info->fingerprint + "), not with this run's model " + model + " (" + fingerprint + ")" + fix);
+      }
+      if (info->dtype != dtype) {
+        throw ConfigError(where + "dtype: its reference log-probs were computed in " + info->dtype +
+                          ", this run computes in " + dtype + fix);
+      }
+    }
+  }
 }
 
 uint64_t TrainData::val_pairs() const {

@@ -33,6 +33,13 @@ struct TrainData {
   uint64_t val_pairs() const;
 };
 
+// Precomputed reference log-probs must come from this run's starting model and compute dtype:
+// each dataset's manifest records them (`shardtune precompute-ref`); a mismatch throws a
+// ConfigError naming the directory, the field and the fix. Data written before fingerprints
+// were recorded passes with a warning.
+void check_reference_provenance(const TrainData& data, const std::string& fingerprint, const std::string& model,
+                                const std::string& dtype);
+
 // Throws ConfigError / DataError naming the directory, field and fix.
 TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size);
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -45,6 +46,28 @@ int usable_cores() {
 }
 
 }  // namespace
+
+uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end) {
+  const ReadOnlyFd fd(path, O_RDONLY);
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) throw IoError(path + ": cannot stat (" + std::strerror(errno) + ")");
+  const auto size = static_cast<uint64_t>(info.st_size);
+  const uint64_t head = std::min(size, bytes_each_end);
+  const uint64_t tail_start = std::max(head, size > bytes_each_end ? size - bytes_each_end : 0);
+  uLong crc = crc32(0L, Z_NULL, 0);
+  std::vector<unsigned char> buffer(1 << 20);
+  for (const auto& [begin, end] : {std::pair<uint64_t, uint64_t>{0, head}, {tail_start, size}}) {
+    for (uint64_t at = begin; at < end;) {
+      const ssize_t got = ::pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), end - at),
+                                  static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) throw IoError(path + ": read failed (" + (got < 0 ? std::strerror(errno) : "file shrank") + ")");
+      crc = crc32(crc, buffer.data(), static_cast<uInt>(got));
+      at += static_cast<uint64_t>(got);
+    }
+  }
+  return static_cast<uint32_t>(crc);
+}
 
 uint32_t file_crc32(const std::string& path) {
   const ReadOnlyFd fd(path, O_RDONLY);

@@ -82,6 +82,16 @@ case "$case_name" in
     run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
       --train.output_dir="$work/other" --data.cutoff_len=16 --train.grad_accum=4
     expect_output 'computed with cutoff_len 1024 but data.cutoff_len = 16'
+    # ... and one starting model and dtype: another model's (seed) or dtype's are refused by name.
+    grep -q '"fingerprint": "preset debug (seed 42)"' "$work/data/train/manifest.json" ||
+      fail "the manifest does not record the scoring model's fingerprint: $(grep -A5 '"reference"' "$work/data/train/manifest.json")"
+    run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --train.output_dir="$work/other" --train.grad_accum=4 --train.seed=7
+    expect_output 'data/train/manifest.json: reference.fingerprint: its reference log-probs were computed with preset debug \(seed 42\) \(preset debug \(seed 42\)\), not with this run.s model preset debug \(seed 7\)'
+    run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --train.output_dir="$work/other" --train.grad_accum=4 --train.dtype=bf16
+    expect_output 'reference.dtype: its reference log-probs were computed in fp32, this run computes in bf16'
+    [ ! -e "$work/other/metrics.jsonl" ] || fail "a refused run wrote metrics"
     ;;
   rerun_is_identical)
     synth_data --dir "$work/data" --pairs 300

@@ -44,6 +44,25 @@ TEST_F(FileIo, Crc32OfAMissingFileNamesIt) {
   }
 }
 
+// The weights fingerprint: a file within twice the end size is covered whole; a larger one by
+// its ends only (a change there shows, one in the middle does not: documented, and cheap).
+TEST_F(FileIo, EndsCrc32CoversSmallFilesWholeAndLargeOnesAtTheEnds) {
+  const std::string path = (dir_ / "weights.bin").string();
+  std::string bytes(10000, 'a');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_EQ(file_ends_crc32(path, 5000), file_crc32(path));
+  EXPECT_EQ(file_ends_crc32(path, 1 << 20), file_crc32(path));
+  const uint32_t ends = file_ends_crc32(path, 1000);
+  EXPECT_NE(ends, file_crc32(path));
+  bytes[5000] ^= 1;
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_EQ(file_ends_crc32(path, 1000), ends) << "the middle is not covered";
+  bytes[9999] ^= 1;
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_NE(file_ends_crc32(path, 1000), ends) << "the last bytes are";
+}
+
 TEST_F(FileIo, WriteFileAtomicallyReplacesTheWholeFile) {
   const std::string path = (dir_ / "manifest.json").string();
   write_file_atomically(path, "a much longer first version\n");
