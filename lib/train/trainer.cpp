@@ -336,7 +336,6 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
     return stop;
   };
   const bool exporting = config_.ckpt.export_hf;
-  const char* export_left = exporting ? "the export is skipped; --resume auto writes it" : "the run is complete";
   if (run_.data.val) {
     if (const StopKind stop = stop_before("eval", "", exporting ? "the final eval and the export are skipped; "
                                                                   "--resume auto writes the export"
@@ -348,7 +347,8 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
     emit(result.last_eval);
   }
   if (!exporting) return StopKind::none;
-  if (const StopKind stop = stop_before("export", run_.data.val ? " and the final eval" : "", export_left);
+  if (const StopKind stop = stop_before("export", run_.data.val ? " and the final eval" : "",
+                                        "the export is skipped; --resume auto writes it");
       stop != StopKind::none) {
     return stop;
   }
