@@ -85,6 +85,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
       chat = std::make_unique<ChatTemplate>(*template_kind, *tokenizer);
       o.chat = chat.get();
       o.info.tokenizer = tokenizer_path;
+      o.info.chat_template = enum_name(*template_kind);
       if (o.vocab_size <= 0) o.vocab_size = tokenizer->vocab_size();
       // Recorded in the shards unless given: the model's own.
       if (o.info.bos_id < 0) o.info.bos_id = tokenizer->token_id(tokenizer->bos_token()).value_or(-1);

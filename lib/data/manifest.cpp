@@ -39,7 +39,8 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
                     {"shards", shards}};
   if (manifest.reference) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
-                        {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint}};
+                        {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint},
+                        {"template", manifest.reference->chat_template}};
   }
   write_file_atomically(directory + "/" + kManifestName, out.dump(2) + "\n");
 }
@@ -79,7 +80,8 @@ Manifest read_manifest(const std::string& directory) {
       manifest.reference = ReferenceInfo{reference.at("model").get<std::string>(),
                                          reference.at("cutoff_len").get<int64_t>(),
                                          reference.at("dtype").get<std::string>(),
-                                         reference.value("fingerprint", std::string())};
+                                         reference.value("fingerprint", std::string()),
+                                         reference.value("template", std::string())};
     }
     return manifest;
   } catch (const json::exception& error) {

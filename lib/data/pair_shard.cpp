@@ -40,6 +40,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   write_attribute(root, "pad_id", info.pad_id);
   write_attribute(root, "tokenizer", info.tokenizer);
   write_attribute(root, "source", info.source);
+  write_attribute(root, "chat_template", info.chat_template);
   write_attribute(root, "num_pairs", static_cast<int64_t>(pairs.size()));
   write_attribute(root, "max_token_id", static_cast<int64_t>(max_token(pairs)));
   const TokenColumn* columns[] = {&pairs.prompt, &pairs.chosen, &pairs.rejected};
@@ -100,6 +101,7 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
   info_.pad_id = read_int_attribute(root, "pad_id").value_or(0);
   info_.tokenizer = read_string_attribute(root, "tokenizer").value_or("");
   info_.source = read_string_attribute(root, "source").value_or("");
+  info_.chat_template = read_string_attribute(root, "chat_template").value_or("");
 
   for (const std::string& name : shard_columns(info_.kind)) {
     const auto tokens = inspect_1d_dataset(root, name, H5T_NATIVE_INT32);

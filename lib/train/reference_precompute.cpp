@@ -81,7 +81,9 @@ uint64_t precompute_reference(const std::string& directory, ReferenceModel& refe
     written[static_cast<size_t>(shard)].file = reference_shard_name(manifest.shards[static_cast<size_t>(shard)].file);
     written[static_cast<size_t>(shard)].crc32 = static_cast<uint32_t>(crcs[shard].item<double>());
   }
-  if (host.rank() == 0) commit_reference_shards(directory, manifest, written, info);
+  ReferenceInfo recorded = info;
+  recorded.chat_template = dataset.chat_template();
+  if (host.rank() == 0) commit_reference_shards(directory, manifest, written, recorded);
   host.barrier();  // no rank reads the directory again before the manifest switched
   return dataset.size();
 }

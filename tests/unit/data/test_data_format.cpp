@@ -65,12 +65,13 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
       for (bool with_ref : {false, true}) {
         const PairTable table = sample(kind, 57, with_ref);
         const std::string path = (dir_ / "s.h5").string();
-        ShardInfo info{kind, 100, 1, 2, 0, "tok", "test"};
+        ShardInfo info{kind, 100, 1, 2, 0, "tok", "test", "llama3"};
         write_pair_shard(path, table, info, {compress, 64});
         const PairShardReader reader(path);
         EXPECT_EQ(reader.size(), 57u);
         EXPECT_EQ(reader.info().kind, kind);
         EXPECT_EQ(reader.info().tokenizer, "tok");
+        EXPECT_EQ(reader.info().chat_template, "llama3");
         EXPECT_EQ(reader.info().eos_id, 2);
         EXPECT_EQ(reader.has_ref_logps(), with_ref);
         expect_same_pairs(reader.read_all(), table);
@@ -118,6 +119,21 @@ TEST_F(DataFormat, SftLossMaskRoundTripsAndSetsTheVersion) {
   write_pair_shard(plain, table, {PairKind::sft, 100, 1, 2, 0, "", "test"});
   EXPECT_EQ(version_of(plain), 1);
   EXPECT_FALSE(PairShardReader(plain).has_loss_mask());
+}
+
+// The reference record says what produced the log-probs: model, fingerprint, dtype, template.
+TEST_F(DataFormat, ReferenceRecordRoundTrips) {
+  Manifest manifest;
+  manifest.vocab_size = 100;
+  manifest.reference = ReferenceInfo{"/models/base", 1024, "bf16", "config.json crc32 0badc0de", "chatml"};
+  write_manifest(dir_.string(), manifest);
+  const Manifest read = read_manifest(dir_.string());
+  ASSERT_TRUE(read.reference);
+  EXPECT_EQ(read.reference->model, "/models/base");
+  EXPECT_EQ(read.reference->cutoff_len, 1024);
+  EXPECT_EQ(read.reference->dtype, "bf16");
+  EXPECT_EQ(read.reference->fingerprint, "config.json crc32 0badc0de");
+  EXPECT_EQ(read.reference->chat_template, "chatml");
 }
 
 TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
