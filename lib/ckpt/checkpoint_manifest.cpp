@@ -1,22 +1,16 @@
 #include "ckpt/checkpoint_manifest.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace st {
 namespace {
 
 using nlohmann::json;
-
-std::string hex32(uint32_t value) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "%08x", value);
-  return text;
-}
 
 // Reads field `key` of `object`, naming the manifest and the field when it is missing or mistyped.
 template <typename T>
@@ -36,7 +30,7 @@ std::string format_checkpoint_manifest(const CheckpointManifest& m) {
   for (const auto& unit : m.units) units.push_back({{"name", unit.name}, {"numel", unit.numel}});
   json files = json::array();
   for (const auto& file : m.files) {
-    files.push_back({{"file", file.name}, {"bytes", file.bytes}, {"crc32", hex32(file.crc32)}});
+    files.push_back({{"file", file.name}, {"bytes", file.bytes}, {"crc32", crc32_hex(file.crc32)}});
   }
   const TrainProgress& p = m.progress;
   const json progress = {

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -30,12 +29,10 @@ FileProblem inspect_file(const fs::path& path, const CheckpointFile& expected) {
 
 std::string describe_problem(FileProblem problem, const std::string& directory, const CheckpointFile& file) {
   const std::string path = (fs::path(directory) / file.name).string();
-  char crc[16];
-  std::snprintf(crc, sizeof(crc), "%08x", file.crc32);
   const std::string what = problem == kFileMissing ? "is missing"
                            : problem == kFileSize  ? "does not have the " + std::to_string(file.bytes) +
                                                         " bytes manifest.json lists (truncated?)"
-                                                   : "fails its CRC-32 check (manifest.json: " + std::string(crc) +
+                                                   : "fails its CRC-32 check (manifest.json: " + crc32_hex(file.crc32) +
                                                         "; the file is corrupt)";
   return "checkpoint " + directory + ": rank file " + path + " " + what +
          "; resume from an earlier checkpoint (train.resume = <ckpt.dir>/step_...)";

@@ -1,6 +1,5 @@
 #include "data/manifest.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,10 +26,8 @@ uint64_t Manifest::total_tokens() const {
 void write_manifest(const std::string& directory, const Manifest& manifest) {
   json shards = json::array();
   for (const auto& shard : manifest.shards) {
-    char crc[16];
-    std::snprintf(crc, sizeof(crc), "%08x", shard.crc32);
     shards.push_back({{"file", shard.file}, {"pairs", shard.pairs}, {"tokens", shard.tokens},
-                      {"crc32", crc}});
+                      {"crc32", crc32_hex(shard.crc32)}});
   }
   json out = {{"format", kPairFormatName},   {"format_version", kPairFormatVersion},
                     {"kind", enum_name(manifest.kind)}, {"vocab_size", manifest.vocab_size},

@@ -1,7 +1,6 @@
 #include "fsdp/shard_source.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 
 #include "fsdp/unit_shards.h"
@@ -21,20 +20,15 @@ std::string model_source_description(const std::string& path, const std::string&
 
 std::string model_fingerprint(const std::string& path, const std::string& preset, uint64_t seed) {
   if (path.empty()) return model_source_description(path, preset, seed);
-  const auto hex = [](uint32_t crc) {
-    char text[16];
-    std::snprintf(text, sizeof(text), "%08x", crc);
-    return std::string(text);
-  };
   std::vector<std::filesystem::path> weights;
   for (const auto& entry : std::filesystem::directory_iterator(path)) {
     if (entry.path().extension() == ".safetensors") weights.push_back(entry.path());
   }
   std::sort(weights.begin(), weights.end());
-  std::string fingerprint = "config.json crc32 " + hex(file_crc32(path + "/config.json"));
+  std::string fingerprint = "config.json crc32 " + crc32_hex(file_crc32(path + "/config.json"));
   for (const auto& file : weights) {
     fingerprint += "; " + file.filename().string() + " " + std::to_string(std::filesystem::file_size(file)) +
-                   " bytes, ends crc32 " + hex(file_ends_crc32(file.string(), 1 << 20));
+                   " bytes, ends crc32 " + crc32_hex(file_ends_crc32(file.string(), 1 << 20));
   }
   return fingerprint;
 }

@@ -45,7 +45,26 @@ int usable_cores() {
   return std::min(kAtMost, std::max(1, CPU_COUNT(&cores)));
 }
 
+// Adds bytes [begin, end) of `fd` to `crc` through `buffer`; returns why a read failed ("" when
+// none): a text, not an exception, so worker threads can hand it back.
+std::string add_range_crc32(int fd, uint64_t begin, uint64_t end, std::vector<unsigned char>& buffer, uLong& crc) {
+  for (uint64_t at = begin; at < end;) {
+    const ssize_t got = ::pread(fd, buffer.data(), std::min<uint64_t>(buffer.size(), end - at), static_cast<off_t>(at));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return got < 0 ? std::strerror(errno) : "file shrank";
+    crc = crc32(crc, buffer.data(), static_cast<uInt>(got));
+    at += static_cast<uint64_t>(got);
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string crc32_hex(uint32_t crc) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%08x", crc);
+  return text;
+}
 
 uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end) {
   const ReadOnlyFd fd(path, O_RDONLY);
@@ -57,14 +76,8 @@ uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end) {
   uLong crc = crc32(0L, Z_NULL, 0);
   std::vector<unsigned char> buffer(1 << 20);
   for (const auto& [begin, end] : {std::pair<uint64_t, uint64_t>{0, head}, {tail_start, size}}) {
-    for (uint64_t at = begin; at < end;) {
-      const ssize_t got = ::pread(fd.get(), buffer.data(), std::min<uint64_t>(buffer.size(), end - at),
-                                  static_cast<off_t>(at));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) throw IoError(path + ": read failed (" + (got < 0 ? std::strerror(errno) : "file shrank") + ")");
-      crc = crc32(crc, buffer.data(), static_cast<uInt>(got));
-      at += static_cast<uint64_t>(got);
-    }
+    const std::string error = add_range_crc32(fd.get(), begin, end, buffer, crc);
+    if (!error.empty()) throw IoError(path + ": read failed (" + error + ")");
   }
   return static_cast<uint32_t>(crc);
 }
@@ -84,17 +97,7 @@ uint32_t file_crc32(const std::string& path) {
   const auto checksum_range = [&](int part) {
     std::vector<unsigned char> buffer(kBlock);
     uLong crc = crc32(0L, Z_NULL, 0);
-    const uint64_t end = std::min(size, (part + 1) * range);
-    for (uint64_t at = std::min(size, part * range); at < end;) {
-      const ssize_t got = ::pread(fd.get(), buffer.data(), std::min(kBlock, end - at), static_cast<off_t>(at));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        errors[part] = got < 0 ? std::strerror(errno) : "file shrank";
-        return;
-      }
-      crc = crc32(crc, buffer.data(), static_cast<uInt>(got));
-      at += static_cast<uint64_t>(got);
-    }
+    errors[part] = add_range_crc32(fd.get(), std::min(size, part * range), std::min(size, (part + 1) * range), buffer, crc);
     crcs[part] = crc;
   };
   std::vector<std::thread> workers;

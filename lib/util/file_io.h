@@ -14,6 +14,8 @@ uint32_t file_crc32(const std::string& path);
 // The CRC-32 of the file's first and last `bytes_each_end` bytes (all of a smaller file): a cheap
 // fingerprint of multi-GB weight files, whose header and first and last tensors it covers.
 uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end);
+// A CRC-32 as manifests and messages write it: 8 lowercase hex digits.
+std::string crc32_hex(uint32_t crc);
 void sync_file(const std::string& path);
 void sync_directory(const std::string& path);
 // Writes `text` to path.tmp, fsyncs it and renames it over `path`.
