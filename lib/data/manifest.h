@@ -25,8 +25,8 @@ struct ReferenceInfo {
   std::string model;        // model.path, or "preset <name> (seed s)"
   int64_t cutoff_len = 0;   // data.cutoff_len the pairs were truncated to
   std::string dtype;        // compute dtype of the scoring
-  std::string fingerprint;  // model_fingerprint of the scoring model ("" in data written before it)
-  std::string chat_template;  // the template the scored pairs were rendered with ("" for ids)
+  std::string fingerprint{};  // model_fingerprint of the scoring model ("" in data written before it)
+  std::string chat_template{};  // the template the scored pairs were rendered with ("" for ids)
 };
 
 struct Manifest {

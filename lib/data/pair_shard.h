@@ -27,7 +27,7 @@ struct ShardInfo {
   int64_t bos_id = -1, eos_id = -1, pad_id = 0;  // -1: none
   std::string tokenizer;                         // e.g. the HF tokenizer name; may be empty
   std::string source;                            // provenance: input file, generator, command
-  std::string chat_template;                     // prep --template the text was rendered with; "" for ids
+  std::string chat_template{};                   // prep --template the text was rendered with; "" for ids
 };
 
 // Column names in the file, in order: dpo = prompt, chosen, rejected; sft = prompt, completion.

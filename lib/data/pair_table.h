@@ -26,7 +26,7 @@ struct Pair {
   std::optional<float> ref_chosen_logp;
   std::optional<float> ref_rejected_logp;
   // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
-  std::vector<uint8_t> loss_mask;
+  std::vector<uint8_t> loss_mask{};
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
