@@ -9,7 +9,7 @@ StopKind agreed_stop_kind(Communicator& world) {
 }
 
 StopBeforeTraining::StopBeforeTraining(StopKind kind, const std::string& phase)
-    : Error(std::string("train: stop requested (") + stop_signal_name(kind) + ") during the " + phase +
+    : Error(std::string("train: stop requested (") + enum_name(kind) + ") during the " + phase +
             " set-up, before training; nothing was written"),
       kind_(kind) {}
 

@@ -300,7 +300,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
 
     result.stopped = maybe_checkpoint(result.steps, window);
     if (result.stopped != StopKind::none) {
-      log0("train: stop requested (", stop_signal_name(result.stopped), ") - checkpoint of step ", result.steps,
+      log0("train: stop requested (", enum_name(result.stopped), ") - checkpoint of step ", result.steps,
            " saved; continue with --resume auto");
       break;
     }
@@ -330,7 +330,7 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
     raise_if_injected(phase);
     const StopKind stop = agreed_stop_kind(*run_.host);
     if (stop != StopKind::none) {
-      log0("train: stop requested (", stop_signal_name(stop), ") after the checkpoint of the last step", done,
+      log0("train: stop requested (", enum_name(stop), ") after the checkpoint of the last step", done,
            "; ", left);
     }
     return stop;

@@ -2,7 +2,6 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace st {
@@ -10,27 +9,18 @@ namespace {
 
 volatile std::sig_atomic_t caught_kind = 0;
 
-extern "C" void on_stop_signal(int number) {
-  const auto kind = static_cast<std::sig_atomic_t>(stop_kind_of_signal(number));
-  if (kind > caught_kind) caught_kind = kind;
-}
-
-}  // namespace
-
 StopKind stop_kind_of_signal(int number) {
   if (number == SIGTERM) return StopKind::stop;
   if (number == SIGUSR1) return StopKind::requeue;
   return StopKind::none;
 }
 
-const char* stop_signal_name(StopKind kind) {
-  switch (kind) {
-    case StopKind::requeue: return "SIGUSR1";
-    case StopKind::stop: return "SIGTERM";
-    case StopKind::none: break;
-  }
-  return "no signal";
+extern "C" void on_stop_signal(int number) {
+  const auto kind = static_cast<std::sig_atomic_t>(stop_kind_of_signal(number));
+  if (kind > caught_kind) caught_kind = kind;
 }
+
+}  // namespace
 
 void catch_stop_signals() {
   struct sigaction action {};
@@ -41,9 +31,7 @@ void catch_stop_signals() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-bool stop_requested() { return caught_kind != 0; }
 StopKind stop_kind() { return static_cast<StopKind>(caught_kind); }
-void clear_stop_request() { caught_kind = 0; }
 
 void raise_if_injected(const char* phase) {
   const char* spec = std::getenv("ST_TEST_SIGNAL_AT");

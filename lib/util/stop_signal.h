@@ -4,20 +4,23 @@
 // phases and steps, agrees on it over the ranks and stops there.
 #pragma once
 
+#include "util/enum_names.h"
+
 namespace st {
 
-// What the caught signals ask for; `stop` outranks `requeue` (a user's scancel after the time
-// warning ends the job).
+// What the caught signals ask for, named by the signal that asks; `stop` outranks `requeue` (a
+// user's scancel after the time warning ends the job).
 enum class StopKind { none = 0, requeue = 1, stop = 2 };
+template <>
+struct EnumNames<StopKind> {
+  static constexpr NamedValue<StopKind> table[] = {
+      {StopKind::none, "no signal"}, {StopKind::requeue, "SIGUSR1"}, {StopKind::stop, "SIGTERM"}};
+};
 
 // Installs the handlers (idempotent); `shardtune train` does it first thing, so a signal during
 // model load or data checks is a stop request too, not a kill.
 void catch_stop_signals();
-bool stop_requested();
 StopKind stop_kind();
-StopKind stop_kind_of_signal(int number);  // SIGUSR1 -> requeue, SIGTERM -> stop
-const char* stop_signal_name(StopKind kind);  // "SIGUSR1" / "SIGTERM"
-void clear_stop_request();  // tests
 
 // Fault injection for the e2e tests: ST_TEST_SIGNAL_AT=<phase>:<USR1|TERM> raises that signal
 // in this process when the trainer reaches <phase> (e.g. model, reference, data, eval, export).
