@@ -24,6 +24,13 @@ std::optional<int64_t> step_of(const std::string& name) {
   return std::stoll(digits);
 }
 
+// The step of a "step_<digits>.tmp" name (a save in progress or interrupted); nullopt otherwise.
+std::optional<int64_t> temporary_step_of(const std::string& name) {
+  const size_t suffix = std::char_traits<char>::length(kTemporarySuffix);
+  if (name.size() <= suffix || name.compare(name.size() - suffix, suffix, kTemporarySuffix) != 0) return std::nullopt;
+  return step_of(name.substr(0, name.size() - suffix));
+}
+
 bool is_complete(const fs::path& path) { return fs::exists(path / kCompleteMarker); }
 
 // The marker goes first: a deletion cut short leaves an incomplete directory, never a
@@ -67,9 +74,7 @@ int remove_incomplete_checkpoints(const std::string& directory) {
   int removed = 0;
   for (const auto& entry : fs::directory_iterator(directory)) {
     const std::string name = entry.path().filename().string();
-    const size_t suffix = std::char_traits<char>::length(kTemporarySuffix);
-    const bool temporary = name.size() > suffix && name.compare(name.size() - suffix, suffix, kTemporarySuffix) == 0 &&
-                           step_of(name.substr(0, name.size() - suffix)).has_value();
+    const bool temporary = temporary_step_of(name).has_value();
     const bool unmarked = step_of(name).has_value() && entry.is_directory() && !is_complete(entry.path());
     if (temporary || unmarked) {
       fs::remove_all(entry.path());
@@ -109,12 +114,8 @@ SetAside set_aside_newer_checkpoints(const std::string& directory, int64_t step,
   if (!fs::is_directory(directory, error)) return result;
   std::vector<fs::path> newer;
   for (const auto& entry : fs::directory_iterator(directory)) {
-    std::string name = entry.path().filename().string();
-    const size_t suffix = std::char_traits<char>::length(kTemporarySuffix);
-    if (name.size() > suffix && name.compare(name.size() - suffix, suffix, kTemporarySuffix) == 0) {
-      name.resize(name.size() - suffix);
-    }
-    const auto found = step_of(name);
+    const std::string name = entry.path().filename().string();
+    const std::optional<int64_t> found = step_of(name) ? step_of(name) : temporary_step_of(name);
     if (found && *found > step && entry.is_directory() && !entry.is_symlink()) newer.push_back(entry.path());
   }
   if (newer.empty()) return result;
