@@ -1,12 +1,17 @@
 // `shardtune export`: a sharded checkpoint -> a consolidated Hugging Face model directory that
 // transformers and vLLM load. Any number of ranks: each reads its slice of every unit from the
 // rank files (resharded) and writes it into the safetensors files in place (lib/ckpt/hf_export.h).
+// A LoRA checkpoint becomes a PEFT adapter directory, or with --merge the base model with the
+// adapters folded in (the base re-read from where the run read it, its fingerprint checked).
 #include <boost/program_options.hpp>
 #include <filesystem>
 
 #include "ckpt/checkpoint_directory.h"
 #include "ckpt/checkpoint_reader.h"
 #include "ckpt/hf_export.h"
+#include "ckpt/peft_export.h"
+#include "fsdp/adapter_merge.h"
+#include "fsdp/shard_source.h"
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
@@ -30,6 +35,7 @@ struct ExportCommand {
   ExportDtype dtype = ExportDtype::bf16;
   double shard_gb = 5.0;
   bool overwrite = false;
+  bool merge = false;
 };
 
 po::options_description export_options(ExportCommand& o) {
@@ -40,8 +46,39 @@ po::options_description export_options(ExportCommand& o) {
       ("output", po::value(&o.output), "Hugging Face model directory to write")
       ("dtype", enum_flag(&o.dtype, "export", "dtype"), "dtype of the exported weights: bf16|fp32")
       ("shard-gb", po::value(&o.shard_gb)->default_value(5.0), "size limit of one safetensors file [GB]")
-      ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output directory");
+      ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output directory")
+      ("merge", po::bool_switch(&o.merge),
+       "LoRA checkpoints: write the base model with the adapters merged in (default: the PEFT adapter directory)");
   return options;
+}
+
+// The base a LoRA checkpoint adapts, as this rank's fp32 shards, after checking it is the one
+// the adapters were trained on.
+ModelShards adapted_base(const CheckpointManifest& manifest, const std::string& directory, int shards, int shard) {
+  const nlohmann::json base = manifest.adapter.value("base", nlohmann::json::object());
+  const std::string path = base.value("path", "");
+  const std::string preset = base.value("preset", "");
+  const uint64_t seed = base.value("seed", uint64_t{0});
+  if (!path.empty() && !fs::exists(fs::path(path) / "config.json")) {
+    throw ModelError("export --merge: the base model " + path + " of " + directory + " is gone; its manifest.json "
+                     "\"adapter\".\"base\".\"path\" names it - restore it there, or export the adapter alone (no --merge)");
+  }
+  const std::string expected = manifest.adapter.value("base_fingerprint", "");
+  const std::string found = model_fingerprint(path, preset, seed);
+  if (found != expected) {
+    throw ModelError("export --merge: the base model at " + model_source_description(path, preset, seed) +
+                     " is not the one " + directory + " was trained on (fingerprint " + found + ", the checkpoint's " +
+                     expected + "); merge onto that base, or export the adapter alone (no --merge)");
+  }
+  return load_model_shards(path, preset, seed, shards, shard);
+}
+
+double adapter_scale(const nlohmann::json& adapter) {
+  LoraOptions lora;
+  lora.r = adapter.at("r").get<int64_t>();
+  lora.alpha = adapter.at("alpha").get<double>();
+  lora.rslora = adapter.at("rslora").get<bool>();
+  return lora_scale(lora);
 }
 
 }  // namespace
@@ -66,11 +103,32 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const CheckpointManifest manifest = read_checkpoint_manifest(directory);
     const ModelConfig config = parse_model_config(manifest.model_config, directory + "/manifest.json");
-    const std::vector<UnitLayout> units = build_unit_layouts(config, world.size());
+    const bool adapters = !manifest.adapter.is_null();
+    if (o.merge && !adapters) throw ConfigError("export: --merge applies to LoRA checkpoints; " + directory + " holds every weight");
+    const std::vector<UnitLayout> units =
+        adapters ? build_adapter_unit_layouts(config, lora_targets(manifest.adapter.value("target_modules", "")),
+                                              manifest.adapter.value("r", int64_t{0}), world.size())
+                 : build_unit_layouts(config, world.size());
     const ShardState masters = host_shard_state(units, /*with_moments=*/false);
     load_checkpoint(directory, units, world.rank(), communicator, masters);
     if (fs::is_directory(manifest.model_source)) options.base_model_dir = manifest.model_source;
-    const HfExportResult result = export_hf_model(o.output, config, units, masters.master,
+    if (adapters && !o.merge) {
+      const PeftExportResult adapter = export_peft_adapter(o.output, units, masters.master, world.rank(), true,
+                                                           communicator, manifest.adapter, options.dtype, o.overwrite);
+      log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (PEFT LoRA adapter, ",
+           adapter.tensors, " tensors, ", static_cast<double>(adapter.bytes) / 1e6, " MB) in ", timer.seconds(), " s");
+      return kExitOk;
+    }
+    std::vector<UnitLayout> written_units = units;
+    std::vector<at::Tensor> written = masters.master;
+    if (adapters) {
+      ModelShards base = adapted_base(manifest, directory, world.size(), world.rank());
+      const TensorMap whole = gather_adapters(units, masters.master, world.rank(), true, communicator);
+      merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, adapter_scale(manifest.adapter));
+      written_units = base.units;
+      written = base.masters;
+    }
+    const HfExportResult result = export_hf_model(o.output, config, written_units, written,
                                                   {world.rank(), world.size(), true}, communicator, options);
     const double peak = max_over_ranks(communicator, static_cast<double>(peak_resident_bytes()));
     const double seconds = timer.seconds();

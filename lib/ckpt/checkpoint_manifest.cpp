@@ -54,6 +54,7 @@ std::string format_checkpoint_manifest(const CheckpointManifest& m) {
               {"git_sha", m.git_sha},
               {"files", files},
               {"config", m.config}};
+  if (!m.adapter.is_null()) out["adapter"] = m.adapter;
   return out.dump(2) + "\n";
 }
 
@@ -102,6 +103,7 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   m.model_config = field<json>(model, "config", path + " model");
   m.config = field<std::string>(root, "config", path);
   m.git_sha = field<std::string>(root, "git_sha", path);
+  if (root.contains("adapter")) m.adapter = field<json>(root, "adapter", path);
   for (const json& file : field<json>(root, "files", path)) {
     CheckpointFile entry;
     entry.name = field<std::string>(file, "file", path + " files");

@@ -48,6 +48,9 @@ struct CheckpointManifest {
   std::string model_source;         // model.path, or the preset description
   std::string config;               // the run's resolved INI
   std::string git_sha;
+  // Adapter runs (units hold adapters only): {"method", "base_fingerprint", the adapters' shape};
+  // null for a run that trains every weight.
+  nlohmann::json adapter;
   std::vector<CheckpointFile> files;  // file i holds shard i of every unit
 
   int shard_count() const { return static_cast<int>(files.size()); }

@@ -66,7 +66,26 @@ void verify_files(const CheckpointManifest& manifest, const std::string& directo
 }  // namespace
 
 void check_checkpoint_model(const CheckpointManifest& manifest, const std::string& directory,
-                            const nlohmann::json& model_config, const std::vector<UnitLayout>& units) {
+                            const nlohmann::json& model_config, const std::vector<UnitLayout>& units,
+                            const nlohmann::json& adapter) {
+  if (manifest.adapter.is_null() != adapter.is_null()) {
+    const bool theirs_adapter = !manifest.adapter.is_null();
+    throw CheckpointError("checkpoint " + directory + " was written by a " +
+                          (theirs_adapter ? "LoRA run (adapters only)" : "run that trained every weight") +
+                          "; resume it with train.method = " + (theirs_adapter ? "lora" : "full"));
+  }
+  if (!adapter.is_null()) {
+    for (const auto& [key, value] : adapter.items()) {
+      // Where the base was read from may move (base_fingerprint is compared); dropout may change.
+      if (key == "base" || key == "dropout") continue;
+      const auto theirs = manifest.adapter.find(key);
+      const std::string there = theirs == manifest.adapter.end() ? "absent" : theirs->dump();
+      if (there == value.dump()) continue;
+      throw CheckpointError("checkpoint " + directory + ": its adapters' " + key + " is " + there + " there and " +
+                            value.dump() + " here; resume with the base model and [lora] settings it was trained "
+                            "with (manifest.json \"adapter\")");
+    }
+  }
   const std::string prefix = "checkpoint " + directory + " was written for another model (" + manifest.model_source + ")";
   for (const auto& [key, value] : model_config.items()) {
     const auto theirs = manifest.model_config.find(key);

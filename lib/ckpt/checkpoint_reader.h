@@ -27,9 +27,11 @@ struct LoadedCheckpoint {
 ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments);
 
 // Throws CheckpointError unless the checkpoint was written for this model: the same config.json
-// fields and the same units.
+// fields and the same units, and for an adapter run the same adapters on the same base
+// (`adapter` as CheckpointIdentity holds it; null for a run that trains every weight).
 void check_checkpoint_model(const CheckpointManifest& manifest, const std::string& directory,
-                            const nlohmann::json& model_config, const std::vector<UnitLayout>& units);
+                            const nlohmann::json& model_config, const std::vector<UnitLayout>& units,
+                            const nlohmann::json& adapter = nullptr);
 
 // Collective over `world`: verifies the files, then reads shard `shard` of `units` (laid out for
 // the new shard count) into `into`: one [shard_numel] tensor per unit for each kind wanted, any

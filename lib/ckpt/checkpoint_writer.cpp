@@ -144,6 +144,7 @@ void CheckpointWriter::commit() {
     manifest.model_config = identity_.model_config;
     manifest.model_source = identity_.model_source;
     manifest.config = identity_.config;
+    manifest.adapter = identity_.adapter;
     manifest.git_sha = git_sha();
     manifest.files.resize(static_cast<size_t>(place_.shard_count));
     for (size_t rank = 0; rank < written.size() / 4; ++rank) {

@@ -24,10 +24,18 @@ int64_t storage_bytes(const at::Tensor& tensor) { return static_cast<int64_t>(te
 }  // namespace
 
 FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, ShardingGroups& groups,
-                     std::vector<at::Tensor> master_shards, const FsdpModelOptions& options)
-    : config_(config), units_(std::move(units)), groups_(groups), options_(options), master_(std::move(master_shards)) {
+                     std::vector<at::Tensor> master_shards, const FsdpModelOptions& options, FrozenBase base)
+    : config_(config),
+      units_(std::move(units)),
+      base_(std::move(base)),
+      groups_(groups),
+      options_(options),
+      master_(std::move(master_shards)) {
   if (master_.size() != units_.size()) throw ModelError("FSDP: one master shard per unit expected");
   if (units_.size() != unit_count(config_)) throw ModelError("FSDP: the unit layout does not follow the model");
+  if (base_.present() && (base_.units.size() != units_.size() || base_.shards.size() != units_.size())) {
+    throw ModelError("FSDP: the frozen base needs one unit and one shard per adapter unit");
+  }
   if (!options_.recompute.empty() && options_.recompute.size() != units_.size()) {
     throw ModelError("FSDP: one recompute policy per unit expected");
   }
@@ -90,6 +98,7 @@ EngineMemory FsdpModel::memory() const {
   for (size_t u = 0; u < units_.size(); ++u) {
     memory.params += storage_bytes(master_[u]);
     if (!compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
+    if (base_.present()) memory.params += storage_bytes(base_.shards[u]);
     if (!options_.frozen) memory.grads += storage_bytes(grads_[u]);
   }
   memory.gathered_peak = gathered_peak_;
@@ -119,34 +128,46 @@ void FsdpModel::start_gather(size_t unit) {
   const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
   stall_if_injected(unit);
   Gathered& entry = gathered_[unit];
-  if (groups_.shard->size() == 1) {
-    entry.flat = compute_[unit];  // the whole unit is local: nothing to gather or allocate
-  } else {
-    entry.flat = at::empty({units_[unit].padded_numel}, compute_[unit].options());
-    entry.work = groups_.shard->all_gather_into_async(entry.flat, compute_[unit]);
-    comm_.all_gather += storage_bytes(entry.flat);
+  // An adapter run's embedding and head units hold no adapters: nothing of theirs to gather.
+  entry.flat = units_[unit].numel == 0 ? compute_[unit] : gather(compute_[unit], units_[unit].padded_numel, entry.work);
+  if (base_.present()) entry.base_flat = gather(base_.shards[unit], base_.units[unit].padded_numel, entry.base_work);
+  if (groups_.shard->size() > 1) {
     int64_t alive = 0;
-    for (const auto& [u, gathered] : gathered_) alive += storage_bytes(gathered.flat);
+    for (const auto& [u, gathered] : gathered_) {
+      alive += storage_bytes(gathered.flat) + (gathered.base_flat.defined() ? storage_bytes(gathered.base_flat) : 0);
+    }
     gathered_peak_ = std::max(gathered_peak_, alive);
   }
   most_alive_ = std::max(most_alive_, static_cast<int64_t>(gathered_.size()));
 }
 
-std::vector<at::Tensor> FsdpModel::wait_gathered(size_t unit) {
-  std::vector<at::Tensor> flats;
+// The whole unit is local on one rank: nothing to gather or allocate.
+at::Tensor FsdpModel::gather(const at::Tensor& shard, int64_t padded_numel, Work& work) {
+  if (groups_.shard->size() == 1) return shard;
+  at::Tensor flat = at::empty({padded_numel}, shard.options());
+  work = groups_.shard->all_gather_into_async(flat, shard);
+  comm_.all_gather += storage_bytes(flat);
+  return flat;
+}
+
+UnitFlats FsdpModel::wait_gathered(size_t unit) {
+  UnitFlats flats;
   for (size_t needed : units_needed_by(unit)) {
     start_gather(needed);
     Gathered& entry = gathered_.at(needed);
     entry.work.wait();
-    flats.push_back(entry.flat);
+    flats.trainable.push_back(entry.flat);
+    if (!base_.present()) continue;
+    entry.base_work.wait();
+    flats.frozen.push_back(entry.base_flat);
   }
   return flats;
 }
 
 void FsdpModel::release(size_t unit) { gathered_.erase(unit); }
 
-std::vector<at::Tensor> FsdpModel::acquire_for_forward(size_t unit) {
-  std::vector<at::Tensor> flats = wait_gathered(unit);
+UnitFlats FsdpModel::acquire_for_forward(size_t unit) {
+  UnitFlats flats = wait_gathered(unit);
   if (unit + 1 < units_.size()) {
     for (size_t next : units_needed_by(unit + 1)) start_gather(next);
   }
@@ -163,8 +184,8 @@ bool FsdpModel::gathers_in_backward(size_t unit) const {
   return role != UnitRole::embedding && recompute_of(unit) != Recompute::none;
 }
 
-std::vector<at::Tensor> FsdpModel::acquire_for_backward(size_t unit) {
-  std::vector<at::Tensor> flats;
+UnitFlats FsdpModel::acquire_for_backward(size_t unit) {
+  UnitFlats flats;
   if (gathers_in_backward(unit)) flats = wait_gathered(unit);
   if (unit > 0 && gathers_in_backward(unit - 1)) {
     for (size_t previous : units_needed_by(unit - 1)) start_gather(previous);
@@ -183,6 +204,8 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
       target.flat = grads_[needed];
       target.overwrite = !written_[needed];
       written_[needed] = true;
+    } else if (units_[needed].numel == 0) {
+      target.flat = at::empty({0}, grads_[needed].options());  // no parameters, nothing to reduce
     } else {
       const UnitLayout& layout = units_[needed];
       target.flat = at::empty({layout.padded_numel}, grads_[needed].options());
@@ -197,7 +220,7 @@ void FsdpModel::finish_backward(size_t unit, std::vector<GradTarget>& targets) {
   std::vector<Reduction> previous;
   previous.swap(reductions_);
   for (GradTarget& target : targets) {
-    if (!target.direct) start_reduction(target.unit, target.flat);
+    if (!target.direct && units_[target.unit].numel > 0) start_reduction(target.unit, target.flat);
   }
   complete(previous);  // while this unit's reductions are in flight
   for (size_t gathered : units_needed_by(unit)) {
@@ -260,6 +283,30 @@ at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {
   if (options_.frozen) forward_only.emplace();
   differentiating_ = !options_.frozen && at::GradMode::is_enabled();
   keep_until_backward_ = groups_.keeps_gathered_parameters() && differentiating_;
+  if (!base_.present()) return run_units(batch);
+  TokenBatch adapted = batch;
+  adapted.adapter = options_.adapter;
+  const int64_t step = current_collective_context().step;
+  if (step != pass_step_) passes_in_step_ = 0;
+  pass_step_ = step;
+  // The same seed in a recompute of this pass; another one for each pass of a step.
+  adapted.adapter.dropout_seed = options_.adapter.dropout_seed * 1000003 + step * 4099 + passes_in_step_++;
+  if (!differentiating_) adapted.adapter.dropout = 0.0;
+  return run_units(adapted);
+}
+
+at::Tensor FsdpModel::base_sequence_logps(const TokenBatch& batch) {
+  if (!base_.present()) throw ModelError("FSDP: only an adapter run has a base to run alone");
+  const c10::NoGradGuard forward_only;
+  differentiating_ = false;
+  keep_until_backward_ = false;
+  adapters_on_ = false;
+  at::Tensor logps = run_units(batch);
+  adapters_on_ = true;
+  return logps;
+}
+
+at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   const at::Tensor anchor = at::empty({0}, at::TensorOptions().dtype(options_.compute_dtype)).requires_grad_(true);
   // The embedding's input is the batch's token ids: an empty stand-in (1.13 takes no undefined tensors).
   at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, batch);

@@ -7,6 +7,9 @@
 // (average over the data-parallel ranks) into the shard. The step's first contribution
 // writes, later ones add, so the shards are never zero-filled. The unit forwards are lib/model's
 // (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
+// An adapter run (LoRA) trains adapter units beside a frozen base (shard_source.h): both are
+// gathered per unit, only the adapters get leaves and gradients, and the base alone (adapters
+// off) is the DPO reference.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -17,6 +20,7 @@
 #include "distributed/communicator.h"
 #include "fsdp/engine_stats.h"
 #include "fsdp/recompute.h"
+#include "fsdp/shard_source.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
 #include "model/llama_units.h"
@@ -33,14 +37,23 @@ struct FsdpModelOptions {
   // shards may already be in the compute dtype (then they are the compute copy).
   bool frozen = false;
   std::vector<Recompute> recompute = {};  // per unit (plan_recompute); empty = full for every layer
+  // Adapter runs: the adapters' scale and dropout; dropout_seed seeds the per-pass masks.
+  AdapterForward adapter = {};
+};
+
+// A unit's gathered flats, one per unit it runs with (units_run_with): the trained ones and,
+// with a frozen base, the base's.
+struct UnitFlats {
+  std::vector<at::Tensor> trainable, frozen;
 };
 
 class FsdpModel {
  public:
   // `units` built for groups.shard->size(); `master_shards[u]` is this rank's fp32
   // [shard_numel] of unit u (unit_shards.h), on the device or, for optimizer offload, the host.
+  // `base`: an adapter run's frozen model (`units` are then the adapters' units, same count).
   FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, ShardingGroups& groups,
-            std::vector<at::Tensor> master_shards, const FsdpModelOptions& options);
+            std::vector<at::Tensor> master_shards, const FsdpModelOptions& options, FrozenBase base = {});
 
   // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
@@ -50,9 +63,13 @@ class FsdpModel {
   // run backward, the same number of times).
   at::Tensor sequence_logps(const TokenBatch& batch);
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
+  // An adapter run's base alone (adapters off), forward only: the DPO reference without a copy.
+  at::Tensor base_sequence_logps(const TokenBatch& batch);
 
   const ModelConfig& config() const { return config_; }
   const std::vector<UnitLayout>& units() const { return units_; }
+  const FrozenBase& base() const { return base_; }
+  bool adapters_on() const { return adapters_on_; }
   ShardingGroups& groups() { return groups_; }
   const FsdpModelOptions& options() const { return options_; }
   // Per unit (plan_recompute); from the next forward on.
@@ -87,11 +104,11 @@ class FsdpModel {
   Recompute recompute_of(size_t unit) const;
   bool differentiating() const { return differentiating_; }
   std::vector<size_t> units_needed_by(size_t unit) const;  // itself; the tied head also unit 0
-  std::vector<at::Tensor> acquire_for_forward(size_t unit);
+  UnitFlats acquire_for_forward(size_t unit);
   void finish_forward(size_t unit);
   // The unit's gathered parameters when its backward reruns it (else none), the previous
   // unit's gather started.
-  std::vector<at::Tensor> acquire_for_backward(size_t unit);
+  UnitFlats acquire_for_backward(size_t unit);
   std::vector<GradTarget> grad_targets(size_t unit);
   // One rank and no replicas: gradients go straight into the shards, nothing is reduced.
   bool writes_shards_directly() const { return groups_.shard->size() == 1 && !groups_.replica; }
@@ -99,8 +116,8 @@ class FsdpModel {
 
  private:
   struct Gathered {
-    at::Tensor flat;
-    Work work;
+    at::Tensor flat, base_flat;
+    Work work, base_work;
   };
   struct Reduction {
     size_t unit;
@@ -110,7 +127,9 @@ class FsdpModel {
   };
   void stall_if_injected(size_t unit) const;
   void start_gather(size_t unit);
-  std::vector<at::Tensor> wait_gathered(size_t unit);
+  at::Tensor gather(const at::Tensor& shard, int64_t padded_numel, Work& work);
+  UnitFlats wait_gathered(size_t unit);
+  at::Tensor run_units(const TokenBatch& batch);
   void release(size_t unit);
   void start_reduction(size_t unit, const at::Tensor& flat_grad);
   bool gathers_in_backward(size_t unit) const;
@@ -119,6 +138,9 @@ class FsdpModel {
 
   ModelConfig config_;
   std::vector<UnitLayout> units_;
+  FrozenBase base_;
+  bool adapters_on_ = true;
+  int64_t pass_step_ = -1, passes_in_step_ = 0;  // for dropout seeds that repeat on resume
   ShardingGroups& groups_;
   FsdpModelOptions options_;
   std::vector<at::Tensor> master_, compute_, grads_;

@@ -49,6 +49,22 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
   return shards;
 }
 
+ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
+                                 const at::Device& device, int shard_rank) {
+  ModelShards shards;
+  shards.config = base.config;
+  shards.description = base.description;
+  const int shard_size = static_cast<int>(base.units.front().padded_numel / base.units.front().shard_numel);
+  shards.units = build_adapter_unit_layouts(base.config, lora_targets(lora.target_modules), lora.r, shard_size);
+  for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, lora.seed));
+  shards.base.units = std::move(base.units);
+  for (at::Tensor& master : base.masters) {
+    shards.base.shards.push_back(master.to(device, compute_dtype));
+    master = at::Tensor();  // the fp32 copy goes before the next unit converts
+  }
+  return shards;
+}
+
 ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank) {
   ModelShards shards;
   shards.config = config;

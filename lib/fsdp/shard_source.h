@@ -9,15 +9,25 @@
 #include <vector>
 
 #include "fsdp/unit_layout.h"
+#include "model/lora.h"
 #include "model/model_config.h"
 
 namespace st {
 
+// The frozen base of an adapter run (train.method = lora): the model's units and this rank's
+// shard of each in the compute dtype, on the device; no master, gradient or optimizer state.
+struct FrozenBase {
+  std::vector<UnitLayout> units;
+  std::vector<at::Tensor> shards;
+  bool present() const { return !units.empty(); }
+};
+
 struct ModelShards {
   ModelConfig config;
-  std::vector<UnitLayout> units;   // laid out for the shard group
+  std::vector<UnitLayout> units;   // laid out for the shard group: what is trained
   std::vector<at::Tensor> masters;  // fp32 on the host, one per unit
   std::string description;         // for logs: the directory or "preset <name> (seed s)"
+  FrozenBase base = {};            // adapter runs: the model the trained units adapt
 };
 
 // The shape alone (config.json, or the preset's), without reading any weights.
@@ -34,6 +44,12 @@ std::string model_fingerprint(const std::string& path, const std::string& preset
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank);
+// An adapter run from `base` (load_model_shards): the adapters' units as the trained masters (A
+// seeded per parameter by lora.seed, B zero: the first forward is the base's), the base moved to
+// a FrozenBase in `compute_dtype` on `device`, one unit at a time.
+ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
+                                 const at::Device& device, int shard_rank);
+
 // A preset-like seeded init for an explicit config (tests, benchmarks).
 ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank);
 

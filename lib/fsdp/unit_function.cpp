@@ -23,6 +23,9 @@ void save_batch(AutogradContext* context, const TokenBatch& batch) {
   context->saved_data["batch"] = tensors;
   context->saved_data["sequences"] = batch.sequences;
   context->saved_data["chunk"] = batch.logp_chunk_tokens;
+  context->saved_data["adapter_scale"] = batch.adapter.scale;
+  context->saved_data["adapter_dropout"] = batch.adapter.dropout;
+  context->saved_data["adapter_seed"] = batch.adapter.dropout_seed;
 }
 
 TokenBatch load_batch(AutogradContext* context) {
@@ -36,6 +39,9 @@ TokenBatch load_batch(AutogradContext* context) {
   if (t.size() > 6) batch.positions.attention_mask = t[6];
   batch.sequences = context->saved_data["sequences"].toInt();
   batch.logp_chunk_tokens = context->saved_data["chunk"].toInt();
+  batch.adapter.scale = context->saved_data["adapter_scale"].toDouble();
+  batch.adapter.dropout = context->saved_data["adapter_dropout"].toDouble();
+  batch.adapter.dropout_seed = context->saved_data["adapter_seed"].toInt();
   return batch;
 }
 
@@ -46,18 +52,33 @@ struct Leaf {
   bool overwrite = true;
 };
 
-// A unit's parameters by name for the model: views of the gathered flats. With `targets`
-// (one per needed unit), each becomes a leaf that requires grad, except those the model
-// writes itself (`sinks`); `leaves` gets them for writing their grads back.
-TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const std::vector<at::Tensor>& flats,
+// A unit run with another's parameters (a tied head) takes only its lm_head weight.
+bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
+  return needed_index == 0 || slot.spec.name == lm_head_weight_name(model.config());
+}
+
+at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot) {
+  return flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+}
+
+// A unit's parameters by name for the model: views of the gathered flats (a frozen base's
+// never require grad; trained ones are left out while the adapters are off). With `targets`
+// (one per needed unit), each trained one becomes a leaf that requires grad, except those the
+// model writes itself (`sinks`); `leaves` gets them for writing their grads back.
+TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const UnitFlats& flats,
                       const std::vector<FsdpModel::GradTarget>& targets = {}, const UnitGradSinks& sinks = {},
                       std::vector<Leaf>* leaves = nullptr) {
   TensorMap params;
+  for (size_t i = 0; i < flats.frozen.size(); ++i) {
+    for (const ParamSlot& slot : model.base().units[needed[i]].params) {
+      if (takes(model, i, slot)) params[slot.spec.name] = param_view(flats.frozen[i], slot);
+    }
+  }
+  if (!model.adapters_on()) return params;
   for (size_t i = 0; i < needed.size(); ++i) {
     for (const ParamSlot& slot : model.units()[needed[i]].params) {
-      // A unit run with another's parameters (a tied head) takes only its lm_head weight.
-      if (i > 0 && slot.spec.name != lm_head_weight_name(model.config())) continue;
-      at::Tensor view = flats[i].narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      if (!takes(model, i, slot)) continue;
+      at::Tensor view = param_view(flats.trainable[i], slot);
       if (leaves && !sinks.destinations.count(slot.spec.name)) {
         view = view.detach().requires_grad_(true);
         leaves->push_back({view, targets[i].flat.narrow(0, slot.offset, slot.spec.numel()), targets[i].overwrite});
@@ -154,7 +175,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     save_batch(context, batch);
     context->save_for_backward({input});
     const std::vector<size_t> needed = model.units_needed_by(u);
-    const std::vector<at::Tensor> flats = model.acquire_for_forward(u);
+    const UnitFlats flats = model.acquire_for_forward(u);
     const Recompute policy = model.recompute_of(u);
     at::Tensor output;
     if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
@@ -193,12 +214,16 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const UnitRole role = unit_role(u, count);
     const bool kept = context->saved_data.count("kept") > 0;
     const std::vector<size_t> needed = model.units_needed_by(u);
-    const std::vector<at::Tensor> flats = model.acquire_for_backward(u);
+    const UnitFlats flats = model.acquire_for_backward(u);
 
     std::vector<FsdpModel::GradTarget> targets;
     at::Tensor input_grad;
     if (role == UnitRole::embedding) {
       targets = model.grad_targets(u);
+      if (model.units()[u].params.empty()) {  // an adapter run's: the frozen table needs no gradient
+        model.finish_backward(u, targets);
+        return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+      }
       UnitGradSinks sinks;
       sinks.overwrite = targets.front().overwrite;
       const ParamSlot& slot = model.units()[u].params.front();

@@ -14,7 +14,7 @@ UnitLayout make_unit(std::string name, const std::vector<ParamSpec>& specs, int 
     unit.params.push_back({spec, unit.numel});
     unit.numel += spec.numel();
   }
-  unit.padded_numel = (unit.numel + group_size - 1) / group_size * group_size;
+  unit.padded_numel = std::max<int64_t>(1, (unit.numel + group_size - 1) / group_size) * group_size;
   unit.shard_numel = unit.padded_numel / group_size;
   return unit;
 }
@@ -29,6 +29,18 @@ std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_
     units.push_back(make_unit("layer." + std::to_string(layer), layer_params(config, layer), group_size));
   }
   units.push_back(make_unit("head", head_params(config), group_size));
+  return units;
+}
+
+std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
+                                                   int64_t r, int group_size) {
+  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+  std::vector<UnitLayout> units;
+  units.push_back(make_unit("embedding", {}, group_size));
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    units.push_back(make_unit("layer." + std::to_string(layer), lora_layer_params(config, layer, targets, r), group_size));
+  }
+  units.push_back(make_unit("head", {}, group_size));
   return units;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/hf_names.h"
+#include "model/lora.h"
 #include "model/model_config.h"
 #include "optim/decayed_ranges.h"
 
@@ -32,6 +33,12 @@ struct UnitLayout {
 // Units in execution order. With tied embeddings the head unit holds only the final norm; the
 // lm_head is the embedding unit's weight.
 std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size);
+
+// An adapter run's units, in the same order and under the same names: each layer's LoRA pairs
+// (lora_layer_params); the embedding and head units hold none (numel 0, padded to one element
+// per rank so every unit has a shard).
+std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
+                                                   int64_t r, int group_size);
 
 // The units whose gathered parameters unit `unit` of `unit_count` runs with: itself, and for the
 // head with tied embeddings also the embedding unit (0).

@@ -12,7 +12,8 @@
 namespace st {
 
 struct ParamSpec {
-  enum class Init { normal, ones, zeros };  // how a preset initialises it (HF's _init_weights)
+  // How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A.
+  enum class Init { normal, ones, zeros, lora_a };
   std::string name;
   std::vector<int64_t> shape;
   Init init = Init::normal;

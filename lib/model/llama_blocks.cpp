@@ -32,6 +32,16 @@ at::Tensor repeat_kv_heads(const at::Tensor& x, int64_t repeats) {
   return x.unsqueeze(2).expand({b, kv, repeats, t, d}).reshape({b, kv * repeats, t, d});
 }
 
+// A projection with its adapter, when it has one.
+at::Tensor projection(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const LayerWeights& w,
+                      LoraTarget target, ActivationCache* cache) {
+  at::Tensor output = linear_op(x, weight, bias, cache);
+  const LoraPair& pair = w.lora[static_cast<size_t>(target)];
+  if (!pair.a.defined()) return output;
+  const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
+  return output + lora_delta(x, pair, w.adapter, stream);
+}
+
 }  // namespace
 
 LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer) {
@@ -53,6 +63,12 @@ LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, 
   w.gate_bias = pick_if(tensors, p + "mlp.gate_proj.bias", config.mlp_bias);
   w.up_bias = pick_if(tensors, p + "mlp.up_proj.bias", config.mlp_bias);
   w.down_bias = pick_if(tensors, p + "mlp.down_proj.bias", config.mlp_bias);
+  w.layer = layer;
+  for (const auto& entry : EnumNames<LoraTarget>::table) {
+    const auto a = tensors.find(lora_a_name(layer, entry.value));
+    if (a == tensors.end()) continue;
+    w.lora[static_cast<size_t>(entry.value)] = {a->second, pick(tensors, lora_b_name(layer, entry.value))};
+  }
   return w;
 }
 
@@ -72,9 +88,9 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
   const int64_t head_dim = config.head_dim;
-  at::Tensor q = split_heads(linear_op(x, w.q_proj, w.q_bias, cache), heads, head_dim);
-  at::Tensor k = split_heads(linear_op(x, w.k_proj, w.k_bias, cache), kv_heads, head_dim);
-  at::Tensor v = split_heads(linear_op(x, w.v_proj, w.v_bias, cache), kv_heads, head_dim);
+  at::Tensor q = split_heads(projection(x, w.q_proj, w.q_bias, w, LoraTarget::q, cache), heads, head_dim);
+  at::Tensor k = split_heads(projection(x, w.k_proj, w.k_bias, w, LoraTarget::k, cache), kv_heads, head_dim);
+  at::Tensor v = split_heads(projection(x, w.v_proj, w.v_bias, w, LoraTarget::v, cache), kv_heads, head_dim);
   q = apply_rotary(q, positions.rope);
   k = apply_rotary(k, positions.rope);
   if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
@@ -86,14 +102,14 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
                                   : compat::causal_attention(q, k, v);
   const at::Tensor merged =
       attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
-  return linear_op(merged, w.o_proj, w.o_bias, cache);
+  return projection(merged, w.o_proj, w.o_bias, w, LoraTarget::o, cache);
 }
 
 at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache* cache) {
   // In this order: a selective-recompute cache replays the matmuls as they were recorded.
-  const at::Tensor gate = linear_op(x, w.gate_proj, w.gate_bias, cache);
-  const at::Tensor up = linear_op(x, w.up_proj, w.up_bias, cache);
-  return linear_op(swiglu(gate, up), w.down_proj, w.down_bias, cache);
+  const at::Tensor gate = projection(x, w.gate_proj, w.gate_bias, w, LoraTarget::gate, cache);
+  const at::Tensor up = projection(x, w.up_proj, w.up_bias, w, LoraTarget::up, cache);
+  return projection(swiglu(gate, up), w.down_proj, w.down_bias, w, LoraTarget::down, cache);
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const TokenPositions& positions,

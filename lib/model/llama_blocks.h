@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/activation_cache.h"
+#include "model/lora.h"
 #include "model/model_config.h"
 #include "model/rms_norm.h"
 #include "model/rope.h"
@@ -32,6 +33,9 @@ struct LayerWeights {
   at::Tensor q_bias, k_bias, v_bias, o_bias;
   at::Tensor gate_proj, up_proj, down_proj;
   at::Tensor gate_bias, up_bias, down_bias;
+  LoraPairs lora;          // by LoraTarget; present when the unit's parameters hold them
+  AdapterForward adapter;  // how the adapters apply (llama_units.h sets it per micro-batch)
+  int64_t layer = 0;
 };
 
 struct LlamaWeights {
@@ -41,7 +45,8 @@ struct LlamaWeights {
   at::Tensor lm_head;     // [V, D]; the embedding itself when tied
 };
 
-// Picks the tensors by their HF names (hf_names.h). Throws ModelError naming a missing one.
+// Picks the tensors by their HF names (hf_names.h), and LoRA pairs by their PEFT names where
+// present (lora.h). Throws ModelError naming a missing one.
 LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer);
 LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 

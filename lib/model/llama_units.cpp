@@ -122,9 +122,11 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
                               const UnitGradSinks& sinks) {
   switch (unit_role(unit, count)) {
     case UnitRole::embedding: return at::embedding(param(params, kEmbedName), batch.input_ids);
-    case UnitRole::layer:
-      return decoder_layer(layer_weights(params, config, static_cast<int64_t>(unit - 1)), input, batch.positions, config,
-                           cache);
+    case UnitRole::layer: {
+      LayerWeights weights = layer_weights(params, config, static_cast<int64_t>(unit - 1));
+      weights.adapter = batch.adapter;
+      return decoder_layer(weights, input, batch.positions, config, cache);
+    }
     case UnitRole::head: return sequence_sums(batch, head_target_logps(config, params, input, batch, sinks));
   }
   throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
@@ -157,6 +159,12 @@ TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, si
           {"mlp.up_proj.bias", &w.up_bias},          {"mlp.down_proj.bias", &w.down_bias}};
       for (const auto& [name, tensor] : named) {
         if (tensor->defined()) params[p + name] = *tensor;
+      }
+      for (const auto& entry : EnumNames<LoraTarget>::table) {
+        const LoraPair& pair = w.lora[static_cast<size_t>(entry.value)];
+        if (!pair.a.defined()) continue;
+        params[lora_a_name(w.layer, entry.value)] = pair.a;
+        params[lora_b_name(w.layer, entry.value)] = pair.b;
       }
       break;
     }

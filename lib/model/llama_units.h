@@ -28,6 +28,7 @@ struct TokenBatch {
   at::Tensor target_slots;      // [N] int64 on the device: sequence * T + position of each target
   int64_t sequences = 0;        // S: the head returns one log-prob sum per sequence
   int64_t logp_chunk_tokens = 1024;
+  AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
@@ -73,7 +74,7 @@ at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& 
 // input_ids [B, T] -> final-normed hidden states [B, T, D] at every position, through the same
 // unit forwards (benches and tests that score every position with their own head).
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids);
-// The same TensorMap a unit receives, from whole-model weights.
+// The same TensorMap a unit receives, from whole-model weights (LoRA pairs under their PEFT names).
 TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit);
 
 }  // namespace st

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "util/errors.h"
@@ -61,10 +62,16 @@ at::Tensor init_parameter(const ParamSpec& spec, uint64_t seed) {
   switch (spec.init) {
     case ParamSpec::Init::ones: return at::ones(spec.shape, at::kFloat);
     case ParamSpec::Init::zeros: return at::zeros(spec.shape, at::kFloat);
-    case ParamSpec::Init::normal: break;
+    case ParamSpec::Init::normal:
+    case ParamSpec::Init::lora_a: break;
   }
   at::Generator generator =
       at::make_generator<at::CPUGeneratorImpl>(parameter_seed(spec.name, seed));
+  if (spec.init == ParamSpec::Init::lora_a) {
+    // kaiming_uniform_(a = sqrt(5)) over fan_in = in: bound 1 / sqrt(in), as PEFT's A.
+    const double bound = 1.0 / std::sqrt(static_cast<double>(spec.shape.at(1)));
+    return at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, generator);
+  }
   return at::empty(spec.shape, at::kFloat).normal_(0.0, kInitStd, generator);
 }
 

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "util/errors.h"
+
 namespace st {
 
 ReferenceModel::ReferenceModel(const ModelShards& initial, ShardingGroups& groups, const FsdpModelOptions& options) {
@@ -15,10 +17,17 @@ ReferenceModel::ReferenceModel(const ModelShards& initial, ShardingGroups& group
   model_ = std::make_unique<FsdpModel>(initial.config, initial.units, groups, std::move(shards), frozen);
 }
 
-at::Tensor ReferenceModel::logps(const TokenBatch& batch) { return model_->sequence_logps(batch); }
+ReferenceModel::ReferenceModel(FsdpModel& adapter_policy) : adapter_policy_(&adapter_policy) {
+  if (!adapter_policy.base().present()) throw ModelError("reference: the policy has no frozen base to run alone");
+}
+
+at::Tensor ReferenceModel::logps(const TokenBatch& batch) {
+  return adapter_policy_ ? adapter_policy_->base_sequence_logps(batch) : model_->sequence_logps(batch);
+}
 
 at::Tensor ReferenceModel::logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout) {
-  return model_->sequence_logps(input_ids, targets, layout);
+  FsdpModel& model = adapter_policy_ ? *adapter_policy_ : *model_;
+  return logps(model.make_batch(input_ids, targets, layout));
 }
 
 }  // namespace st

@@ -34,6 +34,12 @@ double peak_tflops_of(const TrainConfig& config, const c10::Device& device, Comp
   return known_peak_tflops(gpu.devices[device.index()], dtype);
 }
 
+// What the engine trains: every weight's units, or (train.method = lora) the adapters'.
+std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const ModelConfig& model, int group_size) {
+  if (config.train.method != TrainMethod::lora) return build_unit_layouts(model, group_size);
+  return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size);
+}
+
 }  // namespace
 
 RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& options) {
@@ -51,7 +57,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   std::optional<CheckpointManifest> manifest;
   if (run.resume_from) {
     manifest = read_checkpoint_manifest(*run.resume_from);
-    check_checkpoint_model(*manifest, *run.resume_from, to_hf_config_json(model), build_unit_layouts(model, 1));
+    check_checkpoint_model(*manifest, *run.resume_from, to_hf_config_json(model),
+                           trained_unit_layouts(config, model, 1), adapter_identity(config));
   }
   run.data = open_train_data(config, model.vocab_size);
   run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda());
@@ -69,7 +76,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.groups = std::make_unique<ShardingGroups>(make_run_sharding_groups(config.dist, world));
   const int shard_rank = run.groups->shard->rank();
   const int shard_size = run.groups->shard->size();
-  const std::vector<UnitLayout> units = build_unit_layouts(model, shard_size);
+  const std::vector<UnitLayout> units = trained_unit_layouts(config, model, shard_size);
+  const bool adapters = t.method == TrainMethod::lora;
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
   EngineOptions engine;
@@ -78,16 +86,23 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   engine.loss_scaling = compute_dtype == at::kHalf;
   engine.offload_threads = threads;
   engine.sync_phases = options.sync_phases;
+  if (adapters) engine.model.adapter = {lora_scale(config.lora), config.lora.dropout, static_cast<int64_t>(config.lora.seed)};
   ModelShards shards{model, units, {}, source};
   const bool online_reference = run.plan.reference == ReferenceMode::online;
-  if (!run.resume_from || online_reference) {  // the base weights are needed
+  if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
     shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank);
   }
   stop_if_requested_during(*run.host, "model");
-  if (online_reference) run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
+  if (adapters) {
+    shards = adapter_model_shards(std::move(shards), config.lora, compute_dtype, run.device, shard_rank);
+  } else if (online_reference) {
+    run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
+  }
   stop_if_requested_during(*run.host, "reference");
   if (run.resume_from) shards.masters = host_shard_state(units, false).master;  // the checkpoint fills them
   run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
+  // The base with the adapters off is the reference: no second copy.
+  if (adapters && online_reference) run.reference = std::make_unique<ReferenceModel>(run.engine->model());
   if (run.resume_from) {
     const LoadedCheckpoint loaded = resume_engine(*run.engine, *run.resume_from, shard_rank, *run.host);
     restore_rng_state(loaded.rng, cuda_device_index(run.device));

@@ -8,6 +8,7 @@
 
 #include "ckpt/checkpoint_directory.h"
 #include "distributed/string_gather.h"
+#include "fsdp/shard_source.h"
 #include "train/train_arguments.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -116,9 +117,25 @@ ShardPlace shard_place(ShardingGroups& groups) {
   return {groups.shard->rank(), groups.shard->size(), !groups.replica || groups.replica->rank() == 0};
 }
 
+nlohmann::json adapter_identity(const TrainConfig& config) {
+  if (config.train.method != TrainMethod::lora) return nullptr;
+  const LoraOptions& lora = config.lora;
+  std::string targets;
+  for (LoraTarget target : lora_targets(lora.target_modules)) targets += (targets.empty() ? "" : ",") + std::string(enum_name(target));
+  const ModelOptions& base = config.model;
+  return {{"method", enum_name(config.train.method)},
+          {"r", lora.r},
+          {"alpha", lora.alpha},
+          {"rslora", lora.rslora},
+          {"dropout", lora.dropout},
+          {"target_modules", targets},
+          {"base_fingerprint", model_fingerprint(base.path, base.preset, config.train.seed)},
+          {"base", {{"path", base.path}, {"preset", base.preset}, {"seed", config.train.seed}}}};
+}
+
 CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,
                                        const std::vector<UnitLayout>& units, const std::string& model_source) {
-  return {to_hf_config_json(model), model_source, units, format_resolved_config(config)};
+  return {to_hf_config_json(model), model_source, units, format_resolved_config(config), adapter_identity(config)};
 }
 
 ShardState engine_state(FsdpEngine& engine) {

@@ -28,6 +28,10 @@ std::optional<std::string> prepare_run_directory(const TrainConfig& config, Comm
 void abandon_later_timeline(const TrainConfig& config, const std::string& resume_from, Communicator& world);
 
 ShardPlace shard_place(ShardingGroups& groups);
+// train.method = lora: the adapters' shape and the base's identity (model_fingerprint) that a
+// resume must match, and what may change on resume (dropout, where the base was read from:
+// export --merge reads it there); null for full.
+nlohmann::json adapter_identity(const TrainConfig& config);
 CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,
                                        const std::vector<UnitLayout>& units, const std::string& model_source);
 // Views of the engine's masters and AdamW moments (no copies).

@@ -6,6 +6,7 @@
 #include "ckpt/ckpt_options.h"
 #include "data/data_options.h"
 #include "distributed/dist_options.h"
+#include "model/lora.h"
 #include "model/model_options.h"
 #include "optim/optim_options.h"
 #include "train/train_options.h"
@@ -20,6 +21,7 @@ struct TrainConfig {
   OptimOptions optim;
   DistOptions dist;
   CkptOptions ckpt;
+  LoraOptions lora;
 };
 
 }  // namespace st

@@ -37,6 +37,8 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
 
   schema.section("train", "the run: stage, batch, length, precision, output");
   schema.add(&c.train.stage, "stage", "training objective");
+  schema.add(&c.train.method, "method",
+      "full = train every weight; lora = LoRA adapters ([lora]) on a frozen base held in the compute dtype only");
   schema.add(&c.train.output_dir, "output_dir", "run directory on shared storage");
   schema.add(&c.train.seed, "seed", "seed for data order and random init");
   schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step");
@@ -72,6 +74,15 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.dpo.reference, "reference",
       "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
       "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");
+
+  schema.section("lora", "LoRA adapters (train.method = lora; docs/lora.md)");
+  schema.add(&c.lora.r, "r", "adapter rank, >= 1");
+  schema.add(&c.lora.alpha, "alpha", "scaling numerator: the update is alpha / r x B A x (alpha / sqrt(r) with rslora)");
+  schema.add(&c.lora.dropout, "dropout", "dropout on the adapters' input in training forwards, [0, 1)");
+  schema.add(&c.lora.target_modules, "target_modules",
+      "projections that get adapters, comma-separated from q,k,v,o,gate,up,down");
+  schema.add(&c.lora.rslora, "rslora", "rank-stabilised scaling alpha / sqrt(r) (PEFT use_rslora)");
+  schema.add(&c.lora.seed, "seed", "seed of the A matrices' init (B starts at zero)");
 
   schema.section("optim", "AdamW, gradient clipping, learning-rate schedule");
   schema.add(&c.optim.lr, "lr", "peak learning rate");

@@ -60,6 +60,16 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
 
   problems.require(t.peak_tflops >= 0.0, "train.peak_tflops", t.peak_tflops, "must be >= 0 (0 = auto)");
 
+  const auto& l = c.lora;
+  problems.require(l.r >= 1, "lora.r", l.r, "must be >= 1");
+  problems.require(l.alpha > 0.0, "lora.alpha", l.alpha, "must be > 0");
+  problems.require(l.dropout >= 0.0 && l.dropout < 1.0, "lora.dropout", l.dropout, "must be in [0, 1)");
+  try {
+    lora_targets(l.target_modules);
+  } catch (const ConfigError& error) {
+    problems.add(std::string(error.what()) + problems.where("lora.target_modules"));
+  }
+
   const auto& p = c.dpo;
   problems.require(p.beta > 0.0, "dpo.beta", p.beta, "must be > 0");
   problems.require(p.label_smoothing >= 0.0 && p.label_smoothing < 0.5, "dpo.label_smoothing",

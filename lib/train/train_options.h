@@ -19,6 +19,13 @@ struct EnumNames<Stage> {
 // Rows a pair becomes in a batch: chosen and rejected for dpo, one for sft.
 inline int64_t sequences_per_pair(Stage stage) { return stage == Stage::dpo ? 2 : 1; }
 
+// train.method: what is trained - every weight, or LoRA adapters beside a frozen base.
+enum class TrainMethod { full, lora };
+template <>
+struct EnumNames<TrainMethod> {
+  static constexpr NamedValue<TrainMethod> table[] = {{TrainMethod::full, "full"}, {TrainMethod::lora, "lora"}};
+};
+
 // train.dtype: auto = bf16 on GPUs, fp32 on CPUs (train_plan.h resolves it).
 enum class ComputeDtype { automatic, fp32, bf16, fp16 };
 template <>
@@ -52,6 +59,7 @@ struct EnumNames<ReferenceChoice> {
 
 struct TrainOptions {
   Stage stage = Stage::dpo;                  // the objective: dpo | sft
+  TrainMethod method = TrainMethod::full;    // full | lora ([lora] section)
   std::string output_dir = "runs/shardtune";  // run directory on shared storage
   uint64_t seed = 42;                        // data order and random init
   int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step

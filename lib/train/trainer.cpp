@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ckpt/hf_export.h"
+#include "ckpt/peft_export.h"
 #include "distributed/value_gather.h"
 #include "optim/lr_schedule.h"
 #include "train/flops.h"
@@ -213,17 +214,28 @@ StopKind Trainer::maybe_checkpoint(int64_t steps, WindowStats& window) {
   return stop;
 }
 
-// <output_dir>/export from the in-memory masters (the same bytes the last checkpoint holds).
+// <output_dir>/export from the in-memory masters (the same bytes the last checkpoint holds): the
+// whole model, or a LoRA run's PEFT adapter directory (shardtune export --merge folds it in).
 void Trainer::export_model() {
+  const std::string output = config_.train.output_dir + "/export";
+  FsdpModel& model = run_.engine->model();
+  const ShardPlace place = shard_place(*run_.groups);
+  if (config_.train.method == TrainMethod::lora) {
+    const Timer timer;
+    const PeftExportResult exported =
+        export_peft_adapter(output, model.units(), model.master_shards(), place.shard, place.writes, *run_.host,
+                            adapter_identity(config_), export_scalar_type(config_.ckpt.export_dtype), true);
+    log0("export: ", output, " (PEFT LoRA adapter, ", exported.tensors, " tensors, ",
+         static_cast<double>(exported.bytes) / 1e6, " MB) in ", timer.seconds(), " s");
+    return;
+  }
   HfExportOptions options;
   options.dtype = export_scalar_type(config_.ckpt.export_dtype);
   options.max_shard_bytes = static_cast<uint64_t>(config_.ckpt.export_shard_gb * 1e9);
   options.base_model_dir = config_.model.path;
   options.replace = true;  // the run owns <output_dir>/export
-  const std::string output = config_.train.output_dir + "/export";
-  FsdpModel& model = run_.engine->model();
-  const HfExportResult exported = export_hf_model(output, model.config(), model.units(), model.master_shards(),
-                                                  shard_place(*run_.groups), *run_.host, options);
+  const HfExportResult exported =
+      export_hf_model(output, model.config(), model.units(), model.master_shards(), place, *run_.host, options);
   log0("export: ", output, " (", enum_name(config_.ckpt.export_dtype), ", ", exported.files, " file(s), ",
        static_cast<double>(exported.bytes) / 1e9, " GB) in ", exported.seconds, " s");
 }

@@ -1,0 +1,98 @@
+#include "ckpt/peft_export.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+
+#include "fsdp/adapter_merge.h"
+#include "model/lora.h"
+#include "model/safetensors_writer.h"
+#include "util/errors.h"
+#include "util/file_io.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kAdapterWeights = "adapter_model.safetensors";
+
+template <typename T>
+T adapter_field(const nlohmann::json& adapter, const char* key) {
+  const auto found = adapter.find(key);
+  if (found == adapter.end()) throw CheckpointError(std::string("adapter identity lacks '") + key + "'");
+  return found->get<T>();
+}
+
+}  // namespace
+
+nlohmann::json peft_adapter_config(const nlohmann::json& adapter) {
+  nlohmann::json modules = nlohmann::json::array();
+  for (LoraTarget target : lora_targets(adapter_field<std::string>(adapter, "target_modules"))) {
+    modules.push_back(peft_module_name(target));
+  }
+  const nlohmann::json base = adapter.value("base", nlohmann::json::object());
+  const std::string path = base.value("path", "");
+  return {{"peft_type", "LORA"},
+          {"task_type", "CAUSAL_LM"},
+          {"base_model_name_or_path", path.empty() ? "preset " + base.value("preset", std::string("?")) : path},
+          {"r", adapter_field<int64_t>(adapter, "r")},
+          {"lora_alpha", adapter_field<double>(adapter, "alpha")},
+          {"lora_dropout", adapter.value("dropout", 0.0)},
+          {"use_rslora", adapter_field<bool>(adapter, "rslora")},
+          {"target_modules", modules},
+          {"bias", "none"},
+          {"fan_in_fan_out", false},
+          {"inference_mode", true},
+          {"init_lora_weights", true},
+          {"use_dora", false},
+          {"modules_to_save", nullptr},
+          {"layers_to_transform", nullptr},
+          {"layers_pattern", nullptr},
+          {"rank_pattern", nlohmann::json::object()},
+          {"alpha_pattern", nlohmann::json::object()},
+          {"revision", nullptr}};
+}
+
+PeftExportResult export_peft_adapter(const std::string& output, const std::vector<UnitLayout>& units,
+                                     const std::vector<at::Tensor>& masters, int shard, bool writes,
+                                     Communicator& world, const nlohmann::json& adapter, at::ScalarType dtype,
+                                     bool replace) {
+  if (fs::exists(output) && !replace) {  // on every rank (shared storage), before the collective
+    throw ConfigError("export: " + output + " exists; choose another output or allow replacing it");
+  }
+  std::vector<at::Tensor> host;
+  for (const at::Tensor& master : masters) host.push_back(master.to(at::kCPU, at::kFloat));
+  const TensorMap tensors = gather_adapters(units, host, shard, writes, world);
+  PeftExportResult result;
+  if (world.rank() == 0) {
+    std::vector<TensorSpec> specs;
+    for (const UnitLayout& unit : units) {
+      for (const ParamSlot& slot : unit.params) specs.push_back({slot.spec.name, dtype, slot.spec.shape});
+    }
+    const fs::path temporary = output + ".tmp";
+    fs::remove_all(temporary);
+    fs::create_directories(temporary);
+    const SafetensorsLayout layout(specs);
+    const std::string weights = (temporary / kAdapterWeights).string();
+    create_safetensors_file(weights, layout);
+    for (const TensorSpec& spec : specs) {
+      const at::Tensor converted = tensors.at(spec.name).to(dtype).contiguous();
+      write_tensor_at(weights, layout.offset_of(spec.name), converted);
+      result.bytes += spec.bytes();
+      ++result.tensors;
+    }
+    sync_file(weights);
+    write_file_atomically((temporary / "adapter_config.json").string(), peft_adapter_config(adapter).dump(2) + "\n");
+    sync_directory(temporary.string());
+    const fs::path previous = output + ".old";
+    fs::remove_all(previous);
+    if (fs::exists(output)) fs::rename(output, previous);
+    fs::rename(temporary, output);
+    fs::remove_all(previous);
+  }
+  world.barrier();
+  return result;
+}
+
+}  // namespace st

@@ -1,0 +1,55 @@
+#include "fsdp/adapter_merge.h"
+
+#include <ATen/ATen.h>
+
+#include "util/errors.h"
+
+namespace st {
+
+TensorMap gather_adapters(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters, int shard,
+                          bool writes, Communicator& world) {
+  TensorMap adapters;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const UnitLayout& unit = units[u];
+    if (unit.params.empty()) continue;
+    at::Tensor flat = at::zeros({unit.padded_numel}, at::kFloat);
+    if (writes) flat.narrow(0, unit.shard_offset(shard), unit.shard_numel).copy_(masters.at(u));
+    world.all_reduce(flat, ReduceOp::sum);
+    for (const ParamSlot& slot : unit.params) {
+      adapters[slot.spec.name] = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+    }
+  }
+  return adapters;
+}
+
+void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::vector<at::Tensor>& base_shards,
+                                int shard, const TensorMap& adapters, double scale) {
+  for (size_t u = 0; u < base_units.size(); ++u) {
+    const UnitLayout& unit = base_units[u];
+    if (unit.name.rfind("layer.", 0) != 0) continue;
+    const int64_t layer = static_cast<int64_t>(u) - 1;
+    for (const auto& entry : EnumNames<LoraTarget>::table) {
+      const auto a = adapters.find(lora_a_name(layer, entry.value));
+      if (a == adapters.end()) continue;
+      const LoraPair pair{a->second, adapters.at(lora_b_name(layer, entry.value))};
+      const std::string weight = adapted_weight_name(layer, entry.value);
+      for (const ParamSlot& slot : unit.params) {
+        if (slot.spec.name != weight) continue;
+        const SlotOverlap piece = overlap(slot, unit.shard_offset(shard), unit.shard_numel);
+        if (piece.length == 0) break;
+        const int64_t columns = slot.spec.shape.at(1);
+        const int64_t first_row = piece.param_offset / columns;
+        const int64_t end_row = (piece.param_offset + piece.length + columns - 1) / columns;
+        // The whole rows the piece touches, merged, then the piece cut back out of them.
+        at::Tensor target = base_shards.at(u).narrow(0, piece.range_offset, piece.length);
+        at::Tensor rows = at::zeros({end_row - first_row, columns}, at::kFloat).view({-1});
+        rows.narrow(0, piece.param_offset - first_row * columns, piece.length).copy_(target);
+        const at::Tensor merged = merged_rows(rows.view({end_row - first_row, columns}), pair, scale, first_row);
+        target.copy_(merged.view({-1}).narrow(0, piece.param_offset - first_row * columns, piece.length));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace st

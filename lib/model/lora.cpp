@@ -1,0 +1,124 @@
+#include "model/lora.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+size_t index_of(LoraTarget target) { return static_cast<size_t>(target); }
+
+std::string module_path(int64_t layer, LoraTarget target) {
+  const bool attention = target == LoraTarget::q || target == LoraTarget::k || target == LoraTarget::v ||
+                         target == LoraTarget::o;
+  return layer_prefix(layer) + (attention ? "self_attn." : "mlp.") + peft_module_name(target);
+}
+
+// [out, in] of the projection a target adapts.
+std::pair<int64_t, int64_t> projection_shape(const ModelConfig& config, LoraTarget target) {
+  switch (target) {
+    case LoraTarget::q: return {config.q_size(), config.hidden_size};
+    case LoraTarget::k:
+    case LoraTarget::v: return {config.kv_size(), config.hidden_size};
+    case LoraTarget::o: return {config.hidden_size, config.q_size()};
+    case LoraTarget::gate:
+    case LoraTarget::up: return {config.intermediate_size, config.hidden_size};
+    case LoraTarget::down: return {config.hidden_size, config.intermediate_size};
+  }
+  throw ModelError("unknown LoRA target");
+}
+
+// Uniform [0, 1) per element of `shape` from (seed, stream, element index): splitmix64 in int64
+// tensor arithmetic (wrapping multiplies, logical shifts through masks), on x's device.
+at::Tensor hashed_uniform(const at::Tensor& like, int64_t seed, int64_t stream) {
+  const auto options = like.options().dtype(at::kLong);
+  const auto logical_shift = [](const at::Tensor& z, int bits) {
+    return z.__rshift__(bits).bitwise_and((int64_t{1} << (64 - bits)) - 1);
+  };
+  const int64_t base = seed * static_cast<int64_t>(0x9e3779b97f4a7c15ull) + stream * 0x632be59bd9b4e019LL;
+  at::Tensor z = at::arange(like.numel(), options).mul(static_cast<int64_t>(0x9e3779b97f4a7c15ull)).add(base);
+  z = z.bitwise_xor(logical_shift(z, 30)).mul(static_cast<int64_t>(0xbf58476d1ce4e5b9ull));
+  z = z.bitwise_xor(logical_shift(z, 27)).mul(static_cast<int64_t>(0x94d049bb133111ebull));
+  z = z.bitwise_xor(logical_shift(z, 31));
+  return logical_shift(z, 11).to(at::kDouble).mul(1.0 / 9007199254740992.0).view(like.sizes());
+}
+
+}  // namespace
+
+std::vector<LoraTarget> lora_targets(const std::string& target_modules) {
+  std::array<bool, kLoraTargetCount> chosen{};
+  std::stringstream words(target_modules);
+  std::string word;
+  while (std::getline(words, word, ',')) {
+    const auto first = word.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    word = word.substr(first, word.find_last_not_of(" \t") - first + 1);
+    LoraTarget target{};
+    if (!find_enum(word, target)) {
+      throw ConfigError("lora.target_modules = '" + target_modules + "': '" + word + "' is not one of " +
+                        enum_choices<LoraTarget>() + " (comma-separated)");
+    }
+    chosen[index_of(target)] = true;
+  }
+  std::vector<LoraTarget> targets;
+  for (const auto& entry : EnumNames<LoraTarget>::table) {
+    if (chosen[index_of(entry.value)]) targets.push_back(entry.value);
+  }
+  if (targets.empty()) {
+    throw ConfigError("lora.target_modules = '" + target_modules + "' names no projection; choose from " +
+                      enum_choices<LoraTarget>());
+  }
+  return targets;
+}
+
+double lora_scale(const LoraOptions& options) {
+  const auto r = static_cast<double>(options.r);
+  return options.alpha / (options.rslora ? std::sqrt(r) : r);
+}
+
+const char* peft_module_name(LoraTarget target) {
+  static constexpr const char* names[kLoraTargetCount] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                                          "gate_proj", "up_proj", "down_proj"};
+  return names[index_of(target)];
+}
+
+std::string adapted_weight_name(int64_t layer, LoraTarget target) { return module_path(layer, target) + ".weight"; }
+
+std::string lora_a_name(int64_t layer, LoraTarget target) {
+  return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
+}
+
+std::string lora_b_name(int64_t layer, LoraTarget target) {
+  return "base_model.model." + module_path(layer, target) + ".lora_B.weight";
+}
+
+std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
+                                         const std::vector<LoraTarget>& targets, int64_t r) {
+  std::vector<ParamSpec> params;
+  for (LoraTarget target : targets) {
+    const auto [out, in] = projection_shape(config, target);
+    params.push_back({lora_a_name(layer, target), {r, in}, ParamSpec::Init::lora_a});
+    params.push_back({lora_b_name(layer, target), {out, r}, ParamSpec::Init::zeros});
+  }
+  return params;
+}
+
+at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream) {
+  at::Tensor input = x;
+  if (adapter.dropout > 0.0) {
+    const at::Tensor keep = hashed_uniform(x, adapter.dropout_seed, stream).ge(adapter.dropout);
+    input = x * keep.to(x.scalar_type()) * (1.0 / (1.0 - adapter.dropout));
+  }
+  return at::linear(at::linear(input, pair.a), pair.b) * adapter.scale;
+}
+
+at::Tensor merged_rows(const at::Tensor& weight_rows, const LoraPair& pair, double scale, int64_t row_begin) {
+  const at::Tensor b_rows = pair.b.to(at::kFloat).narrow(0, row_begin, weight_rows.size(0));
+  return weight_rows.to(at::kFloat) + b_rows.mm(pair.a.to(at::kFloat)) * scale;
+}
+
+}  // namespace st
