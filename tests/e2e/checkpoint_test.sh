@@ -110,6 +110,54 @@ PY
     train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
     expect_output 'global batch of 12 pairs, this run has 6 .*set train.grad_accum or train.micro_batch'
     ;;
+  lora_resume_and_export)
+    # LoRA on a saved HF model (a 1-step full run's export): adapter-only checkpoints that resume
+    # bit-exactly (dropout included) and resharded, refusals for another method, rank or base,
+    # a PEFT adapter export and a merged export that independent code reproduces.
+    steps=1 train_on --exit 0 --ranks 1 --micro 2 --accum 4 --dir "$work/base_run"
+    lora=(--train.method=lora --lora.alpha=8 --lora.target_modules=q,v,down --optim.lr=5e-3)
+    on_base=(--model.path="$work/base_run/export" --lora.r=4)
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5 "${lora[@]}" "${on_base[@]}" --lora.dropout=0.1
+    python3 - "$(ckpt "$work/straight" 5)/manifest.json" <<'PY' || fail "LoRA manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["adapter"]["method"] == "lora" and m["adapter"]["r"] == 4 and m["adapter"]["target_modules"] == "q,v,down", m["adapter"]
+assert "safetensors" in m["adapter"]["base_fingerprint"], m["adapter"]
+assert m["units"][0]["numel"] == 0 and m["units"][-1]["numel"] == 0, m["units"]
+PY
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)" "${lora[@]}" "${on_base[@]}" \
+      --lora.dropout=0.1
+    expect_output 'resumed from .*step_00000005 at step 5 \(written by 2 rank\(s\), now 2\)'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
+    cmp "$work/straight/export/adapter_model.safetensors" "$work/resumed/export/adapter_model.safetensors" ||
+      fail "resumed adapters differ"
+    # Dropout masks follow each rank's rows, so resharding is compared without dropout.
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/plain" --ckpt.every=5 "${lora[@]}" "${on_base[@]}"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/plain" 5)" "${lora[@]}" \
+      "${on_base[@]}"
+    expect_output 'written by 2 rank\(s\), now 4'
+    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)"
+    expect_output 'written by a LoRA run \(adapters only\); resume it with train.method = lora'
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" "${lora[@]}" --lora.r=8 \
+      --model.path="$work/base_run/export"
+    expect_output "its adapters' r is 4 there and 8 here"
+    cp -r "$work/base_run/export" "$work/other_base"
+    printf 'x' | dd of="$work/other_base/model.safetensors" bs=1 seek=200 conv=notrunc status=none
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" "${lora[@]}" \
+      --model.path="$work/other_base" --lora.r=4
+    expect_output "its adapters' base_fingerprint is .* there and .* here"
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" export --checkpoint "$work/straight/checkpoints" --output "$work/merged2" --merge --dtype fp32
+    run --exit 0 "$bin" export --checkpoint "$work/straight/checkpoints" --output "$work/merged1" --merge --dtype fp32
+    cmp "$work/merged1/model.safetensors" "$work/merged2/model.safetensors" || fail "merged exports on 1 and 2 ranks differ"
+    run --exit 0 "${ST_REFERENCE_PYTHON:-python3}" "$(dirname "$0")/peft_check.py" "$work/base_run/export" "$work/straight/export" "$work/merged1" q_proj,v_proj,down_proj
+    expect_output 'peft_check: 6 adapted weights \(r 4, scale 2.0\)'
+    run --exit 0 "$bin" export --checkpoint "$work/straight/checkpoints" --output "$work/adapter" --dtype fp32
+    cmp "$work/adapter/adapter_model.safetensors" "$work/straight/export/adapter_model.safetensors" ||
+      fail "export of the last checkpoint differs from the run's own adapter export"
+    run --exit 2 "$bin" export --checkpoint "$work/base_run/checkpoints" --output "$work/nope" --merge
+    expect_output '--merge applies to LoRA checkpoints'
+    ;;
   preempt_and_resume)
     # SIGUSR1 to one rank mid-run: the step finishes, every rank saves, the job exits 75; a
     # restart with --resume auto ends with the weights of an uninterrupted run.
