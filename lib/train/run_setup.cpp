@@ -40,6 +40,16 @@ std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const Mo
   return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size);
 }
 
+void log_adapters(const TrainConfig& config, const FsdpModel& model, ComputeDtype dtype) {
+  int64_t trained = 0, frozen = 0;
+  for (const UnitLayout& unit : model.units()) trained += unit.numel;
+  for (const UnitLayout& unit : model.base().units) frozen += unit.numel;
+  log0("train: LoRA r ", config.lora.r, ", alpha ", config.lora.alpha, config.lora.rslora ? " (rslora)" : "", " on ",
+       config.lora.target_modules, ": ", trained, " trainable parameters (",
+       100.0 * static_cast<double>(trained) / static_cast<double>(frozen), "% of the ", frozen,
+       " frozen in ", enum_name(dtype), ")");
+}
+
 }  // namespace
 
 RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& options) {
@@ -103,6 +113,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
   // The base with the adapters off is the reference: no second copy.
   if (adapters && online_reference) run.reference = std::make_unique<ReferenceModel>(run.engine->model());
+  if (adapters) log_adapters(config, run.engine->model(), run.plan.compute_dtype);
   if (run.resume_from) {
     const LoadedCheckpoint loaded = resume_engine(*run.engine, *run.resume_from, shard_rank, *run.host);
     restore_rng_state(loaded.rng, cuda_device_index(run.device));

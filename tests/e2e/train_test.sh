@@ -54,6 +54,29 @@ case "$case_name" in
     fi
     expect_learned --file "$work/run/metrics.jsonl" --loss-drop 0
     ;;
+  lora_learns_sft_and_dpo)
+    # LoRA DPO learns with the base alone as the online reference, equals the same run on
+    # reference log-probs precomputed from the base, and LoRA SFT learns.
+    synth_data --dir "$work/data" --pairs 1000
+    lora=(--train.method=lora --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3)
+    train_run --ranks 2 --dir "$work/online" "${lora[@]}" --train.max_steps=40 --dpo.reference=online
+    expect_output 'train: LoRA r 16, alpha 32 on q,k,v,o,gate,up,down: [0-9]+ trainable parameters \([0-9.]+% of the [0-9]+ frozen in fp32\)'
+    expect_output 'train: dpo \(sigmoid, reference online\)'
+    expect_learned --file "$work/online/metrics.jsonl" --loss-drop 0.02 --at-least eval/rewards/accuracies=0.6
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" precompute-ref --config "$demo" \
+      --data.train="$work/data/train" --data.val="$work/data/val" --dpo.reference=precomputed
+    # 20 steps each, as precomputed_equals_online compares full runs.
+    train_run --ranks 2 --dir "$work/pre" "${lora[@]}" --train.max_steps=20 --dpo.reference=precomputed
+    expect_output 'reference precomputed'
+    train_run --ranks 2 --dir "$work/online20" "${lora[@]}" --train.max_steps=20 --dpo.reference=online
+    same_metrics --expected "$work/online20/metrics.jsonl" --actual "$work/pre/metrics.jsonl" --tolerance 1e-5
+    synth_data --dir "$work/sft" --pairs 300 --kind sft
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" --progress off \
+      --data.train="$work/sft/train" --data.val="$work/sft/val" --train.output_dir="$work/sft_run" --train.grad_accum=2 \
+      --train.stage=sft "${lora[@]}" --train.max_steps=40
+    expect_output 'train: sft on 2 rank'
+    expect_learned --file "$work/sft_run/metrics.jsonl" --loss-drop 0.05
+    ;;
   precomputed_equals_online)
     synth_data --dir "$work/data" --pairs 300 --pairs-per-shard 100
     # The training run's own config (it asks for precomputed log-probs, which do not exist yet),
