@@ -45,6 +45,8 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     DataOptions data;
     bool share_prompt = false;
     double gpu_gib = 80.0;
+    TrainMethod method = TrainMethod::full;
+    LoraOptions lora;
     po::options_description options("shardtune estimate (--preset NAME | --model DIR) [options]", 110, 50);
     options.add_options()
         ("help", "print this help and exit")
@@ -66,12 +68,20 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
         ("logp-chunk", po::value(&in.logp_chunk_tokens)->default_value(1024), "model.logp_chunk_tokens")
         ("recompute", enum_flag(&in.recompute, "estimate", "recompute"),
          "full | selective | none | auto (the most kept activations that fit --gpu-memory)")
-        ("gpu-memory", po::value(&gpu_gib)->default_value(80.0), "GPU memory [GiB] to check the fit against");
+        ("gpu-memory", po::value(&gpu_gib)->default_value(80.0), "GPU memory [GiB] to check the fit against")
+        ("method", enum_flag(&method, "estimate", "method"), "train.method: full | lora (frozen base, adapter states only)")
+        ("lora-r", po::value(&lora.r)->default_value(lora.r), "lora.r: adapter rank")
+        ("lora-targets", po::value(&lora.target_modules)->default_value(lora.target_modules),
+         "lora.target_modules: comma-separated from q,k,v,o,gate,up,down");
     if (!parse_command_options("estimate", args, options, 0)) return kExitOk;
     if (preset.empty() == model_dir.empty()) throw ConfigError("estimate: give exactly one of --preset or --model");
     const ModelConfig config = preset.empty() ? load_model_config(model_dir) : preset_config(preset);
     if (micro_batch < 1 || data.cutoff_len < 1 || data.micro_batch_tokens < 0) {
       throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1, --micro-batch-tokens >= 0");
+    }
+    if (method == TrainMethod::lora) {
+      if (lora.r < 1) throw ConfigError("estimate: --lora-r must be >= 1");
+      in.adapters = {lora.r, lora_targets(lora.target_modules)};
     }
     in.offload = offload == Offload::cpu;
     in.on_gpu = device == EstimateDevice::gpu;

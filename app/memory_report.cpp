@@ -23,7 +23,12 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
       << "micro-batch: " << in.micro_batch_rows << " row(s) x " << in.seq_len << " tokens"
       << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "") << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"
-      << "  params (fp32 master + compute copy) " << gib(e.params) << "\n"
+      << "  params (fp32 master + compute copy) " << gib(e.params) << "\n";
+  if (in.adapters.present()) {
+    out << "    of which the frozen LoRA base     " << gib(e.frozen_bytes) << " (compute dtype only; r " << in.adapters.r
+        << " adapters on " << in.adapters.targets.size() << " projection(s) per layer)\n";
+  }
+  out
       << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"
       << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
       << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"

@@ -72,6 +72,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.recompute = config.train.recompute;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
+  in.adapters = adapter_shape(config);
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
   int64_t smallest = units.front().shard_numel, largest = 0;

@@ -20,17 +20,17 @@ int64_t shard_group_size(const EstimateInputs& in) {
 
 // Peak of gathered parameters (compute dtype) plus, in backward, one unit's flat gradient in
 // the compute dtype and in fp32 for the reduction.
+// `largest_gradient`: elements of the largest unit gradient (the trained units').
 int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& config, const EstimateInputs& in,
-                       int64_t group) {
+                       int64_t group, int64_t largest_gradient) {
   std::vector<int64_t> needed;  // elements a unit's run needs gathered
   for (size_t u = 0; u < units.size(); ++u) {
     int64_t elements = 0;
     for (size_t used : units_run_with(config, units.size(), u)) elements += units[used].padded_numel;
     needed.push_back(elements);
   }
-  int64_t parameters = 0, largest = 0;
+  int64_t parameters = 0;
   for (size_t u = 0; u < units.size(); ++u) {
-    largest = std::max(largest, needed[u]);
     if (in.sharding == Sharding::grad_op) {
       parameters += units[u].padded_numel;  // every unit stays gathered until its backward
     } else {
@@ -38,7 +38,7 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
     }
   }
   if (group == 1) parameters = 0;  // whole units are local: nothing is gathered
-  return parameters * in.compute_bytes + largest * (in.compute_bytes + 4);
+  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4);
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -64,11 +64,23 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   MemoryEstimate e;
   e.shard_group = shard_group_size(in);
   const auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
-  for (const auto& unit : units) e.shard_elements += unit.shard_numel;
-  const int64_t n = e.shard_elements;
+  // The trained units: the model's own, or an adapter run's adapters beside the frozen base.
+  const auto trained = in.adapters.present() ? build_adapter_unit_layouts(config, in.adapters.targets, in.adapters.r,
+                                                                          static_cast<int>(e.shard_group))
+                                             : units;
+  int64_t n = 0, largest_gradient = 0;
+  for (size_t u = 0; u < trained.size(); ++u) {
+    n += trained[u].shard_numel;
+    int64_t run_with = 0;
+    for (size_t used : units_run_with(config, trained.size(), u)) run_with += trained[used].padded_numel;
+    largest_gradient = std::max(largest_gradient, run_with);
+  }
+  for (const auto& unit : units) e.frozen_bytes += unit.shard_numel * in.compute_bytes;
+  if (!in.adapters.present()) e.frozen_bytes = 0;
+  e.shard_elements = n + e.frozen_bytes / in.compute_bytes;
   // The compute copy is its own tensor unless it is the fp32 master on the same device.
   const bool separate_compute_copy = in.compute_bytes != 4 || (in.offload && in.on_gpu);
-  e.params = 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
+  e.params = e.frozen_bytes + 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
   e.grads = 4 * n;
   e.optimizer = 8 * n;
   if (!in.on_gpu) {
@@ -79,7 +91,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   } else {
     e.device_states = e.params + e.grads + e.optimizer;
   }
-  e.gathered = gathered_bytes(units, config, in, e.shard_group);
+  e.gathered = gathered_bytes(units, config, in, e.shard_group, largest_gradient);
   e.activations = activation_bytes(config, in);
   RecomputePlanInputs plan;
   plan.policy = in.recompute;

@@ -10,9 +10,17 @@
 
 #include "fsdp/recompute.h"
 #include "fsdp/sharding.h"
+#include "model/lora.h"
 #include "model/model_config.h"
 
 namespace st {
+
+// train.method = lora: the adapters' rank and targets (r 0: every weight is trained).
+struct AdapterShape {
+  int64_t r = 0;
+  std::vector<LoraTarget> targets;
+  bool present() const { return r > 0; }
+};
 
 struct EstimateInputs {
   Sharding sharding = Sharding::full;
@@ -28,11 +36,13 @@ struct EstimateInputs {
   Recompute recompute = Recompute::full;
   // For recompute = auto: device bytes (a GPU's size) the estimate fills up to; 0 = unlimited.
   int64_t device_bytes = 0;
+  AdapterShape adapters;  // LoRA: a frozen base in the compute dtype, states for the adapters only
 };
 
 struct MemoryEstimate {
   int64_t shard_group = 1;         // ranks a unit is split over
-  int64_t shard_elements = 0;      // parameters (padded) this rank owns
+  int64_t shard_elements = 0;      // parameters (padded) this rank owns (with adapters: base + adapters)
+  int64_t frozen_bytes = 0;        // of `params`: the frozen base of an adapter run (compute dtype)
   // Model states per rank, by where they live.
   int64_t params = 0, grads = 0, optimizer = 0;  // as EngineMemory counts them
   int64_t device_states = 0, host_states = 0;

@@ -2,20 +2,32 @@
 
 namespace st {
 
-double forward_flops(const ModelConfig& config, int64_t tokens) {
+namespace {
+
+double matmul_parameters(const ModelConfig& config) {
   const double embedding = static_cast<double>(config.vocab_size) * static_cast<double>(config.hidden_size);
   // A tied head still multiplies by the table: only the lookup side is not a matmul.
-  const double matmul_params = static_cast<double>(config.parameter_count()) -
-                               (config.tie_word_embeddings ? 0.0 : embedding);
+  return static_cast<double>(config.parameter_count()) - (config.tie_word_embeddings ? 0.0 : embedding);
+}
+
+}  // namespace
+
+double forward_flops(const ModelConfig& config, int64_t tokens) {
+  const double matmul_params = matmul_parameters(config);
   const double n = static_cast<double>(tokens);
   const double attention = 4.0 * static_cast<double>(config.num_hidden_layers) *
                            static_cast<double>(config.q_size()) * n * n;
   return 2.0 * matmul_params * n + attention;
 }
 
-double training_flops(const ModelConfig& config, const std::vector<int64_t>& segment_lengths, bool with_reference) {
+double training_flops(const ModelConfig& config, const std::vector<int64_t>& segment_lengths, bool with_reference,
+                      bool frozen_weights) {
   double flops = 0.0;
-  for (int64_t length : segment_lengths) flops += (with_reference ? 4.0 : 3.0) * forward_flops(config, length);
+  for (int64_t length : segment_lengths) {
+    flops += (with_reference ? 4.0 : 3.0) * forward_flops(config, length);
+    // Frozen weights: the backward's weight-gradient matmuls are not run.
+    if (frozen_weights) flops -= 2.0 * matmul_parameters(config) * static_cast<double>(length);
+  }
   return flops;
 }
 

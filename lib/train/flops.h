@@ -18,8 +18,10 @@ namespace st {
 double forward_flops(const ModelConfig& config, int64_t tokens);
 
 // Model FLOPs of training on rows of these non-padding lengths (forward + backward), plus one
-// forward per row of a reference model when `with_reference`.
-double training_flops(const ModelConfig& config, const std::vector<int64_t>& segment_lengths, bool with_reference);
+// forward per row of a reference model when `with_reference`. `frozen_weights` (LoRA): the
+// backward computes input gradients only, 2 N n less per sequence (adapters' FLOPs not counted).
+double training_flops(const ModelConfig& config, const std::vector<int64_t>& segment_lengths, bool with_reference,
+                      bool frozen_weights = false);
 
 // Peak dense TFLOP/s of one device for the compute dtype, from its name; 0 when unknown.
 double known_peak_tflops(const std::string& device_name, ComputeDtype compute_dtype);

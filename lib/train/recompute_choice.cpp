@@ -49,6 +49,7 @@ int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model,
   set_micro_batch(in, largest_micro_batch(config));
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.ranks_per_node = shard_group_size;
+  in.adapters = adapter_shape(config);
   const MemoryEstimate estimate = estimate_memory(model, in);
   const int64_t working = estimate.gathered + estimate.activations + kRecomputeMarginBytes;
   const int64_t available =

@@ -169,6 +169,11 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config) {
   return largest_micro_batch(config.train.stage, config.train.micro_batch, config.data, config.dpo.share_prompt);
 }
 
+AdapterShape adapter_shape(const TrainConfig& config) {
+  if (config.train.method != TrainMethod::lora) return {};
+  return {config.lora.r, lora_targets(config.lora.target_modules)};
+}
+
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape) {
   inputs.micro_batch_rows = shape.rows;
   inputs.seq_len = shape.row_tokens;

@@ -78,6 +78,9 @@ std::string describe_objective(const TrainConfig& config, ReferenceMode referenc
 // trainer's loaders and precompute-ref use the same.
 CollateOptions collate_options(const TrainConfig& config, int64_t pad_id);
 
+// The adapters a train.method = lora run trains, for memory estimates (none for full runs).
+AdapterShape adapter_shape(const TrainConfig& config);
+
 // The largest micro-batch a run can collate, for memory planning: rows x tokens per row, and
 // whether attention takes an explicit mask (packed or prompt-shared rows).
 struct MicroBatchShape {

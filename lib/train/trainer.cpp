@@ -119,7 +119,8 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
         MicroBatchResult micro_result = run_micro_batch(micro);
         window.add(micro_result);
         window.flops += training_flops(run_.engine->model().config(), micro.segment_lengths,
-                                       run_.plan.reference == ReferenceMode::online);
+                                       run_.plan.reference == ReferenceMode::online,
+                                       config_.train.method == TrainMethod::lora);
         return micro_result.summed_loss * weight;
       },
       lr);

@@ -13,6 +13,7 @@
 #include "data/collate.h"
 #include "data/sampler.h"
 #include "fsdp/fsdp_model.h"
+#include "fsdp/memory_estimate.h"
 #include "fsdp/shard_source.h"
 #include "fsdp_test_support.h"
 #include "model/model_weights.h"
@@ -194,6 +195,24 @@ TEST(LoraEngine, OnlyTheAdaptersHaveGradients) {
   for (const UnitLayout& unit : run.model->base().units) base_elements += unit.shard_numel;
   // fp32 compute: the adapters' masters are their compute copies; the base is held once.
   EXPECT_EQ(run.model->memory().params, (adapter_elements + base_elements) * 4);
+}
+
+TEST(LoraEngine, EstimateCountsTheFrozenBaseAndTheAdapterStates) {
+  const ModelConfig config = preset_config("debug");
+  LoraRun run(Sharding::full, whole_adapters(config, false), Recompute::full);
+  EstimateInputs in;
+  in.ranks_per_node = world_communicator().size();
+  in.compute_bytes = 4;
+  in.on_gpu = false;
+  in.adapters = {kRank, test_targets()};
+  const MemoryEstimate estimate = estimate_memory(config, in);
+  const EngineMemory engine = run.model->memory();
+  EXPECT_EQ(estimate.params, engine.params);
+  EXPECT_EQ(estimate.grads, engine.grads);
+  int64_t base_bytes = 0;
+  for (const at::Tensor& shard : run.model->base().shards) base_bytes += static_cast<int64_t>(shard.nbytes());
+  EXPECT_EQ(estimate.frozen_bytes, base_bytes);
+  EXPECT_EQ(estimate.optimizer, 2 * estimate.grads);  // AdamW m and v of the adapters only
 }
 
 }  // namespace

@@ -136,3 +136,24 @@ TEST(ConfigValidate, ParsedOriginsFlowIntoMessages) {
 
 }  // namespace
 }  // namespace st
+
+namespace st {
+namespace {
+
+TEST(ConfigValidate, LoraKeysAreCheckedWithWhereTheyWereSet) {
+  TrainConfig config;
+  config.train.method = TrainMethod::lora;
+  config.lora.r = 0;
+  config.lora.alpha = -1.0;
+  config.lora.dropout = 1.0;
+  config.lora.target_modules = "q,qkv";
+  const std::string message = validation_error_of(config, 2, {{"lora.target_modules", "run.ini:30"}});
+  EXPECT_NE(message.find("lora.r = 0 (default) must be >= 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("lora.alpha = -1 (default) must be > 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("lora.dropout = 1 (default) must be in [0, 1)"), std::string::npos) << message;
+  EXPECT_NE(message.find("'qkv' is not one of q|k|v|o|gate|up|down (comma-separated) (run.ini:30)"), std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace st

@@ -23,6 +23,8 @@ TEST(Flops, ForwardIsTwoNPlusAttention) {
   EXPECT_DOUBLE_EQ(forward_flops(config, 10), 2.0 * matmul * 10 + attention);
   EXPECT_DOUBLE_EQ(training_flops(config, {10, 10}, false), 6.0 * forward_flops(config, 10));
   EXPECT_DOUBLE_EQ(training_flops(config, {10}, true), 4.0 * forward_flops(config, 10));
+  // Frozen weights (LoRA): no weight-gradient matmuls, 2 N n less; attention's backward stays.
+  EXPECT_DOUBLE_EQ(training_flops(config, {10}, false, true), 4.0 * matmul * 10 + 3.0 * attention);
 }
 
 TEST(Flops, TiedHeadCountsTheTableOnce) {
