@@ -239,6 +239,12 @@ PY
       --train.output_dir="$work/sft3b"
     expect_output 'stage sft; compute bf16 on GPUs'
     expect_output 'batch: global 128 = micro 4 x accum 4 x 8 ranks'
+    run --exit 0 "$bin" train --config "$ST_SOURCE_DIR/examples/peft-llama3.1-8b-lora-dpo-1gpu.ini" --dry-run \
+      --world 1x1 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
+      --train.output_dir="$work/lora8b"
+    expect_output 'batch: global 16 = micro 2 x accum 8 x 1 ranks'
+    expect_output 'of which the frozen LoRA base +1[45]\.[0-9]+ GiB'
+    expect_output '^per GPU: +[0-9.]+ GiB \(states +15\.[0-9]+ GiB\)'  # a full run's states: 134 GiB
     run --exit 2 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8.ini" --dry-run \
       --world 2x4 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
       --train.output_dir="$work/bad"
