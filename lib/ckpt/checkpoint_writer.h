@@ -29,7 +29,7 @@ struct CheckpointIdentity {
   std::string model_source;       // model.path or the preset description
   std::vector<UnitLayout> units;  // this run's geometry
   std::string config;             // the resolved INI
-  nlohmann::json adapter;         // adapter runs: the adapters and the base they adapt; null otherwise
+  nlohmann::json adapter = nullptr;  // adapter runs: the adapters and the base they adapt; null otherwise
 };
 
 // This rank's place in the sharding: which shard it holds and whether it writes it (replicas
