@@ -10,6 +10,9 @@ bench/vs_peer.sh runs both and prints the ratios. The ladder of peers (--level):
   P0  as above (full-vocabulary logits at every position)
   P1  P0 with logits only where there are targets (transformers' logits_to_keep)
   P2  P1 with torch.compile of each decoder layer
+With --lora-r R: the LoRA peer (peft.get_peft_model on a bf16 base, lora_alpha 2R, no dropout,
+--lora-targets as PEFT module names, gradient checkpointing with input grads, AdamW over the
+adapters); the DPO reference is the base with the adapters disabled, as TRL does for PEFT models.
 
 usage: peer_transformers.py --config WORK/config.json [--seq 2048 --micro-batch 1 --stage dpo
                             --steps 20 --warmup 3 --level P0]
@@ -37,6 +40,8 @@ def parse_args():
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--level", choices=["P0", "P1", "P2"], default="P0", help="the peer ladder (see above)")
     parser.add_argument("--profile", help="profile the measured steps: DIR/trace.json and the top-20 kernels")
+    parser.add_argument("--lora-r", type=int, default=0, help="> 0: train LoRA adapters of this rank (peft)")
+    parser.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj", help="PEFT target_modules")
     return parser.parse_args()
 
 
@@ -66,18 +71,26 @@ def main():
         config = transformers.LlamaConfig(**json.load(handle))
     config.use_cache = False
     torch.manual_seed(0)
-    policy = build_model(config, torch.float32)
+    policy = build_model(config, torch.bfloat16 if args.lora_r else torch.float32)
     policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if args.lora_r:
+        import peft
+
+        policy.enable_input_require_grads()
+        policy = peft.get_peft_model(policy, peft.LoraConfig(r=args.lora_r, lora_alpha=2 * args.lora_r, lora_dropout=0.0,
+                                                             target_modules=args.lora_targets.split(","),
+                                                             task_type="CAUSAL_LM"))
     policy.train()
     if args.level == "P2":
-        for layer in policy.model.layers:
+        for layer in (policy.base_model.model if args.lora_r else policy).model.layers:
             layer.compile()
     reference = None
-    if args.stage == "dpo":
+    if args.stage == "dpo" and not args.lora_r:
         reference = build_model(config, torch.bfloat16)
         reference.load_state_dict(policy.state_dict())
         reference.eval().requires_grad_(False)
-    optimizer = torch.optim.AdamW(policy.parameters(), lr=1e-5, weight_decay=0.0, fused=True)
+    trained = [parameter for parameter in policy.parameters() if parameter.requires_grad]
+    optimizer = torch.optim.AdamW(trained, lr=1e-5, weight_decay=0.0, fused=True)
 
     # The bench's synthetic rows: BOS + prompt, completion + EOS, prompt and completion alike.
     half = (args.seq - 3) // 2
@@ -98,11 +111,16 @@ def main():
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits = forward(policy, ids)
         logps = completion_logps(logits, ids, first_target, first_logit)
-        if reference is None:
+        if args.stage == "sft":
             loss = -logps.sum() / (rows * (row_tokens - first_target))
         else:
             with torch.no_grad():
-                ref_logps = completion_logps(forward(reference, ids), ids, first_target, first_logit)
+                if reference is None:  # LoRA: the base with the adapters off
+                    with policy.disable_adapter(), torch.autocast("cuda", dtype=torch.bfloat16):
+                        ref_logits = forward(policy, ids)
+                else:
+                    ref_logits = forward(reference, ids)
+                ref_logps = completion_logps(ref_logits, ids, first_target, first_logit)
             loss = sigmoid_dpo_loss(logps, ref_logps, args.beta)[0]
         update(loss, policy, optimizer)
 
@@ -122,7 +140,8 @@ def main():
     if profiler:
         profiler.__exit__(None, None, None)
     step_s = statistics.median(times)
-    print(f"peer {args.level}: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}, seq {args.seq}, "
+    lora = f", peft LoRA r {args.lora_r} on {args.lora_targets}" if args.lora_r else ""
+    print(f"peer {args.level}: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}{lora}, seq {args.seq}, "
           f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
           f"median of {len(times)} steps after {args.warmup} warm-up")
     print(f"  step time     {step_s:.4f} s")

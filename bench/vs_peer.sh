@@ -4,7 +4,8 @@
 # and the ratios. Throughput runs: no phase syncs on either side (the bench's breakdown is
 # `shardtune bench --phase-times true`, a separate run). GPU machines only.
 # Usage: bench/vs_peer.sh BUILD_DIR [preset=llama-3.2-1b] [seq=2048] [micro_batch=1] [stage=dpo]
-#        [steps=20] [-- extra shardtune bench arguments]
+#        [steps=20] [-- extra shardtune bench arguments]; PEER_ARGS: extra peer arguments. LoRA:
+#        PEER_ARGS="--lora-r 16" bench/vs_peer.sh build llama-3.1-8b 2048 2 dpo 20 -- --train.method=lora
 set -euo pipefail
 build=${1:?usage: bench/vs_peer.sh BUILD_DIR [preset] [seq] [micro_batch] [stage] [steps] [-- bench args]}
 preset=${2:-llama-3.2-1b} seq=${3:-2048} micro_batch=${4:-1} stage=${5:-dpo} steps=${6:-20}
@@ -30,7 +31,8 @@ fi
 table=""
 for level in ${PEER_LEVELS:-P0 P1 P2}; do
   peer_status=0
-  peer=$(python3 "$here/peer_transformers.py" --config "$work/config.json" "${common[@]}" --level "$level" 2>&1) ||
+  # shellcheck disable=SC2086 # PEER_ARGS: extra peer arguments, e.g. "--lora-r 16" beside -- --train.method=lora
+  peer=$(python3 "$here/peer_transformers.py" --config "$work/config.json" "${common[@]}" --level "$level" ${PEER_ARGS:-} 2>&1) ||
     peer_status=$?
   echo "$peer"
   if [ "$peer_status" != 0 ]; then

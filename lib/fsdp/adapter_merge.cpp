@@ -26,7 +26,7 @@ void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::
                                 int shard, const TensorMap& adapters, double scale) {
   for (size_t u = 0; u < base_units.size(); ++u) {
     const UnitLayout& unit = base_units[u];
-    if (unit.name.rfind("layer.", 0) != 0) continue;
+    if (unit_role(u, base_units.size()) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
     for (const auto& entry : EnumNames<LoraTarget>::table) {
       const auto a = adapters.find(lora_a_name(layer, entry.value));

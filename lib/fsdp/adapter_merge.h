@@ -9,7 +9,7 @@
 
 #include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
-#include "model/llama_blocks.h"
+#include "model/llama_units.h"
 
 namespace st {
 

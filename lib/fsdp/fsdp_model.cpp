@@ -290,7 +290,9 @@ at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {
   if (step != pass_step_) passes_in_step_ = 0;
   pass_step_ = step;
   // The same seed in a recompute of this pass; another one for each pass of a step.
-  adapted.adapter.dropout_seed = options_.adapter.dropout_seed * 1000003 + step * 4099 + passes_in_step_++;
+  adapted.adapter.dropout_seed = static_cast<int64_t>(static_cast<uint64_t>(options_.adapter.dropout_seed) * 1000003u +
+                                                      static_cast<uint64_t>(step) * 4099u +
+                                                      static_cast<uint64_t>(passes_in_step_++));
   if (!differentiating_) adapted.adapter.dropout = 0.0;
   return run_units(adapted);
 }
@@ -300,10 +302,12 @@ at::Tensor FsdpModel::base_sequence_logps(const TokenBatch& batch) {
   const c10::NoGradGuard forward_only;
   differentiating_ = false;
   keep_until_backward_ = false;
+  struct AdaptersBackOn {
+    bool& on;
+    ~AdaptersBackOn() { on = true; }
+  } back_on{adapters_on_};
   adapters_on_ = false;
-  at::Tensor logps = run_units(batch);
-  adapters_on_ = true;
-  return logps;
+  return run_units(batch);
 }
 
 at::Tensor FsdpModel::run_units(const TokenBatch& batch) {

@@ -39,7 +39,9 @@ at::Tensor hashed_uniform(const at::Tensor& like, int64_t seed, int64_t stream) 
   const auto logical_shift = [](const at::Tensor& z, int bits) {
     return z.__rshift__(bits).bitwise_and((int64_t{1} << (64 - bits)) - 1);
   };
-  const int64_t base = seed * static_cast<int64_t>(0x9e3779b97f4a7c15ull) + stream * 0x632be59bd9b4e019LL;
+  // Unsigned arithmetic wraps where signed would overflow.
+  const auto base = static_cast<int64_t>(static_cast<uint64_t>(seed) * 0x9e3779b97f4a7c15ull +
+                                         static_cast<uint64_t>(stream) * 0x632be59bd9b4e019ull);
   at::Tensor z = at::arange(like.numel(), options).mul(static_cast<int64_t>(0x9e3779b97f4a7c15ull)).add(base);
   z = z.bitwise_xor(logical_shift(z, 30)).mul(static_cast<int64_t>(0xbf58476d1ce4e5b9ull));
   z = z.bitwise_xor(logical_shift(z, 27)).mul(static_cast<int64_t>(0x94d049bb133111ebull));
