@@ -23,14 +23,6 @@ constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.
                                            "special_tokens_map.json", "tokenizer.model", "vocab.json",
                                            "merges.txt", "chat_template.jinja", "added_tokens.json"};
 
-std::vector<TensorSpec> export_specs(const std::vector<UnitLayout>& units, at::ScalarType dtype) {
-  std::vector<TensorSpec> specs;
-  for (const UnitLayout& unit : units) {
-    for (const ParamSlot& slot : unit.params) specs.push_back({slot.spec.name, dtype, slot.spec.shape});
-  }
-  return specs;
-}
-
 std::string torch_dtype_name(at::ScalarType dtype) { return dtype == at::kFloat ? "float32" : "bfloat16"; }
 
 // config.json: the base model's own (every field kept) or the one the config describes.
@@ -65,6 +57,14 @@ void prepare_output(const fs::path& temporary, const ModelConfig& config, const 
 }
 
 }  // namespace
+
+std::vector<TensorSpec> export_specs(const std::vector<UnitLayout>& units, at::ScalarType dtype) {
+  std::vector<TensorSpec> specs;
+  for (const UnitLayout& unit : units) {
+    for (const ParamSlot& slot : unit.params) specs.push_back({slot.spec.name, dtype, slot.spec.shape});
+  }
+  return specs;
+}
 
 at::ScalarType export_scalar_type(ExportDtype dtype) { return dtype == ExportDtype::fp32 ? at::kFloat : at::kBFloat16; }
 
@@ -111,15 +111,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
     for (size_t file : touched) sync_file((temporary / layout.file_names[file]).string());
   }
   world.barrier();
-  if (world.rank() == 0) {
-    sync_directory(temporary.string());
-    const fs::path previous = output + ".old";
-    fs::remove_all(previous);
-    if (fs::exists(final_path)) fs::rename(final_path, previous);
-    fs::rename(temporary, final_path);
-    fs::remove_all(previous);
-    sync_directory(final_path.parent_path().empty() ? "." : final_path.parent_path().string());
-  }
+  if (world.rank() == 0) replace_directory(temporary.string(), output);
   world.barrier();
   HfExportResult result;
   for (const TensorSpec& spec : specs) result.bytes += spec.bytes();

@@ -16,6 +16,7 @@
 #include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
 #include "model/model_config.h"
+#include "model/safetensors_writer.h"
 
 namespace st {
 
@@ -27,6 +28,8 @@ struct HfExportOptions {
 };
 
 at::ScalarType export_scalar_type(ExportDtype dtype);
+// Every parameter of `units` in layout order, as `dtype`: the tensors an export writes.
+std::vector<TensorSpec> export_specs(const std::vector<UnitLayout>& units, at::ScalarType dtype);
 
 struct HfExportResult {
   uint64_t bytes = 0;  // tensor bytes of the whole model

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "ckpt/hf_export.h"
 #include "fsdp/adapter_merge.h"
 #include "model/lora.h"
 #include "model/safetensors_writer.h"
@@ -66,10 +67,7 @@ PeftExportResult export_peft_adapter(const std::string& output, const std::vecto
   const TensorMap tensors = gather_adapters(units, host, shard, writes, world);
   PeftExportResult result;
   if (world.rank() == 0) {
-    std::vector<TensorSpec> specs;
-    for (const UnitLayout& unit : units) {
-      for (const ParamSlot& slot : unit.params) specs.push_back({slot.spec.name, dtype, slot.spec.shape});
-    }
+    const std::vector<TensorSpec> specs = export_specs(units, dtype);
     const fs::path temporary = output + ".tmp";
     fs::remove_all(temporary);
     fs::create_directories(temporary);
@@ -84,12 +82,7 @@ PeftExportResult export_peft_adapter(const std::string& output, const std::vecto
     }
     sync_file(weights);
     write_file_atomically((temporary / "adapter_config.json").string(), peft_adapter_config(adapter).dump(2) + "\n");
-    sync_directory(temporary.string());
-    const fs::path previous = output + ".old";
-    fs::remove_all(previous);
-    if (fs::exists(output)) fs::rename(output, previous);
-    fs::rename(temporary, output);
-    fs::remove_all(previous);
+    replace_directory(temporary.string(), output);
   }
   world.barrier();
   return result;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <utility>
 #include <thread>
@@ -118,6 +119,18 @@ uint32_t file_crc32(const std::string& path) {
 void sync_file(const std::string& path) { sync_fd(path, O_RDONLY); }
 
 void sync_directory(const std::string& path) { sync_fd(path, O_RDONLY | O_DIRECTORY); }
+
+void replace_directory(const std::string& complete, const std::string& target) {
+  namespace fs = std::filesystem;
+  sync_directory(complete);
+  const fs::path previous = target + ".old";
+  fs::remove_all(previous);
+  if (fs::exists(target)) fs::rename(target, previous);
+  fs::rename(complete, target);
+  fs::remove_all(previous);
+  const fs::path parent = fs::path(target).parent_path();
+  sync_directory(parent.empty() ? "." : parent.string());
+}
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp";

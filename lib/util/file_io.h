@@ -20,6 +20,9 @@ void sync_file(const std::string& path);
 void sync_directory(const std::string& path);
 // Writes `text` to path.tmp, fsyncs it and renames it over `path`.
 void write_file_atomically(const std::string& path, const std::string& text);
+// A directory written whole at `complete` takes the place of `target` (any earlier one moved to
+// target.old first, removed after), both directories fsynced: readers see the old or the new.
+void replace_directory(const std::string& complete, const std::string& target);
 
 // A file open for writing (open(2) flags, mode 0644), closed on destruction.
 class WritableFile {

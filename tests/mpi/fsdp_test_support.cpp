@@ -37,6 +37,15 @@ std::vector<Pair> my_share(const std::vector<Pair>& batch) {
   return mine;
 }
 
+at::Tensor my_rows(const at::Tensor& all_rows, size_t pairs) {
+  const MpiCommunicator& world = world_communicator();
+  std::vector<uint64_t> indices(pairs);
+  std::iota(indices.begin(), indices.end(), 0);
+  const std::vector<uint64_t> mine = rank_slice(indices, world.rank(), world.size());
+  const auto first = static_cast<int64_t>(mine.front()), count = static_cast<int64_t>(mine.size());
+  return at::cat({all_rows.narrow(0, first, count), all_rows.narrow(0, static_cast<int64_t>(pairs) + first, count)});
+}
+
 ShardingGroups test_groups(Sharding strategy) {
   const int rank = test_world().rank(), size = test_world().size();
   const int ranks_per_node = size % 2 == 0 ? size / 2 : size;

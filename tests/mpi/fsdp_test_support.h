@@ -22,6 +22,10 @@ std::vector<Pair> global_pairs(size_t count, uint64_t seed = 0);
 // The pairs of `batch` this world rank trains on (rank_slice of the world).
 std::vector<Pair> my_share(const std::vector<Pair>& batch);
 
+// This world rank's part of per-row values over a whole batch of `pairs` pairs (chosen rows,
+// then rejected rows): the rows of my_share's pairs, in the order the engine returns them.
+at::Tensor my_rows(const at::Tensor& all_rows, size_t pairs);
+
 // Groups of `strategy` over the world; hybrid declares nodes of size/2 ranks (even sizes), else
 // one node.
 ShardingGroups test_groups(Sharding strategy);

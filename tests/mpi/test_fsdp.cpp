@@ -7,10 +7,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include <numeric>
-
 #include "data/collate.h"
-#include "data/sampler.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp/memory_estimate.h"
 #include "fsdp/shard_source.h"
@@ -62,14 +59,10 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
   // global mean by their number (8 pairs do not split evenly over 3 ranks).
   torch::autograd::backward({logps.sum() * world_size / rows});
 
-  std::vector<uint64_t> indices(pairs.size());
-  std::iota(indices.begin(), indices.end(), 0);
-  const auto first = static_cast<int64_t>(rank_slice(indices, world_rank, world_size).front());
-  const auto count = static_cast<int64_t>(mine.size());
-  for (int64_t i = 0; i < count; ++i) {  // chosen rows, then rejected rows
-    EXPECT_NEAR(logps[i].item<double>(), reference_logps[first + i].item<double>(), 1e-4);
-    EXPECT_NEAR(logps[count + i].item<double>(),
-                reference_logps[static_cast<int64_t>(pairs.size()) + first + i].item<double>(), 1e-4);
+  const at::Tensor expected_logps = my_rows(reference_logps.detach(), pairs.size());
+  ASSERT_EQ(logps.size(0), 2 * static_cast<int64_t>(mine.size()));
+  for (int64_t i = 0; i < logps.size(0); ++i) {  // chosen rows, then rejected rows
+    EXPECT_NEAR(logps[i].item<double>(), expected_logps[i].item<double>(), 1e-4);
   }
   for (size_t u = 0; u < units.size(); ++u) {
     const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {

@@ -8,10 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include <numeric>
-
 #include "data/collate.h"
-#include "data/sampler.h"
 #include "fsdp/fsdp_model.h"
 #include "fsdp/memory_estimate.h"
 #include "fsdp/shard_source.h"
@@ -85,18 +82,6 @@ at::Tensor dense_logps(const ModelConfig& config, const TensorMap& weights, doub
   return llama_sequence_logps(llama_weights(weights, config), config, batch);
 }
 
-// This rank's rows of the dense per-row log-probs, in the order the engine returns them.
-at::Tensor my_rows(const at::Tensor& dense) {
-  const auto& pairs = test_pairs();
-  std::vector<uint64_t> indices(pairs.size());
-  std::iota(indices.begin(), indices.end(), 0);
-  const auto first = static_cast<int64_t>(
-      rank_slice(indices, world_communicator().rank(), world_communicator().size()).front());
-  const auto count = static_cast<int64_t>(my_share(pairs).size());
-  const auto total = static_cast<int64_t>(pairs.size());
-  return at::cat({dense.narrow(0, first, count), dense.narrow(0, total + first, count)});
-}
-
 at::Tensor engine_logps(FsdpModel& model, bool base_only = false) {
   const MicroBatch local = collate_pairs(my_share(test_pairs()), PairKind::dpo, {});
   const TokenBatch batch = model.make_batch(local.input_ids, local.targets);
@@ -125,7 +110,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
 
   LoraRun run(sharding, adapters, policy);
   const at::Tensor logps = engine_logps(*run.model);
-  EXPECT_LT(relative_error(logps, my_rows(dense.detach())), 1e-5);
+  EXPECT_LT(relative_error(logps, my_rows(dense.detach(), test_pairs().size())), 1e-5);
   torch::autograd::backward({logps.sum() * world_communicator().size() / rows});
   const auto& units = run.model->units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -152,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(StrategiesAndPolicies, LoraGradients,
 TEST(LoraEngine, FreshAdaptersLeaveTheBaseAndTheBaseAloneIsTheReference) {
   const ModelConfig config = preset_config("debug");
   const TensorMap base = init_preset_weights(config, kSeed, at::kFloat);
-  const at::Tensor dense_base = my_rows(dense_logps(config, base, 0.0));
+  const at::Tensor dense_base = my_rows(dense_logps(config, base, 0.0), test_pairs().size());
 
   LoraRun fresh(Sharding::full, whole_adapters(config, /*zero_b=*/true), Recompute::full);
   const at::NoGradGuard no_grad;
