@@ -46,6 +46,14 @@ find_package(Boost 1.71 QUIET COMPONENTS program_options)
 st_require(Boost_FOUND "Boost.Program_options >= 1.71"
   "Install libboost-program-options-dev, or set Boost_ROOT.")
 
+# TensorBoard event files: the messages compiled from lib/train/tensorboard_event.proto.
+find_package(Protobuf 3.12 QUIET)
+if(NOT Protobuf_PROTOC_EXECUTABLE)
+  set(Protobuf_FOUND FALSE)
+endif()
+st_require(Protobuf_FOUND "Protocol Buffers (libprotobuf and protoc)"
+  "Install libprotobuf-dev and protobuf-compiler, or set Protobuf_ROOT.")
+
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)

@@ -44,7 +44,7 @@ function(st_add_script_test name)
   endif()
   add_test(NAME ${name} COMMAND ${ARG_COMMAND})
   set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON}")
 endfunction()
 
 # The independent Python reference (tests/reference) needs a python3 that imports torch:

@@ -13,12 +13,14 @@ packages=(
   libboost-program-options-dev       # config parsing
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
+  libprotobuf-dev protobuf-compiler  # TensorBoard event files (messages compiled at build time)
   libpcre2-dev                       # tokenizer: pre-tokenizer regexes with Unicode classes
   libicu-dev                         # tokenizer: NFC normalizer (Qwen2)
   nodejs                             # tests: the JavaScript tokenizers the C++ ones are checked against
   python3-torch                      # tests/reference: the independent Llama reference
   python3-yaml                       # tests/packaging: reads spack.yaml
   python3-h5py                       # e2e: reads the shards prep wrote from text
+  python3-protobuf python3-crc32c    # e2e: reads the TensorBoard event files back independently
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)

@@ -84,7 +84,7 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
 }
 
 at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const TokenPositions& positions,
-                           const ModelConfig& config, ActivationCache* cache) {
+                           const ModelConfig& config, ActivationCache* cache, KvCache* kv_cache) {
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
   const int64_t head_dim = config.head_dim;
@@ -93,6 +93,14 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   at::Tensor v = split_heads(projection(x, w.v_proj, w.v_bias, w, LoraTarget::v, cache), kv_heads, head_dim);
   q = apply_rotary(q, positions.rope);
   k = apply_rotary(k, positions.rope);
+  if (kv_cache) {
+    const auto layer = static_cast<size_t>(w.layer);
+    const int64_t end = kv_cache->length + x.size(1);
+    kv_cache->keys[layer].narrow(2, kv_cache->length, x.size(1)).copy_(k);
+    kv_cache->values[layer].narrow(2, kv_cache->length, x.size(1)).copy_(v);
+    k = kv_cache->keys[layer].narrow(2, 0, end);
+    v = kv_cache->values[layer].narrow(2, 0, end);
+  }
   if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
     k = repeat_kv_heads(k, heads / kv_heads);
     v = repeat_kv_heads(v, heads / kv_heads);
@@ -113,9 +121,10 @@ at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const TokenPositions& positions,
-                         const ModelConfig& config, ActivationCache* cache) {
+                         const ModelConfig& config, ActivationCache* cache, KvCache* kv_cache) {
   const double eps = config.rms_norm_eps;
-  const at::Tensor attention = attention_block(w, rms_norm(hidden, w.input_norm, eps), positions, config, cache);
+  const at::Tensor attention =
+      attention_block(w, rms_norm(hidden, w.input_norm, eps), positions, config, cache, kv_cache);
   const NormedSum after_attention = add_rms_norm(hidden, attention, w.post_attention_norm, eps);
   return after_attention.sum + mlp_block(w, after_attention.normed, cache);
 }

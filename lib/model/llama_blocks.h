@@ -45,19 +45,27 @@ struct LlamaWeights {
   at::Tensor lm_head;     // [V, D]; the embedding itself when tied
 };
 
+// Generation: each layer's keys and values of the tokens decoded so far, written in place.
+struct KvCache {
+  std::vector<at::Tensor> keys, values;  // per layer [B, kv_heads, capacity, head_dim]
+  int64_t length = 0;                    // positions filled; the caller advances it after a forward
+};
+
 // Picks the tensors by their HF names (hf_names.h), and LoRA pairs by their PEFT names where
 // present (lora.h). Throws ModelError naming a missing one.
 LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer);
 LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
+// With `kv_cache` the new keys and values go to its positions [length, length + T) and the
+// queries attend over [0, length + T) under positions.attention_mask [B, 1, T, length + T].
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
-                           const ModelConfig& config, ActivationCache* cache = nullptr);
+                           const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
 // x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)).
 at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
 // hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
 at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,
-                         const ModelConfig& config, ActivationCache* cache = nullptr);
+                         const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
 
 }  // namespace st

@@ -67,11 +67,17 @@ at::Tensor layout_attention_mask(const RowLayout& layout, const at::Device& devi
   return same_segment.logical_and(visible_branch).logical_and(causal).unsqueeze(1);
 }
 
+// [R, 1, T, T] bool: query at position p sees keys at positions above p - window (transformers'
+// sliding window), `positions` [R, T] on the device.
+at::Tensor window_band(const at::Tensor& positions, int64_t window) {
+  return positions.unsqueeze(2).sub(positions.unsqueeze(1)).lt(window).unsqueeze(1);
+}
+
 }  // namespace
 
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens, const RowLayout& layout) {
+                            int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
   }
@@ -87,22 +93,34 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   batch.input_ids = to_device_async(input_ids.to(at::kLong), device);
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
+  const bool windowed = sliding_window > 0 && sliding_window < length;
+  // Rows that start at position 0 and run causally: a mask only where the window cuts.
+  auto plain_rows = [&] {
+    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
+    if (!windowed) return;
+    const at::Tensor steps = at::arange(length, at::TensorOptions().device(device).dtype(at::kLong)).unsqueeze(0);
+    const at::Tensor causal = at::ones({length, length}, steps.options().dtype(at::kBool)).tril();
+    batch.positions.attention_mask = window_band(steps, sliding_window).logical_and(causal);
+  };
   if (!layout.defined()) {
     batch.sequences = input_ids.size(0);
     batch.target_slots = batch.target_positions;
-    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
+    plain_rows();
     return batch;
   }
   batch.sequences = layout.sequences;
   const at::Tensor sequence = layout.sequence_ids.reshape({-1}).index_select(0, positions);
   batch.target_slots = to_device_async(sequence * length + positions.remainder(length), device);
   if (one_sequence_per_row(layout)) {
-    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
+    plain_rows();
     return batch;
   }
-  batch.positions.rope = make_rope_tables_at(inverse_frequencies, to_device_async(layout.position_ids, device),
-                                             compute_dtype);
+  const at::Tensor position_ids = to_device_async(layout.position_ids, device);
+  batch.positions.rope = make_rope_tables_at(inverse_frequencies, position_ids, compute_dtype);
   batch.positions.attention_mask = layout_attention_mask(layout, device);
+  if (windowed) {
+    batch.positions.attention_mask = batch.positions.attention_mask.logical_and(window_band(position_ids, sliding_window));
+  }
   return batch;
 }
 

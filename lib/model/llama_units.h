@@ -34,10 +34,12 @@ struct TokenBatch {
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
 // target positions costs the device no sync), `inverse_frequencies` from
 // rope_inverse_frequencies on `device`, `layout` for packed or prompt-shared rows (undefined:
-// one sequence per row). Inputs go to the device from pinned memory without blocking the host.
+// one sequence per row), `sliding_window` the model's (0: none; a window shorter than the rows
+// puts the band into the attention mask). Inputs go to the device from pinned memory without
+// blocking the host.
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens, const RowLayout& layout = {});
+                            int64_t logp_chunk_tokens, const RowLayout& layout = {}, int64_t sliding_window = 0);
 
 enum class UnitRole { embedding, layer, head };
 // Units in execution order: 0 embedding, 1..L layers, L + 1 head.

@@ -101,18 +101,24 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
 }
 
 // Features of neighbouring architectures that would change the numbers if silently ignored.
-void refuse_unsupported(const ConfigReader& reader, const std::string& model_type) {
-  const std::string fix = "; shardtune implements full causal attention only";
-  if (model_type == "qwen2") {
-    if (reader.boolean_or("use_sliding_window", false)) {
-      reader.fail("use_sliding_window", "is true: sliding-window attention is not supported" + fix);
-    }
-  } else if (reader.has("sliding_window")) {
-    reader.fail("sliding_window", "is set: sliding-window attention is not supported" + fix);
+void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
+  const std::string fix = "; shardtune implements causal attention over every layer alike";
+  switch (model_type) {
+    case ModelType::qwen2:  // Qwen2 windows only the layers past max_window_layers
+      if (reader.boolean_or("use_sliding_window", false)) {
+        reader.fail("use_sliding_window", "is true: Qwen2's per-layer sliding window is not supported" + fix);
+      }
+      break;
+    case ModelType::llama:
+      if (reader.has("sliding_window")) {
+        reader.fail("sliding_window", "is set on a llama model; a windowed model declares model_type mistral");
+      }
+      break;
+    case ModelType::mistral: break;  // its window applies to every layer (parse_model_config)
   }
   if (reader.has("layer_types")) {
     for (const json& type : reader.root().at("layer_types")) {
-      if (type != "full_attention") {
+      if (type != "full_attention" && !(model_type == ModelType::mistral && type == "sliding_attention")) {
         reader.fail("layer_types", "contains " + type.dump() + fix);
       }
     }
@@ -159,10 +165,10 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (!root.is_object()) throw ModelError(source + ": expected a JSON object");
   const ConfigReader reader(root, source);
   ModelConfig config;
-  config.model_type = reader.string_or("model_type", "");
-  if (config.model_type != "llama" && config.model_type != "qwen2") {
-    reader.fail("model_type", "is '" + config.model_type +
-                                  "'; shardtune supports Llama-family models (llama, qwen2)");
+  const std::string model_type = reader.string_or("model_type", "");
+  if (!find_enum(model_type, config.model_type)) {
+    reader.fail("model_type", "is '" + model_type + "'; shardtune supports Llama-family models (" +
+                                  enum_choices<ModelType>() + ")");
   }
   refuse_unsupported(reader, config.model_type);
 
@@ -184,6 +190,8 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
       reader.positive_or("head_dim", config.hidden_size / config.num_attention_heads);
   if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even for rotary embeddings");
   config.max_position_embeddings = reader.positive_or("max_position_embeddings", 2048);
+  // Mistral-7B-v0.1 windows at 4096; v0.3 and later say null (no window).
+  if (config.model_type == ModelType::mistral) config.sliding_window = reader.positive_or("sliding_window", 0);
   config.rms_norm_eps = reader.number_or("rms_norm_eps", 1e-6);
   if (config.rms_norm_eps <= 0) reader.fail("rms_norm_eps", "must be > 0");
 
@@ -203,10 +211,10 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (config.rope_theta <= 0) reader.fail("rope_theta", "must be > 0");
 
   config.tie_word_embeddings = reader.boolean_or("tie_word_embeddings", false);
-  if (config.model_type == "qwen2") {
-    config.qkv_bias = true;
-  } else {
-    config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false);
+  switch (config.model_type) {
+    case ModelType::qwen2: config.qkv_bias = true; break;
+    case ModelType::llama: config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false); break;
+    case ModelType::mistral: break;  // Mistral's projections have no biases
   }
   config.mlp_bias = reader.boolean_or("mlp_bias", false);
   const auto bos = parse_token_ids(reader, "bos_token_id");
@@ -244,11 +252,19 @@ ModelConfig load_model_config(const std::string& path) {
   return parse_model_config(root, file.string());
 }
 
+const char* hf_architecture(ModelType type) {
+  switch (type) {
+    case ModelType::llama: return "LlamaForCausalLM";
+    case ModelType::qwen2: return "Qwen2ForCausalLM";
+    case ModelType::mistral: return "MistralForCausalLM";
+  }
+  return "?";
+}
+
 json to_hf_config_json(const ModelConfig& config) {
-  const bool qwen = config.model_type == "qwen2";
   json out = {
-      {"architectures", {qwen ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
-      {"model_type", config.model_type},
+      {"architectures", {hf_architecture(config.model_type)}},
+      {"model_type", enum_name(config.model_type)},
       {"vocab_size", config.vocab_size},
       {"hidden_size", config.hidden_size},
       {"intermediate_size", config.intermediate_size},
@@ -265,7 +281,10 @@ json to_hf_config_json(const ModelConfig& config) {
       {"torch_dtype", config.torch_dtype},
       {"rope_scaling", nullptr},
   };
-  if (!qwen) out["attention_bias"] = config.qkv_bias;
+  if (config.model_type == ModelType::llama) out["attention_bias"] = config.qkv_bias;
+  if (config.model_type == ModelType::mistral) {
+    out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);
+  }
   const RopeScaling& rope = config.rope_scaling;
   if (rope.type == RopeScaling::Type::linear) {
     out["rope_scaling"] = {{"rope_type", "linear"}, {"factor", rope.factor}};

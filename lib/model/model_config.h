@@ -1,6 +1,7 @@
 // ModelConfig: the shape and numerics of a Llama-family model, read from a Hugging Face
 // config.json (transformers 4.x and 5.x spellings) or taken from a preset. Fields the model code
-// does not implement (sliding window, soft-capping, other rope types) are refused, never ignored.
+// does not implement (soft-capping, other rope types, Qwen2's per-layer windows) are refused,
+// never ignored.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -9,7 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "util/enum_names.h"
+
 namespace st {
+
+// config.json's model_type: the families that share the Llama decoder (Qwen2 adds q/k/v
+// biases, Mistral a sliding attention window).
+enum class ModelType { llama, qwen2, mistral };
+template <>
+struct EnumNames<ModelType> {
+  static constexpr NamedValue<ModelType> table[] = {
+      {ModelType::llama, "llama"}, {ModelType::qwen2, "qwen2"}, {ModelType::mistral, "mistral"}};
+};
 
 struct RopeScaling {
   enum class Type { none, linear, llama3 };
@@ -21,7 +33,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string model_type = "llama";  // llama | qwen2
+  ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -30,6 +42,7 @@ struct ModelConfig {
   int64_t num_key_value_heads = 0;   // < num_attention_heads means grouped-query attention
   int64_t head_dim = 0;
   int64_t max_position_embeddings = 0;
+  int64_t sliding_window = 0;        // Mistral: a token sees itself and the window - 1 before it; 0: all
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
@@ -43,6 +56,8 @@ struct ModelConfig {
 
   int64_t q_size() const { return num_attention_heads * head_dim; }
   int64_t kv_size() const { return num_key_value_heads * head_dim; }
+  // Whether sequences of `length` tokens need the window in their attention mask.
+  bool window_limits(int64_t length) const { return sliding_window > 0 && sliding_window < length; }
   int64_t parameter_count() const;
 };
 
@@ -50,7 +65,9 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 // Reads <path> (a config.json file or a directory holding one). Throws ModelError.
 ModelConfig load_model_config(const std::string& path);
-// The config.json that transformers loads as LlamaForCausalLM / Qwen2ForCausalLM.
+// The transformers class that loads a model of `type` ("LlamaForCausalLM", ...).
+const char* hf_architecture(ModelType type);
+// The config.json that transformers loads as LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM.
 nlohmann::json to_hf_config_json(const ModelConfig& config);
 
 }  // namespace st

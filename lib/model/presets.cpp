@@ -44,6 +44,17 @@ ModelConfig llama2(int64_t hidden, int64_t intermediate, int64_t layers, int64_t
   return config;
 }
 
+// Mistral 7B: Llama 2's layout with GQA and a 14336 MLP; v0.1 windows attention at 4096 tokens,
+// v0.3 (a 32768 vocabulary, theta 1e6) does not.
+ModelConfig mistral_7b(int64_t vocab, double theta, int64_t window) {
+  ModelConfig config = llama(vocab, 4096, 14336, 32, 32, 8, 32768, theta);
+  config.model_type = ModelType::mistral;
+  config.sliding_window = window;
+  config.bos_token_id = 1;
+  config.eos_token_ids = {2};
+  return config;
+}
+
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
@@ -64,6 +75,8 @@ const std::map<std::string, ModelConfig>& presets() {
       {"llama-2-7b", llama2(4096, 11008, 32, 32, 32, 4096)},
       {"llama-2-70b", llama2(8192, 28672, 80, 64, 8, 4096)},
       {"tinyllama-1.1b", llama2(2048, 5632, 22, 32, 4, 2048)},
+      {"mistral-7b-v0.1", mistral_7b(32000, 10000.0, 4096)},
+      {"mistral-7b-v0.3", mistral_7b(32768, 1000000.0, 0)},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
   };

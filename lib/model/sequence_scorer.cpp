@@ -25,7 +25,8 @@ void score_batch(const LlamaWeights& weights, const ModelConfig& config, const a
   for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
   const PaddedRows padded = pad_prompt_response_rows(rows, /*pad_id=*/0);
   const TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, inverse_frequencies,
-                                            weights.embed.scalar_type(), options.chunk_tokens);
+                                            weights.embed.scalar_type(), options.chunk_tokens, {},
+                                            config.sliding_window);
   const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
   const float* values = logps.data_ptr<float>();
   for (size_t i = first; i < last; ++i) {  // rows come back in (sequence, position) order

@@ -38,4 +38,24 @@ std::string byte_level_encode(std::string_view bytes) {
   return out;
 }
 
+std::string byte_level_decode(std::string_view text) {
+  const auto& table = byte_table();
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t length = (static_cast<unsigned char>(text[at]) & 0xE0) == 0xC0 ? 2 : 1;
+    const std::string_view symbol = text.substr(at, length);
+    bool found = false;
+    for (unsigned b = 0; b < 256 && !found; ++b) {
+      if (table[b] == symbol) {
+        out += static_cast<char>(b);
+        found = true;
+      }
+    }
+    if (!found) out += symbol;
+    at += length;
+  }
+  return out;
+}
+
 }  // namespace st

@@ -9,5 +9,8 @@ namespace st {
 
 // `bytes` with each byte replaced by the UTF-8 of its byte-level character.
 std::string byte_level_encode(std::string_view bytes);
+// The inverse: the bytes a byte-level string spells; characters outside the alphabet are kept
+// as they are (added tokens written into the text).
+std::string byte_level_decode(std::string_view text);
 
 }  // namespace st

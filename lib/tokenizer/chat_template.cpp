@@ -61,6 +61,7 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
       }
       break;
     case TemplateKind::llama2:
+    case TemplateKind::mistral:
       for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::chatml:
@@ -113,6 +114,24 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
       }
       return out;
     }
+    case TemplateKind::mistral: {
+      // One <s>; the system prompt opens the first user turn; replies end with </s>.
+      if (messages.size() == 1 && system_first(messages)) {
+        throw std::invalid_argument("template 'mistral' writes the system prompt into the first user turn, so a "
+                                    "prompt of a system message alone has no rendering; add the user's message");
+      }
+      out = "<s>";
+      std::string system = system_first(messages) ? messages.front().content + "\n\n" : "";
+      for (size_t i = system_first(messages) ? 1 : 0; i < messages.size(); ++i) {
+        if (messages[i].role == "user") {
+          out += " [INST] " + system + messages[i].content + " [/INST]";
+          system.clear();
+        } else {
+          out += render_completion(messages[i].content);
+        }
+      }
+      return out;
+    }
     case TemplateKind::plain:
       out = bos_;
       for (size_t i = 0; i < messages.size(); ++i) out += (i ? "\n" : "") + messages[i].content;
@@ -127,6 +146,7 @@ std::string ChatTemplate::render_completion(const std::string& reply) const {
     case TemplateKind::chatml:
     case TemplateKind::qwen: return reply + "<|im_end|>\n";
     case TemplateKind::llama2: return " " + reply + " </s>";
+    case TemplateKind::mistral: return " " + reply + "</s>";
     case TemplateKind::plain: return reply + eos_;
   }
   return reply;

@@ -1,5 +1,5 @@
 // Chat templates by name, as LlamaFactory's `--template`: llama3, llama2, chatml, qwen (ChatML
-// with Qwen 2.5's default system prompt), plain.
+// with Qwen 2.5's default system prompt), mistral (Mistral-7B-Instruct's [INST] format), plain.
 // A prompt (messages) and a completion (the assistant's reply) are rendered and tokenized
 // apart, so the prompt/completion boundary - where the loss mask starts - is exact. Special
 // tokens are written as text and recognised by the tokenizer's added tokens (as transformers'
@@ -21,13 +21,14 @@ struct ChatMessage {
   std::string content;
 };
 
-enum class TemplateKind { llama3, llama2, chatml, qwen, plain };
+enum class TemplateKind { llama3, llama2, chatml, qwen, mistral, plain };
 template <>
 struct EnumNames<TemplateKind> {
   static constexpr NamedValue<TemplateKind> table[] = {{TemplateKind::llama3, "llama3"},
                                                        {TemplateKind::llama2, "llama2"},
                                                        {TemplateKind::chatml, "chatml"},
                                                        {TemplateKind::qwen, "qwen"},
+                                                       {TemplateKind::mistral, "mistral"},
                                                        {TemplateKind::plain, "plain"}};
 };
 
@@ -56,8 +57,8 @@ struct ConversationIds {
 };
 
 // The template a tokenizer's special tokens imply: llama3 (<|start_header_id|>, <|eot_id|>),
-// chatml (<|im_start|>, <|im_end|>); nullopt when they tell nothing (llama2 and plain share
-// <s>/</s> with other formats: name those).
+// chatml (<|im_start|>, <|im_end|>); nullopt when they tell nothing (llama2, mistral and plain
+// share <s>/</s>: name those).
 std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer);
 
 class ChatTemplate {

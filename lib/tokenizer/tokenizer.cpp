@@ -5,6 +5,7 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/unicode_nfc.h"
+#include "util/errors.h"
 
 namespace st {
 namespace {
@@ -18,7 +19,60 @@ std::string replace_all(const std::string& text, const std::string& pattern, con
   return out.append(text, at, std::string::npos);
 }
 
+// "<0x0A>" -> the byte 0x0A: SentencePiece's byte fallback tokens.
+bool byte_token(const std::string& token, char& byte) {
+  if (token.size() != 6 || token.compare(0, 3, "<0x") != 0 || token[5] != '>') return false;
+  const auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10; };
+  if (!std::isxdigit(static_cast<unsigned char>(token[3])) || !std::isxdigit(static_cast<unsigned char>(token[4]))) {
+    return false;
+  }
+  byte = static_cast<char>(hex(token[3]) * 16 + hex(token[4]));
+  return true;
+}
+
 }  // namespace
+
+std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special) const {
+  // Runs of vocabulary tokens are decoded together (byte-level strings and byte tokens cut
+  // characters); added tokens go in as their content.
+  std::string out, run;
+  bool first_run = true;
+  const auto flush = [&] {
+    if (run.empty()) return;
+    std::string text = byte_level_ ? byte_level_decode(run) : run;
+    for (const NormalizerStep& step : normalizer_) {  // the prefix the normalizer put before the text
+      if (step.kind == NormalizerStep::Kind::prepend && first_run && text.compare(0, step.content.size(), step.content) == 0) {
+        text.erase(0, step.content.size());
+      }
+    }
+    for (auto step = normalizer_.rbegin(); step != normalizer_.rend(); ++step) {
+      if (step->kind == NormalizerStep::Kind::replace) text = replace_all(text, step->content, step->pattern);
+    }
+    out += text;
+    run.clear();
+    first_run = false;
+  };
+  for (const int64_t id : ids) {
+    if (id < 0 || id >= static_cast<int64_t>(token_text_.size())) {
+      throw TokenizerError(source_ + ": cannot decode id " + std::to_string(id) + ", outside the vocabulary [0, " +
+                           std::to_string(token_text_.size()) + ")");
+    }
+    if (const AddedToken* added = added_by_id_[static_cast<size_t>(id)]) {
+      flush();
+      if (!(added->special && skip_special)) out += added->content;
+      continue;
+    }
+    const std::string& token = token_text_[static_cast<size_t>(id)];
+    char byte;
+    if (!byte_level_ && byte_token(token, byte)) {
+      run += byte;
+    } else {
+      run += token;
+    }
+  }
+  flush();
+  return out;
+}
 
 size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {
   for (size_t at = from; at < text.size(); ++at) {
@@ -40,6 +94,13 @@ void Tokenizer::index_added_tokens() {
   for (const AddedToken& token : added_) {
     added_by_first_byte_[static_cast<unsigned char>(token.content.front())].push_back(&token);
   }
+  size_t count = 0;
+  for (const auto& [text, id] : model_.vocab()) count = std::max(count, static_cast<size_t>(id) + 1);
+  for (const AddedToken& token : added_) count = std::max(count, static_cast<size_t>(token.id) + 1);
+  token_text_.assign(count, "");
+  added_by_id_.assign(count, nullptr);
+  for (const auto& [text, id] : model_.vocab()) token_text_[static_cast<size_t>(id)] = text;
+  for (const AddedToken& token : added_) added_by_id_[static_cast<size_t>(token.id)] = &token;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {

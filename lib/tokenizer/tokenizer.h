@@ -40,6 +40,11 @@ class Tokenizer {
   // The ids of `text`, added tokens included where they occur; no BOS/EOS (chat templates add
   // them). Throws TokenizerError on invalid UTF-8.
   std::vector<int32_t> encode(std::string_view text) const;
+  // The text of `ids` as transformers' decode gives it: byte-level and <0xXX> byte tokens back
+  // to bytes, the normalizer's replacements undone and its prepended prefix dropped; added
+  // tokens as their content, special ones left out when `skip_special`. Bytes of a character
+  // cut between calls are kept as they are. Throws TokenizerError for an id outside the vocabulary.
+  std::string decode(const std::vector<int64_t>& ids, bool skip_special = true) const;
   // The id of a token string (an added token or a vocabulary entry), if it has one.
   std::optional<int32_t> token_id(const std::string& token) const;
   // One more than the largest id.
@@ -53,7 +58,7 @@ class Tokenizer {
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
   static Tokenizer from_json(const std::string& file);      // tokenizer_json.cpp
   static Tokenizer from_tiktoken(const std::string& file);  // tiktoken_file.cpp: Llama 3's
-  void index_added_tokens();  // sorts added_ longest first and fills added_by_first_byte_
+  void index_added_tokens();  // sorts added_ longest first, fills added_by_first_byte_ and the by-id tables
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
   // The earliest added token in text[from, ...), longest first at a position; npos if none.
   size_t find_added(std::string_view text, size_t from, const AddedToken*& token) const;
@@ -64,6 +69,8 @@ class Tokenizer {
   std::vector<NormalizerStep> normalizer_;
   bool byte_level_ = false, add_prefix_space_ = false;
   std::vector<AddedToken> added_;      // longest content first
+  std::vector<std::string> token_text_;          // by id: the vocabulary's strings (decode)
+  std::vector<const AddedToken*> added_by_id_;   // by id: into added_, or null
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order
   int64_t vocab_size_ = 0;
   std::string bos_token_, eos_token_;

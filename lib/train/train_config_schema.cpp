@@ -54,6 +54,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.memory_budget_gib, "memory_budget_gib",
       "device memory recompute=auto may fill [GiB]; 0 = the GPU's free memory less a margin (CPU: unlimited)");
   schema.add(&c.train.log_every, "log_every", "optimizer steps between metric lines");
+  schema.add(&c.train.tensorboard, "tensorboard",
+      "also write every metrics.jsonl record and the resolved config as TensorBoard event files under "
+      "<output_dir>/tensorboard (rank 0)");
   schema.add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only");
   schema.add(&c.train.overwrite, "overwrite", "replace the outputs of an earlier run in train.output_dir");
   schema.add(&c.train.resume, "resume",

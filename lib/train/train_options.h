@@ -71,6 +71,7 @@ struct TrainOptions {
   Recompute recompute = Recompute::automatic;  // activation recomputation per decoder layer
   double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
   int64_t log_every = 10;     // optimizer steps between metric lines
+  bool tensorboard = true;    // also write the metrics as TensorBoard event files (<output_dir>/tensorboard)
   int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
   bool overwrite = false;     // start over in an output_dir that already holds a run's outputs
   std::string resume;         // "" = start fresh | auto = newest complete checkpoint, if any | a path

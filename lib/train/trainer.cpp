@@ -14,6 +14,8 @@
 #include "optim/lr_schedule.h"
 #include "train/flops.h"
 #include "train/metrics_file.h"
+#include "train/tensorboard_writer.h"
+#include "train/train_arguments.h"
 #include "train/train_checkpoints.h"
 #include "util/device.h"
 #include "util/host_memory.h"
@@ -260,17 +262,23 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   }
   if (run_.resume_from) abandon_later_timeline(config_, *run_.resume_from, *run_.host);
   std::unique_ptr<MetricsFile> metrics;
+  std::unique_ptr<TensorboardWriter> tensorboard;
   if (world_.rank() == 0) {
     std::filesystem::create_directories(config_.train.output_dir);
     const std::string path = config_.train.output_dir + "/metrics.jsonl";
     if (first > 0) truncate_metrics_after(path, first);
     metrics = std::make_unique<MetricsFile>(path, /*append=*/first > 0);
+    if (config_.train.tensorboard) {
+      tensorboard = std::make_unique<TensorboardWriter>(config_.train.output_dir + "/tensorboard", first);
+      tensorboard->add_text("config", format_resolved_config(config_), first);
+    }
   }
   TrainResult result;
   result.first_step = first;
   result.steps = first;
   const auto emit = [&](const nlohmann::ordered_json& record) {
     if (metrics) metrics->write(record);
+    if (tensorboard) tensorboard->add_record(record);
     if (observer.record) observer.record(record);
   };
 

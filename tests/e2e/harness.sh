@@ -13,6 +13,13 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL [$case_name]: $*"; exit 1; }
 metrics_check="python3 $(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
 
+# tensorboard_matches_metrics <run dir>: the run's TensorBoard event files, read back by
+# independent code (tensorboard_check.py), hold metrics.jsonl's values and the resolved config.
+tensorboard_matches_metrics() {
+  "${ST_REFERENCE_PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/tensorboard_check.py" "$1" \
+    "$ST_SOURCE_DIR/lib/train/tensorboard_event.proto" || fail "TensorBoard files of $1 differ from metrics.jsonl"
+}
+
 # run --exit <code> <command...>: runs it, keeps the output in $out, checks the exit code.
 run() {
   [ "$1" = --exit ] || fail "run: usage: run --exit <code> <command...>"

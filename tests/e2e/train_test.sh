@@ -34,6 +34,7 @@ case "$case_name" in
     expect_learned --file "$metrics" --loss-drop 0.05 --at-least rewards/accuracies=0.9 \
       --at-least eval/rewards/accuracies=0.9
     [ "$(metric --file "$metrics" --key loss --pick count)" = 8 ] || fail "expected 8 train records (log_every 5)"
+    tensorboard_matches_metrics "$work/run"
     for key in lr grad_norm tokens_per_s samples_per_s step_time_s peak_memory_gib comm/all_gather_bytes \
       skipped_steps logps/chosen rewards/margins tflops_per_device time/data_s time/reference_s time/forward_s \
       time/backward_s time/grad_sync_s time/optimizer_s; do

@@ -1,4 +1,4 @@
-"""An independent Llama forward pass in float64, written from the published formulas
+"""An independent Llama (and Qwen2, Mistral) forward pass in float64, written from the published formulas
 (Llama / Llama 3.1 papers, transformers' documented conventions), to check shardtune against.
 
 Deliberately different code from lib/model: per-head loops, pairwise rotation, explicit masks,
@@ -69,7 +69,13 @@ def attention(x, weights, prefix, config, freqs):
     k = linear(x, weights, prefix + "k_proj").view(length, kv_heads, dim)
     v = linear(x, weights, prefix + "v_proj").view(length, kv_heads, dim)
     positions = torch.arange(length, dtype=torch.float64)
-    mask = torch.full((length, length), float("-inf"), dtype=torch.float64).triu(1)
+    mask = torch.zeros((length, length), dtype=torch.float64)
+    window = config.get("sliding_window") if config["model_type"] == "mistral" else None
+    for i in range(length):
+        for j in range(length):
+            # causal; Mistral: key j within the window - 1 tokens before query i
+            if j > i or (window and i - j >= window):
+                mask[i, j] = float("-inf")
     outputs = []
     for h in range(heads):
         kv = h // (heads // kv_heads)             # grouped-query attention

@@ -3,6 +3,7 @@ and the per-token log-probs llama_reference.py computes for a set of prompt/comp
 
   llama_gqa/   Llama, GQA (4 heads, 2 kv), llama3 rope scaling, untied head, F32, two shards + index
   qwen2_bias/  Qwen2-style q/k/v biases, tied embeddings, BF16, one file
+  mistral_window/  Mistral, GQA, a sliding window of 6 tokens (shorter than most pairs), F32
   pairs.jsonl  {"prompt_ids": [...], "completion_ids": [...]} per line
   expected_<model>.jsonl  {"logp", "token_logps", "num_tokens"} per line (float64 reference)
 
@@ -35,6 +36,14 @@ QWEN2 = {
     "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_scaling": None,
     "tie_word_embeddings": True, "use_sliding_window": False, "sliding_window": 4096,
     "hidden_act": "silu", "bos_token_id": 0, "eos_token_id": 1, "torch_dtype": "bfloat16",
+}
+
+MISTRAL = {
+    "architectures": ["MistralForCausalLM"], "model_type": "mistral",
+    "vocab_size": 97, "hidden_size": 32, "intermediate_size": 56, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 256,
+    "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "sliding_window": 6, "tie_word_embeddings": False,
+    "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float32",
 }
 
 
@@ -126,7 +135,8 @@ def main_into(out_dir):
         for pair in pairs:
             f.write(json.dumps(pair) + "\n")
     for name, config, dtype, shards, seed in [("llama_gqa", LLAMA, torch.float32, 2, 1),
-                                              ("qwen2_bias", QWEN2, torch.bfloat16, 1, 2)]:
+                                              ("qwen2_bias", QWEN2, torch.bfloat16, 1, 2),
+                                              ("mistral_window", MISTRAL, torch.float32, 1, 3)]:
         weights = random_weights(config, seed, dtype)
         write_checkpoint(os.path.join(out_dir, name), config, weights, shards)
         with open(os.path.join(out_dir, "expected_%s.jsonl" % name), "w") as f:

@@ -2,7 +2,8 @@
 // as the model's own chat_template defines it, for each conversation {"messages": [..., the
 // assistant's last reply]}: the whole conversation rendered by @huggingface/jinja and encoded by
 // tokenizers.js, and the loss mask over those ids: 1 on each assistant reply, from where the
-// template's generation prompt for that turn ends to where its rendering of the turn ends.
+// template's generation prompt for that turn ends to where its rendering of the turn ends; and
+// the same cut in text: `pieces`, [text, trained] runs that make up the whole rendering.
 import fs from "fs";
 const [jinjaLibrary, tokenizersLibrary, modelDir, conversations] = process.argv.slice(2);
 const { Template } = await import(jinjaLibrary);
@@ -28,13 +29,19 @@ for (const line of fs.readFileSync(conversations, "utf8").split("\n").filter((l)
     if (prefix.some((id, i) => id !== ids[i])) throw new Error(`ids of a prefix differ: ${JSON.stringify(text)}`);
     return prefix.length;
   };
+  const pieces = [];
+  let cut = 0;
   messages.forEach((message, k) => {
     if (message.role !== "assistant") return;
     let end = render(messages.slice(0, k + 1), false);
     if (end.endsWith(generationHeader) && !message.content.endsWith(generationHeader)) {
       end = end.slice(0, -generationHeader.length);
     }
-    for (let t = tokensBefore(render(messages.slice(0, k), true)); t < tokensBefore(end); ++t) mask[t] = 1;
+    const start = render(messages.slice(0, k), true);
+    for (let t = tokensBefore(start); t < tokensBefore(end); ++t) mask[t] = 1;
+    pieces.push([whole.slice(cut, start.length), 0], [whole.slice(start.length, end.length), 1]);
+    cut = end.length;
   });
-  console.log(JSON.stringify({ ids, mask }));
+  pieces.push([whole.slice(cut), 0]);
+  console.log(JSON.stringify({ ids, mask, pieces }));
 }

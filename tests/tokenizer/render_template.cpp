@@ -1,7 +1,8 @@
 // render_template <tokenizer dir> <template> <conversations.jsonl> [--turns]: for each line
 // {"messages": [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as
 // shardtune's chat template renders them; with --turns, for each {"messages": [..., last reply]}
-// the ids and loss mask of multi-turn SFT (every assistant turn trained). template_parity.sh
+// the ids and loss mask of multi-turn SFT (every assistant turn trained) and the text cut the
+// same way (`pieces`: [text, trained] runs). template_parity.sh
 // compares them with the model's own Jinja chat_template.
 #include <nlohmann/json.hpp>
 
@@ -31,7 +32,10 @@ int main(int argc, char** argv) {
         all.insert(all.end(), ids.completion.begin(), ids.completion.end());
         std::vector<int> mask(ids.prompt.size(), 0);
         mask.insert(mask.end(), ids.loss_mask.begin(), ids.loss_mask.end());
-        std::cout << nlohmann::json{{"ids", all}, {"mask", mask}}.dump() << "\n";
+        const st::RenderedConversation rendered = chat.render_conversation(messages, st::TrainOn::all);
+        nlohmann::json pieces = nlohmann::json::array({nlohmann::json::array({rendered.prompt, 0})});
+        for (const st::RenderedSpan& span : rendered.completion) pieces.push_back({span.text, span.trained ? 1 : 0});
+        std::cout << nlohmann::json{{"ids", all}, {"mask", mask}, {"pieces", pieces}}.dump() << "\n";
         continue;
       }
       std::cout << nlohmann::json{{"prompt", chat.render_prompt(messages)},

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# template_parity.sh <render_template binary> <vocabulary> <template> <npm dir>: shardtune's chat
-# template against the model's own Jinja chat_template (tokenizer_config.json, rendered by
-# @huggingface/jinja):
+# template_parity.sh <render_template binary> <vocabulary> <template> <npm dir> [chat_template file]:
+# shardtune's chat template against the model's own Jinja chat_template (tokenizer_config.json,
+# or the given file - templates/ - over that vocabulary, rendered by @huggingface/jinja):
 # - prompts: on every conversation the prompts are equal, and prompt + completion starts the
 #   whole rendered conversation - so the prompt/completion cut is where the model's template
 #   puts it;
-# - multi-turn SFT: conversations of 1-6 turns, system or not, give the same ids (tokenizers.js
-#   on the Jinja text) and the same loss mask (each assistant turn, jinja_turns.mjs).
+# - multi-turn SFT: conversations of 1-6 turns, system or not, cut into the same trained and
+#   untrained text, and give the same ids (tokenizers.js on the Jinja text) and the same loss
+#   mask (each assistant turn, jinja_turns.mjs). Over a SentencePiece vocabulary (llama2, which
+#   the mistral template uses) the ids are not compared: its normalizer prepends "▁" to every
+#   piece tokenized apart, so each span's ids differ from the whole text's at its first token
+#   (as they do wherever prompt and completion are tokenized apart, e.g. TRL's DPO).
 # Contents carry no surrounding whitespace (Llama 3's template trims it). `chatml` is plain
 # ChatML: its conversations always have a system message, since without one Qwen's template
-# writes its default (that is template `qwen`).
+# writes its default (that is template `qwen`). `mistral` has no system-only prompt (its template
+# puts the system prompt into the first user turn).
 set -euo pipefail
-tool=$1 vocabulary=$2 template=$3 npm_dir=$4
+tool=$1 vocabulary=$2 template=$3 npm_dir=$4 chat_template=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v node >/dev/null && command -v npm >/dev/null ||
   { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
@@ -26,6 +31,17 @@ if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node
 fi
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
+model=$npm_dir/$model_dir
+if [ -n "$chat_template" ]; then  # the vocabulary with another model's chat_template
+  cp -r "$model" "$work/model"
+  model=$work/model
+  python3 - "$model/tokenizer_config.json" "$chat_template" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1], encoding="utf-8"))
+config["chat_template"] = open(sys.argv[2], encoding="utf-8").read()
+json.dump(config, open(sys.argv[1], "w", encoding="utf-8"))
+PY
+fi
 python3 - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
 import json, random, sys
 random.seed(7)
@@ -34,7 +50,7 @@ texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日
 with open(sys.argv[1], "w") as out:
     for i in range(200):
         messages = [{"role": "system", "content": random.choice(texts)}]
-        if i % 10 != 0:  # every tenth prompt is the system message alone
+        if i % 10 != 0 or sys.argv[3] == "mistral":  # every tenth prompt is the system message alone
             for turn in range(random.randint(0, 3)):
                 messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
             messages.append({"role": "user", "content": random.choice(texts)})
@@ -48,9 +64,9 @@ with open(sys.argv[2], "w") as out:
                          {"role": "assistant", "content": random.choice(texts)}]
         out.write(json.dumps({"messages": messages}) + "\n")
 PY
-node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$npm_dir/$model_dir" \
+node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$model" \
   "$work/conversations.jsonl" >"$work/jinja.jsonl"
-"$tool" "$npm_dir/$model_dir" "$template" "$work/conversations.jsonl" >"$work/ours.jsonl"
+"$tool" "$model" "$template" "$work/conversations.jsonl" >"$work/ours.jsonl"
 python3 - "$work/jinja.jsonl" "$work/ours.jsonl" <<'PY'
 import json, sys
 jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:])
@@ -66,18 +82,39 @@ print(f"{len(ours) - bad} of {len(ours)} conversations render as the model's cha
 sys.exit(1 if bad else 0)
 PY
 node "$here/jinja_turns.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" \
-  "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$npm_dir/$model_dir" "$work/turns.jsonl" \
+  "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$model" "$work/turns.jsonl" \
   >"$work/jinja_turns.jsonl"
-"$tool" "$npm_dir/$model_dir" "$template" "$work/turns.jsonl" --turns >"$work/our_turns.jsonl"
-python3 - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" <<'PY'
+"$tool" "$model" "$template" "$work/turns.jsonl" --turns >"$work/our_turns.jsonl"
+python3 - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" "$vocabulary" <<'PY'
 import json, sys
-conversations, jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:])
+conversations, jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:4])
+compare_ids = sys.argv[4] != "llama2"
+
+
+def runs(pieces):
+    """[text, trained] pieces with empty ones dropped and neighbours of one kind joined."""
+    out = []
+    for text, trained in pieces:
+        if not text:
+            continue
+        if out and out[-1][1] == trained:
+            out[-1][0] += text
+        else:
+            out.append([text, trained])
+    return out
+
+
 assert len(jinja) == len(ours) == len(conversations) > 0
 bad = trained = 0
 for i, (j, o) in enumerate(zip(jinja, ours)):
     n = len(o["ids"])
     # Ours ends after the last reply; Llama 3's rendering may go on with a generation prompt.
-    same = o["ids"] == j["ids"][:n] and o["mask"] == j["mask"][:n] and not any(j["mask"][n:])
+    jinja_runs, our_runs = runs(j["pieces"]), runs(o["pieces"])
+    if len(jinja_runs) == len(our_runs) + 1 and jinja_runs[-1][1] == 0:
+        jinja_runs = jinja_runs[:-1]
+    same = jinja_runs == our_runs
+    if compare_ids:
+        same = same and o["ids"] == j["ids"][:n] and o["mask"] == j["mask"][:n] and not any(j["mask"][n:])
     trained += sum(o["mask"])
     if not same:
         bad += 1
@@ -87,7 +124,10 @@ for i, (j, o) in enumerate(zip(jinja, ours)):
             print(f"conversation {i} ({turns} turns): first difference at token {first}\n"
                   f"  jinja ids {j['ids'][max(0, first - 4):first + 4]} mask {j['mask'][max(0, first - 4):first + 4]}\n"
                   f"  ours  ids {o['ids'][max(0, first - 4):first + 4]} mask {o['mask'][max(0, first - 4):first + 4]}")
-print(f"{len(ours) - bad} of {len(ours)} multi-turn conversations (1-6 turns) give the model template's ids and "
-      f"loss mask ({trained} trained tokens)")
+            if jinja_runs != our_runs:
+                print(f"  jinja text runs {json.dumps(jinja_runs)[:300]}\n  ours  text runs {json.dumps(our_runs)[:300]}")
+compared = "text cut, ids and loss mask" if compare_ids else "text cut into trained and untrained spans"
+print(f"{len(ours) - bad} of {len(ours)} multi-turn conversations (1-6 turns) give the model template's {compared} "
+      f"({trained} trained tokens)")
 sys.exit(1 if bad else 0)
 PY

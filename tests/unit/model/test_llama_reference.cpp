@@ -81,7 +81,24 @@ TEST_P(LlamaReference, BatchingAndChunkingDoNotChangeResults) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference, ::testing::Values("llama_gqa", "qwen2_bias"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference, ::testing::Values("llama_gqa", "qwen2_bias", "mistral_window"));
+
+// The Mistral fixture's window (6) is shorter than most pairs: without it the scores move, so
+// the reference match above depends on the window being applied.
+TEST(MistralWindow, ScoresOfLongPairsDependOnIt) {
+  if (reference_dir().empty()) GTEST_SKIP();
+  LoadedModel loaded = load_model((reference_dir() / "mistral_window").string(), "", 0, at::kFloat);
+  ASSERT_EQ(loaded.config.model_type, ModelType::mistral);
+  ASSERT_EQ(loaded.config.sliding_window, 6);
+  const auto requests = read_score_requests((reference_dir() / "pairs.jsonl").string(), loaded.config.vocab_size,
+                                            loaded.config.max_position_embeddings);
+  const auto windowed = score_sequences(llama_weights(loaded.tensors, loaded.config), loaded.config, requests, {});
+  loaded.config.sliding_window = 0;
+  const auto full = score_sequences(llama_weights(loaded.tensors, loaded.config), loaded.config, requests, {});
+  double largest = 0;
+  for (size_t i = 0; i < requests.size(); ++i) largest = std::max(largest, std::abs(windowed[i].logp - full[i].logp));
+  EXPECT_GT(largest, 1e-2);
+}
 
 TEST(ModelWeights, ShapeMismatchNamesFileTensorAndFields) {
   if (reference_dir().empty()) GTEST_SKIP();

@@ -79,6 +79,44 @@ TEST(ModelConfig, Qwen2HasQkvBiasButNoOutputBias) {
   EXPECT_EQ(c.head_dim, 8);
 }
 
+json mistral_7b_v01() {  // the public Mistral-7B-v0.1 config.json
+  return json::parse(R"({
+    "architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336, "max_position_embeddings": 32768,
+    "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0", "use_cache": true, "vocab_size": 32000})");
+}
+
+TEST(ModelConfig, ParsesMistralWithItsWindow) {
+  const ModelConfig c = parse_model_config(mistral_7b_v01(), "config.json");
+  EXPECT_EQ(c.model_type, ModelType::mistral);
+  EXPECT_EQ(c.sliding_window, 4096);
+  EXPECT_TRUE(c.window_limits(4097));
+  EXPECT_FALSE(c.window_limits(4096));
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.parameter_count(), 7241732096);  // the published 7.24B
+  EXPECT_EQ(to_hf_config_json(c), to_hf_config_json(preset_config("mistral-7b-v0.1")));
+  const json exported = to_hf_config_json(c);
+  EXPECT_EQ(exported["architectures"][0], "MistralForCausalLM");
+  EXPECT_EQ(exported["sliding_window"], 4096);
+  EXPECT_EQ(to_hf_config_json(parse_model_config(exported, "exported")), exported);
+}
+
+TEST(ModelConfig, MistralV03HasNoWindow) {
+  json config = mistral_7b_v01();
+  config["sliding_window"] = nullptr;
+  config["vocab_size"] = 32768;
+  config["rope_theta"] = 1e6;
+  const ModelConfig c = parse_model_config(config, "config.json");
+  EXPECT_EQ(c.sliding_window, 0);
+  EXPECT_FALSE(c.window_limits(1 << 20));
+  EXPECT_EQ(to_hf_config_json(c), to_hf_config_json(preset_config("mistral-7b-v0.3")));
+  EXPECT_TRUE(to_hf_config_json(c)["sliding_window"].is_null());
+  config["sliding_window"] = 0;
+  EXPECT_NE(error_of(config).find("field 'sliding_window' must be > 0"), std::string::npos);
+}
+
 TEST(ModelConfig, ExplicitHeadDimWins) {
   json config = llama31_8b();
   config["head_dim"] = 64;
@@ -92,7 +130,7 @@ TEST(ModelConfig, RefusalsNameFileAndField) {
       {[](json& c) { c.erase("hidden_size"); }, "field 'hidden_size' is missing"},
       {[](json& c) { c["hidden_size"] = "4096"; }, "field 'hidden_size' must be an integer"},
       {[](json& c) { c["num_key_value_heads"] = 5; }, "field 'num_key_value_heads' = 5 must divide"},
-      {[](json& c) { c["sliding_window"] = 4096; }, "field 'sliding_window' is set"},
+      {[](json& c) { c["sliding_window"] = 4096; }, "field 'sliding_window' is set on a llama model"},
       {[](json& c) { c["rope_scaling"]["rope_type"] = "yarn"; }, "rope type 'yarn'"},
       {[](json& c) { c["rope_scaling"].erase("low_freq_factor"); },
        "field 'rope_scaling.low_freq_factor' is missing"},
@@ -135,6 +173,8 @@ TEST(Presets, PublishedParameterCounts) {
   EXPECT_EQ(preset_config("tinyllama-1.1b").parameter_count(), 1100048384);
   EXPECT_EQ(preset_config("llama-3.1-70b").parameter_count(), 70553706496);
   EXPECT_EQ(preset_config("bench-100m").parameter_count(), 99496704);
+  EXPECT_EQ(preset_config("mistral-7b-v0.1").parameter_count(), 7241732096);
+  EXPECT_EQ(preset_config("mistral-7b-v0.3").parameter_count(), 7248023552);
 }
 
 TEST(Presets, UnknownNameListsTheKnownOnes) {

@@ -181,6 +181,15 @@ std::string refusal(TemplateKind kind, const std::vector<ChatMessage>& messages)
   return st::testing::thrown_message<std::invalid_argument>([&] { ChatTemplate(kind, tokenizer).render_prompt(messages); });
 }
 
+// Mistral-7B-Instruct's: one <s>, the system prompt inside the first user turn, no generation
+// header; the multi-turn spans are prefixes of the longer prompts.
+TEST(ChatTemplate, Mistral) {
+  EXPECT_EQ(render("mistral"), "<s> [INST] Be brief.\n\nHi [/INST] Hello!</s> [INST] 2+2? [/INST]| 4</s>");
+  EXPECT_EQ(spans(TemplateKind::mistral, TrainOn::all),
+            "<s> [INST] S\n\na [/INST]| b</s>[ [INST] c [/INST]] d</s>[ [INST] e [/INST]] f</s>");
+  EXPECT_NE(refusal(TemplateKind::mistral, {{"system", "s"}}).find("add the user's message"), std::string::npos);
+}
+
 TEST(ChatTemplate, PromptEndingWithTheAssistantIsRefusedWithTheFix) {
   const std::string why = refusal(TemplateKind::chatml, {{"system", "s"}, {"user", "a"}, {"assistant", "b"}});
   EXPECT_NE(why.find("ends with an assistant turn"), std::string::npos) << why;

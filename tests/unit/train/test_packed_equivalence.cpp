@@ -25,11 +25,13 @@ struct Model {
   TensorMap tensors;
   at::Tensor inverse;
 
-  explicit Model(uint64_t seed) : tensors(init_preset_weights(config, seed, at::kFloat)) {
+  explicit Model(uint64_t seed, int64_t sliding_window = 0) : tensors(init_preset_weights(config, seed, at::kFloat)) {
+    config.sliding_window = sliding_window;
     inverse = rope_inverse_frequencies(config);
   }
   TokenBatch batch(const MicroBatch& micro) const {
-    return make_token_batch(micro.input_ids, micro.targets, inverse, at::kFloat, 16, micro.layout);
+    return make_token_batch(micro.input_ids, micro.targets, inverse, at::kFloat, 16, micro.layout,
+                            config.sliding_window);
   }
   at::Tensor sequence_logps(const MicroBatch& micro) const {
     return llama_sequence_logps(llama_weights(tensors, config), config, batch(micro));
@@ -84,8 +86,7 @@ CollateOptions options_of(const Layout& layout) {
   return options;
 }
 
-TEST(PackedEquivalence, EveryTokenLogpEqualsThePlainRows) {
-  const Model model(3);
+void expect_layouts_equal_plain_rows(const Model& model) {
   for (const PairKind kind : {PairKind::dpo, PairKind::sft}) {
     const std::vector<Pair> pairs = varied_pairs(kind, 6);
     const MicroBatch plain = collate_pairs(pairs, kind, options_of({"plain", false, false}));
@@ -104,6 +105,18 @@ TEST(PackedEquivalence, EveryTokenLogpEqualsThePlainRows) {
           << layout.name;
     }
   }
+}
+
+TEST(PackedEquivalence, EveryTokenLogpEqualsThePlainRows) { expect_layouts_equal_plain_rows(Model(3)); }
+
+// Mistral's window (5 tokens, shorter than most sequences here) counts positions within each
+// sequence, so packed and prompt-shared rows keep it as the plain rows do; and it does cut.
+TEST(PackedEquivalence, SlidingWindowHoldsInEveryLayout) {
+  const Model windowed(3, 5);
+  expect_layouts_equal_plain_rows(windowed);
+  const MicroBatch plain = collate_pairs(varied_pairs(PairKind::dpo, 6), PairKind::dpo, options_of({"plain", false, false}));
+  EXPECT_TRUE(windowed.batch(plain).positions.attention_mask.defined());
+  EXPECT_GT(relative_difference(windowed.sequence_logps(plain), Model(3).sequence_logps(plain)), 1e-3);
 }
 
 struct LossCase {

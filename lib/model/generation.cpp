@@ -1,0 +1,172 @@
+#include "model/generation.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "model/rope.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+// The rows of one batch: their prompts left-padded to a common length, the cache, and the
+// positions of every key so far.
+struct DecodeBatch {
+  KvCache cache;
+  at::Tensor key_positions;  // [B, Tk] int64
+  at::Tensor key_valid;      // [B, Tk] bool
+  at::Tensor next_position;  // [B] int64: where each row's next token sits
+};
+
+at::Tensor next_token_logits(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& ids,
+                             const TokenPositions& positions, KvCache& cache) {
+  at::Tensor hidden = at::embedding(w.embed, ids);
+  for (const LayerWeights& layer : w.layers) hidden = decoder_layer(layer, hidden, positions, config, nullptr, &cache);
+  cache.length += ids.size(1);
+  const at::Tensor last = hidden.select(1, hidden.size(1) - 1);
+  return at::linear(rms_norm(last, w.final_norm, config.rms_norm_eps), w.lm_head).to(at::kFloat);
+}
+
+// Prefills the cache with the left-padded prompts [first, last); returns the logits [B, V].
+at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+                   const std::vector<std::vector<int64_t>>& prompts, size_t first, size_t last, int64_t max_new,
+                   DecodeBatch& batch) {
+  const auto rows = static_cast<int64_t>(last - first);
+  int64_t longest = 0;
+  for (size_t i = first; i < last; ++i) longest = std::max(longest, static_cast<int64_t>(prompts[i].size()));
+  at::Tensor ids = at::zeros({rows, longest}, at::kLong);
+  at::Tensor valid = at::zeros({rows, longest}, at::kBool);
+  at::Tensor positions = at::zeros({rows, longest}, at::kLong);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto& prompt = prompts[first + static_cast<size_t>(r)];
+    const auto length = static_cast<int64_t>(prompt.size());
+    const int64_t pad = longest - length;
+    ids[r].narrow(0, pad, length).copy_(at::tensor(prompt, at::kLong));
+    valid[r].narrow(0, pad, length).fill_(true);
+    positions[r].narrow(0, pad, length).copy_(at::arange(length, at::kLong));
+  }
+  const at::Device device = w.embed.device();
+  batch.key_positions = positions.to(device);
+  batch.key_valid = valid.to(device);
+  batch.next_position = valid.sum(1).to(device);
+  const int64_t capacity = longest + max_new;
+  const auto cache_options = w.embed.options();
+  for (size_t layer = 0; layer < w.layers.size(); ++layer) {
+    batch.cache.keys.push_back(at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim}, cache_options));
+    batch.cache.values.push_back(at::zeros_like(batch.cache.keys.back()));
+  }
+  TokenPositions where;
+  where.rope = make_rope_tables_at(inverse_frequencies, batch.key_positions, w.embed.scalar_type());
+  where.attention_mask =
+      decode_attention_mask(batch.key_positions, batch.key_positions, batch.key_valid, config.sliding_window);
+  return next_token_logits(w, config, ids.to(device), where, batch.cache);
+}
+
+// One token per row at its next position; returns the logits [B, V].
+at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+                       const at::Tensor& tokens, DecodeBatch& batch) {
+  const at::Tensor position = batch.next_position.unsqueeze(1);  // [B, 1]
+  batch.key_positions = at::cat({batch.key_positions, position}, 1);
+  batch.key_valid = at::cat({batch.key_valid, at::ones_like(position, position.options().dtype(at::kBool))}, 1);
+  TokenPositions where;
+  where.rope = make_rope_tables_at(inverse_frequencies, position, w.embed.scalar_type());
+  where.attention_mask = decode_attention_mask(position, batch.key_positions, batch.key_valid, config.sliding_window);
+  const at::Tensor logits = next_token_logits(w, config, tokens.unsqueeze(1), where, batch.cache);
+  batch.next_position = batch.next_position + 1;
+  return logits;
+}
+
+// A token from `logits` [V] (fp32, host): argmax, or a draw from the tempered, truncated softmax.
+int64_t pick_token(const at::Tensor& logits, const SamplingOptions& sampling, at::Generator& generator) {
+  if (sampling.temperature <= 0.0) return logits.argmax().item<int64_t>();
+  at::Tensor scaled = logits / sampling.temperature;
+  const int64_t vocab = scaled.size(0);
+  if (sampling.top_k > 0 && sampling.top_k < vocab) {
+    const at::Tensor kth = std::get<0>(scaled.topk(sampling.top_k)).min();
+    scaled = scaled.masked_fill(scaled < kth, -std::numeric_limits<float>::infinity());
+  }
+  if (sampling.top_p < 1.0) {
+    const auto sorted = scaled.sort(/*dim=*/0, /*descending=*/true);
+    const at::Tensor probabilities = at::softmax(std::get<0>(sorted), 0);
+    // Drop a token when the more likely ones already reach top_p; the most likely always stays.
+    const at::Tensor before = probabilities.cumsum(0) - probabilities;
+    const at::Tensor dropped = before.ge(sampling.top_p);
+    scaled = scaled.index_fill(0, std::get<1>(sorted).masked_select(dropped), -std::numeric_limits<float>::infinity());
+  }
+  return at::multinomial(at::softmax(scaled, 0), 1, false, generator).item<int64_t>();
+}
+
+uint64_t request_seed(uint64_t seed, size_t index) {
+  uint64_t x = seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(index) + 1);  // splitmix64
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window) {
+  const at::Tensor distance = query_positions.unsqueeze(2) - key_positions.unsqueeze(1);  // [B, Tq, Tk]
+  at::Tensor mask = distance.ge(0).logical_and(key_valid.unsqueeze(1));
+  if (sliding_window > 0) mask = mask.logical_and(distance.lt(sliding_window));
+  if (query_positions.size(1) == key_positions.size(1)) {  // a prefill: padding sees itself
+    const at::Tensor self = at::eye(key_positions.size(1), mask.options()).unsqueeze(0);
+    mask = mask.logical_or(self.logical_and(key_valid.logical_not().unsqueeze(2)));
+  }
+  return mask.unsqueeze(1);
+}
+
+std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
+                                       const std::vector<std::vector<int64_t>>& prompts,
+                                       const GenerationOptions& options, size_t first_index) {
+  c10::NoGradGuard no_grad;
+  if (options.max_new_tokens <= 0 || options.batch_size <= 0) {
+    throw ModelError("generate: max_new_tokens and batch_size must be > 0");
+  }
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (prompts[i].empty()) throw ModelError("generate: prompt " + std::to_string(first_index + i) + " has no token");
+  }
+  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
+  std::vector<GenerationResult> results(prompts.size());
+  for (size_t first = 0; first < prompts.size(); first += static_cast<size_t>(options.batch_size)) {
+    const size_t last = std::min(prompts.size(), first + static_cast<size_t>(options.batch_size));
+    std::vector<at::Generator> generators;
+    for (size_t i = first; i < last; ++i) {
+      generators.push_back(at::make_generator<at::CPUGeneratorImpl>(request_seed(options.sampling.seed, first_index + i)));
+    }
+    DecodeBatch batch;
+    at::Tensor logits = prefill(weights, config, inverse_frequencies, prompts, first, last, options.max_new_tokens, batch);
+    std::vector<bool> done(last - first, false);
+    for (int64_t step = 0; step < options.max_new_tokens; ++step) {
+      const at::Tensor host = logits.cpu();
+      std::vector<int64_t> tokens(last - first, 0);
+      for (size_t r = 0; r < tokens.size(); ++r) {
+        GenerationResult& result = results[first + r];
+        if (done[r]) {
+          tokens[r] = result.ids.back();  // a finished row idles on its last token
+          continue;
+        }
+        tokens[r] = pick_token(host[static_cast<int64_t>(r)], options.sampling, generators[r]);
+        result.ids.push_back(tokens[r]);
+        const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), tokens[r]) != options.eos_ids.end();
+        if (eos) {
+          result.finish = FinishReason::eos;
+        } else if (options.stop && options.stop(first_index + first + r, result.ids)) {
+          result.finish = FinishReason::stop;
+        }
+        done[r] = result.finish != FinishReason::length;
+      }
+      if (std::all_of(done.begin(), done.end(), [](bool d) { return d; }) || step + 1 == options.max_new_tokens) break;
+      logits = decode_step(weights, config, inverse_frequencies, at::tensor(tokens, at::kLong).to(weights.embed.device()),
+                           batch);
+    }
+  }
+  return results;
+}
+
+}  // namespace st

@@ -1,0 +1,60 @@
+// Autoregressive decoding with a KV cache: prompts in batches, left-padded, prefilled in one
+// forward pass, then one token per step for every row still going. Greedy or sampled
+// (temperature, top-k, top-p); each request draws from its own generator seeded by (seed, its
+// index), so what a prompt yields does not depend on its batch or on the rank that decodes it.
+// The blocks are llama_blocks' (with their KvCache); the tokenizer stays outside (stop strings
+// come in as a predicate).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "model/llama_blocks.h"
+#include "model/model_config.h"
+#include "util/enum_names.h"
+
+namespace st {
+
+enum class FinishReason { eos, stop, length };
+template <>
+struct EnumNames<FinishReason> {
+  static constexpr NamedValue<FinishReason> table[] = {
+      {FinishReason::eos, "eos"}, {FinishReason::stop, "stop"}, {FinishReason::length, "length"}};
+};
+
+struct SamplingOptions {
+  double temperature = 0.0;  // 0: greedy (argmax); else logits / temperature are sampled
+  int64_t top_k = 0;         // sample among the k most likely tokens; 0: all
+  double top_p = 1.0;        // ... among the fewest whose probabilities reach top_p (nucleus)
+  uint64_t seed = 0;
+};
+
+struct GenerationOptions {
+  SamplingOptions sampling;
+  int64_t max_new_tokens = 256;
+  int64_t batch_size = 8;        // prompts decoded together
+  std::vector<int64_t> eos_ids;  // a row ends after emitting one (kept in its ids)
+  // Asked after each new token of request `index` with its tokens so far: true ends the row
+  // (FinishReason::stop). Stop strings, which need the tokenizer.
+  std::function<bool(size_t index, const std::vector<int64_t>& generated)> stop;
+};
+
+struct GenerationResult {
+  std::vector<int64_t> ids;  // the new tokens, an EOS included
+  FinishReason finish = FinishReason::length;
+};
+
+// Runs on the weights' device and dtype. `prompts` are non-empty id lists; `first_index` is the
+// global index of prompts[0] (the seeds and the stop predicate use global indices).
+std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
+                                       const std::vector<std::vector<int64_t>>& prompts,
+                                       const GenerationOptions& options, size_t first_index = 0);
+
+// The next-token logits of a [B, Tk] key layout: query positions [B, Tq], key positions and
+// whether each key is a real token [B, Tk] -> [B, 1, Tq, Tk] bool, true = attend (causal, the
+// model's sliding window; a padding query sees itself so no row is empty).
+at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window);
+
+}  // namespace st
