@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_directory.h"
+#include "ckpt/checkpoint_model.h"
 #include "ckpt/checkpoint_reader.h"
 #include "ckpt/hf_export.h"
 #include "ckpt/peft_export.h"
@@ -55,30 +56,8 @@ po::options_description export_options(ExportCommand& o) {
 // The base a LoRA checkpoint adapts, as this rank's fp32 shards, after checking it is the one
 // the adapters were trained on.
 ModelShards adapted_base(const CheckpointManifest& manifest, const std::string& directory, int shards, int shard) {
-  const nlohmann::json base = manifest.adapter.value("base", nlohmann::json::object());
-  const std::string path = base.value("path", "");
-  const std::string preset = base.value("preset", "");
-  const uint64_t seed = base.value("seed", uint64_t{0});
-  if (!path.empty() && !fs::exists(fs::path(path) / "config.json")) {
-    throw ModelError("export --merge: the base model " + path + " of " + directory + " is gone; its manifest.json "
-                     "\"adapter\".\"base\".\"path\" names it - restore it there, or export the adapter alone (no --merge)");
-  }
-  const std::string expected = manifest.adapter.value("base_fingerprint", "");
-  const std::string found = model_fingerprint(path, preset, seed);
-  if (found != expected) {
-    throw ModelError("export --merge: the base model at " + model_source_description(path, preset, seed) +
-                     " is not the one " + directory + " was trained on (fingerprint " + found + ", the checkpoint's " +
-                     expected + "); merge onto that base, or export the adapter alone (no --merge)");
-  }
-  return load_model_shards(path, preset, seed, shards, shard);
-}
-
-double adapter_scale(const nlohmann::json& adapter) {
-  LoraOptions lora;
-  lora.r = adapter.at("r").get<int64_t>();
-  lora.alpha = adapter.at("alpha").get<double>();
-  lora.rslora = adapter.at("rslora").get<bool>();
-  return lora_scale(lora);
+  const AdapterBase base = checked_adapter_base(manifest, directory, "export --merge");
+  return load_model_shards(base.path, base.preset, base.seed, shards, shard);
 }
 
 }  // namespace
@@ -124,7 +103,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     if (adapters) {
       ModelShards base = adapted_base(manifest, directory, world.size(), world.rank());
       const TensorMap whole = gather_adapters(units, masters.master, world.rank(), true, communicator);
-      merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, adapter_scale(manifest.adapter));
+      merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, checkpoint_adapter_scale(manifest));
       written_units = base.units;
       written = base.masters;
     }

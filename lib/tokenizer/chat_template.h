@@ -82,6 +82,7 @@ class ChatTemplate {
   // multi-turn form in which each prompt prefixes the next).
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
+  TemplateKind kind() const { return kind_; }
   std::vector<int32_t> prompt_ids(const std::vector<ChatMessage>& messages) const;
   std::vector<int32_t> completion_ids(const std::string& reply) const;
   ConversationIds conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const;

@@ -55,8 +55,9 @@ case "$case_name" in
     expect_output 'resumed from .*step_00000005 at step 5'
     same_metrics --expected "$work/straight.jsonl" --actual "$work/straight/metrics.jsonl" --tolerance 0 --from-step 1
     [ "$(metric --file "$work/straight/metrics.jsonl" --key loss --pick count)" = 10 ] || fail "resumed metrics.jsonl does not hold steps 1-10 once each"
-    # TensorBoard: the first session's steps 6-10 are cut from its file, the resumed ones appended.
-    expect_output 'tensorboard: .*kept [0-9]+ event\(s\) up to step 5, dropped 5 logged after it'
+    # TensorBoard: the first session's steps 6-10 (and the final eval) are cut from its file, the
+    # resumed ones appended.
+    expect_output 'tensorboard: .*kept [0-9]+ event\(s\) up to step 5, dropped 6 logged after it'
     tensorboard_matches_metrics "$work/straight"
     cmp "$work/straight_export/model.safetensors" "$work/straight/export/model.safetensors" || fail "auto resume differs"
     ;;

@@ -1,0 +1,230 @@
+// `shardtune generate`: completions of prompts under a model, a checkpoint or a LoRA checkpoint
+// (merged), greedy or sampled, with a KV cache and batching (lib/model/generation.h). Prompts
+// are split across ranks in contiguous blocks; rank 0 writes one output line per prompt in
+// input order (as .tmp, renamed). --json-check reports the share of outputs that parse as JSON.
+#include <boost/program_options.hpp>
+#include <filesystem>
+
+#include "ckpt/checkpoint_directory.h"
+#include "ckpt/checkpoint_model.h"
+#include "command_options.h"
+#include "command_runner.h"
+#include "commands.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/string_gather.h"
+#include "distributed/value_gather.h"
+#include "distributed/world.h"
+#include "exit_codes.h"
+#include "generate_prompts.h"
+#include "model/generation.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/file_io.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+// --dtype: the decoder's compute dtype.
+enum class GenerateDtype { fp32, bf16 };
+template <>
+struct EnumNames<GenerateDtype> {
+  static constexpr NamedValue<GenerateDtype> table[] = {{GenerateDtype::fp32, "fp32"}, {GenerateDtype::bf16, "bf16"}};
+};
+
+namespace {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct GenerateCommand {
+  std::string model, preset, checkpoint, tokenizer, input, output;
+  uint64_t preset_seed = 0;
+  std::optional<TemplateKind> chat_template;
+  bool raw = false, json_check = false, overwrite = false;
+  std::vector<std::string> stop;
+  GenerationOptions generation;
+  GenerateDtype dtype = GenerateDtype::fp32;
+  DeviceChoice device = DeviceChoice::automatic;
+};
+
+po::options_description generate_options(GenerateCommand& o) {
+  static const std::string template_help =
+      "chat template for text prompts: " + enum_choices<TemplateKind>() + "|auto (the tokenizer's, if it implies one)";
+  po::options_description options(
+      "shardtune generate (--model DIR | --checkpoint DIR | --preset NAME) --input prompts.jsonl --output out.jsonl",
+      110, 50);
+  options.add_options()
+      ("help", "print this help and exit")
+      ("model", po::value(&o.model), "Hugging Face model directory (config.json + *.safetensors)")
+      ("checkpoint", po::value(&o.checkpoint),
+       "a step_* checkpoint or a checkpoint directory (its newest complete one); LoRA ones are merged onto their base")
+      ("preset", po::value(&o.preset), "a built-in shape with seeded random weights (tests)")
+      ("preset-seed", po::value(&o.preset_seed)->default_value(0), "random-weight seed for --preset")
+      ("tokenizer", po::value(&o.tokenizer),
+       "directory with tokenizer.json (default: the model's, or the directory the checkpoint's run read)")
+      ("template", optional_enum_flag(&o.chat_template, "generate", "template", "auto"),
+       template_help.c_str())
+      ("raw", po::bool_switch(&o.raw), "encode text prompts as written (after the BOS), without a chat template")
+      ("input", po::value(&o.input),
+       "JSONL, one prompt per line: {\"prompt\": \"...\"}, {\"messages\": [...]} or {\"prompt_ids\": [...]}; "
+       "an \"id\" is copied to the output")
+      ("output", po::value(&o.output),
+       "JSONL in input order: {\"index\", \"completion_ids\", \"text\", \"finish_reason\", \"num_tokens\"}")
+      ("max-new-tokens", po::value(&o.generation.max_new_tokens)->default_value(256), "tokens to generate at most")
+      ("temperature", po::value(&o.generation.sampling.temperature)->default_value(0.0), "0 = greedy; else sampled")
+      ("top-p", po::value(&o.generation.sampling.top_p)->default_value(1.0), "nucleus sampling mass, (0, 1]")
+      ("top-k", po::value(&o.generation.sampling.top_k)->default_value(0), "sample among the k most likely; 0 = all")
+      ("seed", po::value(&o.generation.sampling.seed)->default_value(0),
+       "sampling seed; each prompt draws from its own stream, so outputs do not depend on batches or ranks")
+      ("stop", po::value(&o.stop)->composing(), "stop string (repeatable): ends a completion, its text cut before it")
+      ("batch-size", po::value(&o.generation.batch_size)->default_value(8), "prompts decoded together per rank")
+      ("json-check", po::bool_switch(&o.json_check), "report the share of outputs that parse as JSON")
+      ("dtype", enum_flag(&o.dtype, "generate", "dtype"), "compute dtype: fp32|bf16")
+      ("device", enum_flag(&o.device, "generate", "device"), "auto (GPU when present) | cpu | cuda")
+      ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output file");
+  return options;
+}
+
+void check_options(const GenerateCommand& o) {
+  const int sources = !o.model.empty() + !o.checkpoint.empty() + !o.preset.empty();
+  if (sources != 1) throw ConfigError("generate: give exactly one of --model DIR, --checkpoint DIR or --preset NAME");
+  if (o.input.empty() || o.output.empty()) throw ConfigError("generate: --input and --output are required");
+  const SamplingOptions& s = o.generation.sampling;
+  if (o.generation.max_new_tokens <= 0 || o.generation.batch_size <= 0) {
+    throw ConfigError("generate: --max-new-tokens and --batch-size must be > 0");
+  }
+  if (s.temperature < 0.0 || s.top_k < 0 || !(s.top_p > 0.0 && s.top_p <= 1.0)) {
+    throw ConfigError("generate: --temperature must be >= 0, --top-k >= 0 and --top-p in (0, 1]");
+  }
+  if (o.raw && o.chat_template) throw ConfigError("generate: --raw and --template exclude each other");
+  for (const std::string& stop : o.stop) {
+    if (stop.empty()) throw ConfigError("generate: --stop strings must not be empty");
+  }
+  if (!o.overwrite && fs::exists(o.output)) {
+    throw ConfigError("generate: --output " + o.output + " exists; pass --overwrite to replace it or choose another path");
+  }
+}
+
+bool has_tokenizer(const std::string& directory) {
+  return !directory.empty() && (fs::exists(fs::path(directory) / "tokenizer.json") ||
+                                fs::exists(fs::path(directory) / "tokenizer.model"));
+}
+
+// --tokenizer, else the model directory, else where the checkpoint's run read its model; "" if none.
+std::string tokenizer_directory(const GenerateCommand& o, const std::string& checkpoint) {
+  if (!o.tokenizer.empty()) return o.tokenizer;
+  if (has_tokenizer(o.model)) return o.model;
+  if (checkpoint.empty()) return "";
+  const CheckpointManifest manifest = read_checkpoint_manifest(checkpoint);
+  const std::string source =
+      manifest.adapter.is_null() ? manifest.model_source : manifest.adapter.value("base", nlohmann::json::object()).value("path", "");
+  return has_tokenizer(source) ? source : "";
+}
+
+// Where the first stop string starts in `text`; npos if none does.
+size_t stop_at(const std::string& text, const std::vector<std::string>& stops) {
+  size_t first = std::string::npos;
+  for (const std::string& stop : stops) first = std::min(first, text.find(stop));
+  return first;
+}
+
+}  // namespace
+
+int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    GenerateCommand o;
+    if (!parse_command_options("generate", args, generate_options(o), world.rank())) return kExitOk;
+    check_options(o);
+    const Timer timer;
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const std::string checkpoint = o.checkpoint.empty() ? "" : resolve_resume(o.checkpoint, o.checkpoint).value();
+    const c10::Device device = select_device(o.device, world.local_device());
+    const auto options =
+        at::TensorOptions().device(device).dtype(o.dtype == GenerateDtype::bf16 ? at::kBFloat16 : at::kFloat);
+    const LoadedModel model = checkpoint.empty() ? load_model(o.model, o.preset, o.preset_seed, options)
+                                                 : load_checkpoint_model(checkpoint, communicator, options);
+    const std::string tokenizer_dir = tokenizer_directory(o, checkpoint);
+    std::optional<Tokenizer> tokenizer;
+    if (!tokenizer_dir.empty()) tokenizer = Tokenizer::from_file(tokenizer_dir);
+    if (!tokenizer && (!o.stop.empty() || o.json_check)) {
+      throw ConfigError("generate: --stop and --json-check read the text, which needs a tokenizer: pass --tokenizer DIR");
+    }
+    std::optional<ChatTemplate> chat;
+    if (tokenizer && !o.raw) {
+      const std::optional<TemplateKind> kind = o.chat_template ? o.chat_template : detect_template(*tokenizer);
+      if (kind) chat.emplace(*kind, *tokenizer);
+    }
+    const int64_t room = model.config.max_position_embeddings - o.generation.max_new_tokens;
+    const auto prompts = read_generation_prompts(o.input, tokenizer ? &*tokenizer : nullptr, chat ? &*chat : nullptr,
+                                                 model.config.vocab_size, room);
+    const size_t first = prompts.size() * static_cast<size_t>(world.rank()) / static_cast<size_t>(world.size());
+    const size_t last = prompts.size() * static_cast<size_t>(world.rank() + 1) / static_cast<size_t>(world.size());
+    std::vector<std::vector<int64_t>> mine;
+    for (size_t i = first; i < last; ++i) mine.push_back(prompts[i].ids);
+
+    GenerationOptions generation = o.generation;
+    generation.eos_ids = model.config.eos_token_ids;
+    if (tokenizer && !tokenizer->eos_token().empty()) {
+      if (const auto eos = tokenizer->token_id(tokenizer->eos_token())) generation.eos_ids.push_back(*eos);
+    }
+    size_t longest_stop = 0;
+    for (const std::string& stop : o.stop) longest_stop = std::max(longest_stop, stop.size());
+    if (!o.stop.empty()) {  // a stop string of n bytes lies within the last n + 1 tokens
+      generation.stop = [&](size_t, const std::vector<int64_t>& ids) {
+        const size_t tail = std::min(ids.size(), longest_stop + 1);
+        return stop_at(tokenizer->decode({ids.end() - static_cast<int64_t>(tail), ids.end()}), o.stop) != std::string::npos;
+      };
+    }
+    const auto results = generate(llama_weights(model.tensors, model.config), model.config, mine, generation, first);
+
+    std::string block;
+    double new_tokens = 0, parsed = 0;
+    for (size_t k = 0; k < results.size(); ++k) {
+      const GenerationResult& result = results[k];
+      nlohmann::ordered_json line;
+      if (!prompts[first + k].id.is_null()) line["id"] = prompts[first + k].id;
+      line["index"] = first + k;
+      line["completion_ids"] = result.ids;
+      if (tokenizer) {
+        std::string text = tokenizer->decode(result.ids);
+        if (result.finish == FinishReason::stop) text = text.substr(0, stop_at(text, o.stop));
+        line["text"] = text;
+        if (o.json_check) {
+          const bool valid = !nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false).is_discarded();
+          line["json_valid"] = valid;
+          parsed += valid ? 1 : 0;
+        }
+      }
+      line["finish_reason"] = enum_name(result.finish);
+      line["num_tokens"] = result.ids.size();
+      block += line.dump() + "\n";
+      new_tokens += static_cast<double>(result.ids.size());
+    }
+    const std::vector<double> totals = all_gather_values(communicator, {new_tokens, parsed});
+    double all_tokens = 0, all_parsed = 0;
+    for (size_t r = 0; r < totals.size(); r += 2) {
+      all_tokens += totals[r];
+      all_parsed += totals[r + 1];
+    }
+    const auto blocks = all_gather_strings(communicator, block);
+    if (world.rank() == 0) {
+      std::string text;
+      for (const std::string& rank_block : blocks) text += rank_block;
+      write_file_atomically(o.output, text);
+    }
+    communicator.barrier();
+    const double seconds = timer.seconds();
+    log0("generate: ", prompts.size(), " prompts from ", o.input, " with ", model.description, " (",
+         enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s), ",
+         o.generation.sampling.temperature > 0 ? "sampled" : "greedy", chat ? std::string(", template ") + enum_name(chat->kind()) : "",
+         "): ", all_tokens, " new tokens in ", seconds, " s (", all_tokens / seconds, " tokens/s); wrote ", o.output);
+    if (o.json_check && !prompts.empty()) {
+      log0("generate: json-check: ", all_parsed, " of ", prompts.size(), " outputs (",
+           100.0 * all_parsed / static_cast<double>(prompts.size()), "%) parse as JSON");
+    }
+    return kExitOk;
+  });
+}
+
+}  // namespace st
