@@ -91,8 +91,8 @@ def mlp(x, weights, prefix):
     return linear(gate * torch.sigmoid(gate) * linear(x, weights, prefix + "up_proj"), weights, prefix + "down_proj")
 
 
-def token_logps(config, weights, ids):
-    """log p(ids[t+1] | ids[:t+1]) for every t, float64. ids: list of ints."""
+def logits(config, weights, ids):
+    """Next-token logits [T, V] after each prefix of ids, float64, every position recomputed."""
     weights = {k: v.to(torch.float64) for k, v in weights.items()}
     freqs = inverse_frequencies(config)
     eps = config.get("rms_norm_eps", 1e-6)
@@ -103,6 +103,22 @@ def token_logps(config, weights, ids):
         h = h + mlp(rms_norm(h, weights[p + "post_attention_layernorm.weight"], eps), weights, p + "mlp.")
     h = rms_norm(h, weights["model.norm.weight"], eps)
     head = weights["model.embed_tokens.weight"] if config.get("tie_word_embeddings") else weights["lm_head.weight"]
-    logits = h @ head.T
-    log_probs = logits - torch.logsumexp(logits, dim=-1, keepdim=True)
+    return h @ head.T
+
+
+def token_logps(config, weights, ids):
+    """log p(ids[t+1] | ids[:t+1]) for every t, float64. ids: list of ints."""
+    scores = logits(config, weights, ids)
+    log_probs = scores - torch.logsumexp(scores, dim=-1, keepdim=True)
     return [log_probs[t, ids[t + 1]].item() for t in range(len(ids) - 1)]
+
+
+def greedy_decode(config, weights, prompt, new_tokens):
+    """The argmax continuation of prompt, one token at a time over the whole sequence (no cache);
+    also the smallest gap between the best and second-best logit on the way."""
+    ids, gap = list(prompt), float("inf")
+    for _ in range(new_tokens):
+        top = torch.topk(logits(config, weights, ids)[-1], 2)
+        gap = min(gap, (top.values[0] - top.values[1]).item())
+        ids.append(int(top.indices[0]))
+    return ids[len(prompt):], gap

@@ -6,6 +6,8 @@ and the per-token log-probs llama_reference.py computes for a set of prompt/comp
   mistral_window/  Mistral, GQA, a sliding window of 6 tokens (shorter than most pairs), F32
   pairs.jsonl  {"prompt_ids": [...], "completion_ids": [...]} per line
   expected_<model>.jsonl  {"logp", "token_logps", "num_tokens"} per line (float64 reference)
+  greedy_<model>.jsonl    {"prompt_ids", "completion_ids", "min_gap"}: 10 greedy tokens after each of the
+                          first five prompts and the long one (float64, no cache)
 
 usage: make_fixtures.py OUT_DIR
 """
@@ -142,6 +144,10 @@ def main_into(out_dir):
         with open(os.path.join(out_dir, "expected_%s.jsonl" % name), "w") as f:
             for score in expected_scores(config, weights, pairs):
                 f.write(json.dumps(score) + "\n")
+        with open(os.path.join(out_dir, "greedy_%s.jsonl" % name), "w") as f:
+            for pair in pairs[:5] + pairs[-1:]:
+                completion, gap = llama_reference.greedy_decode(config, weights, pair["prompt_ids"], 10)
+                f.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": completion, "min_gap": gap}) + "\n")
     print("fixtures written to", out_dir)
 
 

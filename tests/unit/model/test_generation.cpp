@@ -1,0 +1,121 @@
+// Generation: KV-cache decoding against the plain forward (no cache) over the whole sequence,
+// whose argmax must be the token chosen at every step (also under a sliding window shorter than
+// the sequences); batches, per-prompt seeds, EOS and stop predicates. Greedy output against the
+// independent float64 reference is in test_llama_reference.cpp.
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include "model/generation.h"
+#include "model/llama_units.h"
+#include "model/model_weights.h"
+#include "model/presets.h"
+
+namespace st {
+namespace {
+
+struct Model {
+  ModelConfig config = preset_config("debug");
+  TensorMap tensors;
+  explicit Model(int64_t sliding_window = 0) {
+    config.sliding_window = sliding_window;
+    tensors = init_preset_weights(config, 11, at::kFloat);
+  }
+  LlamaWeights weights() const { return llama_weights(tensors, config); }
+};
+
+const std::vector<std::vector<int64_t>> kPrompts = {{1, 5, 9, 20}, {1, 7}, {3, 4, 5, 6, 7, 8, 9, 10, 11}, {42}};
+
+// The last position's logits of `ids` by the plain forward: every token recomputed, no cache.
+at::Tensor full_forward_logits(const Model& model, const std::vector<int64_t>& ids) {
+  c10::NoGradGuard no_grad;
+  const LlamaWeights w = model.weights();
+  const at::Tensor input = at::tensor(ids, at::kLong).unsqueeze(0);
+  const TokenBatch batch = make_token_batch(input, at::full_like(input, -100), rope_inverse_frequencies(model.config),
+                                            at::kFloat, 16, {}, model.config.sliding_window);
+  at::Tensor hidden = at::embedding(w.embed, input);
+  for (const LayerWeights& layer : w.layers) hidden = decoder_layer(layer, hidden, batch.positions, model.config);
+  const at::Tensor last = hidden.select(1, hidden.size(1) - 1);
+  return at::linear(rms_norm(last, w.final_norm, model.config.rms_norm_eps), w.lm_head).squeeze(0);
+}
+
+void expect_cache_matches_plain_forward(const Model& model) {
+  GenerationOptions options;
+  options.max_new_tokens = 12;
+  options.batch_size = 3;  // two batches, prompts of unequal lengths left-padded
+  const auto results = generate(model.weights(), model.config, kPrompts, options);
+  ASSERT_EQ(results.size(), kPrompts.size());
+  for (size_t i = 0; i < kPrompts.size(); ++i) {
+    ASSERT_EQ(results[i].ids.size(), 12u);
+    EXPECT_EQ(results[i].finish, FinishReason::length);
+    std::vector<int64_t> sequence = kPrompts[i];
+    for (const int64_t token : results[i].ids) {
+      EXPECT_EQ(full_forward_logits(model, sequence).argmax().item<int64_t>(), token)
+          << "prompt " << i << " after " << sequence.size() << " tokens";
+      sequence.push_back(token);
+    }
+  }
+}
+
+TEST(Generation, KvCacheDecodeEqualsThePlainForwardsArgmax) { expect_cache_matches_plain_forward(Model()); }
+
+// A window of 5 is shorter than every sequence here but one: the cache must drop old keys.
+TEST(Generation, KvCacheDecodeKeepsTheSlidingWindow) {
+  const Model windowed(5);
+  expect_cache_matches_plain_forward(windowed);
+  GenerationOptions options;
+  options.max_new_tokens = 12;
+  const auto with = generate(windowed.weights(), windowed.config, kPrompts, options);
+  const auto without = generate(Model().weights(), Model().config, kPrompts, options);
+  bool differs = false;
+  for (size_t i = 0; i < kPrompts.size(); ++i) differs = differs || with[i].ids != without[i].ids;
+  EXPECT_TRUE(differs) << "the window changed no output";
+}
+
+TEST(Generation, OutputsDoNotDependOnBatchesOrTheirPlaceInThem) {
+  const Model model;
+  for (const double temperature : {0.0, 0.9}) {
+    GenerationOptions options;
+    options.max_new_tokens = 10;
+    options.sampling = {temperature, 40, 0.95, 7};
+    options.batch_size = 4;
+    const auto together = generate(model.weights(), model.config, kPrompts, options);
+    options.batch_size = 1;
+    for (size_t i = 0; i < kPrompts.size(); ++i) {
+      const auto alone = generate(model.weights(), model.config, {kPrompts[i]}, options, /*first_index=*/i);
+      EXPECT_EQ(alone[0].ids, together[i].ids) << "temperature " << temperature << ", prompt " << i;
+    }
+  }
+}
+
+TEST(Generation, SamplingFollowsItsSeedAndTopKOfOneIsGreedy) {
+  const Model model;
+  GenerationOptions options;
+  options.max_new_tokens = 10;
+  const auto greedy = generate(model.weights(), model.config, kPrompts, options);
+  options.sampling = {1.0, 1, 1.0, 3};  // only the most likely token may be drawn
+  EXPECT_EQ(generate(model.weights(), model.config, kPrompts, options)[2].ids, greedy[2].ids);
+  options.sampling = {1.5, 0, 1.0, 3};
+  const auto first = generate(model.weights(), model.config, kPrompts, options);
+  EXPECT_EQ(generate(model.weights(), model.config, kPrompts, options)[0].ids, first[0].ids);
+  options.sampling.seed = 4;
+  EXPECT_NE(generate(model.weights(), model.config, kPrompts, options)[0].ids, first[0].ids);
+  EXPECT_NE(first[0].ids, greedy[0].ids);
+}
+
+TEST(Generation, EosAndStopPredicatesEndRows) {
+  const Model model;
+  GenerationOptions options;
+  options.max_new_tokens = 10;
+  const auto free_run = generate(model.weights(), model.config, kPrompts, options);
+  options.eos_ids = {free_run[1].ids[2]};  // prompt 1's third token ends it there (EOS kept)
+  options.stop = [](size_t index, const std::vector<int64_t>& ids) { return index == 2 && ids.size() == 4; };
+  const auto stopped = generate(model.weights(), model.config, kPrompts, options);
+  EXPECT_EQ(stopped[1].finish, FinishReason::eos);
+  EXPECT_EQ(stopped[1].ids, std::vector<int64_t>(free_run[1].ids.begin(), free_run[1].ids.begin() + 3));
+  EXPECT_EQ(stopped[2].finish, FinishReason::stop);
+  EXPECT_EQ(stopped[2].ids.size(), 4u);
+}
+
+}  // namespace
+}  // namespace st
