@@ -30,6 +30,27 @@ bool byte_token(const std::string& token, char& byte) {
   return true;
 }
 
+// `bytes` with every byte that does not start or continue a valid UTF-8 character replaced by
+// U+FFFD (Python's errors="replace", as transformers decodes).
+std::string valid_utf8(const std::string& bytes) {
+  std::string out;
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const auto lead = static_cast<unsigned char>(bytes[at]);
+    const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    bool whole = length > 0 && at + length <= bytes.size();
+    for (size_t k = 1; whole && k < length; ++k) whole = (static_cast<unsigned char>(bytes[at + k]) & 0xC0) == 0x80;
+    if (whole) {
+      out.append(bytes, at, length);
+      at += length;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++at;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special) const {
@@ -53,16 +74,16 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special
     first_run = false;
   };
   for (const int64_t id : ids) {
-    if (id < 0 || id >= static_cast<int64_t>(token_text_.size())) {
-      throw TokenizerError(source_ + ": cannot decode id " + std::to_string(id) + ", outside the vocabulary [0, " +
-                           std::to_string(token_text_.size()) + ")");
-    }
+    // Ids without a token (a model's vocabulary padded past the tokenizer's) give no text, as
+    // in transformers.
+    if (id < 0 || id >= static_cast<int64_t>(token_text_.size())) continue;
     if (const AddedToken* added = added_by_id_[static_cast<size_t>(id)]) {
       flush();
       if (!(added->special && skip_special)) out += added->content;
       continue;
     }
     const std::string& token = token_text_[static_cast<size_t>(id)];
+    if (token.empty()) continue;
     char byte;
     if (!byte_level_ && byte_token(token, byte)) {
       run += byte;
@@ -71,7 +92,7 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special
     }
   }
   flush();
-  return out;
+  return valid_utf8(out);
 }
 
 size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {

@@ -42,8 +42,9 @@ class Tokenizer {
   std::vector<int32_t> encode(std::string_view text) const;
   // The text of `ids` as transformers' decode gives it: byte-level and <0xXX> byte tokens back
   // to bytes, the normalizer's replacements undone and its prepended prefix dropped; added
-  // tokens as their content, special ones left out when `skip_special`. Bytes of a character
-  // cut between calls are kept as they are. Throws TokenizerError for an id outside the vocabulary.
+  // tokens as their content, special ones left out when `skip_special`. As in transformers,
+  // bytes that are no valid UTF-8 become U+FFFD, and ids without a token (a model's vocabulary
+  // padded past the tokenizer's) give no text.
   std::string decode(const std::vector<int64_t>& ids, bool skip_special = true) const;
   // The id of a token string (an added token or a vocabulary entry), if it has one.
   std::optional<int32_t> token_id(const std::string& token) const;

@@ -94,6 +94,35 @@ TEST(Tokenizer, UnknownSymbolsFallBackToBytesOrAreRefused) {
   EXPECT_EQ(encode(json, "hzzqh"), (std::vector<int32_t>{0, 18, 0}));
 }
 
+// decode inverts encode: byte-level strings back to bytes, added tokens (special ones skipped
+// unless asked for), SentencePiece's "▁" and <0xXX> bytes, the normalizer's prefix dropped.
+TEST(Tokenizer, DecodeInvertsEncode) {
+  const Tokenizer byte_level = Tokenizer::from_file(write(tiny()));
+  for (const std::string text : {"hello world!", "hell lo", "world!hello"}) {
+    const std::vector<int32_t> ids = byte_level.encode(text);
+    EXPECT_EQ(byte_level.decode({ids.begin(), ids.end()}), text);
+  }
+  EXPECT_EQ(byte_level.decode({11, 100, 16}), "hello world");
+  EXPECT_EQ(byte_level.decode({11, 100, 16}, /*skip_special=*/false), "hello<|end|> world");
+  EXPECT_EQ(byte_level.decode({11, 5000, -1}), "hello");  // ids past the tokenizer's vocabulary: no text
+
+  Json piece = tiny();  // SentencePiece style: Prepend("▁") and " " -> "▁", byte fallback
+  piece["pre_tokenizer"] = nullptr;
+  piece["normalizer"] = {{"type", "Sequence"},
+                         {"normalizers",
+                          {{{"type", "Prepend"}, {"prepend", "\u2581"}}, {{"type", "Replace"}, {"pattern", {{"String", " "}}},
+                                                                           {"content", "\u2581"}}}}};
+  piece["model"]["byte_fallback"] = true;
+  piece["model"]["vocab"]["\u2581"] = 60;
+  piece["model"]["vocab"]["<0x0A>"] = 61;
+  piece["model"]["vocab"]["<0xC3>"] = 62;
+  piece["model"]["vocab"]["<0xA9>"] = 63;
+  const Tokenizer sentencepiece = Tokenizer::from_file(write(piece));
+  const std::vector<int32_t> ids = sentencepiece.encode("he\nhe\xC3\xA9 hello");
+  EXPECT_EQ(sentencepiece.decode({ids.begin(), ids.end()}), "he\nhe\xC3\xA9 hello");
+  EXPECT_EQ(sentencepiece.decode({62}), "\xEF\xBF\xBD");  // half a character: U+FFFD, as transformers
+}
+
 TEST(Tokenizer, InvalidUtf8IsRefused) { EXPECT_THROW(encode(tiny(), std::string("he\xff")), TokenizerError); }
 
 TEST(Tokenizer, UnsupportedComponentsAreNamed) {
