@@ -1,5 +1,7 @@
-"""GPU-machine check: shardtune score vs transformers' LlamaForCausalLM / Qwen2ForCausalLM on the
-same checkpoints, fp32 and bf16. Prints a markdown table (docs/fidelity.md records it).
+"""GPU-machine check: shardtune score vs transformers' LlamaForCausalLM / Qwen2ForCausalLM /
+MistralForCausalLM on the same checkpoints, fp32 and bf16, and `shardtune generate`'s greedy
+tokens vs transformers' generate(do_sample=False) in fp32. Prints markdown tables
+(docs/fidelity.md records them).
 
 usage: transformers_parity.py SHARDTUNE_BINARY WORK_DIR
 """
@@ -51,6 +53,29 @@ def differences(a_lists, b_lists):
     return worst_abs, worst_rel
 
 
+def greedy_parity(binary, work, name):
+    """Prompts whose greedy continuations (10 tokens) equal transformers', of how many."""
+    greedy = [json.loads(line) for line in open(os.path.join(work, "greedy_%s.jsonl" % name))]
+    prompts = os.path.join(work, "greedy_prompts.jsonl")
+    with open(prompts, "w") as f:
+        for record in greedy:
+            f.write(json.dumps({"prompt_ids": record["prompt_ids"]}) + "\n")
+    output = os.path.join(work, "greedy_%s_ours.jsonl" % name)
+    subprocess.run([binary, "generate", "--model", os.path.join(work, name), "--input", prompts, "--output", output,
+                    "--max-new-tokens", "10", "--device", "cuda", "--overwrite"], check=True)
+    ours = [json.loads(line)["completion_ids"] for line in open(output)]
+    model = load_hf(os.path.join(work, name), torch.float32)
+    model.generation_config.eos_token_id = None  # 10 tokens; ours may end earlier at an EOS
+    same = 0
+    with torch.no_grad():
+        for record, mine in zip(greedy, ours):
+            ids = torch.tensor([record["prompt_ids"]], device="cuda")
+            theirs = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False,
+                                    pad_token_id=0)[0, ids.shape[1]:].tolist()
+            same += theirs[:len(mine)] == mine
+    return same, len(greedy)
+
+
 def main():
     binary, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -66,6 +91,7 @@ def main():
     rows = []
     for name, pairs_file, pairs in [("llama_gqa", "pairs.jsonl", tiny_pairs),
                                     ("qwen2_bias", "pairs.jsonl", tiny_pairs),
+                                    ("mistral_window", "pairs.jsonl", tiny_pairs),
                                     ("llama_medium", "medium_pairs.jsonl", medium_pairs)]:
         directory = os.path.join(work, name)
         hf = {}
@@ -85,6 +111,10 @@ def main():
     print("|---|---|---|---|---|---|")
     for name, dtype_name, tokens, what, a, r in rows:
         print("| %s | %s | %d | %s | %.3g | %.3g |" % (name, dtype_name, tokens, what, a, r))
+    print("\n| model | greedy generate: prompts equal to transformers' generate (10 tokens, fp32) |")
+    print("|---|---|")
+    for name in ["llama_gqa", "qwen2_bias", "mistral_window"]:
+        print("| %s | %d of %d |" % ((name,) + greedy_parity(binary, work, name)))
     print("\ntorch %s, transformers %s, %s" % (torch.__version__, transformers.__version__, torch.cuda.get_device_name()))
 
 
