@@ -24,13 +24,6 @@
 #include "util/timer.h"
 
 namespace st {
-// --dtype: the decoder's compute dtype.
-enum class GenerateDtype { fp32, bf16 };
-template <>
-struct EnumNames<GenerateDtype> {
-  static constexpr NamedValue<GenerateDtype> table[] = {{GenerateDtype::fp32, "fp32"}, {GenerateDtype::bf16, "bf16"}};
-};
-
 namespace {
 
 namespace po = boost::program_options;
@@ -43,7 +36,7 @@ struct GenerateCommand {
   bool raw = false, json_check = false, overwrite = false;
   std::vector<std::string> stop;
   GenerationOptions generation;
-  GenerateDtype dtype = GenerateDtype::fp32;
+  InferenceDtype dtype = InferenceDtype::fp32;
   DeviceChoice device = DeviceChoice::automatic;
 };
 
@@ -141,7 +134,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     const std::string checkpoint = o.checkpoint.empty() ? "" : resolve_resume(o.checkpoint, o.checkpoint).value();
     const c10::Device device = select_device(o.device, world.local_device());
     const auto options =
-        at::TensorOptions().device(device).dtype(o.dtype == GenerateDtype::bf16 ? at::kBFloat16 : at::kFloat);
+        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
     const LoadedModel model = checkpoint.empty() ? load_model(o.model, o.preset, o.preset_seed, options)
                                                  : load_checkpoint_model(checkpoint, communicator, options);
     const std::string tokenizer_dir = tokenizer_directory(o, checkpoint);

@@ -22,20 +22,13 @@
 #include "util/timer.h"
 
 namespace st {
-// --dtype: the scorer's compute dtype.
-enum class ScoreDtype { fp32, bf16 };
-template <>
-struct EnumNames<ScoreDtype> {
-  static constexpr NamedValue<ScoreDtype> table[] = {{ScoreDtype::fp32, "fp32"}, {ScoreDtype::bf16, "bf16"}};
-};
-
 namespace {
 
 namespace po = boost::program_options;
 
 struct ScoreOptions {
   std::string model, preset, input, output;
-  ScoreDtype dtype = ScoreDtype::fp32;
+  InferenceDtype dtype = InferenceDtype::fp32;
   DeviceChoice device = DeviceChoice::automatic;
   uint64_t seed = 0;
   ScorerOptions scorer;
@@ -84,7 +77,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     const Timer timer;
     const c10::Device device = select_device(o.device, world.local_device());
     const auto tensor_options =
-        at::TensorOptions().device(device).dtype(o.dtype == ScoreDtype::bf16 ? at::kBFloat16 : at::kFloat);
+        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
     const LoadedModel model = load_model(o.model, o.preset, o.seed, tensor_options);
     const auto requests = read_score_requests(o.input, model.config.vocab_size,
                                               model.config.max_position_embeddings);

@@ -13,6 +13,13 @@
 
 namespace st {
 
+// --dtype of the inference commands (score, generate): the compute dtype.
+enum class InferenceDtype { fp32, bf16 };
+template <>
+struct EnumNames<InferenceDtype> {
+  static constexpr NamedValue<InferenceDtype> table[] = {{InferenceDtype::fp32, "fp32"}, {InferenceDtype::bf16, "bf16"}};
+};
+
 // A flag whose value is a word of Enum's name table, written into `*field` (its current value
 // is the default). A word outside the table throws ConfigError naming `command`, the flag and
 // the allowed words.
