@@ -60,7 +60,7 @@ for directive, calls in expected.items():
 SPACK_PACKAGE = {
     "Torch": "py-torch", "MPI": "mpi", "HDF5": "hdf5", "hdf5_serial": "hdf5", "hdf5.h": "hdf5",
     "ZLIB": "zlib-api", "Boost": "boost", "PkgConfig": "pkgconfig", "libpcre2-8": "pcre2",
-    "icu-uc": "icu4c", "nlohmann_json": "nlohmann-json", "CUDAToolkit": "cuda", "nccl.h": "nccl",
+    "icu-uc": "icu4c", "nlohmann_json": "nlohmann-json", "Protobuf": "protobuf", "CUDAToolkit": "cuda", "nccl.h": "nccl",
     "nccl": "nccl", "GTest": "googletest", "GoogleTest": None,  # include(GoogleTest): CMake's own module
 }
 FROM_BASE_CLASS = {"cuda"}  # CudaPackage adds depends_on("cuda", when="+cuda")

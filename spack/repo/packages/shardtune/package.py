@@ -29,6 +29,7 @@ class Shardtune(CMakePackage, CudaPackage):
     depends_on("zlib-api")
     depends_on("pcre2")  # the tokenizer's pre-tokenizer regexes (libpcre2-8)
     depends_on("icu4c")  # the tokenizer's NFC normalizer (icu-uc)
+    depends_on("protobuf")  # TensorBoard event files (messages compiled by protoc at build time)
     depends_on("py-torch")
     depends_on("py-torch+cuda", when="+cuda")
     depends_on("py-torch~cuda", when="~cuda")
