@@ -19,7 +19,6 @@
 #include "model/generation.h"
 #include "util/device.h"
 #include "util/errors.h"
-#include "util/file_io.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -103,17 +102,6 @@ bool has_tokenizer(const std::string& directory) {
                                 fs::exists(fs::path(directory) / "tokenizer.model"));
 }
 
-// --tokenizer, else the model directory, else where the checkpoint's run read its model; "" if none.
-std::string tokenizer_directory(const GenerateCommand& o, const std::string& checkpoint) {
-  if (!o.tokenizer.empty()) return o.tokenizer;
-  if (has_tokenizer(o.model)) return o.model;
-  if (checkpoint.empty()) return "";
-  const CheckpointManifest manifest = read_checkpoint_manifest(checkpoint);
-  const std::string source =
-      manifest.adapter.is_null() ? manifest.model_source : manifest.adapter.value("base", nlohmann::json::object()).value("path", "");
-  return has_tokenizer(source) ? source : "";
-}
-
 // Where the first stop string starts in `text`; npos if none does.
 size_t stop_at(const std::string& text, const std::vector<std::string>& stops) {
   size_t first = std::string::npos;
@@ -137,7 +125,8 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
         at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
     const LoadedModel model = checkpoint.empty() ? load_model(o.model, o.preset, o.preset_seed, options)
                                                  : load_checkpoint_model(checkpoint, communicator, options);
-    const std::string tokenizer_dir = tokenizer_directory(o, checkpoint);
+    // --tokenizer, else the one beside the model (for a checkpoint: where its run read the model).
+    const std::string tokenizer_dir = !o.tokenizer.empty() ? o.tokenizer : has_tokenizer(model.directory) ? model.directory : "";
     std::optional<Tokenizer> tokenizer;
     if (!tokenizer_dir.empty()) tokenizer = Tokenizer::from_file(tokenizer_dir);
     if (!tokenizer && (!o.stop.empty() || o.json_check)) {
@@ -200,13 +189,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
       all_tokens += totals[r];
       all_parsed += totals[r + 1];
     }
-    const auto blocks = all_gather_strings(communicator, block);
-    if (world.rank() == 0) {
-      std::string text;
-      for (const std::string& rank_block : blocks) text += rank_block;
-      write_file_atomically(o.output, text);
-    }
-    communicator.barrier();
+    write_rank_blocks(communicator, block, o.output);
     const double seconds = timer.seconds();
     log0("generate: ", prompts.size(), " prompts from ", o.input, " with ", model.description, " (",
          enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s), ",

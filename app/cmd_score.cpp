@@ -17,7 +17,6 @@
 #include "model/sequence_scorer.h"
 #include "util/device.h"
 #include "util/errors.h"
-#include "util/file_io.h"
 #include "util/log.h"
 #include "util/timer.h"
 
@@ -93,13 +92,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
       tokens += static_cast<int64_t>(result.token_logps.size());
     }
     MpiCommunicator communicator(world.comm(), world.watchdog());
-    const auto blocks = all_gather_strings(communicator, block);
-    if (world.rank() == 0) {
-      std::string text;
-      for (const std::string& rank_block : blocks) text += rank_block;
-      write_file_atomically(o.output, text);
-    }
-    communicator.barrier();
+    write_rank_blocks(communicator, block, o.output);
     log0("score: ", requests.size(), " lines from ", o.input, " scored with ", model.description,
          " (", enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),
          " s; ", tokens, " completion tokens on rank 0; wrote ", o.output);

@@ -66,7 +66,8 @@ LoadedModel load_checkpoint_model(const std::string& directory, Communicator& wo
   load_checkpoint(directory, units, /*shard=*/0, world, masters);  // every rank reads the one shard
   const std::string step = " (step " + std::to_string(manifest.progress.step) + ")";
   if (!adapters) {
-    LoadedModel model{config, {}, "checkpoint " + directory + step};
+    LoadedModel model{config, {}, "checkpoint " + directory + step,
+                      fs::is_directory(manifest.model_source) ? manifest.model_source : ""};
     for (auto& [name, tensor] : unit_tensors(units, masters.master)) model.tensors[name] = tensor.to(options);
     return model;
   }

@@ -31,7 +31,8 @@ AdapterBase checked_adapter_base(const CheckpointManifest& manifest, const std::
                                      const std::string& command);
 
 // Collective over `world`: checkpoint `directory` (a step_* directory) as whole tensors on
-// every rank, by HF name, in `options`' dtype and device.
+// every rank, by HF name, in `options`' dtype and device; `directory` of the result is the
+// Hugging Face directory the run read (the base's, for LoRA), if it read one.
 LoadedModel load_checkpoint_model(const std::string& directory, Communicator& world, const at::TensorOptions& options);
 
 }  // namespace st

@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "util/file_io.h"
+
 namespace st {
 
 std::vector<std::string> all_gather_strings(Communicator& communicator, const std::string& text) {
@@ -28,6 +30,16 @@ std::vector<std::string> all_gather_strings(Communicator& communicator, const st
     result.emplace_back(data + rank * longest, static_cast<size_t>(length[rank]));
   }
   return result;
+}
+
+void write_rank_blocks(Communicator& communicator, const std::string& block, const std::string& path) {
+  const std::vector<std::string> blocks = all_gather_strings(communicator, block);
+  if (communicator.rank() == 0) {
+    std::string text;
+    for (const std::string& rank_block : blocks) text += rank_block;
+    write_file_atomically(path, text);
+  }
+  communicator.barrier();
 }
 
 }  // namespace st

@@ -13,6 +13,7 @@ LoadedModel load_model(const std::string& path, const std::string& preset, uint6
     model.config = load_model_config(path);
     model.tensors = load_hf_weights(SafetensorsCheckpoint(path), model.config, options);
     model.description = path;
+    model.directory = path;
   } else {
     model.config = preset_config(preset);
     model.tensors = init_preset_weights(model.config, seed, options);

@@ -16,6 +16,7 @@ struct LoadedModel {
   ModelConfig config;
   TensorMap tensors;
   std::string description;  // for logs: the directory or "preset <name> (seed s)"
+  std::string directory;    // the Hugging Face directory the model came from (its tokenizer's); "" for a preset
 };
 
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
