@@ -56,7 +56,7 @@ po::options_description export_options(ExportCommand& o) {
 // The base a LoRA checkpoint adapts, as this rank's fp32 shards, after checking it is the one
 // the adapters were trained on.
 ModelShards adapted_base(const CheckpointManifest& manifest, const std::string& directory, int shards, int shard) {
-  const AdapterBase base = checked_adapter_base(manifest, directory, "export --merge");
+  const AdapterBase base = checked_adapter_base(manifest, directory, "export --merge", "export the adapter alone (no --merge)");
   return load_model_shards(base.path, base.preset, base.seed, shards, shard);
 }
 

@@ -37,19 +37,20 @@ double checkpoint_adapter_scale(const CheckpointManifest& manifest) {
 }
 
 AdapterBase checked_adapter_base(const CheckpointManifest& manifest, const std::string& directory,
-                                 const std::string& command) {
+                                 const std::string& command, const std::string& alternative) {
+  const std::string or_else = alternative.empty() ? "" : ", or " + alternative;
   const nlohmann::json base = manifest.adapter.value("base", nlohmann::json::object());
   AdapterBase out{base.value("path", ""), base.value("preset", ""), base.value("seed", uint64_t{0})};
   if (!out.path.empty() && !fs::exists(fs::path(out.path) / "config.json")) {
     throw ModelError(command + ": the base model " + out.path + " of " + directory + " is gone; its manifest.json "
-                     "\"adapter\".\"base\".\"path\" names it - restore it there");
+                     "\"adapter\".\"base\".\"path\" names it - restore it there" + or_else);
   }
   const std::string expected = manifest.adapter.value("base_fingerprint", "");
   const std::string found = model_fingerprint(out.path, out.preset, out.seed);
   if (found != expected) {
     throw ModelError(command + ": the base model at " + model_source_description(out.path, out.preset, out.seed) +
                      " is not the one " + directory + " was trained on (fingerprint " + found + ", the checkpoint's " +
-                     expected + "); use that base");
+                     expected + "); use that base" + or_else);
   }
   return out;
 }

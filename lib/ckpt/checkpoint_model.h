@@ -26,9 +26,10 @@ double checkpoint_adapter_scale(const CheckpointManifest& manifest);
 
 // Where the base of a LoRA checkpoint was read from, after checking it is still there and is
 // the model the adapters were trained on (its fingerprint); throws ModelError naming the fix.
-// `command` prefixes the messages ("export --merge").
+// `command` prefixes the messages ("export --merge"); `alternative`, when given, is offered
+// as the other way out ("export the adapter alone (no --merge)").
 AdapterBase checked_adapter_base(const CheckpointManifest& manifest, const std::string& directory,
-                                     const std::string& command);
+                                 const std::string& command, const std::string& alternative = "");
 
 // Collective over `world`: checkpoint `directory` (a step_* directory) as whole tensors on
 // every rank, by HF name, in `options`' dtype and device; `directory` of the result is the
