@@ -47,9 +47,9 @@ void print_usage() {
 
 void print_version() {
   const auto versions = st::library_versions();
-  std::cout << "shardtune " << versions.front().second << "\n";
+  std::cout << "shardtune " << versions.front().value << "\n";
   for (size_t i = 1; i < versions.size(); ++i) {
-    std::cout << "  " << versions[i].first << ": " << versions[i].second << "\n";
+    std::cout << "  " << versions[i].name << ": " << versions[i].value << "\n";
   }
 }
 

@@ -10,41 +10,109 @@ set(ST_MPI_TEST_ENVIRONMENT
   OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
   OMPI_MCA_mpi_yield_when_idle=1)
 
+# Bit-identity claims run twice: with the kernels this machine's OpenBLAS picks, and with
+# another core type (OPENBLAS_CORETYPE), so a claim that holds for one set of kernels only
+# cannot pass. The other: Haswell where OpenBLAS picks an AVX-512 kernel, Nehalem where it picks
+# Sandybridge, else Sandybridge (AVX without FMA, so rounding unlike any FMA kernel's). Set
+# ST_OTHER_BLAS_CORETYPE to choose (empty: no second run).
+function(st_detect_blas_cores python)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=OPENBLAS_CORETYPE OPENBLAS_VERBOSE=2
+                          ${python} -c "import torch"
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX MATCH "Core: ([A-Za-z0-9_]+)" found "${out}${err}")
+  set(default "${CMAKE_MATCH_1}")
+  if(default MATCHES "^(SkylakeX|Cooperlake|SapphireRapids)$")
+    set(other Haswell)
+  elseif(default STREQUAL "Sandybridge")
+    set(other Nehalem)
+  elseif(default)
+    set(other Sandybridge)
+  else()
+    set(other "")
+    message(STATUS "BLAS: not OpenBLAS (no 'Core:' line), so bit-identity tests run once")
+  endif()
+  set(ST_DEFAULT_BLAS_CORETYPE "${default}" PARENT_SCOPE)
+  if(NOT DEFINED ST_OTHER_BLAS_CORETYPE)
+    set(ST_OTHER_BLAS_CORETYPE "${other}" CACHE STRING "OpenBLAS core type of the bit-identity tests' second run")
+  endif()
+  message(STATUS "BLAS: OpenBLAS core ${default}; bit-identity tests also run under '${ST_OTHER_BLAS_CORETYPE}'")
+endfunction()
+
+# The names a test is registered under: <name>, and <name>_other_blas when it is BIT_EXACT and
+# a second core type is set (its properties get the label other_blas and that core type).
+function(st_test_variants out name bit_exact)
+  set(names ${name})
+  if(bit_exact AND ST_OTHER_BLAS_CORETYPE)
+    list(APPEND names ${name}_other_blas)
+  endif()
+  set(${out} ${names} PARENT_SCOPE)
+endfunction()
+
+# Labels <label> (+ bit_exact) and, on the twin, OPENBLAS_CORETYPE.
+function(st_label_variant test label bit_exact)
+  set_property(TEST ${test} PROPERTY LABELS ${label})
+  if(bit_exact)
+    set_property(TEST ${test} APPEND PROPERTY LABELS bit_exact)
+  endif()
+  if(test MATCHES "_other_blas$")
+    set_property(TEST ${test} APPEND PROPERTY LABELS other_blas)
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT OPENBLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE})
+  endif()
+endfunction()
+
 function(st_add_test_executable target)
   add_executable(${target} ${ARGN})
   target_link_libraries(${target} PRIVATE shardtune_lib GTest::gtest)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
 endfunction()
 
-# Unit tests: one ctest entry per GoogleTest case.
+# Unit tests: one ctest entry per GoogleTest case. BIT_EXACT <gtest filter>: the cases that
+# assert bit-identity, also registered with the suffix _other_blas under the other core type.
 function(st_add_unit_test target)
-  st_add_test_executable(${target} ${ARGN})
+  cmake_parse_arguments(ARG "" "BIT_EXACT" "" ${ARGN})
+  st_add_test_executable(${target} ${ARG_UNPARSED_ARGUMENTS})
   target_link_libraries(${target} PRIVATE GTest::gtest_main)
-  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS unit TIMEOUT 120)
+  set(cores "ST_DEFAULT_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE}")
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS unit TIMEOUT 120
+                       ENVIRONMENT "${cores};ST_EXPECTED_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE}")
+  if(ARG_BIT_EXACT AND ST_OTHER_BLAS_CORETYPE)
+    gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER ${ARG_BIT_EXACT} TEST_SUFFIX _other_blas
+      PROPERTIES LABELS "unit;bit_exact;other_blas" TIMEOUT 120
+                 ENVIRONMENT "${cores};OPENBLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE};ST_EXPECTED_BLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE}")
+  endif()
 endfunction()
 
-# st_add_mpi_test(<name> <target> NP <ranks> [TIMEOUT s] [ARGS ...]): mpirun -np <ranks>.
+# st_add_mpi_test(<name> <target> NP <ranks> [TIMEOUT s] [BIT_EXACT] [ARGS ...]): mpirun -np <ranks>.
 function(st_add_mpi_test name target)
-  cmake_parse_arguments(ARG "" "NP;TIMEOUT" "ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "BIT_EXACT" "NP;TIMEOUT" "ARGS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  add_test(NAME ${name}
-    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_NP} --oversubscribe
-            ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
-  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${ARG_NP}
-                                          ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT}")
+  st_test_variants(names ${name} "${ARG_BIT_EXACT}")
+  foreach(test IN LISTS names)
+    add_test(NAME ${test}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_NP} --oversubscribe
+              ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${ARG_NP}
+                                            ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT}")
+    st_label_variant(${test} mpi "${ARG_BIT_EXACT}")
+  endforeach()
 endfunction()
 
-# st_add_script_test(<name> LABEL <label> COMMAND ...): a shell-driven check (e2e, abort tests).
+# st_add_script_test(<name> LABEL <label> [TIMEOUT s] [BIT_EXACT] COMMAND ...): a shell-driven
+# check (e2e, abort tests).
 function(st_add_script_test name)
-  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "BIT_EXACT" "LABEL;TIMEOUT" "COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  add_test(NAME ${name} COMMAND ${ARG_COMMAND})
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON}")
+  st_test_variants(names ${name} "${ARG_BIT_EXACT}")
+  foreach(test IN LISTS names)
+    add_test(NAME ${test} COMMAND ${ARG_COMMAND})
+    set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+      ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON}")
+    st_label_variant(${test} ${ARG_LABEL} "${ARG_BIT_EXACT}")
+  endforeach()
 endfunction()
 
 # The independent Python reference (tests/reference) needs a python3 that imports torch:
@@ -59,6 +127,7 @@ foreach(candidate /usr/bin/python3 python3)
 endforeach()
 st_require(ST_REFERENCE_PYTHON "python3 with torch (for tests/reference)"
   "Install python3-torch (scripts/install-deps.sh does), or configure with -DST_BUILD_TESTS=OFF.")
+st_detect_blas_cores(${ST_REFERENCE_PYTHON})
 set(ST_REFERENCE_DIR ${CMAKE_BINARY_DIR}/reference_fixtures)
 add_test(NAME reference_fixtures
          COMMAND ${ST_REFERENCE_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/make_fixtures.py

@@ -64,9 +64,9 @@ EnvFingerprint local_env_fingerprint(const World& world, const EnvFingerprint& e
        false},
       {"GPU", gpu_name, false},
   };
-  for (const auto& [name, value] : library_versions()) {
-    if (name == "GPUs") continue;  // the node's inventory; this rank's GPU is listed above
-    fingerprint.push_back({name, value, true});
+  for (const LibraryVersion& library : library_versions()) {
+    if (library.name == "GPUs") continue;  // the node's inventory; this rank's GPU is listed above
+    fingerprint.push_back({library.name, library.value, library.same_on_every_rank});
   }
   fingerprint.insert(fingerprint.end(), extra.begin(), extra.end());
   return fingerprint;

@@ -11,29 +11,42 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// The recorded output as the result of linear(x, weight, bias); backward is at::linear's
-// (the same mm calls autograd makes for it, so gradients match a recompute bit for bit).
-class ReplayedLinear : public torch::autograd::Function<ReplayedLinear> {
+// linear(x, weight, bias), or `recorded` standing for it (a non-empty tensor), with the one
+// backward of activation_cache.h. The products run on contiguous [N, *] operands so their
+// layout, and with it the BLAS call, cannot depend on how the upstream graph left strides.
+class FixedLinear : public torch::autograd::Function<FixedLinear> {
  public:
   static at::Tensor forward(AutogradContext* context, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& bias, const at::Tensor& recorded) {
+    const bool has_bias = bias.numel() > 0;
     context->save_for_backward({x, weight});
-    context->saved_data["has_bias"] = bias.numel() > 0;
-    return recorded;
+    context->saved_data["has_bias"] = has_bias;
+    if (recorded.numel() > 0) return recorded;
+    return at::linear(x, weight, has_bias ? bias : at::Tensor());
   }
 
   static tensor_list backward(AutogradContext* context, tensor_list grads) {
     const auto saved = context->get_saved_variables();
     const at::Tensor& x = saved[0];
     const at::Tensor& weight = saved[1];
-    const at::Tensor grad = grads[0].reshape({-1, weight.size(0)});
+    const at::Tensor grad = grads[0].reshape({-1, weight.size(0)}).contiguous();
     at::Tensor grad_x, grad_weight, grad_bias;
-    if (context->needs_input_grad(0)) grad_x = grad.mm(weight).view(x.sizes());
-    if (context->needs_input_grad(1)) grad_weight = x.reshape({-1, weight.size(1)}).t().mm(grad).t();
+    if (context->needs_input_grad(0)) grad_x = grad.mm(weight.contiguous()).view(x.sizes());
+    if (context->needs_input_grad(1)) grad_weight = grad.t().mm(x.reshape({-1, weight.size(1)}).contiguous());
     if (context->saved_data["has_bias"].toBool() && context->needs_input_grad(2)) grad_bias = grad.sum(0);
     return {grad_x, grad_weight, grad_bias, at::Tensor()};
   }
 };
+
+// An empty tensor stands for "none": libtorch 1.13 takes no undefined tensor arguments.
+at::Tensor or_empty(const at::Tensor& t, const at::Tensor& like) {
+  return t.defined() ? t : at::empty({0}, like.options());
+}
+
+at::Tensor fixed_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                        const at::Tensor& recorded) {
+  return FixedLinear::apply(x, weight, or_empty(bias, weight), or_empty(recorded, weight));
+}
 
 }  // namespace
 
@@ -48,19 +61,21 @@ std::vector<at::Tensor> ActivationCache::take_recorded() {
 
 at::Tensor ActivationCache::linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (mode_ == Mode::record) {
-    at::Tensor output = at::linear(x, weight, bias);
+    at::Tensor output = linear_op(x, weight, bias, nullptr);
     outputs_.push_back(output);
     return output;
   }
   if (outputs_.empty()) throw ModelError("selective recompute: more matmuls replayed than recorded");
   at::Tensor recorded = outputs_.front();
   outputs_.pop_front();
-  // An empty tensor stands for "no bias": libtorch 1.13 takes no undefined tensor arguments.
-  return ReplayedLinear::apply(x, weight, bias.defined() ? bias : at::empty({0}, weight.options()), recorded);
+  return fixed_linear(x, weight, bias, recorded);
 }
 
 at::Tensor linear_op(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, ActivationCache* cache) {
-  return cache ? cache->linear(x, weight, bias) : at::linear(x, weight, bias);
+  if (cache) return cache->linear(x, weight, bias);
+  // Without grad mode nothing is recorded: the plain op, as the function's forward computes it.
+  if (!at::GradMode::is_enabled()) return at::linear(x, weight, bias);
+  return fixed_linear(x, weight, bias, at::Tensor());
 }
 
 }  // namespace st

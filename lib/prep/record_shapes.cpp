@@ -28,7 +28,53 @@ std::optional<LineProblem> read_system(const json& record, const std::string& fi
   return std::nullopt;
 }
 
-// A string (one user message) or a list of {"role", "content"} objects.
+// A message's content: a string, or a list of typed parts whose text parts are joined
+// (LlamaFactory's {"type": "text", "value"}, OpenAI's {"type": "text", "text"}).
+std::optional<LineProblem> read_content(const json& content, const std::string& where, std::string& out) {
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return std::nullopt;
+  }
+  if (!content.is_array()) return bad(where, "is neither a string nor a list of content parts");
+  out.clear();
+  for (size_t k = 0; k < content.size(); ++k) {
+    const json& part = content[k];
+    const std::string at = where + "[" + std::to_string(k) + "]";
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      return bad(at, "is not {\"type\": \"text\", \"value\": \"...\"}");
+    }
+    const std::string type = part["type"].get<std::string>();
+    if (type != "text") {
+      return bad(at + ".type", "is '" + type + "'; only text parts are read (tools, tool calls, reasoning and "
+                               "media are not): drop the record or turn the part into text");
+    }
+    const char* key = part.contains("value") ? "value" : "text";
+    if (!part.contains(key) || !part[key].is_string()) return bad(at, "has no string 'value' (or 'text')");
+    out += part[key].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+// LlamaFactory's per-message loss_weight: 0 or 1, and 1 only on assistant turns, because a
+// turn is trained wholly or not at all and only replies are (prompts and other roles never).
+std::optional<LineProblem> read_loss_weight(const json& message, const std::string& where, ChatMessage& out) {
+  if (!message.contains("loss_weight") || message["loss_weight"].is_null()) return std::nullopt;
+  const json& weight = message["loss_weight"];
+  const std::string field = where + ".loss_weight";
+  if (!weight.is_number()) return bad(field, "is not a number");
+  const double value = weight.get<double>();
+  if (value != 0.0 && value != 1.0) {
+    return bad(field, "is " + weight.dump() + "; shardtune trains a turn wholly or not at all, so only 0 and 1 are "
+                      "honoured: round it, or drop the record");
+  }
+  if (value == 1.0 && out.role != "assistant") {
+    return bad(field, "is 1 on a '" + out.role + "' message; only assistant replies carry loss: set it to 0");
+  }
+  out.trained = value == 1.0;
+  return std::nullopt;
+}
+
+// A string (one user message) or a list of {"role", "content", "loss_weight"?} objects.
 std::optional<LineProblem> read_role_messages(const json& record, const std::string& field,
                                               std::vector<ChatMessage>& out) {
   if (!record.contains(field)) return missing(field);
@@ -40,12 +86,31 @@ std::optional<LineProblem> read_role_messages(const json& record, const std::str
   if (!node.is_array()) return bad(field, "is neither a string nor a list of messages");
   for (size_t i = 0; i < node.size(); ++i) {
     const json& m = node[i];
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
-        !m["content"].is_string()) {
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content")) {
       return bad(field, "[" + std::to_string(i) + "] is not {\"role\": \"...\", \"content\": \"...\"}");
     }
-    out.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    ChatMessage message{m["role"].get<std::string>(), ""};
+    if (auto problem = read_content(m["content"], where + ".content", message.content)) return problem;
+    if (auto problem = read_loss_weight(m, where, message)) return problem;
+    out.push_back(std::move(message));
   }
+  return std::nullopt;
+}
+
+// The assistant's reply that ends `messages`, taken off it. The preference loss compares it, so
+// it must carry loss.
+std::optional<LineProblem> take_final_reply(std::vector<ChatMessage>& messages, const std::string& field,
+                                            std::string& reply) {
+  if (messages.empty() || messages.back().role != "assistant") {
+    return bad(field, "must end with the assistant's message (the completion)");
+  }
+  if (!messages.back().trained) {
+    return bad(field + "[" + std::to_string(messages.size() - 1) + "].loss_weight",
+               "is 0 on the final reply, which is what the preference loss compares: set it to 1");
+  }
+  reply = messages.back().content;
+  messages.pop_back();
   return std::nullopt;
 }
 
@@ -53,22 +118,14 @@ std::optional<LineProblem> read_role_messages(const json& record, const std::str
 std::optional<LineProblem> read_reply(const json& record, const std::string& field, std::string& out) {
   std::vector<ChatMessage> messages;
   if (auto problem = read_role_messages(record, field, messages)) return problem;
-  if (!record[field].is_string() && (messages.size() != 1 || messages.front().role != "assistant")) {
+  if (record[field].is_string()) {
+    out = messages.front().content;
+    return std::nullopt;
+  }
+  if (messages.size() != 1 || messages.front().role != "assistant") {
     return bad(field, "must hold exactly one message with role 'assistant'");
   }
-  out = messages.front().content;
-  return std::nullopt;
-}
-
-// The assistant's reply that ends `messages`, taken off it.
-std::optional<LineProblem> take_final_reply(std::vector<ChatMessage>& messages, const std::string& field,
-                                            std::string& reply) {
-  if (messages.empty() || messages.back().role != "assistant") {
-    return bad(field, "must end with the assistant's message (the completion)");
-  }
-  reply = messages.back().content;
-  messages.pop_back();
-  return std::nullopt;
+  return take_final_reply(messages, field, out);
 }
 
 std::optional<LineProblem> read_preference(const json& record, const RecordSchema& schema, Conversation& out) {
@@ -76,10 +133,46 @@ std::optional<LineProblem> read_preference(const json& record, const RecordSchem
   return read_reply(record, schema.rejected, out.rejected);
 }
 
+// Preference records whose two fields are whole conversations sharing everything but their
+// last message (the implicit prompt): TRL's chosen/rejected, LlamaFactory's chosen_messages /
+// rejected_messages. The shared messages are appended to out.messages.
+std::optional<LineProblem> read_whole_conversations(const json& record, const std::string& chosen_field,
+                                                    const std::string& rejected_field, Conversation& out) {
+  std::vector<ChatMessage> chosen, rejected;
+  if (auto problem = read_role_messages(record, chosen_field, chosen)) return problem;
+  if (auto problem = read_role_messages(record, rejected_field, rejected)) return problem;
+  if (!record[chosen_field].is_array() || !record[rejected_field].is_array()) {
+    return missing("prompt");  // strings without a prompt: nothing to answer
+  }
+  if (auto problem = take_final_reply(chosen, chosen_field, out.chosen)) return problem;
+  if (auto problem = take_final_reply(rejected, rejected_field, out.rejected)) return problem;
+  const bool same_prompt = std::equal(chosen.begin(), chosen.end(), rejected.begin(), rejected.end(),
+                                      [](const ChatMessage& a, const ChatMessage& b) {
+                                        return a.role == b.role && a.content == b.content;
+                                      });
+  if (!same_prompt) {
+    return bad(rejected_field, "differs from '" + chosen_field + "' before the last message (the implicit prompt "
+                               "must be shared); give the prompt in 'prompt'");
+  }
+  out.messages.insert(out.messages.end(), chosen.begin(), chosen.end());
+  return std::nullopt;
+}
+
+// OpenAI / TRL messages, also LlamaFactory's newer records (typed content parts, loss_weight,
+// chosen_messages / rejected_messages for preferences).
 std::variant<Conversation, LineProblem> read_messages_shape(const json& record, PairKind kind,
                                                             const RecordSchema& schema) {
   Conversation out;
   if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  const bool whole_conversations = record.contains("chosen_messages");
+  if (whole_conversations) {
+    if (kind != PairKind::dpo) {
+      return LineProblem{"wrong kind", "a preference record (chosen_messages / rejected_messages); prep it with "
+                                       "--kind dpo"};
+    }
+    if (auto problem = read_whole_conversations(record, "chosen_messages", "rejected_messages", out)) return *problem;
+    return out;
+  }
   if (!record.contains("messages") || !record["messages"].is_array()) {
     return record.contains("messages") ? bad("messages", "is not a list of messages") : missing("messages");
   }
@@ -93,7 +186,7 @@ std::variant<Conversation, LineProblem> read_messages_shape(const json& record, 
 }
 
 // TRL: prompt + completion (trained alone), prompt + chosen/rejected, or chosen/rejected as
-// whole conversations sharing everything but their last message (the implicit prompt).
+// whole conversations.
 std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairKind kind, const RecordSchema& schema) {
   Conversation out;
   out.last_turn_only = true;
@@ -110,23 +203,7 @@ std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairK
     if (auto problem = read_preference(record, schema, out)) return *problem;
     return out;
   }
-  std::vector<ChatMessage> chosen, rejected;
-  if (auto problem = read_role_messages(record, schema.chosen, chosen)) return *problem;
-  if (auto problem = read_role_messages(record, schema.rejected, rejected)) return *problem;
-  if (!record[schema.chosen].is_array() || !record[schema.rejected].is_array()) {
-    return missing("prompt");  // strings without a prompt: nothing to answer
-  }
-  if (auto problem = take_final_reply(chosen, schema.chosen, out.chosen)) return *problem;
-  if (auto problem = take_final_reply(rejected, schema.rejected, out.rejected)) return *problem;
-  const bool same_prompt = std::equal(chosen.begin(), chosen.end(), rejected.begin(), rejected.end(),
-                                      [](const ChatMessage& a, const ChatMessage& b) {
-                                        return a.role == b.role && a.content == b.content;
-                                      });
-  if (!same_prompt) {
-    return bad(schema.rejected, "differs from '" + schema.chosen + "' before the last message (the implicit prompt "
-                                "must be shared); give the prompt in 'prompt'");
-  }
-  out.messages.insert(out.messages.end(), chosen.begin(), chosen.end());
+  if (auto problem = read_whole_conversations(record, schema.chosen, schema.rejected, out)) return *problem;
   return out;
 }
 
@@ -228,7 +305,7 @@ std::optional<RecordFormat> detect_record_format(const json& record, const Recor
   if (record.contains("prompt_ids")) return RecordFormat::ids;
   if (record.contains(schema.conversations)) return RecordFormat::sharegpt;
   if (record.contains(schema.instruction)) return RecordFormat::alpaca;
-  if (record.contains("messages")) return RecordFormat::messages;
+  if (record.contains("messages") || record.contains("chosen_messages")) return RecordFormat::messages;
   if (record.contains("prompt")) return RecordFormat::trl;
   if (record.contains(schema.chosen) && record[schema.chosen].is_array() && record.contains(schema.rejected)) {
     return RecordFormat::trl;

@@ -158,10 +158,17 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
     throw std::invalid_argument("the conversation must end with the assistant's message (the completion)");
   }
   check_turns(messages, kind_, true);
-  // The assistant turns that are trained: the last, or every one.
+  // The assistant turns that are trained: the last trainable one, or every one; the turns after
+  // the last carry no loss and are left out.
+  size_t last = messages.size();
+  for (size_t i = messages.size(); i-- > 0 && last == messages.size();) {
+    if (messages[i].role == "assistant" && messages[i].trained) last = i;
+  }
+  if (last == messages.size()) throw std::invalid_argument("no assistant message carries loss (all loss weights are 0)");
   std::vector<size_t> replies;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (messages[i].role == "assistant" && (train_on == TrainOn::all || i + 1 == messages.size())) replies.push_back(i);
+  for (size_t i = 0; i <= last; ++i) {
+    const bool trainable = messages[i].role == "assistant" && messages[i].trained;
+    if (trainable && (train_on == TrainOn::all || i == last)) replies.push_back(i);
   }
   const std::vector<ChatMessage> before_first(messages.begin(), messages.begin() + static_cast<int64_t>(replies[0]));
   RenderedConversation out{render_prompt(before_first), {}};

@@ -19,6 +19,7 @@ namespace st {
 struct ChatMessage {
   std::string role;  // system | user | assistant
   std::string content;
+  bool trained = true;  // an assistant turn that may carry loss (false: LlamaFactory's loss_weight 0)
 };
 
 enum class TemplateKind { llama3, llama2, chatml, qwen, mistral, plain };
@@ -75,11 +76,12 @@ class ChatTemplate {
   // The completion as text: the reply and the end of the assistant's turn.
   std::string render_completion(const std::string& reply) const;
 
-  // A conversation ending with an assistant turn: with TrainOn::last the prompt is everything
-  // before the last reply; with TrainOn::all everything before the first, and each later
-  // assistant turn is a trained span. Throws std::invalid_argument for turns the template
-  // cannot render (as render_prompt) or, for `plain`, several trained turns (it has no
-  // multi-turn form in which each prompt prefixes the next).
+  // A conversation ending with an assistant turn, cut after its last assistant turn that may be
+  // trained (`trained`): with TrainOn::last the prompt is everything before that reply; with
+  // TrainOn::all everything before the first trainable reply, and each later trainable
+  // assistant turn is a trained span. Throws std::invalid_argument when no turn may be trained,
+  // for turns the template cannot render (as render_prompt) or, for `plain`, several trained
+  // turns (it has no multi-turn form in which each prompt prefixes the next).
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
   TemplateKind kind() const { return kind_; }

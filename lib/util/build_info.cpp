@@ -2,8 +2,11 @@
 // they tell: a mismatched shared library on one node must show up).
 #include "util/build_info.h"
 
+#include <dlfcn.h>
 #include <hdf5.h>
 #include <mpi.h>
+
+#include <sstream>
 
 #include "build_config.h"
 #include "util/gpu_info.h"
@@ -30,7 +33,20 @@ std::string hdf5_version() {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
-std::vector<std::pair<std::string, std::string>> library_versions() {
+std::string blas_version() {
+  // OpenBLAS's own entry points, looked up at run time: libtorch links whichever BLAS the
+  // system's libblas.so.3 is.
+  using Text = char* (*)();
+  const auto config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+  const auto core = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (!config || !core) return "unknown (not OpenBLAS)";
+  std::istringstream words(config());  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
+  std::string name, version;
+  words >> name >> version;
+  return name + " " + version + " (core " + core() + ")";
+}
+
+std::vector<LibraryVersion> library_versions() {
   const GpuInfo gpu = query_gpu_info();
   std::string devices;
   for (const auto& name : gpu.devices) devices += (devices.empty() ? "" : ", ") + name;
@@ -43,7 +59,8 @@ std::vector<std::pair<std::string, std::string>> library_versions() {
       {"CUDA runtime", gpu.compiled ? format_cuda_version(gpu.cuda_runtime_version) : "not built"},
       {"CUDA driver", gpu.compiled ? format_cuda_version(gpu.cuda_driver_version) : "not built"},
       {"NCCL", gpu.compiled ? format_nccl_version(gpu.nccl_version) : "not built"},
-      {"GPUs", devices},
+      {"GPUs", devices, false},
+      {"BLAS", blas_version(), false},
   };
 }
 

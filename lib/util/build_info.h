@@ -3,7 +3,6 @@
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace st {
@@ -12,9 +11,16 @@ const char* git_sha();              // generated at build time, "abc123def456[-d
 std::string shardtune_version();    // "0.1.0+abc123def456[-dirty]"
 std::string mpi_library_version();  // "Open MPI v4.1.4"
 std::string hdf5_version();         // "1.10.8"
+// "OpenBLAS 0.3.21 (core Haswell)": the CPU BLAS libtorch calls and the kernels it picked for
+// this CPU (or OPENBLAS_CORETYPE); "unknown (not OpenBLAS)" for another BLAS.
+std::string blas_version();
 
-// (name, value) pairs in display order: shardtune, libtorch, MPI, HDF5, CUDA runtime, driver,
-// NCCL, GPUs.
-std::vector<std::pair<std::string, std::string>> library_versions();
+struct LibraryVersion {
+  std::string name;
+  std::string value;
+  bool same_on_every_rank = true;  // false: a node's own (its GPUs, its CPU's BLAS kernels)
+};
+// In display order: shardtune, libtorch, MPI, HDF5, CUDA runtime, driver, NCCL, GPUs, BLAS.
+std::vector<LibraryVersion> library_versions();
 
 }  // namespace st

@@ -11,6 +11,12 @@ work=$(mktemp -d /tmp/st_e2e_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAIL [$case_name]: $*"; exit 1; }
+# The bit-identity cases' second run (OPENBLAS_CORETYPE, cmake/testing.cmake) must really run
+# that core, or it would only repeat the first run.
+if [ -n "${OPENBLAS_CORETYPE:-}" ] && "$bin" --version | grep -q "BLAS: OpenBLAS"; then
+  "$bin" --version | grep -qi "BLAS: OpenBLAS .*(core $OPENBLAS_CORETYPE)" ||
+    fail "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but $("$bin" --version | grep BLAS)"
+fi
 metrics_check="python3 $(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
 
 # tensorboard_matches_metrics <run dir>: the run's TensorBoard event files, read back by

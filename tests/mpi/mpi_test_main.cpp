@@ -3,10 +3,14 @@
 // test aborts the job instead of hanging it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "mpi_test_main.h"
+#include "util/build_info.h"
 #include "util/log.h"
 
 namespace st::testing {
@@ -30,6 +34,21 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
   std::string test_name_;
 };
 
+// A run under OPENBLAS_CORETYPE (the bit-identity tests' second run) must get that core on
+// this rank, or it would only repeat the first run.
+bool blas_core_as_asked() {
+  const char* asked = std::getenv("OPENBLAS_CORETYPE");
+  std::string blas = blas_version();
+  if (!asked || !*asked || blas.rfind("OpenBLAS", 0) != 0) return true;
+  std::string wanted = std::string("(core ") + asked + ")";
+  for (std::string* text : {&blas, &wanted}) {
+    std::transform(text->begin(), text->end(), text->begin(), [](unsigned char c) { return std::tolower(c); });
+  }
+  if (blas.find(wanted) != std::string::npos) return true;
+  warn_all("OPENBLAS_CORETYPE=", asked, " but the BLAS runs ", blas_version());
+  return false;
+}
+
 }  // namespace
 
 World& test_world() { return *the_world; }
@@ -52,7 +71,7 @@ int main(int argc, char** argv) {
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new st::testing::FailurePrinter);
   }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  int failed = RUN_ALL_TESTS() != 0 || !st::testing::blas_core_as_asked() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   st::testing::the_communicator.reset();
   return failed;

@@ -132,11 +132,60 @@ TEST(RecordShapes, ProblemsNameTheField) {
             0u);
 }
 
+// LlamaFactory's newer records: content as typed parts (joined), loss_weight per message (an
+// untrained assistant turn is marked '-'), chosen_messages / rejected_messages for preferences.
+TEST(RecordShapes, LlamaFactoryV1PartsWeightsAndPreferences) {
+  auto weighted = [](const std::string& record, PairKind kind) {
+    const auto read = read_conversation(Json::parse(record), RecordFormat::messages, kind, {});
+    if (const auto* problem = std::get_if<LineProblem>(&read)) return "problem: " + problem->detail;
+    std::string out;
+    for (const ChatMessage& m : std::get<Conversation>(read).messages) {
+      out += m.role + (m.trained ? ":" : "-:") + m.content + " ";
+    }
+    if (kind == PairKind::dpo) out += "=> " + std::get<Conversation>(read).chosen + " / " + std::get<Conversation>(read).rejected;
+    return out;
+  };
+  EXPECT_EQ(weighted(R"({"messages": [
+      {"role": "user", "content": [{"type": "text", "value": "a"}, {"type": "text", "value": "b"}], "loss_weight": 0.0},
+      {"role": "assistant", "content": [{"type": "text", "value": "c"}], "loss_weight": 0.0},
+      {"role": "user", "content": [{"type": "text", "text": "d"}], "loss_weight": 0},
+      {"role": "assistant", "content": "e", "loss_weight": 1}]})", PairKind::sft),
+            "user:ab assistant-:c user:d assistant:e ");
+  const std::string turn = R"({"role": "system", "content": [{"type": "text", "value": "S"}], "loss_weight": 0.0},
+                              {"role": "user", "content": [{"type": "text", "value": "q"}], "loss_weight": 0.0})";
+  EXPECT_EQ(weighted(R"({"chosen_messages": [)" + turn + R"(, {"role": "assistant", "content": [{"type": "text",
+                         "value": "good"}], "loss_weight": 1.0}], "rejected_messages": [)" + turn +
+                         R"(, {"role": "assistant", "content": [{"type": "text", "value": "bad"}]}]})",
+                     PairKind::dpo),
+            "system:S user:q => good / bad");
+  // What cannot be honoured names the field and the fix.
+  EXPECT_EQ(weighted(R"({"messages": [{"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "b", "loss_weight": 0.5}]})", PairKind::sft),
+            "problem: field 'messages[1].loss_weight' is 0.5; shardtune trains a turn wholly or not at all, so only 0 "
+            "and 1 are honoured: round it, or drop the record");
+  EXPECT_EQ(weighted(R"({"messages": [{"role": "user", "content": "a", "loss_weight": 1},
+                        {"role": "assistant", "content": "b"}]})", PairKind::sft),
+            "problem: field 'messages[0].loss_weight' is 1 on a 'user' message; only assistant replies carry loss: set "
+            "it to 0");
+  EXPECT_EQ(weighted(R"({"messages": [{"role": "user", "content": [{"type": "image_url", "value": "x.png"}]},
+                        {"role": "assistant", "content": "b"}]})", PairKind::sft),
+            "problem: field 'messages[0].content[0].type' is 'image_url'; only text parts are read (tools, tool calls, "
+            "reasoning and media are not): drop the record or turn the part into text");
+  EXPECT_EQ(weighted(R"({"chosen_messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "x",
+                        "loss_weight": 0}], "rejected_messages": [{"role": "user", "content": "a"},
+                        {"role": "assistant", "content": "y"}]})", PairKind::dpo),
+            "problem: field 'chosen_messages[1].loss_weight' is 0 on the final reply, which is what the preference "
+            "loss compares: set it to 1");
+  EXPECT_EQ(weighted(R"({"chosen_messages": [], "rejected_messages": []})", PairKind::sft),
+            "problem: a preference record (chosen_messages / rejected_messages); prep it with --kind dpo");
+}
+
 TEST(RecordShapes, DetectionFromTheFields) {
   const RecordSchema schema;
   auto shape = [&](const char* record) { return detect_record_format(Json::parse(record), schema); };
   EXPECT_EQ(shape(R"({"prompt_ids": [1]})"), RecordFormat::ids);
   EXPECT_EQ(shape(R"({"messages": []})"), RecordFormat::messages);
+  EXPECT_EQ(shape(R"({"chosen_messages": [], "rejected_messages": []})"), RecordFormat::messages);
   EXPECT_EQ(shape(R"({"prompt": "a", "chosen": "b", "rejected": "c"})"), RecordFormat::trl);
   EXPECT_EQ(shape(R"({"chosen": [], "rejected": []})"), RecordFormat::trl);
   EXPECT_EQ(shape(R"({"conversations": []})"), RecordFormat::sharegpt);

