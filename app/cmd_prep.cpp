@@ -1,6 +1,7 @@
 // `shardtune prep`: token-id or text JSONL -> HDF5 pair dataset (lib/data/prep.h), on 1 or N
 // ranks; text records are tokenized with the model's tokenizer.json and a chat template.
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -18,6 +19,33 @@
 #include "util/timer.h"
 
 namespace st {
+
+namespace {
+
+// `prep --dataset-info DIR` alone: each entry, with the kind and shape prep reads it as, or
+// why it cannot.
+void print_dataset_info(const std::string& directory, int rank) {
+  const std::vector<DatasetInfoListing> listing = list_dataset_info(directory);
+  size_t readable = 0, width = 0;
+  for (const DatasetInfoListing& item : listing) {
+    readable += item.entry ? 1 : 0;
+    width = std::max(width, item.name.size());
+  }
+  if (rank != 0) return;
+  std::cout << directory << "/dataset_info.json: " << listing.size() << " entries, " << readable
+            << " that prep reads (prep --dataset-info DIR --dataset NAME --kind KIND)\n";
+  for (const DatasetInfoListing& item : listing) {
+    std::cout << "  " << item.name << std::string(width + 2 - item.name.size(), ' ');
+    if (item.entry) {
+      std::cout << "--kind " << enum_name(item.entry->kind) << ", " << enum_name(item.entry->format) << ", "
+                << item.entry->file << "\n";
+    } else {
+      std::cout << "refused: " << item.refusal << "\n";
+    }
+  }
+}
+
+}  // namespace
 
 int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
   World world(argc, argv);
@@ -38,7 +66,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
          "(docs/data-format.md)")
         ("format", optional_enum_flag(&o.format, "prep", "format", "auto"),
          "record shape: auto (from the file's first record) | ids | messages | trl | sharegpt | alpaca")
-        ("dataset-info", po::value(&dataset_info), "directory of a LlamaFactory dataset_info.json (with --dataset)")
+        ("dataset-info", po::value(&dataset_info),
+         "directory of a LlamaFactory dataset_info.json (with --dataset; alone: lists which entries prep reads)")
         ("dataset", po::value(&dataset), "entry of --dataset-info to read: its file_name, formatting, columns, tags")
         ("train-on", enum_flag(&o.train_on, "prep", "train-on"),
          "sft conversations: all (every assistant turn carries loss) | last (only the final reply)")
@@ -61,6 +90,10 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
+    if (!dataset_info.empty() && dataset.empty() && o.input.empty() && o.output.empty()) {
+      print_dataset_info(dataset_info, world.rank());
+      return kExitOk;
+    }
     if (!dataset_info.empty() || !dataset.empty()) {
       if (dataset_info.empty() || dataset.empty() || !o.input.empty() || o.format) {
         throw ConfigError("prep: --dataset-info DIR and --dataset NAME go together, instead of --input and --format");

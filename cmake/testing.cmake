@@ -67,18 +67,20 @@ function(st_add_test_executable target)
 endfunction()
 
 # Unit tests: one ctest entry per GoogleTest case. BIT_EXACT <gtest filter>: the cases that
-# assert bit-identity, also registered with the suffix _other_blas under the other core type.
+# assert bit-identity, also run as one entry <target>_bit_exact_other_blas under the other core
+# type (one entry: discovered tests take no list-valued properties such as two labels).
 function(st_add_unit_test target)
   cmake_parse_arguments(ARG "" "BIT_EXACT" "" ${ARGN})
   st_add_test_executable(${target} ${ARG_UNPARSED_ARGUMENTS})
   target_link_libraries(${target} PRIVATE GTest::gtest_main)
-  set(cores "ST_DEFAULT_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE}")
   gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST PROPERTIES LABELS unit TIMEOUT 120
-                       ENVIRONMENT "${cores};ST_EXPECTED_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE}")
+                       ENVIRONMENT "ST_EXPECTED_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE}")
   if(ARG_BIT_EXACT AND ST_OTHER_BLAS_CORETYPE)
-    gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST TEST_FILTER ${ARG_BIT_EXACT} TEST_SUFFIX _other_blas
-      PROPERTIES LABELS "unit;bit_exact;other_blas" TIMEOUT 120
-                 ENVIRONMENT "${cores};OPENBLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE};ST_EXPECTED_BLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE}")
+    set(twin ${target}_bit_exact_other_blas)
+    add_test(NAME ${twin} COMMAND ${target} --gtest_filter=${ARG_BIT_EXACT})
+    set_tests_properties(${twin} PROPERTIES TIMEOUT 300 ENVIRONMENT
+      "ST_DEFAULT_BLAS_CORETYPE=${ST_DEFAULT_BLAS_CORETYPE};ST_EXPECTED_BLAS_CORETYPE=${ST_OTHER_BLAS_CORETYPE}")
+    st_label_variant(${twin} unit TRUE)
   endif()
 endfunction()
 

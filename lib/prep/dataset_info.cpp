@@ -29,27 +29,23 @@ std::map<std::string, std::string RecordSchema::*> tag_fields() {
           {"function_tag", &RecordSchema::function_tag}};
 }
 
-}  // namespace
-
-DatasetInfoEntry read_dataset_info(const std::string& directory, const std::string& name, PairKind kind) {
-  const std::string path = directory + "/dataset_info.json";
+// DIR/dataset_info.json, its entries in file order.
+nlohmann::ordered_json read_index(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open (--dataset-info names the directory that holds it)");
-  json info;
+  nlohmann::ordered_json info;
   try {
-    info = json::parse(in);
+    info = nlohmann::ordered_json::parse(in);
   } catch (const json::parse_error& e) {
     throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
   }
-  const std::string where = path + ": dataset '" + name + "'";
-  if (!info.is_object() || !info.contains(name)) {
-    std::string names;
-    if (info.is_object()) {
-      for (const auto& [key, value] : info.items()) names += (names.empty() ? "" : ", ") + key;
-    }
-    throw ConfigError(where + " is not there; it has: " + (names.empty() ? "nothing" : names));
-  }
-  const json& entry = info[name];
+  if (!info.is_object()) throw ConfigError(path + ": not a JSON object of dataset entries");
+  return info;
+}
+
+// One entry as prep would read it; throws ConfigError naming `where` and the field.
+DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordered_json& entry,
+                            const std::string& where) {
   auto field = [&](const std::string& key) { return where + " field '" + key + "'"; };
   if (!entry.is_object()) throw ConfigError(where + " is not an object");
   if (!entry.contains("file_name") || !entry["file_name"].is_string()) {
@@ -70,11 +66,7 @@ DatasetInfoEntry read_dataset_info(const std::string& directory, const std::stri
   } else {
     throw ConfigError(field("formatting") + " is '" + formatting + "'; expected alpaca or sharegpt");
   }
-  const bool ranking = entry.value("ranking", false);
-  if (ranking != (kind == PairKind::dpo)) {
-    throw ConfigError(where + (ranking ? " is a ranking (preference) dataset; prep it with --kind dpo"
-                                       : " is not a ranking dataset (\"ranking\": true); prep it with --kind sft"));
-  }
+  out.kind = entry.value("ranking", false) ? PairKind::dpo : PairKind::sft;
   for (const auto& [section, fields] : {std::pair{"columns", column_fields()}, std::pair{"tags", tag_fields()}}) {
     if (!entry.contains(section)) continue;
     if (!entry[section].is_object()) throw ConfigError(field(section) + " is not an object");
@@ -90,6 +82,42 @@ DatasetInfoEntry read_dataset_info(const std::string& directory, const std::stri
     }
   }
   return out;
+}
+
+}  // namespace
+
+DatasetInfoEntry read_dataset_info(const std::string& directory, const std::string& name, PairKind kind) {
+  const std::string path = directory + "/dataset_info.json";
+  const nlohmann::ordered_json info = read_index(path);
+  const std::string where = path + ": dataset '" + name + "'";
+  if (!info.contains(name)) {
+    std::string names;
+    for (const auto& [key, value] : info.items()) names += (names.empty() ? "" : ", ") + key;
+    throw ConfigError(where + " is not there; it has: " + (names.empty() ? "nothing" : names));
+  }
+  const DatasetInfoEntry entry = read_entry(directory, info[name], where);
+  if (entry.kind != kind) {
+    throw ConfigError(where + (entry.kind == PairKind::dpo
+                                   ? " is a ranking (preference) dataset; prep it with --kind dpo"
+                                   : " is not a ranking dataset (\"ranking\": true); prep it with --kind sft"));
+  }
+  return entry;
+}
+
+std::vector<DatasetInfoListing> list_dataset_info(const std::string& directory) {
+  const std::string path = directory + "/dataset_info.json";
+  std::vector<DatasetInfoListing> listing;
+  const nlohmann::ordered_json info = read_index(path);  // items() must not outlive it
+  for (const auto& [name, entry] : info.items()) {
+    DatasetInfoListing item{name, std::nullopt, ""};
+    try {
+      item.entry = read_entry(directory, entry, "dataset '" + name + "'");
+    } catch (const ConfigError& e) {
+      item.refusal = e.what();
+    }
+    listing.push_back(std::move(item));
+  }
+  return listing;
 }
 
 }  // namespace st

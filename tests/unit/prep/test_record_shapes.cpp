@@ -140,7 +140,7 @@ TEST(RecordShapes, LlamaFactoryV1PartsWeightsAndPreferences) {
     if (const auto* problem = std::get_if<LineProblem>(&read)) return "problem: " + problem->detail;
     std::string out;
     for (const ChatMessage& m : std::get<Conversation>(read).messages) {
-      out += m.role + (m.trained ? ":" : "-:") + m.content + " ";
+      out += m.role + (m.role == "assistant" && !m.trained ? "-:" : ":") + m.content + " ";
     }
     if (kind == PairKind::dpo) out += "=> " + std::get<Conversation>(read).chosen + " / " + std::get<Conversation>(read).rejected;
     return out;
@@ -255,6 +255,16 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
             std::string::npos);
   EXPECT_NE(error_of("gone", PairKind::sft).find("missing.json is not a file"), std::string::npos);
   EXPECT_NE(error_of("images", PairKind::sft).find("field 'columns.images' is not supported"), std::string::npos);
+
+  // The listing (`prep --dataset-info DIR` alone): every entry in file order, read with the kind
+  // its ranking says, or refused with the reason read_dataset_info gives.
+  const std::vector<DatasetInfoListing> listing = list_dataset_info(dir_.string());
+  std::string seen;
+  for (const DatasetInfoListing& item : listing) {
+    seen += item.name + (item.entry ? std::string("=") + enum_name(item.entry->kind) : " refused") + ", ";
+  }
+  EXPECT_EQ(seen, "gone refused, hub refused, images refused, pref=dpo, sft=sft, ");
+  EXPECT_EQ(listing[1].refusal.rfind("dataset 'hub' field 'file_name' is missing", 0), 0u) << listing[1].refusal;
 }
 
 }  // namespace
