@@ -64,6 +64,7 @@ function(st_add_test_executable target)
   add_executable(${target} ${ARGN})
   target_link_libraries(${target} PRIVATE shardtune_lib GTest::gtest)
   target_compile_options(${target} PRIVATE -Wall -Wextra)
+  st_precompiled_headers(${target})
 endfunction()
 
 # Unit tests: one ctest entry per GoogleTest case. BIT_EXACT <gtest filter>: the cases that
