@@ -18,5 +18,11 @@ cmake --build "$build" -j"$(nproc)"
 echo "test.sh: build done after $(( $(date +%s) - start )) s"
 
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" "$@"
+# Where the time goes, printed after the run (passed or not): the 20 slowest tests.
+slowest() {
+  echo "test.sh: the 20 slowest tests (seconds):"
+  sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log | sort -rn | head -20 | sed 's/^/  /'
+}
+trap slowest EXIT
+ctest --output-on-failure -j"$(nproc)" "$@" | tee ctest.log
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

@@ -110,31 +110,45 @@ with open(sys.argv[2], "w", encoding="utf-8") as f:
     f.write(json.dumps(dict(first, messages=first["messages"] + second["messages"])) + "\n")
 PY
     prep_matches two_turns v1 sft "$work/two_turns.jsonl" --input "$work/two_turns.jsonl"
-    # What cannot be honoured is refused, naming the field and the fix.
-    refuse() {
-      python3 - "$data/$1" "$work/bad.jsonl" "$2" <<'PY'
+    # What cannot be honoured is skipped (or, with --strict, stops prep) naming the line, the
+    # field and the fix: copies of the first records with one thing changed each.
+    variants() {  # variants <source> <output> <edit>...: the source's first record edited each way
+      python3 - "$@" <<'PY'
 import json, sys
-record = json.loads(open(sys.argv[1], encoding="utf-8").readline())
-field = "messages" if "messages" in record else "chosen_messages"
-exec(sys.argv[3])
-open(sys.argv[2], "w", encoding="utf-8").write(json.dumps(record) + "\n")
+source, output, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+first = json.loads(open(source, encoding="utf-8").readline())
+with open(output, "w", encoding="utf-8") as f:
+    f.write(json.dumps(first) + "\n")  # line 1 is good
+    for edit in edits:
+        record = json.loads(json.dumps(first))
+        exec(edit)
+        f.write(json.dumps(record) + "\n")
 PY
-      run --exit 1 "$bin" prep --kind "$3" --input "$work/bad.jsonl" --output "$work/refused" --strict \
-        --tokenizer "$model" --template llama3
-      expect_output "$4"
     }
-    refuse v1_sft_demo.jsonl 'record[field][1]["loss_weight"] = 0.5' sft \
-      "field 'messages\[1\].loss_weight' is 0.5; shardtune trains a turn wholly or not at all"
-    refuse v1_sft_demo.jsonl 'record[field][0]["loss_weight"] = 1.0' sft \
-      "field 'messages\[0\].loss_weight' is 1 on a 'user' message; only assistant replies carry loss: set it to 0"
-    refuse v1_sft_demo.jsonl 'record[field][1]["content"].append({"type": "reasoning", "value": "hm"})' sft \
-      "field 'messages\[1\].content\[1\].type' is 'reasoning'; only text parts are read"
-    refuse v1_sft_demo.jsonl 'record[field][1]["loss_weight"] = 0.0' sft "no assistant message carries loss"
-    refuse v1_dpo_demo.jsonl 'record["rejected_messages"][2]["loss_weight"] = 0.0' dpo \
-      "field 'rejected_messages\[2\].loss_weight' is 0 on the final reply"
-    refuse v1_dpo_demo.jsonl 'record["rejected_messages"][1]["content"][0]["value"] += "!"' dpo \
-      "field 'rejected_messages' differs from 'chosen_messages' before the last message"
-    refuse v1_dpo_demo.jsonl 'pass' sft "a preference record \(chosen_messages / rejected_messages\); prep it with --kind dpo"
+    variants "$data/v1_sft_demo.jsonl" "$work/bad_sft.jsonl" \
+      'record["messages"][1]["loss_weight"] = 0.5' \
+      'record["messages"][0]["loss_weight"] = 1.0' \
+      'record["messages"][1]["content"].append({"type": "reasoning", "value": "hm"})' \
+      'record["messages"][1]["loss_weight"] = 0.0' \
+      'record = json.loads(open(sys.argv[1].replace("sft", "dpo")).readline())'
+    run --exit 0 "$bin" prep --kind sft --input "$work/bad_sft.jsonl" --output "$work/some_sft" \
+      --tokenizer "$model" --template llama3
+    expect_output "6 lines -> 1 train \+ 0 val pairs"
+    expect_output "5 malformed skipped \(bad field: 3, bad turns: 1, wrong kind: 1\)"
+    expect_output "bad_sft.jsonl:2: field 'messages\[1\].loss_weight' is 0.5; shardtune trains a turn wholly or not at all"
+    expect_output "bad_sft.jsonl:3: field 'messages\[0\].loss_weight' is 1 on a 'user' message; only assistant replies carry loss: set it to 0"
+    expect_output "bad_sft.jsonl:4: field 'messages\[1\].content\[1\].type' is 'reasoning'; only text parts are read"
+    expect_output "bad_sft.jsonl:5: no assistant message carries loss"
+    expect_output "bad_sft.jsonl:6: a preference record \(chosen_messages / rejected_messages\); prep it with --kind dpo"
+    variants "$data/v1_dpo_demo.jsonl" "$work/bad_dpo.jsonl" \
+      'record["rejected_messages"][2]["loss_weight"] = 0.0' \
+      'record["rejected_messages"][1]["content"][0]["value"] += "!"'
+    run --exit 1 "$bin" prep --kind dpo --input "$work/bad_dpo.jsonl" --output "$work/refused" --strict \
+      --tokenizer "$model" --template llama3
+    expect_output "bad_dpo.jsonl:2: field 'rejected_messages\[2\].loss_weight' is 0 on the final reply"
+    run --exit 0 "$bin" prep --kind dpo --input "$work/bad_dpo.jsonl" --output "$work/some_dpo" \
+      --tokenizer "$model" --template llama3
+    expect_output "bad_dpo.jsonl:3: field 'rejected_messages' differs from 'chosen_messages' before the last message"
     [ ! -e "$work/refused" ] || fail "a refused prep left an output"
     ;;
   *)
