@@ -38,12 +38,18 @@ std::string blas_version() {
   // system's libblas.so.3 is.
   using Text = char* (*)();
   const auto config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
-  const auto core = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!config || !core) return "unknown (not OpenBLAS)";
+  const std::string core = blas_core();
+  if (!config || core.empty()) return "unknown (not OpenBLAS)";
   std::istringstream words(config());  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
   std::string name, version;
   words >> name >> version;
-  return name + " " + version + " (core " + core() + ")";
+  return name + " " + version + " (core " + core + ")";
+}
+
+std::string blas_core() {
+  using Text = char* (*)();
+  const auto core = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return core ? core() : "";
 }
 
 std::vector<LibraryVersion> library_versions() {

@@ -14,6 +14,8 @@ std::string hdf5_version();         // "1.10.8"
 // "OpenBLAS 0.3.21 (core Haswell)": the CPU BLAS libtorch calls and the kernels it picked for
 // this CPU (or OPENBLAS_CORETYPE); "unknown (not OpenBLAS)" for another BLAS.
 std::string blas_version();
+// OpenBLAS's core name ("Haswell"), or "" for another BLAS.
+std::string blas_core();
 
 struct LibraryVersion {
   std::string name;
