@@ -58,7 +58,8 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const ModelShards shards = load_model_shards(config.model.path, config.model.preset, config.train.seed,
                                                  groups.shard->size(), groups.shard->rank());
     ReferenceModel reference(shards, groups,
-                             {compute_scalar_type(dtype), at::kFloat, device, config.model.logp_chunk_tokens});
+                             {compute_scalar_type(dtype), at::kFloat, device, config.model.logp_chunk_tokens,
+                              config.model.attention});
 
     const CollateOptions collate = collate_options(config, data.train->pad_id());
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,

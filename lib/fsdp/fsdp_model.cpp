@@ -275,7 +275,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                                  const RowLayout& layout) const {
   return make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
-                          options_.logp_chunk_tokens, layout, config_.sliding_window);
+                          options_.logp_chunk_tokens, layout, config_.sliding_window, options_.attention);
 }
 
 at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {

@@ -33,6 +33,7 @@ struct FsdpModelOptions {
   at::ScalarType reduce_dtype = at::kFloat;   // gradient reduce-scatter / all-reduce
   at::Device device = at::kCPU;               // where compute shards, gradients and gathers live
   int64_t logp_chunk_tokens = 1024;
+  AttentionPath attention = AttentionPath::varlen;  // packed / shared / windowed rows (model_options.h)
   // A frozen model (the DPO reference) runs forward only: no gradient shards, and its "master"
   // shards may already be in the compute dtype (then they are the compute copy).
   bool frozen = false;

@@ -26,6 +26,14 @@ void save_batch(AutogradContext* context, const TokenBatch& batch) {
   context->saved_data["adapter_scale"] = batch.adapter.scale;
   context->saved_data["adapter_dropout"] = batch.adapter.dropout;
   context->saved_data["adapter_seed"] = batch.adapter.dropout_seed;
+  const AttentionSpans& spans = batch.positions.spans;
+  if (!spans.defined()) return;
+  std::vector<at::Tensor> span_tensors{spans.query_offsets, spans.key_offsets};
+  if (spans.key_tokens.defined()) span_tensors.push_back(spans.key_tokens);
+  context->saved_data["span_tensors"] = span_tensors;
+  context->saved_data["query_starts"] = spans.query_starts;
+  context->saved_data["key_starts"] = spans.key_starts;
+  context->saved_data["span_sizes"] = std::vector<int64_t>{spans.longest_query, spans.longest_key, spans.window};
 }
 
 TokenBatch load_batch(AutogradContext* context) {
@@ -42,6 +50,18 @@ TokenBatch load_batch(AutogradContext* context) {
   batch.adapter.scale = context->saved_data["adapter_scale"].toDouble();
   batch.adapter.dropout = context->saved_data["adapter_dropout"].toDouble();
   batch.adapter.dropout_seed = context->saved_data["adapter_seed"].toInt();
+  if (!context->saved_data.count("span_tensors")) return batch;
+  AttentionSpans& spans = batch.positions.spans;
+  const std::vector<at::Tensor> span_tensors = context->saved_data["span_tensors"].toTensorVector();
+  spans.query_offsets = span_tensors[0];
+  spans.key_offsets = span_tensors[1];
+  if (span_tensors.size() > 2) spans.key_tokens = span_tensors[2];
+  spans.query_starts = context->saved_data["query_starts"].toIntVector();
+  spans.key_starts = context->saved_data["key_starts"].toIntVector();
+  const std::vector<int64_t> sizes = context->saved_data["span_sizes"].toIntVector();
+  spans.longest_query = sizes[0];
+  spans.longest_key = sizes[1];
+  spans.window = sizes[2];
   return batch;
 }
 

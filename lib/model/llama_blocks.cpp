@@ -101,15 +101,22 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
     k = kv_cache->keys[layer].narrow(2, 0, end);
     v = kv_cache->values[layer].narrow(2, 0, end);
   }
-  if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
-    k = repeat_kv_heads(k, heads / kv_heads);
-    v = repeat_kv_heads(v, heads / kv_heads);
+  at::Tensor merged;  // [B, T, H * head_dim]
+  if (positions.spans.defined()) {
+    // [B, heads, T, d] -> [B * T, heads, d]: the token-major layout of the varlen kernels.
+    auto tokens = [](const at::Tensor& t) { return t.transpose(1, 2).reshape({-1, t.size(1), t.size(3)}); };
+    merged = span_attention(tokens(q), tokens(k), tokens(v), positions.spans)
+                 .view({x.size(0), x.size(1), heads * head_dim});
+  } else {
+    if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
+      k = repeat_kv_heads(k, heads / kv_heads);
+      v = repeat_kv_heads(v, heads / kv_heads);
+    }
+    const at::Tensor attended = positions.attention_mask.defined()  // [B, H, T, head_dim]
+                                    ? compat::masked_attention(q, k, v, positions.attention_mask)
+                                    : compat::causal_attention(q, k, v);
+    merged = attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
   }
-  const at::Tensor attended = positions.attention_mask.defined()  // [B, H, T, head_dim]
-                                  ? compat::masked_attention(q, k, v, positions.attention_mask)
-                                  : compat::causal_attention(q, k, v);
-  const at::Tensor merged =
-      attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
   return projection(merged, w.o_proj, w.o_bias, w, LoraTarget::o, cache);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/activation_cache.h"
+#include "model/attention_spans.h"
 #include "model/lora.h"
 #include "model/model_config.h"
 #include "model/rms_norm.h"
@@ -20,10 +21,12 @@ namespace st {
 
 using TensorMap = std::unordered_map<std::string, at::Tensor>;
 
-// Where a micro-batch's tokens sit: their rotary tables and which keys each may attend to.
+// Where a micro-batch's tokens sit: their rotary tables and which keys each may attend to:
+// spans (attention_spans.h) when defined, else the mask when defined, else causal over each row.
 struct TokenPositions {
   RopeTables rope;            // [T, head_dim], or [R, 1, T, head_dim] for per-row positions
-  at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend; undefined = causal over each row
+  AttentionSpans spans;       // over the flattened [R * T] tokens
+  at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend (the oracle; generation's cache)
 };
 
 // One decoder layer's parameters; biases are undefined tensors when the model has none.

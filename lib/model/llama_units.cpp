@@ -77,7 +77,8 @@ at::Tensor window_band(const at::Tensor& positions, int64_t window) {
 
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window) {
+                            int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window,
+                            AttentionPath attention) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
   }
@@ -94,10 +95,15 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
   const bool windowed = sliding_window > 0 && sliding_window < length;
-  // Rows that start at position 0 and run causally: a mask only where the window cuts.
+  const bool masked = attention == AttentionPath::masked;
+  // Rows that start at position 0 and run causally: spans or a mask only where the window cuts.
   auto plain_rows = [&] {
     batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
     if (!windowed) return;
+    if (!masked) {
+      batch.positions.spans = row_spans(input_ids.size(0), length, sliding_window, device);
+      return;
+    }
     const at::Tensor steps = at::arange(length, at::TensorOptions().device(device).dtype(at::kLong)).unsqueeze(0);
     const at::Tensor causal = at::ones({length, length}, steps.options().dtype(at::kBool)).tril();
     batch.positions.attention_mask = window_band(steps, sliding_window).logical_and(causal);
@@ -117,6 +123,10 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   }
   const at::Tensor position_ids = to_device_async(layout.position_ids, device);
   batch.positions.rope = make_rope_tables_at(inverse_frequencies, position_ids, compute_dtype);
+  if (!masked) {
+    batch.positions.spans = layout_spans(layout, windowed ? sliding_window : 0, device);
+    if (batch.positions.spans.defined()) return batch;
+  }
   batch.positions.attention_mask = layout_attention_mask(layout, device);
   if (windowed) {
     batch.positions.attention_mask = batch.positions.attention_mask.logical_and(window_band(position_ids, sliding_window));

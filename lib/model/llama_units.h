@@ -14,6 +14,7 @@
 #include "model/activation_cache.h"
 #include "model/llama_blocks.h"
 #include "model/model_config.h"
+#include "model/model_options.h"
 #include "model/rope.h"
 #include "model/token_logp.h"
 
@@ -34,12 +35,14 @@ struct TokenBatch {
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
 // target positions costs the device no sync), `inverse_frequencies` from
 // rope_inverse_frequencies on `device`, `layout` for packed or prompt-shared rows (undefined:
-// one sequence per row), `sliding_window` the model's (0: none; a window shorter than the rows
-// puts the band into the attention mask). Inputs go to the device from pinned memory without
-// blocking the host.
+// one sequence per row), `sliding_window` the model's (0: none). Rows of one causal sequence
+// each need neither spans nor a mask; other rows (several sequences, a shared prompt, a window
+// shorter than the rows) get attention spans built here once, or with AttentionPath::masked
+// the [R, 1, T, T] mask. Inputs go to the device from pinned memory without blocking the host.
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
-                            int64_t logp_chunk_tokens, const RowLayout& layout = {}, int64_t sliding_window = 0);
+                            int64_t logp_chunk_tokens, const RowLayout& layout = {}, int64_t sliding_window = 0,
+                            AttentionPath attention = AttentionPath::varlen);
 
 enum class UnitRole { embedding, layer, head };
 // Units in execution order: 0 embedding, 1..L layers, L + 1 head.

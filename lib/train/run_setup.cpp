@@ -91,7 +91,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
   EngineOptions engine;
-  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens};
+  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens, config.model.attention};
   engine.optim = config.optim;
   engine.loss_scaling = compute_dtype == at::kHalf;
   engine.offload_threads = threads;

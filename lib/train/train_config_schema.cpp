@@ -14,6 +14,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       preset_names());
   schema.add(&c.model.logp_chunk_tokens, "logp_chunk_tokens",
       "tokens per lm_head log-prob chunk; bounds the [tokens, vocab] fp32 logits held at once");
+  schema.add(&c.model.attention, "attention",
+      "packed, prompt-shared and windowed rows: varlen = each sequence attends alone through cumulative "
+      "offsets (flash varlen on a GPU, per sequence on the CPU); masked = a [T, T] mask per row (slower)");
 
   schema.section("data", "tokenized training data");
   schema.add(&c.data.train, "train",

@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <limits>
-
+#include <optional>
+#include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "build_config.h"
 
@@ -32,6 +34,13 @@ inline std::string torch_version() {
          std::to_string(TORCH_VERSION_PATCH) + (ST_TORCH_CUDA ? " (CUDA)" : " (CPU)");
 }
 
+// Attention probabilities are summed in fp32 for 16-bit inputs (transformers' eager path) and
+// in the inputs' own type otherwise (an fp64 reference stays fp64).
+inline at::ScalarType softmax_dtype(const at::Tensor& scores) {
+  const at::ScalarType type = scores.scalar_type();
+  return type == at::kHalf || type == at::kBFloat16 ? at::kFloat : type;
+}
+
 // Causal self-attention, q/k/v [B, H, T, head_dim] with as many k/v heads as q heads. libtorch
 // 2.x: scaled_dot_product_attention (flash / memory-efficient kernels on CUDA). 1.13: the
 // explicit math path of transformers' eager attention (softmax in fp32, then back).
@@ -45,7 +54,7 @@ inline at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, con
   const at::Tensor future =
       at::ones({length, length}, q.options().dtype(at::kBool)).triu(1);
   scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(scores, -1, at::kFloat).to(q.scalar_type()), v);
+  return at::matmul(at::softmax(scores, -1, softmax_dtype(scores)).to(q.scalar_type()), v);
 #endif
 }
 
@@ -60,7 +69,38 @@ inline at::Tensor masked_attention(const at::Tensor& q, const at::Tensor& k, con
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
   scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
-  return at::matmul(at::softmax(scores, -1, at::kFloat).to(q.scalar_type()), v);
+  return at::matmul(at::softmax(scores, -1, softmax_dtype(scores)).to(q.scalar_type()), v);
+#endif
+}
+
+// The flash kernel's variable-length entry point with a sliding window exists from 2.5 on
+// (aten::_flash_attention_forward with cumulative offsets; differentiable through autograd).
+#if ST_TORCH_CUDA && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5))
+#define ST_FLASH_VARLEN 1
+#else
+#define ST_FLASH_VARLEN 0
+#endif
+constexpr bool kHasFlashVarlen = ST_FLASH_VARLEN;
+
+// q [Nq, H, d], k/v [Nk, Hkv, d] (bf16/fp16, CUDA), offsets [P + 1] int32 -> [Nq, H, d]: span
+// p's queries attend causally to its keys, aligned at the end (flash-attn 2's convention for
+// Lq != Lk), within `window` places when > 0. Without the kernel: never called (throws).
+inline at::Tensor flash_varlen_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                         const at::Tensor& query_offsets, const at::Tensor& key_offsets,
+                                         int64_t longest_query, int64_t longest_key, int64_t window) {
+#if ST_FLASH_VARLEN
+  std::optional<int64_t> left, right;
+  if (window > 0) {
+    left = window - 1;
+    right = 0;
+  }
+  return std::get<0>(at::_flash_attention_forward(q, k, v, query_offsets, key_offsets, longest_query, longest_key,
+                                                  /*dropout_p=*/0.0, /*is_causal=*/true, /*return_debug_mask=*/false,
+                                                  /*scale=*/std::nullopt, left, right));
+#else
+  (void)q, (void)k, (void)v, (void)query_offsets, (void)key_offsets, (void)longest_query, (void)longest_key,
+      (void)window;
+  throw std::logic_error("flash_varlen_attention: this libtorch has no flash varlen kernel");
 #endif
 }
 

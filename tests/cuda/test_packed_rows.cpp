@@ -1,66 +1,81 @@
-// Packed, prompt-shared rows on the GPU (masked scaled_dot_product_attention, per-row rotary
-// tables) against the plain rows (causal kernels): the same per-sequence log-probs and weight
-// gradients, in fp32 and bf16. Skipped without a GPU and a CUDA libtorch.
+// Attention on the GPU in every row layout (plain, packed, prompt-shared, packed+shared, each
+// also under a sliding window) at odd lengths: the varlen path (flash varlen in bf16, per span
+// in fp32) against the masked oracle, and packed+shared against the plain rows; per-sequence
+// log-probs and every weight gradient, in fp32 and bf16. Skipped without a GPU and a CUDA libtorch.
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
 #include <gtest/gtest.h>
-#include <torch/csrc/autograd/autograd.h>
 
-#include "data/collate.h"
-#include "model/llama_units.h"
-#include "model/model_weights.h"
+#include "attention_layouts.h"
 #include "model/presets.h"
-#include "parity.h"
-#include "prep/synth.h"
+#include "util/torch_compat.h"
 
 namespace st {
 namespace {
 
-using st::testing::relative_max_diff;
+using testing::AttentionLayoutCase;
+using testing::relative_max_difference;
 
-struct LogpsAndGrads {
-  at::Tensor logps;
-  std::vector<at::Tensor> grads;
-};
-
-LogpsAndGrads run(const ModelConfig& config, const TensorMap& initial, const MicroBatch& micro, at::ScalarType type) {
-  TensorMap tensors;
-  for (const auto& [name, tensor] : initial) tensors[name] = tensor.to(at::kCUDA, type).requires_grad_(true);
-  const at::Tensor inverse = rope_inverse_frequencies(config).to(at::kCUDA);
-  const TokenBatch batch = make_token_batch(micro.input_ids, micro.targets, inverse, type, 64, micro.layout);
-  const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, config), config, batch);
-  torch::autograd::backward({logps.sum()});
-  LogpsAndGrads out{logps.detach().cpu(), {}};
-  for (const auto& entry : initial) out.grads.push_back(tensors.at(entry.first).grad().to(at::kFloat).cpu());
-  return out;
-}
-
-void expect_parity(at::ScalarType type, double tolerance) {
+void expect_varlen_equals_masked(at::ScalarType type, double tolerance) {
   const ModelConfig config = preset_config("debug");
   const TensorMap weights = init_preset_weights(config, 7, at::kFloat);
-  SynthOptions synth;
-  synth.lengths = SynthLengths::ultrafeedback;
-  const PairTable table = synthesize_pairs(synth, 0, 6);
-  std::vector<Pair> pairs;
-  for (size_t i = 0; i < table.size(); ++i) pairs.push_back(table.at(i));
-  CollateOptions laid;
-  laid.packing = laid.share_prompt = true;
-  const LogpsAndGrads plain = run(config, weights, collate_pairs(pairs, PairKind::dpo, {}), type);
-  const LogpsAndGrads packed = run(config, weights, collate_pairs(pairs, PairKind::dpo, laid), type);
-  EXPECT_LE(relative_max_diff(packed.logps, plain.logps), tolerance) << c10::toString(type);
+  const std::vector<Pair> pairs = testing::uneven_pairs(9, 21);
+  for (const AttentionLayoutCase& c : testing::attention_layout_cases()) {
+    const MicroBatch micro = testing::layout_case_batch(pairs, c);
+    const auto varlen = testing::logps_and_grads(config, weights, micro, c, AttentionPath::varlen, at::kCUDA, type);
+    const auto masked = testing::logps_and_grads(config, weights, micro, c, AttentionPath::masked, at::kCUDA, type);
+    const std::string label = std::string(c.name) + " " + c10::toString(type);
+    EXPECT_LE(relative_max_difference(varlen.logps, masked.logps), tolerance) << label;
+    for (size_t i = 0; i < masked.grads.size(); ++i) {
+      EXPECT_LE(relative_max_difference(varlen.grads[i], masked.grads[i]), tolerance) << label << " grad " << i;
+    }
+  }
+}
+
+TEST(AttentionLayoutsOnGpu, VarlenEqualsTheMaskedPathInFp32) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
+  expect_varlen_equals_masked(at::kFloat, 1e-4);
+}
+
+TEST(AttentionLayoutsOnGpu, VarlenEqualsTheMaskedPathInBf16) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
+  expect_varlen_equals_masked(at::kBFloat16, 3e-2);
+}
+
+// bf16 on a libtorch with the kernel takes flash varlen, which the test above then covers.
+TEST(AttentionLayoutsOnGpu, Bf16TakesTheFlashVarlenKernel) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
+  if (!compat::kHasFlashVarlen) GTEST_SKIP() << "libtorch " << compat::torch_version() << " has no flash varlen";
+  EXPECT_TRUE(uses_flash_varlen(at::zeros({4, 4, 16}, at::TensorOptions(at::kCUDA).dtype(at::kBFloat16))));
+  EXPECT_FALSE(uses_flash_varlen(at::zeros({4, 4, 16}, at::TensorOptions(at::kCUDA).dtype(at::kFloat))));
+}
+
+// Packed + shared rows against the plain rows (causal kernels) through the default path.
+void expect_packed_equals_plain(at::ScalarType type, double tolerance) {
+  const ModelConfig config = preset_config("debug");
+  const TensorMap weights = init_preset_weights(config, 7, at::kFloat);
+  const std::vector<Pair> pairs = testing::uneven_pairs(9, 23);
+  const auto& cases = testing::attention_layout_cases();
+  const AttentionLayoutCase& plain_case = cases[0];
+  const AttentionLayoutCase& packed_case = cases[3];
+  const auto plain = testing::logps_and_grads(config, weights, testing::layout_case_batch(pairs, plain_case), plain_case,
+                                              AttentionPath::varlen, at::kCUDA, type);
+  const auto packed = testing::logps_and_grads(config, weights, testing::layout_case_batch(pairs, packed_case),
+                                               packed_case, AttentionPath::varlen, at::kCUDA, type);
+  EXPECT_LE(relative_max_difference(packed.logps, plain.logps), tolerance) << c10::toString(type);
   for (size_t i = 0; i < plain.grads.size(); ++i) {
-    EXPECT_LE(relative_max_diff(packed.grads[i], plain.grads[i]), tolerance) << c10::toString(type) << " grad " << i;
+    EXPECT_LE(relative_max_difference(packed.grads[i], plain.grads[i]), tolerance) << c10::toString(type) << " grad " << i;
   }
 }
 
 TEST(PackedRowsOnGpu, EqualThePlainRowsInFp32) {
   if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
-  expect_parity(at::kFloat, 1e-4);
+  expect_packed_equals_plain(at::kFloat, 1e-4);
 }
 
 TEST(PackedRowsOnGpu, EqualThePlainRowsInBf16) {
   if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
-  expect_parity(at::kBFloat16, 3e-2);
+  expect_packed_equals_plain(at::kBFloat16, 3e-2);
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST(PackedEquivalence, SlidingWindowHoldsInEveryLayout) {
   const Model windowed(3, 5);
   expect_layouts_equal_plain_rows(windowed);
   const MicroBatch plain = collate_pairs(varied_pairs(PairKind::dpo, 6), PairKind::dpo, options_of({"plain", false, false}));
-  EXPECT_TRUE(windowed.batch(plain).positions.attention_mask.defined());
+  EXPECT_EQ(windowed.batch(plain).positions.spans.window, 5);
   EXPECT_GT(relative_difference(windowed.sequence_logps(plain), Model(3).sequence_logps(plain)), 1e-3);
 }
 
@@ -173,7 +173,7 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
 }
 
 // Packing that finds nothing to pack (every sequence longer than half a row) leaves plain
-// causal rows: no mask, the fast kernels, the same log-probs.
+// causal rows: neither spans nor a mask, the fast kernels, the same log-probs.
 TEST(PackedEquivalence, RowsOfOneSequenceRunWithoutAMask) {
   const Model model(3);
   const std::vector<Pair> pairs = varied_pairs(PairKind::sft, 3);
@@ -184,11 +184,12 @@ TEST(PackedEquivalence, RowsOfOneSequenceRunWithoutAMask) {
   const MicroBatch packed = collate_pairs(pairs, PairKind::sft, options);
   ASSERT_EQ(packed.input_ids.size(0), 3);
   EXPECT_FALSE(model.batch(packed).positions.attention_mask.defined());
+  EXPECT_FALSE(model.batch(packed).positions.spans.defined());
   const MicroBatch plain = collate_pairs(pairs, PairKind::sft, options_of({"plain", false, false}));
   EXPECT_LT(relative_difference(model.sequence_logps(packed), model.sequence_logps(plain)), kTolerance);
   options.max_tokens = 0;
-  options.cutoff_len = 200;  // one row holds all three, and the mask is needed
-  EXPECT_TRUE(model.batch(collate_pairs(pairs, PairKind::sft, options)).positions.attention_mask.defined());
+  options.cutoff_len = 200;  // one row holds all three: three spans
+  EXPECT_EQ(model.batch(collate_pairs(pairs, PairKind::sft, options)).positions.spans.count(), 3);
 }
 
 // Changing one sequence's tokens leaves every other sequence's log-prob exactly as it was.
