@@ -44,6 +44,7 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     int64_t micro_batch = 1;
     DataOptions data;
     bool share_prompt = false;
+    AttentionPath attention = AttentionPath::varlen;
     double gpu_gib = 80.0;
     TrainMethod method = TrainMethod::full;
     LoraOptions lora;
@@ -62,7 +63,9 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
         ("micro-batch", po::value(&micro_batch)->default_value(1), "pairs (dpo) or sequences (sft) per micro-batch")
         ("seq-len", po::value(&data.cutoff_len)->default_value(2048), "tokens per sequence (data.cutoff_len)")
         ("micro-batch-tokens", po::value(&data.micro_batch_tokens)->default_value(0),
-         "data.micro_batch_tokens: > 0 cuts micro-batches by tokens")
+         "data.micro_batch_tokens: > 0 cuts micro-batches by tokens; -1 = auto (with --packing)")
+        ("attention", enum_flag(&attention, "estimate", "attention"), "model.attention: varlen | masked")
+        ("compute-copy", enum_flag(&in.compute_copy, "estimate", "compute-copy"), "train.compute_copy: kept | per_gather")
         ("packing", po::bool_switch(&data.packing), "data.packing: several sequences per row")
         ("share-prompt", po::bool_switch(&share_prompt), "dpo.share_prompt: one [prompt, chosen, rejected] row per pair")
         ("logp-chunk", po::value(&in.logp_chunk_tokens)->default_value(1024), "model.logp_chunk_tokens")
@@ -76,8 +79,11 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     if (!parse_command_options("estimate", args, options, 0)) return kExitOk;
     if (preset.empty() == model_dir.empty()) throw ConfigError("estimate: give exactly one of --preset or --model");
     const ModelConfig config = preset.empty() ? load_model_config(model_dir) : preset_config(preset);
-    if (micro_batch < 1 || data.cutoff_len < 1 || data.micro_batch_tokens < 0) {
-      throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1, --micro-batch-tokens >= 0");
+    if (micro_batch < 1 || data.cutoff_len < 1 || data.micro_batch_tokens < kAutoMicroBatchTokens) {
+      throw ConfigError("estimate: --micro-batch and --seq-len must be >= 1, --micro-batch-tokens >= 0 or -1 (auto)");
+    }
+    if (data.micro_batch_tokens == kAutoMicroBatchTokens && !data.packing) {
+      throw ConfigError("estimate: --micro-batch-tokens -1 (auto) sizes packed rows: add --packing");
     }
     if (method == TrainMethod::lora) {
       if (lora.r < 1) throw ConfigError("estimate: --lora-r must be >= 1");
@@ -86,9 +92,10 @@ int run_estimate(std::vector<std::string> args, int&, char**&) {
     in.offload = offload == Offload::cpu;
     in.on_gpu = device == EstimateDevice::gpu;
     in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(resolve_compute_dtype(dtype, in.on_gpu))));
-    set_micro_batch(in, largest_micro_batch(stage, micro_batch, data, share_prompt));
     in.device_bytes = static_cast<int64_t>(gpu_gib * 1024.0 * 1024.0 * 1024.0);
-    std::cout << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
+    const std::string token_budget = resolve_token_budget(config, in, stage, data, share_prompt, attention);
+    set_micro_batch(in, largest_micro_batch(stage, micro_batch, data, share_prompt, attention));
+    std::cout << token_budget << format_memory_report(config, preset.empty() ? model_dir : "preset " + preset, in,
                                       estimate_memory(config, in), gpu_gib);
     return kExitOk;
   });

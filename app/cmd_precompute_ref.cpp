@@ -12,6 +12,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "fsdp/shard_source.h"
+#include "train/recompute_choice.h"
 #include "train/reference_precompute.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
@@ -61,7 +62,10 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
                              {compute_scalar_type(dtype), at::kFloat, device, config.model.logp_chunk_tokens,
                               config.model.attention});
 
-    const CollateOptions collate = collate_options(config, data.train->pad_id());
+    CollateOptions collate = collate_options(config, data.train->pad_id());
+    const int64_t compute_bytes = c10::elementSize(compute_scalar_type(dtype));
+    collate.max_tokens = fit_micro_batch_tokens(config, model, groups.shard->size(), compute_bytes,
+                                                device_available_bytes(config, cuda_device_index(device)));
     const ReferenceInfo info{config.model.path.empty() ? shards.description : config.model.path, config.data.cutoff_len,
                              enum_name(dtype),
                              model_fingerprint(config.model.path, config.model.preset, config.train.seed)};

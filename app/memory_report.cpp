@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "train/recompute_choice.h"
+
 namespace st {
 namespace {
 
@@ -14,6 +16,24 @@ std::string gib(int64_t bytes) {
 
 }  // namespace
 
+std::string resolve_token_budget(const ModelConfig& config, const EstimateInputs& in, Stage stage, DataOptions& data,
+                                 bool share_prompt, AttentionPath attention) {
+  if (data.micro_batch_tokens != kAutoMicroBatchTokens) return "";
+  const int64_t device = in.device_bytes > 0 ? in.device_bytes : int64_t{80} << 30;
+  const int64_t available = in.on_gpu ? device - estimate_memory(config, in).device_states : -1;
+  data.micro_batch_tokens = fit_micro_batch_tokens(config, in, stage, data, share_prompt, attention, available);
+  std::ostringstream out;
+  out << "micro-batch tokens: auto -> " << data.micro_batch_tokens;
+  if (in.on_gpu) {
+    out << " (a " << gib(device) << " device less the model states, 3/4 for the full-recompute working set;"
+        << " a run decides from its GPU's free memory)";
+  } else {
+    out << " (the CPU budget)";
+  }
+  out << "\n";
+  return out.str();
+}
+
 std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,
                                  const MemoryEstimate& e, double gpu_gib) {
   std::ostringstream out;
@@ -23,7 +43,9 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
       << "micro-batch: " << in.micro_batch_rows << " row(s) x " << in.seq_len << " tokens"
       << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "") << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"
-      << "  params (fp32 master + compute copy) " << gib(e.params) << "\n";
+      << (in.compute_copy == ComputeCopy::per_gather ? "  params (fp32 master; cast per gather)"
+                                                     : "  params (fp32 master + compute copy) ")
+      << gib(e.params) << "\n";
   if (in.adapters.present()) {
     out << "    of which the frozen LoRA base     " << gib(e.frozen_bytes) << " (compute dtype only; r " << in.adapters.r
         << " adapters on " << in.adapters.targets.size() << " projection(s) per layer)\n";

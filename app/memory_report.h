@@ -6,9 +6,18 @@
 #include <string>
 
 #include "fsdp/memory_estimate.h"
+#include "data/data_options.h"
 #include "model/model_config.h"
+#include "model/model_options.h"
+#include "train/train_options.h"
 
 namespace st {
+
+// data.micro_batch_tokens = -1 (auto) resolved into `data` as a run would on a device of
+// in.device_bytes (80 GiB when 0) once the model states are in place (CPU: the CPU budget);
+// returns the line that says so, "" when the budget is not auto.
+std::string resolve_token_budget(const ModelConfig& config, const EstimateInputs& in, Stage stage, DataOptions& data,
+                                 bool share_prompt, AttentionPath attention);
 
 std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,
                                  const MemoryEstimate& estimate, double gpu_gib);

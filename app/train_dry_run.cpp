@@ -68,11 +68,15 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   in.offload = config.optim.offload == Offload::cpu;
   in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(plan.compute_dtype)));
   in.on_gpu = shape.on_gpu;
-  set_micro_batch(in, largest_micro_batch(config));
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.recompute = config.train.recompute;
+  in.compute_copy = config.train.compute_copy;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
   in.adapters = adapter_shape(config);
+  TrainConfig sized = config;
+  const std::string token_budget = resolve_token_budget(model, in, config.train.stage, sized.data,
+                                                        config.dpo.share_prompt, config.model.attention);
+  set_micro_batch(in, largest_micro_batch(sized));
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
   int64_t smallest = units.front().shard_numel, largest = 0;
@@ -97,6 +101,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
         << smallest << " .. " << largest << " elements per rank and unit\n"
         << format_memory_report(model, config.model.path.empty() ? "preset " + config.model.preset : config.model.path,
                                 in, estimate, 0.0)
+        << token_budget
         << (in.recompute == Recompute::automatic && shape.on_gpu && in.device_bytes == 0
                 ? "recompute auto: the plan above assumes no memory limit; a run decides at start from the GPU's "
                   "free memory (or set train.memory_budget_gib)\n"

@@ -90,14 +90,24 @@ void FsdpModel::refresh_compute_shards(bool written_in_place) {
   gathered_.clear();  // gathered copies of the old values must not be reused
   if (written_in_place) return;
   compute_.clear();
+  if (casts_per_gather()) return;
   for (const auto& master : master_) compute_.push_back(master.to(options_.device, options_.compute_dtype));
+}
+
+bool FsdpModel::casts_per_gather() const {
+  return options_.compute_copy == ComputeCopy::per_gather && !master_.empty() &&
+         master_.front().device() == options_.device;
+}
+
+at::Tensor FsdpModel::compute_shard(size_t unit) const {
+  return compute_.empty() ? master_[unit].to(options_.compute_dtype) : compute_[unit];
 }
 
 EngineMemory FsdpModel::memory() const {
   EngineMemory memory;
   for (size_t u = 0; u < units_.size(); ++u) {
     memory.params += storage_bytes(master_[u]);
-    if (!compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
+    if (!compute_.empty() && !compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
     if (base_.present()) memory.params += storage_bytes(base_.shards[u]);
     if (!options_.frozen) memory.grads += storage_bytes(grads_[u]);
   }
@@ -129,7 +139,8 @@ void FsdpModel::start_gather(size_t unit) {
   stall_if_injected(unit);
   Gathered& entry = gathered_[unit];
   // An adapter run's embedding and head units hold no adapters: nothing of theirs to gather.
-  entry.flat = units_[unit].numel == 0 ? compute_[unit] : gather(compute_[unit], units_[unit].padded_numel, entry.work);
+  entry.source = compute_shard(unit);
+  entry.flat = units_[unit].numel == 0 ? entry.source : gather(entry.source, units_[unit].padded_numel, entry.work);
   if (base_.present()) entry.base_flat = gather(base_.shards[unit], base_.units[unit].padded_numel, entry.base_work);
   if (groups_.shard->size() > 1) {
     int64_t alive = 0;

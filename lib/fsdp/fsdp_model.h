@@ -34,6 +34,7 @@ struct FsdpModelOptions {
   at::Device device = at::kCPU;               // where compute shards, gradients and gathers live
   int64_t logp_chunk_tokens = 1024;
   AttentionPath attention = AttentionPath::varlen;  // packed / shared / windowed rows (model_options.h)
+  ComputeCopy compute_copy = ComputeCopy::kept;     // fsdp_options.h
   // A frozen model (the DPO reference) runs forward only: no gradient shards, and its "master"
   // shards may already be in the compute dtype (then they are the compute copy).
   bool frozen = false;
@@ -86,6 +87,8 @@ class FsdpModel {
   // After the optimizer changed the masters: the compute-dtype copies follow (are made from the
   // masters, unless the optimizer already wrote them in place).
   void refresh_compute_shards(bool written_in_place = false);
+  // ComputeCopy::per_gather in effect (the masters live on the compute device).
+  bool casts_per_gather() const;
 
   CommBytes& comm_bytes() { return comm_; }
   EngineMemory memory() const;  // params, grads, gathered_peak (optimizer: ShardedAdamW)
@@ -118,6 +121,7 @@ class FsdpModel {
  private:
   struct Gathered {
     at::Tensor flat, base_flat;
+    at::Tensor source;  // the cast shard an asynchronous gather reads (per_gather), held until done
     Work work, base_work;
   };
   struct Reduction {
@@ -128,6 +132,8 @@ class FsdpModel {
   };
   void stall_if_injected(size_t unit) const;
   void start_gather(size_t unit);
+  // This unit's shard in the compute dtype: the kept copy, or the master cast now.
+  at::Tensor compute_shard(size_t unit) const;
   at::Tensor gather(const at::Tensor& shard, int64_t padded_numel, Work& work);
   UnitFlats wait_gathered(size_t unit);
   at::Tensor run_units(const TokenBatch& batch);

@@ -18,6 +18,11 @@ int64_t shard_group_size(const EstimateInputs& in) {
   return 1;
 }
 
+// Compute-dtype shards cast from device masters at each gather (FsdpModel::casts_per_gather).
+bool casts_per_gather(const EstimateInputs& in) {
+  return in.compute_copy == ComputeCopy::per_gather && in.compute_bytes != 4 && !(in.offload && in.on_gpu);
+}
+
 // Peak of gathered parameters (compute dtype) plus, in backward, one unit's flat gradient in
 // the compute dtype and in fp32 for the reduction.
 // `largest_gradient`: elements of the largest unit gradient (the trained units').
@@ -37,7 +42,8 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
       parameters = std::max(parameters, needed[u] + (u + 1 < units.size() ? needed[u + 1] : 0));
     }
   }
-  if (group == 1) parameters = 0;  // whole units are local: nothing is gathered
+  // Whole units are local: nothing is gathered, unless each is cast from its master per use.
+  if (group == 1 && !casts_per_gather(in)) parameters = 0;
   return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4);
 }
 
@@ -79,7 +85,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   if (!in.adapters.present()) e.frozen_bytes = 0;
   e.shard_elements = n + e.frozen_bytes / in.compute_bytes;
   // The compute copy is its own tensor unless it is the fp32 master on the same device.
-  const bool separate_compute_copy = in.compute_bytes != 4 || (in.offload && in.on_gpu);
+  const bool separate_compute_copy = (in.compute_bytes != 4 || (in.offload && in.on_gpu)) && !casts_per_gather(in);
   e.params = e.frozen_bytes + 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
   e.grads = 4 * n;
   e.optimizer = 8 * n;

@@ -34,6 +34,7 @@ struct EstimateInputs {
   bool masked_attention = false;   // packed or prompt-shared rows: a [rows, 1, seq, seq] mask
   int64_t logp_chunk_tokens = 1024;
   Recompute recompute = Recompute::full;
+  ComputeCopy compute_copy = ComputeCopy::kept;  // per_gather: no kept copy, the gathered units are casts
   // For recompute = auto: device bytes (a GPU's size) the estimate fills up to; 0 = unlimited.
   int64_t device_bytes = 0;
   AdapterShape adapters;  // LoRA: a frozen base in the compute dtype, states for the adapters only

@@ -41,22 +41,58 @@ RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& m
   return choice;
 }
 
-int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
-                            int64_t compute_bytes, int cuda_device) {
-  if (cuda_device < 0) return -1;
+int64_t fit_micro_batch_tokens(const ModelConfig& model, EstimateInputs in, Stage stage, const DataOptions& data,
+                               bool share_prompt, AttentionPath attention, int64_t available_bytes) {
+  if (data.micro_batch_tokens != kAutoMicroBatchTokens) return data.micro_batch_tokens;
+  const int64_t longest_segment = share_prompt && stage == Stage::dpo ? 2 * data.cutoff_len : data.cutoff_len;
+  if (available_bytes < 0) return std::max(kCpuTokenBudget, longest_segment);
+  DataOptions sized = data;
+  in.recompute = Recompute::full;
+  for (int64_t tokens = kTokenBudgetCeiling;; tokens /= 2) {
+    sized.micro_batch_tokens = std::max(tokens, longest_segment);
+    set_micro_batch(in, largest_micro_batch(stage, 1, sized, share_prompt, attention));
+    const MemoryEstimate estimate = estimate_memory(model, in);
+    const int64_t working = estimate.gathered + estimate.activations + kRecomputeMarginBytes;
+    if (4 * working <= 3 * available_bytes || tokens <= longest_segment) return sized.micro_batch_tokens;
+  }
+}
+
+namespace {
+
+// The estimate's inputs for this run, but the micro-batch.
+EstimateInputs run_estimate_inputs(const TrainConfig& config, int shard_group_size, int64_t compute_bytes) {
   EstimateInputs in;
   in.compute_bytes = compute_bytes;
-  set_micro_batch(in, largest_micro_batch(config));
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.ranks_per_node = shard_group_size;
   in.adapters = adapter_shape(config);
+  in.compute_copy = config.train.compute_copy;
+  return in;
+}
+
+}  // namespace
+
+int64_t fit_micro_batch_tokens(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
+                               int64_t compute_bytes, int64_t available_bytes) {
+  return fit_micro_batch_tokens(model, run_estimate_inputs(config, shard_group_size, compute_bytes), config.train.stage,
+                                config.data, config.dpo.share_prompt, config.model.attention, available_bytes);
+}
+
+int64_t device_available_bytes(const TrainConfig& config, int cuda_device) {
+  if (cuda_device < 0) return -1;
+  return config.train.memory_budget_gib > 0.0
+             ? static_cast<int64_t>(config.train.memory_budget_gib * kGiB) - compat::allocated_gpu_memory_bytes(cuda_device)
+             : compat::free_gpu_memory_bytes(cuda_device);
+}
+
+int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
+                            int64_t compute_bytes, int cuda_device) {
+  if (cuda_device < 0) return -1;
+  EstimateInputs in = run_estimate_inputs(config, shard_group_size, compute_bytes);
+  set_micro_batch(in, largest_micro_batch(config));
   const MemoryEstimate estimate = estimate_memory(model, in);
   const int64_t working = estimate.gathered + estimate.activations + kRecomputeMarginBytes;
-  const int64_t available =
-      config.train.memory_budget_gib > 0.0
-          ? static_cast<int64_t>(config.train.memory_budget_gib * kGiB) - compat::allocated_gpu_memory_bytes(cuda_device)
-          : compat::free_gpu_memory_bytes(cuda_device);
-  return std::max<int64_t>(0, available - working);
+  return std::max<int64_t>(0, device_available_bytes(config, cuda_device) - working);
 }
 
 }  // namespace st

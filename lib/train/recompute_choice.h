@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fsdp/memory_estimate.h"
 #include "fsdp/recompute.h"
 #include "model/model_config.h"
 #include "train/train_config.h"
@@ -18,6 +19,21 @@ struct RecomputeChoice {
   std::vector<Recompute> plan;  // per unit
   std::string reason;           // "auto: 3.2 GiB budget" for the log and the dry run
 };
+
+// data.micro_batch_tokens = -1 (auto, packed rows): the largest of 16384, 8192, ... tokens (never
+// below the longest segment) whose working set with full recompute (the estimate's gathered
+// units, saved inputs, one layer's recompute, the head, the margin) takes at most 3/4 of
+// `available_bytes`, the rest left for what recompute = auto keeps; 4096 on the CPU
+// (available < 0). `in` holds everything but the micro-batch. Other values come back as they are.
+constexpr int64_t kTokenBudgetCeiling = 16384, kCpuTokenBudget = 4096;
+int64_t fit_micro_batch_tokens(const ModelConfig& model, EstimateInputs in, Stage stage, const DataOptions& data,
+                               bool share_prompt, AttentionPath attention, int64_t available_bytes);
+// A run's budget: `available_bytes` as device_available_bytes gives it.
+int64_t fit_micro_batch_tokens(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
+                               int64_t compute_bytes, int64_t available_bytes);
+// Device bytes the step may use now: train.memory_budget_gib less what is allocated, else the
+// GPU's free memory; < 0 on the CPU (cuda_device < 0).
+int64_t device_available_bytes(const TrainConfig& config, int cuda_device);
 
 // `budget_bytes` for auto (< 0 = unlimited): device_budget_bytes() on a GPU.
 RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& model, int shard_group_size,

@@ -91,7 +91,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
   EngineOptions engine;
-  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens, config.model.attention};
+  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens, config.model.attention,
+                  t.compute_copy};
   engine.optim = config.optim;
   engine.loss_scaling = compute_dtype == at::kHalf;
   engine.offload_threads = threads;
@@ -127,9 +128,16 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
          loaded.manifest.world_size, " rank(s), now ", world.size(), ")");
   }
   const int64_t compute_bytes = c10::elementSize(compute_dtype);
+  const int cuda_device = cuda_device_index(run.device);
+  // Model states are in place: the token budget, then recompute, size to what is left.
+  TrainConfig sized = config;
+  sized.data.micro_batch_tokens = run.micro_batch_tokens =
+      fit_micro_batch_tokens(config, model, shard_size, compute_bytes, device_available_bytes(config, cuda_device));
+  if (config.data.micro_batch_tokens == kAutoMicroBatchTokens) {
+    log0("train: data.micro_batch_tokens auto -> ", run.micro_batch_tokens, " tokens per micro-batch");
+  }
   const RecomputeChoice recompute = choose_recompute(
-      config, model, shard_size, compute_bytes,
-      device_budget_bytes(config, model, shard_size, compute_bytes, cuda_device_index(run.device)));
+      sized, model, shard_size, compute_bytes, device_budget_bytes(sized, model, shard_size, compute_bytes, cuda_device));
   run.engine->model().set_recompute(recompute.plan);
   stop_if_requested_during(*run.host, "checkpoint");
   log0("train: recompute ", recompute.reason);

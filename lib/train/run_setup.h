@@ -40,6 +40,7 @@ struct RunSetup {
   TrainProgress progress;                     // where training stands (restored on resume)
   std::optional<std::string> resume_from;     // the checkpoint this run continues
   double peak_tflops = 0.0;                   // for MFU; 0 = unknown
+  int64_t micro_batch_tokens = 0;             // data.micro_batch_tokens resolved (auto sized to the memory)
 };
 
 // Collective over the world: decides between a fresh start and a resume (train.resume), opens

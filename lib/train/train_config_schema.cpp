@@ -31,7 +31,8 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.data.group_by_length, "group_by_length",
       "sort each rank's share of a step by length before cutting micro-batches (less padding)");
   schema.add(&c.data.micro_batch_tokens, "micro_batch_tokens",
-      "> 0: micro-batches hold as many pairs as fit in this many padded tokens [tokens]");
+      "> 0: micro-batches hold as many pairs as fit in this many padded tokens [tokens]; -1 = auto (with "
+      "data.packing): the largest budget up to 16384 that fits the device with room for kept activations");
   schema.add(&c.data.packing, "packing",
       "several whole sequences per row up to data.cutoff_len (or data.micro_batch_tokens), attention kept "
       "inside each; the same losses as unpacked, without the padding");
@@ -54,6 +55,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.recompute, "recompute",
       "activation recomputation per decoder layer: full = keep inputs only; selective = also the matmul "
       "outputs; none = keep everything; auto = the most that fits train.memory_budget_gib");
+  schema.add(&c.train.compute_copy, "compute_copy",
+      "the compute-dtype copy of the parameter shards: kept = made once per step (fastest); per_gather = "
+      "cast from the fp32 masters at each unit's gather (2 bytes per shard parameter less memory)");
   schema.add(&c.train.memory_budget_gib, "memory_budget_gib",
       "device memory recompute=auto may fill [GiB]; 0 = the GPU's free memory less a margin (CPU: unlimited)");
   schema.add(&c.train.log_every, "log_every", "optimizer steps between metric lines");

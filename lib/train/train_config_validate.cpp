@@ -30,8 +30,10 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   problems.require(c.data.val_size >= 0.0 && c.data.val_size < 1.0, "data.val_size",
                    c.data.val_size, "must be in [0, 1)");
   problems.require(c.data.cutoff_len >= 2, "data.cutoff_len", c.data.cutoff_len, "must be >= 2");
-  problems.require(c.data.micro_batch_tokens >= 0, "data.micro_batch_tokens",
-                   c.data.micro_batch_tokens, "must be >= 0 (0 = by pair count)");
+  problems.require(c.data.micro_batch_tokens >= kAutoMicroBatchTokens, "data.micro_batch_tokens",
+                   c.data.micro_batch_tokens, "must be >= 0 (0 = by pair count) or -1 (auto)");
+  problems.require(c.data.micro_batch_tokens != kAutoMicroBatchTokens || c.data.packing, "data.micro_batch_tokens",
+                   c.data.micro_batch_tokens, "-1 (auto) sizes packed rows: set data.packing = true");
   problems.require(c.data.prefetch_steps >= 1, "data.prefetch_steps", c.data.prefetch_steps,
                    "must be >= 1");
 

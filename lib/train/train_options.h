@@ -69,6 +69,7 @@ struct TrainOptions {
   double epochs = 1.0;        // passes over the training data when max_steps is 0
   ComputeDtype dtype = ComputeDtype::automatic;  // auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
   Recompute recompute = Recompute::automatic;  // activation recomputation per decoder layer
+  ComputeCopy compute_copy = ComputeCopy::kept;  // bf16 copy of the shards: kept | per_gather (fsdp_options.h)
   double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
   int64_t log_every = 10;     // optimizer steps between metric lines
   bool tensorboard = true;    // also write the metrics as TensorBoard event files (<output_dir>/tensorboard)

@@ -147,13 +147,14 @@ CollateOptions collate_options(const TrainConfig& config, int64_t pad_id) {
   return options;
 }
 
-MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt) {
+MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt,
+                                    AttentionPath attention) {
   const bool shared = share_prompt && stage == Stage::dpo;
   const int64_t sequences = micro_batch * sequences_per_pair(stage);
   // A shared segment holds prompt + chosen + rejected: at most two cutoffs.
   const int64_t segment = shared ? 2 * data.cutoff_len : data.cutoff_len;
   MicroBatchShape shape;
-  shape.masked = data.packing || shared;
+  shape.masked = (data.packing || shared) && attention == AttentionPath::masked;
   if (data.micro_batch_tokens > 0) {
     shape.rows = 1;
     shape.row_tokens = data.packing ? std::max(data.micro_batch_tokens, segment) : data.micro_batch_tokens;
@@ -166,7 +167,8 @@ MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const Data
 }
 
 MicroBatchShape largest_micro_batch(const TrainConfig& config) {
-  return largest_micro_batch(config.train.stage, config.train.micro_batch, config.data, config.dpo.share_prompt);
+  return largest_micro_batch(config.train.stage, config.train.micro_batch, config.data, config.dpo.share_prompt,
+                             config.model.attention);
 }
 
 AdapterShape adapter_shape(const TrainConfig& config) {

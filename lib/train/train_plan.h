@@ -82,13 +82,16 @@ CollateOptions collate_options(const TrainConfig& config, int64_t pad_id);
 AdapterShape adapter_shape(const TrainConfig& config);
 
 // The largest micro-batch a run can collate, for memory planning: rows x tokens per row, and
-// whether attention takes an explicit mask (packed or prompt-shared rows).
+// whether attention takes an explicit mask (packed or prompt-shared rows under
+// model.attention = masked; varlen attention keeps O(tokens)). data.micro_batch_tokens must be
+// resolved (>= 0; resolve it with fit_micro_batch_tokens first).
 struct MicroBatchShape {
   int64_t rows = 1, row_tokens = 1;
   bool masked = false;
   int64_t tokens() const { return rows * row_tokens; }
 };
-MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt);
+MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt,
+                                    AttentionPath attention);
 MicroBatchShape largest_micro_batch(const TrainConfig& config);
 // A memory estimate's micro-batch (rows, tokens per row, mask) set to `shape`.
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape);

@@ -74,6 +74,7 @@ LoaderOptions Trainer::loader_options(bool train) const {
   options.seed = config_.train.seed;
   options.shuffle = train && config_.data.shuffle;
   options.collate = collate_options(config_, run_.data.train->pad_id());
+  options.collate.max_tokens = run_.micro_batch_tokens;
   options.prefetch_steps = static_cast<size_t>(config_.data.prefetch_steps);
   options.subset = train ? run_.data.train_subset : run_.data.val_subset;
   if (train) {

@@ -3,7 +3,7 @@
 // training on the same global batches (hence the same results on 1, 2, 3 and 4 ranks);
 // accumulation over micro-batches equals one larger micro-batch; optimizer offload equals the
 // on-device update; dynamic loss scaling skips overflowing steps; bf16 compute and reduction
-// stay close to fp32; a step reads nothing back to the host until the caller logs.
+// stay close to fp32, and casting the compute copy per gather equals keeping it; a step reads nothing back to the host until the caller logs.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -107,7 +107,7 @@ struct StepValues {
 // Runs `steps` steps and returns this rank's master shards; with `outcomes`, also each step's
 // loss and grad norm.
 std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batches, int steps,
-                              std::vector<StepValues>* outcomes = nullptr) {
+                              std::vector<StepValues>* outcomes = nullptr, EngineMemory* memory = nullptr) {
   const ModelConfig config = preset_config("debug");
   ShardingGroups groups = test_groups(Sharding::full);
   FsdpEngine engine = make_engine(config, groups, options, 7);
@@ -118,6 +118,7 @@ std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batche
     const StepOutcome outcome = engine.step(micro_batches, share_loss(batch, micro_batches), 1e-3);
     if (outcomes) outcomes->push_back({global_mean(outcome.read_loss()), outcome.read_grad_norm()});
   }
+  if (memory) *memory = engine.memory();
   return engine.model().master_shards();
 }
 
@@ -195,6 +196,25 @@ TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
   const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
   expect_close_steps(bf16_steps, fp32_steps, 1e-2, 5e-2);
   for (const at::Tensor& shard : bf16_shards) EXPECT_EQ(shard.scalar_type(), at::kFloat) << "masters stay fp32";
+}
+
+// train.compute_copy = per_gather casts each unit's bf16 shard from its master at the gather:
+// the values the kept copy holds, so the same training bit for bit, with 2 bytes per shard
+// element less held between steps.
+TEST(FsdpPrecision, CastingPerGatherEqualsTheKeptCopyWithLessMemory) {
+  EngineOptions kept = engine_options(test_optim());
+  kept.model.compute_dtype = at::kBFloat16;
+  EngineOptions per_gather = kept;
+  per_gather.model.compute_copy = ComputeCopy::per_gather;
+  std::vector<StepValues> kept_steps, cast_steps;
+  EngineMemory kept_memory, cast_memory;
+  const auto kept_shards = train(kept, 1, 3, &kept_steps, &kept_memory);
+  const auto cast_shards = train(per_gather, 1, 3, &cast_steps, &cast_memory);
+  expect_close_steps(cast_steps, kept_steps, 0.0, 0.0);
+  expect_same_shards(cast_shards, kept_shards, 0.0);
+  int64_t elements = 0;
+  for (const at::Tensor& shard : kept_shards) elements += shard.numel();
+  EXPECT_EQ(kept_memory.params - cast_memory.params, 2 * elements);
 }
 
 // What the trainer does per step (the objective's loss and metric sums per micro-batch, the

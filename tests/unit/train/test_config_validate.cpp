@@ -91,6 +91,18 @@ TEST(ConfigValidate, AllProblemsAreReportedTogether) {
   EXPECT_NE(message.find("dpo.beta = 0 (default) must be > 0"), std::string::npos);
 }
 
+TEST(ConfigValidate, AnAutoTokenBudgetNeedsPacking) {
+  TrainConfig config;
+  config.data.micro_batch_tokens = kAutoMicroBatchTokens;
+  const std::string message = validation_error_of(config, 1);
+  EXPECT_NE(message.find("data.micro_batch_tokens"), std::string::npos) << message;
+  EXPECT_NE(message.find("set data.packing = true"), std::string::npos) << message;
+  config.data.packing = true;
+  EXPECT_NO_THROW(validate_config(config, 1));
+  config.data.micro_batch_tokens = -2;
+  EXPECT_NE(validation_error_of(config, 1).find("or -1 (auto)"), std::string::npos);
+}
+
 TEST(ConfigValidate, WarmupStepsAndRatioConflict) {
   TrainConfig config;
   config.optim.warmup_steps = 100;
