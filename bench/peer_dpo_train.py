@@ -10,15 +10,11 @@ and the reward accuracy, and the means over the last --window steps as
 usage: peer_dpo_train.py --model HF_DIR --data TRAIN_DIR --steps 200 --micro-batch 4 [--lr 5e-5]
 """
 import argparse
-import json
-import os
-
-import h5py
 import numpy as np
 import torch
 import transformers
 
-from peer_common import sigmoid_dpo_loss, update
+from peer_common import collate, read_pairs, sigmoid_dpo_loss, span_logps, update
 
 
 def parse_args():
@@ -32,40 +28,6 @@ def parse_args():
     parser.add_argument("--weight-decay", type=float, default=0.0)
     parser.add_argument("--window", type=int, default=20)
     return parser.parse_args()
-
-
-def read_pairs(directory):
-    """(prompt, chosen, rejected) id lists in manifest and file order."""
-    with open(os.path.join(directory, "manifest.json")) as handle:
-        manifest = json.load(handle)
-    pairs = []
-    for shard in manifest["shards"]:
-        with h5py.File(os.path.join(directory, shard["file"]), "r") as f:
-            columns = {}
-            for name in ("prompt", "chosen", "rejected"):
-                values, offsets = f[name][:], f[name + "_offsets"][:]
-                columns[name] = [values[offsets[i]:offsets[i + 1]].tolist() for i in range(len(offsets) - 1)]
-            pairs += list(zip(columns["prompt"], columns["chosen"], columns["rejected"]))
-    return pairs, manifest
-
-
-def collate(pairs, pad_id):
-    """Rows prompt + chosen, then prompt + rejected, right-padded; the completion span of each."""
-    rows = [p + c for p, c, _ in pairs] + [p + r for p, _, r in pairs]
-    spans = [(len(p), len(p) + len(c)) for p, c, _ in pairs] + [(len(p), len(p) + len(r)) for p, _, r in pairs]
-    longest = max(len(row) for row in rows)
-    ids = torch.full((len(rows), longest), pad_id, dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, :len(row)] = torch.tensor(row)
-    return ids.cuda(), spans
-
-
-def completion_logps(logits, ids, spans):
-    sums = []
-    for row_logits, row_ids, (first, end) in zip(logits, ids, spans):
-        predicted = row_logits[first - 1:end - 1].float()
-        sums.append(torch.log_softmax(predicted, dim=-1).gather(1, row_ids[first:end, None]).sum())
-    return torch.stack(sums)
 
 
 def main():
@@ -89,9 +51,9 @@ def main():
     for step in range(args.steps):
         ids, spans = collate(pairs[step * args.micro_batch:(step + 1) * args.micro_batch], pad_id)
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            logps = completion_logps(policy(input_ids=ids).logits, ids, spans)
+            logps = span_logps(policy(input_ids=ids).logits, ids, spans)
         with torch.no_grad():
-            ref = completion_logps(reference(input_ids=ids).logits, ids, spans)
+            ref = span_logps(reference(input_ids=ids).logits, ids, spans)
         loss, chosen, rejected = sigmoid_dpo_loss(logps, ref, args.beta)
         update(loss, policy, optimizer)
         losses.append(loss.item())

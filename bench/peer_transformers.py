@@ -26,7 +26,7 @@ import time
 import torch
 import transformers
 
-from peer_common import sigmoid_dpo_loss, update
+from peer_common import collate, read_pairs, sigmoid_dpo_loss, span_logps, update
 
 
 def parse_args():
@@ -39,6 +39,8 @@ def parse_args():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--level", choices=["P0", "P1", "P2"], default="P0", help="the peer ladder (see above)")
+    parser.add_argument("--data", help="real lengths: the pairs of a shardtune dataset (e.g. WORK/data/train), "
+                        "micro-batches padded to their longest row (P0 only)")
     parser.add_argument("--profile", help="profile the measured steps: DIR/trace.json and the top-20 kernels")
     parser.add_argument("--lora-r", type=int, default=0, help="> 0: train LoRA adapters of this rank (peft)")
     parser.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj", help="PEFT target_modules")
@@ -106,13 +108,29 @@ def main():
     def forward(model, ids):
         return model(input_ids=ids, logits_to_keep=keep).logits if keep else model(input_ids=ids).logits
 
-    def step():
-        ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device="cuda", generator=generator)
+    pairs = read_pairs(args.data)[0] if args.data else None
+    if pairs is not None and args.level != "P0":
+        raise SystemExit("peer: --data runs the P0 peer only")
+
+    def row_logps(logits, ids, spans):
+        return span_logps(logits, ids, spans) if spans else completion_logps(logits, ids, first_target, first_logit)
+
+    def step(index):
+        """One optimizer step; returns the real (unpadded) tokens it trained on."""
+        spans = None
+        if pairs is None:
+            ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device="cuda", generator=generator)
+            real_tokens, completion_tokens = rows * row_tokens, rows * (row_tokens - first_target)
+        else:
+            first = index * args.micro_batch
+            ids, spans = collate([pairs[(first + i) % len(pairs)] for i in range(args.micro_batch)], 0, args.stage)
+            real_tokens = sum(end for _, end in spans)
+            completion_tokens = sum(end - begin for begin, end in spans)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             logits = forward(policy, ids)
-        logps = completion_logps(logits, ids, first_target, first_logit)
+        logps = row_logps(logits, ids, spans)
         if args.stage == "sft":
-            loss = -logps.sum() / (rows * (row_tokens - first_target))
+            loss = -logps.sum() / completion_tokens
         else:
             with torch.no_grad():
                 if reference is None:  # LoRA: the base with the adapters off
@@ -120,11 +138,12 @@ def main():
                         ref_logits = forward(policy, ids)
                 else:
                     ref_logits = forward(reference, ids)
-                ref_logps = completion_logps(ref_logits, ids, first_target, first_logit)
+                ref_logps = row_logps(ref_logits, ids, spans)
             loss = sigmoid_dpo_loss(logps, ref_logps, args.beta)[0]
         update(loss, policy, optimizer)
+        return real_tokens
 
-    times = []
+    times, tokens = [], []
     profiler = None
     for index in range(args.warmup + args.steps):
         if args.profile and index == args.warmup:
@@ -133,10 +152,11 @@ def main():
             profiler.__enter__()
         torch.cuda.synchronize()
         start = time.perf_counter()
-        step()
+        real_tokens = step(index)
         torch.cuda.synchronize()
         if index >= args.warmup:
             times.append(time.perf_counter() - start)
+            tokens.append(real_tokens)
     if profiler:
         profiler.__exit__(None, None, None)
     step_s = statistics.median(times)
@@ -145,7 +165,11 @@ def main():
           f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
           f"median of {len(times)} steps after {args.warmup} warm-up")
     print(f"  step time     {step_s:.4f} s")
-    print(f"  tokens/s      {rows * row_tokens / step_s:.1f}")
+    if pairs is None:
+        print(f"  tokens/s      {rows * row_tokens / step_s:.1f}")
+    else:  # logical tokens: the real ones of the measured steps, over their time
+        print(f"  tokens/s      {sum(tokens) / sum(times):.1f}")
+        print(f"  data          {args.data}, rows padded to the longest of each micro-batch")
     print(f"  peak memory   {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
     if profiler:
         print_top_kernels(profiler, args.profile, 20)

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Everything a GPU machine is lent for, in one command, correctness before speed: the GPU build
+# (Ninja, every core), the cuda tier, transformers parity (Llama, Qwen2, Mistral, generate) and
+# the PEFT load of a LoRA run's adapter, then the benchmarks docs/performance.md owes. Each step
+# runs under its own time limit (under 10 minutes each) and a failing step does not stop the
+# next; each writes its raw log under $OUT ($OUT/<step>.log), $OUT/summary.md gets one row per
+# step and $OUT/results.md every result table (markdown rows) and test total.
+# Usage: scripts/gpu-check.sh [STEP ...]   (default: every step, in this order)
+#   build cuda            the GPU build, the cuda tier
+#   parity                transformers (Llama, Qwen2, Mistral, generate), a LoRA adapter loaded by peft
+#   bench-real-dpo        real lengths (ultrafeedback, long_prompt) vs the padded P0 peer, DPO, 1B
+#   bench-real-sft        the same for SFT (BENCH_PRESETS="llama-3.2-1b llama-3.2-3b" adds 3B)
+#   bench-fixed           fixed 2046-token rows: 3B DPO mb 1 and 2, SFT mb 4 vs the peer, recompute auto
+#   bench-memory          kept vs per_gather compute copy at full recompute (bench and estimate)
+#   bench-8b              8B full DPO with optim.offload = cpu, 8B LoRA DPO vs peft
+# A device call runs at most 10 minutes: `build cuda` in one, `parity bench-memory` in the next,
+# then one bench step per call (a warm machine keeps build-gpu). GPU_CHECK_LIMIT overrides every
+# step's limit [s]. docs/testing.md says how to read the results.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-build-gpu/check}
+mkdir -p "$out"
+summary=$out/summary.md
+[ -e "$summary" ] || printf '| step | status | seconds | log |\n|---|---|---|---|\n' >"$summary"
+# shellcheck disable=SC1091
+source scripts/gpu-env.sh
+bin=build-gpu/app/shardtune
+work=${ST_GPU_WORK:-/tmp/shardtune-gpu-check}
+mkdir -p "$work"
+
+step_build() { gpu_build "$out" && "$bin" --version; }
+step_cuda() { (cd build-gpu && ctest --output-on-failure -L cuda -j4); }
+step_parity() {
+  python3 tests/reference/transformers_parity.py "$bin" "$work/parity" || return 1
+  # A LoRA run's adapter loaded by peft onto its base equals shardtune's merged export.
+  local base=$work/peft/base lora=$work/peft/lora
+  rm -rf "$work/peft" && mkdir -p "$work/peft"
+  "$bin" synth --output "$work/peft/data" --pairs 64 >/dev/null || return 1
+  "$bin" train --train.output_dir="$base" --data.train="$work/peft/data/train" --train.max_steps=1 \
+    --train.dtype=fp32 --ckpt.export=true --ckpt.export_dtype=fp32 >/dev/null || return 1
+  "$bin" train --train.output_dir="$lora" --data.train="$work/peft/data/train" --model.path="$base/export" \
+    --train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down --optim.lr=5e-3 \
+    --train.max_steps=5 --train.dtype=fp32 --ckpt.export=true --ckpt.export_dtype=fp32 >/dev/null || return 1
+  "$bin" export --checkpoint "$lora/checkpoints" --output "$work/peft/merged" --merge --dtype fp32 >/dev/null || return 1
+  python3 tests/reference/peft_load_parity.py "$base/export" "$lora/export" "$work/peft/merged"
+}
+bench_real() {  # bench_real STAGE
+  local preset lengths status=0
+  for preset in ${BENCH_PRESETS:-llama-3.2-1b}; do
+    for lengths in ultrafeedback long_prompt; do
+      bench/real_lengths.sh build-gpu "$preset" "$1" "$lengths" 8 || status=1
+    done
+  done
+  return "$status"
+}
+step_bench_real_dpo() { bench_real dpo; }
+step_bench_real_sft() { bench_real sft; }
+step_bench_fixed() {
+  local status=0
+  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 1 dpo 20 || status=1
+  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 2 dpo 20 || status=1
+  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 4 sft 20 || status=1
+  "$bin" bench --preset llama-3.2-3b --seq 2048 --micro-batch 2 --steps 20 --train.recompute=auto || status=1
+  bench/vs_peer.sh build-gpu llama-3.2-1b 2048 2 dpo 20 || status=1
+  return "$status"
+}
+step_bench_memory() {  # the compute copy kept vs cast per gather, full recompute both sides
+  local preset copy status=0
+  for preset in llama-3.2-1b llama-3.2-3b; do
+    for copy in kept per_gather; do
+      echo "== $preset train.compute_copy=$copy"
+      "$bin" bench --preset "$preset" --seq 2048 --micro-batch 1 --steps 10 --train.recompute=full \
+        --train.compute_copy="$copy" || status=1
+      "$bin" estimate --preset "$preset" --ranks-per-node 1 --micro-batch 1 --seq-len 2048 --recompute full \
+        --compute-copy "$copy" | grep -E "per GPU" || status=1
+    done
+  done
+  return "$status"
+}
+step_bench_8b() {
+  local status=0
+  "$bin" estimate --preset llama-3.1-8b --ranks-per-node 1 --offload cpu --micro-batch 1 --seq-len 2048 || status=1
+  "$bin" bench --preset llama-3.1-8b --seq 2048 --micro-batch 1 --steps 5 --optim.offload=cpu || status=1
+  PEER_ARGS="--lora-r 16" bench/vs_peer.sh build-gpu llama-3.1-8b 2048 2 dpo 10 -- --train.method=lora || status=1
+  return "$status"
+}
+
+declare -A limit=([build]=420 [cuda]=300 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570 [bench-fixed]=570
+                  [bench-memory]=270 [bench-8b]=570)
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-real-dpo bench-real-sft bench-fixed bench-8b)
+failed=0
+for step in "${steps[@]}"; do
+  [ -n "${limit[$step]:-}" ] || { echo "gpu-check: unknown step '$step' (${!limit[*]})" >&2; exit 2; }
+  log=$out/$step.log
+  start=$SECONDS
+  echo "gpu-check: $step (limit ${GPU_CHECK_LIMIT:-${limit[$step]}} s) -> $log"
+  export -f "step_${step//-/_}" gpu_build bench_real
+  export bin work out
+  timeout "${GPU_CHECK_LIMIT:-${limit[$step]}}" bash -c "step_${step//-/_}" >"$log" 2>&1
+  code=$?
+  status=passed
+  [ "$code" -eq 0 ] || { status="failed ($code)"; failed=1; }
+  [ "$code" -eq 124 ] && status="timed out"
+  printf '| %s | %s | %d | %s |\n' "$step" "$status" $((SECONDS - start)) "$(basename "$log")" >>"$summary"
+  # Result tables (markdown rows) and the test totals go into the summary as they are.
+  { echo; echo "### $step"; grep -E '^\||tests passed|tests failed|FAILED' "$log" | head -80; } >>"$out/results.md"
+  tail -3 "$log"
+done
+cat "$summary"
+exit "$failed"
