@@ -1,5 +1,6 @@
 #include "memory_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -20,7 +21,8 @@ std::string resolve_token_budget(const ModelConfig& config, const EstimateInputs
                                  bool share_prompt, AttentionPath attention) {
   if (data.micro_batch_tokens != kAutoMicroBatchTokens) return "";
   const int64_t device = in.device_bytes > 0 ? in.device_bytes : int64_t{80} << 30;
-  const int64_t available = in.on_gpu ? device - estimate_memory(config, in).device_states : -1;
+  // Nothing left on a GPU is 0, not the CPU's "unlimited" (-1).
+  const int64_t available = in.on_gpu ? std::max<int64_t>(0, device - estimate_memory(config, in).device_states) : -1;
   data.micro_batch_tokens = fit_micro_batch_tokens(config, in, stage, data, share_prompt, attention, available);
   std::ostringstream out;
   out << "micro-batch tokens: auto -> " << data.micro_batch_tokens;

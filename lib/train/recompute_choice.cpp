@@ -80,9 +80,11 @@ int64_t fit_micro_batch_tokens(const TrainConfig& config, const ModelConfig& mod
 
 int64_t device_available_bytes(const TrainConfig& config, int cuda_device) {
   if (cuda_device < 0) return -1;
-  return config.train.memory_budget_gib > 0.0
-             ? static_cast<int64_t>(config.train.memory_budget_gib * kGiB) - compat::allocated_gpu_memory_bytes(cuda_device)
-             : compat::free_gpu_memory_bytes(cuda_device);
+  const int64_t available =
+      config.train.memory_budget_gib > 0.0
+          ? static_cast<int64_t>(config.train.memory_budget_gib * kGiB) - compat::allocated_gpu_memory_bytes(cuda_device)
+          : compat::free_gpu_memory_bytes(cuda_device);
+  return std::max<int64_t>(0, available);  // < 0 means the CPU
 }
 
 int64_t device_budget_bytes(const TrainConfig& config, const ModelConfig& model, int shard_group_size,

@@ -32,7 +32,7 @@ int64_t fit_micro_batch_tokens(const ModelConfig& model, EstimateInputs in, Stag
 int64_t fit_micro_batch_tokens(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
                                int64_t compute_bytes, int64_t available_bytes);
 // Device bytes the step may use now: train.memory_budget_gib less what is allocated, else the
-// GPU's free memory; < 0 on the CPU (cuda_device < 0).
+// GPU's free memory, at least 0; < 0 only on the CPU (cuda_device < 0).
 int64_t device_available_bytes(const TrainConfig& config, int cuda_device);
 
 // `budget_bytes` for auto (< 0 = unlimited): device_budget_bytes() on a GPU.

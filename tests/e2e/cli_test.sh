@@ -29,10 +29,26 @@ case "$case_name" in
     expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
     expect_output '^per GPU: .* -> fits a 80 GiB GPU'
     expect_output '^micro-batch: 2 row\(s\) x 1024 tokens$'
-    # Packed rows cut by a token budget: one row of that many tokens under an explicit mask.
+    # Packed rows cut by a token budget: one row of that many tokens, an explicit mask only
+    # under the masked oracle (varlen attention keeps O(tokens)).
+    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --micro-batch 4 --packing --share-prompt \
+      --micro-batch-tokens 8192 --attention masked
+    expect_output '^micro-batch: 1 row\(s\) x 8192 tokens \(packed or prompt-shared'
     run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --micro-batch 4 --packing --share-prompt \
       --micro-batch-tokens 8192
-    expect_output '^micro-batch: 1 row\(s\) x 8192 tokens \(packed or prompt-shared'
+    expect_output '^micro-batch: 1 row\(s\) x 8192 tokens$'
+    # The auto budget: the ceiling where 8 ranks leave room, the floor (one shared segment) where
+    # the states alone overflow one GPU.
+    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --packing --share-prompt --micro-batch-tokens -1
+    expect_output '^micro-batch tokens: auto -> 16384 '
+    run --exit 0 "$bin" estimate --preset llama-3.1-8b --ranks-per-node 1 --seq-len 2048 --packing --share-prompt \
+      --micro-batch-tokens -1
+    expect_output '^micro-batch tokens: auto -> 4096 '
+    run --exit 2 "$bin" estimate --preset llama-3.1-8b --micro-batch-tokens -1
+    expect_output 'sizes packed rows: add --packing'
+    # The compute copy cast per gather: 6 bytes of params per element instead of 4 + 2.
+    run --exit 0 "$bin" estimate --preset llama-3.2-1b --ranks-per-node 1 --compute-copy per_gather
+    expect_output 'params \(fp32 master; cast per gather\) +4\.60 GiB'
     run --exit 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
     expect_output 'does NOT fit a 80 GiB GPU'
     run --exit 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9

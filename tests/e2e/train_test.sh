@@ -139,6 +139,14 @@ case "$case_name" in
       train_run --ranks "$ranks" --dir "$work/packed$ranks" --train.max_steps=12 --data.packing=true --dpo.share_prompt=true
       same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/packed$ranks/metrics.jsonl" --tolerance 1e-5
     done
+    # The masked oracle, and micro-batches cut by the auto token budget: the same objective.
+    train_run --ranks 2 --dir "$work/masked" --train.max_steps=12 --data.packing=true --dpo.share_prompt=true \
+      --model.attention=masked
+    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/masked/metrics.jsonl" --tolerance 1e-5
+    train_run --ranks 2 --dir "$work/budget" --train.max_steps=12 --data.packing=true --dpo.share_prompt=true \
+      --data.micro_batch_tokens=-1
+    expect_output 'data.micro_batch_tokens auto -> 4096 tokens per micro-batch'
+    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/budget/metrics.jsonl" --tolerance 1e-5
     plain_padding=$(metric --file "$work/plain/metrics.jsonl" --key padding_fraction --pick last)
     packed_padding=$(metric --file "$work/packed2/metrics.jsonl" --key padding_fraction --pick last)
     python3 -c "import sys; sys.exit(not float('$packed_padding') < float('$plain_padding'))" ||
