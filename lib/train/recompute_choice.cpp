@@ -44,7 +44,7 @@ RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& m
 int64_t fit_micro_batch_tokens(const ModelConfig& model, EstimateInputs in, Stage stage, const DataOptions& data,
                                bool share_prompt, AttentionPath attention, int64_t available_bytes) {
   if (data.micro_batch_tokens != kAutoMicroBatchTokens) return data.micro_batch_tokens;
-  const int64_t longest_segment = share_prompt && stage == Stage::dpo ? 2 * data.cutoff_len : data.cutoff_len;
+  const int64_t longest_segment = longest_segment_tokens(stage, data, share_prompt);
   if (available_bytes < 0) return std::max(kCpuTokenBudget, longest_segment);
   DataOptions sized = data;
   in.recompute = Recompute::full;

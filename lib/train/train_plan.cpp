@@ -147,12 +147,15 @@ CollateOptions collate_options(const TrainConfig& config, int64_t pad_id) {
   return options;
 }
 
+int64_t longest_segment_tokens(Stage stage, const DataOptions& data, bool share_prompt) {
+  return share_prompt && stage == Stage::dpo ? 2 * data.cutoff_len : data.cutoff_len;
+}
+
 MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt,
                                     AttentionPath attention) {
   const bool shared = share_prompt && stage == Stage::dpo;
   const int64_t sequences = micro_batch * sequences_per_pair(stage);
-  // A shared segment holds prompt + chosen + rejected: at most two cutoffs.
-  const int64_t segment = shared ? 2 * data.cutoff_len : data.cutoff_len;
+  const int64_t segment = longest_segment_tokens(stage, data, share_prompt);
   MicroBatchShape shape;
   shape.masked = (data.packing || shared) && attention == AttentionPath::masked;
   if (data.micro_batch_tokens > 0) {

@@ -92,6 +92,9 @@ struct MicroBatchShape {
 };
 MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt,
                                     AttentionPath attention);
+// Tokens of the longest stretch a row must hold whole: one sequence, or a shared DPO segment
+// (prompt + chosen + rejected, at most two cutoffs).
+int64_t longest_segment_tokens(Stage stage, const DataOptions& data, bool share_prompt);
 MicroBatchShape largest_micro_batch(const TrainConfig& config);
 // A memory estimate's micro-batch (rows, tokens per row, mask) set to `shape`.
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape);

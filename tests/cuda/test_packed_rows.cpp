@@ -14,7 +14,6 @@ namespace st {
 namespace {
 
 using testing::AttentionLayoutCase;
-using testing::relative_max_difference;
 
 void expect_varlen_equals_masked(at::ScalarType type, double tolerance) {
   const ModelConfig config = preset_config("debug");
@@ -24,11 +23,7 @@ void expect_varlen_equals_masked(at::ScalarType type, double tolerance) {
     const MicroBatch micro = testing::layout_case_batch(pairs, c);
     const auto varlen = testing::logps_and_grads(config, weights, micro, c, AttentionPath::varlen, at::kCUDA, type);
     const auto masked = testing::logps_and_grads(config, weights, micro, c, AttentionPath::masked, at::kCUDA, type);
-    const std::string label = std::string(c.name) + " " + c10::toString(type);
-    EXPECT_LE(relative_max_difference(varlen.logps, masked.logps), tolerance) << label;
-    for (size_t i = 0; i < masked.grads.size(); ++i) {
-      EXPECT_LE(relative_max_difference(varlen.grads[i], masked.grads[i]), tolerance) << label << " grad " << i;
-    }
+    testing::expect_logps_and_grads_close(varlen, masked, tolerance, std::string(c.name) + " " + c10::toString(type));
   }
 }
 
@@ -62,10 +57,7 @@ void expect_packed_equals_plain(at::ScalarType type, double tolerance) {
                                               AttentionPath::varlen, at::kCUDA, type);
   const auto packed = testing::logps_and_grads(config, weights, testing::layout_case_batch(pairs, packed_case),
                                                packed_case, AttentionPath::varlen, at::kCUDA, type);
-  EXPECT_LE(relative_max_difference(packed.logps, plain.logps), tolerance) << c10::toString(type);
-  for (size_t i = 0; i < plain.grads.size(); ++i) {
-    EXPECT_LE(relative_max_difference(packed.grads[i], plain.grads[i]), tolerance) << c10::toString(type) << " grad " << i;
-  }
+  testing::expect_logps_and_grads_close(packed, plain, tolerance, c10::toString(type));
 }
 
 TEST(PackedRowsOnGpu, EqualThePlainRowsInFp32) {

@@ -135,11 +135,7 @@ TEST(AttentionSpans, ModelForwardAndBackwardEqualTheMaskedPath) {
       const MicroBatch micro = layout_case_batch(uneven_pairs(7, 13), c);
       const auto varlen = testing::logps_and_grads(config, weights, micro, c, AttentionPath::varlen, at::kCPU, type);
       const auto masked = testing::logps_and_grads(config, weights, micro, c, AttentionPath::masked, at::kCPU, type);
-      const std::string label = std::string(c.name) + " " + c10::toString(type);
-      EXPECT_LT(relative_max_difference(varlen.logps, masked.logps), tolerance) << label;
-      for (size_t i = 0; i < masked.grads.size(); ++i) {
-        EXPECT_LT(relative_max_difference(varlen.grads[i], masked.grads[i]), tolerance) << label << " grad " << i;
-      }
+      testing::expect_logps_and_grads_close(varlen, masked, tolerance, std::string(c.name) + " " + c10::toString(type));
     }
   }
 }

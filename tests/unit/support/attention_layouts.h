@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <string>
@@ -85,6 +86,16 @@ inline LogpsAndGrads logps_and_grads(ModelConfig config, const TensorMap& initia
 inline double relative_max_difference(const at::Tensor& got, const at::Tensor& want) {
   const at::Tensor want64 = want.to(at::kDouble);
   return (got.to(at::kDouble) - want64).abs().max().item<double>() / std::max(1e-12, want64.abs().max().item<double>());
+}
+
+// Log-probs and every gradient of `got` within `tolerance` (relative, strictly below) of `want`.
+inline void expect_logps_and_grads_close(const LogpsAndGrads& got, const LogpsAndGrads& want, double tolerance,
+                                         const std::string& label) {
+  EXPECT_LT(relative_max_difference(got.logps, want.logps), tolerance) << label;
+  ASSERT_EQ(got.grads.size(), want.grads.size()) << label;
+  for (size_t i = 0; i < want.grads.size(); ++i) {
+    EXPECT_LT(relative_max_difference(got.grads[i], want.grads[i]), tolerance) << label << " grad " << i;
+  }
 }
 
 }  // namespace st::testing
