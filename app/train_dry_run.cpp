@@ -95,7 +95,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
         << "stage " << describe_objective(config, plan.reference) << "; compute " << enum_name(plan.compute_dtype) << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
         << "data: " << plan.train_pairs << " training pairs, " << plan.val_pairs << " validation pairs\n"
         << "batch: global " << plan.global_batch << " = micro " << config.train.micro_batch << " x accum "
-        << config.train.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "
+        << plan.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "
         << plan.total_steps << " steps in all\n"
         << "shard plan: " << units.size() << " units over a shard group of " << estimate.shard_group << " ranks; "
         << smallest << " .. " << largest << " elements per rank and unit\n"

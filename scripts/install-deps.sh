@@ -22,6 +22,7 @@ packages=(
   python3-h5py                       # e2e: reads the shards prep wrote from text
   python3-protobuf python3-crc32c    # e2e: reads the TensorBoard event files back independently
   slurm-wlm munge                    # e2e: sbatch slurm/launch.slurm on a real one-node Slurm
+  iproute2 util-linux perl           # e2e: the multi-host Slurm cluster (ip netns, unshare, nsenter)
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)
 )

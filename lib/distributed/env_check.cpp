@@ -121,7 +121,17 @@ std::string format_rank_list(const std::vector<int>& ranks) {
   return text;
 }
 
-std::string describe_env_mismatches(const std::vector<EnvMismatch>& mismatches) {
+std::vector<std::string> env_hosts(const std::vector<EnvFingerprint>& fingerprints) {
+  std::vector<std::string> hosts;
+  for (const auto& fingerprint : fingerprints) {
+    const std::string* host = find_value(fingerprint, "host");
+    hosts.push_back(host ? *host : "?");
+  }
+  return hosts;
+}
+
+std::string describe_env_mismatches(const std::vector<EnvMismatch>& mismatches,
+                                    const std::vector<std::string>& hosts) {
   std::string text;
   for (const auto& mismatch : mismatches) {
     text += (text.empty() ? "" : "\n") + mismatch.key + " differs:";
@@ -129,6 +139,15 @@ std::string describe_env_mismatches(const std::vector<EnvMismatch>& mismatches) 
       const auto& [value, ranks] = mismatch.values[i];
       text += (i ? ";" : "") + std::string(" '") + value + "' on rank" +
               (ranks.size() > 1 ? "s " : " ") + format_rank_list(ranks);
+      if (hosts.empty()) continue;
+      std::vector<std::string> named;  // in rank order, once each
+      for (int rank : ranks) {
+        const std::string& host = hosts.at(static_cast<size_t>(rank));
+        if (std::find(named.begin(), named.end(), host) == named.end()) named.push_back(host);
+      }
+      std::string list;
+      for (const auto& host : named) list += (list.empty() ? "" : ", ") + host;
+      text += " (" + list + ")";
     }
   }
   return text;
@@ -176,15 +195,18 @@ std::string format_env_table(const std::vector<EnvFingerprint>& fingerprints) {
       out << "  " << std::setw(14) << field.key << field.value << "\n";
     }
   }
-  if (!mismatches.empty()) out << "MISMATCH\n" << describe_env_mismatches(mismatches) << "\n";
+  if (!mismatches.empty()) {
+    out << "MISMATCH\n" << describe_env_mismatches(mismatches, env_hosts(fingerprints)) << "\n";
+  }
   return out.str();
 }
 
 void enforce_consistent_env(Communicator& communicator, const EnvFingerprint& mine) {
-  const auto mismatches = find_env_mismatches(gather_env_fingerprints(communicator, mine));
+  const auto fingerprints = gather_env_fingerprints(communicator, mine);
+  const auto mismatches = find_env_mismatches(fingerprints);
   if (mismatches.empty()) return;
   abort_world("startup consistency check failed: ranks run different software.\n" +
-              describe_env_mismatches(mismatches) +
+              describe_env_mismatches(mismatches, env_hosts(fingerprints)) +
               "\nInstall the same shardtune build and libraries on every node (module load "
               "shardtune on each), then resubmit.");
 }

@@ -32,8 +32,12 @@ struct EnvMismatch {
   std::vector<std::pair<std::string, std::vector<int>>> values;
 };
 std::vector<EnvMismatch> find_env_mismatches(const std::vector<EnvFingerprint>& fingerprints);
-// "libtorch differs: '1.13.0 (CPU)' on ranks 0-2; '2.1.0 (CUDA)' on rank 3"
-std::string describe_env_mismatches(const std::vector<EnvMismatch>& mismatches);
+// "libtorch differs: '1.13.0 (CPU)' on ranks 0-2; '2.1.0 (CUDA)' on rank 3"; with `hosts`
+// (rank r's host at r) each rank list names its hosts: "... on rank 3 (node7)".
+std::string describe_env_mismatches(const std::vector<EnvMismatch>& mismatches,
+                                    const std::vector<std::string>& hosts = {});
+// Each rank's "host" field.
+std::vector<std::string> env_hosts(const std::vector<EnvFingerprint>& fingerprints);
 // One row per rank, one column per field.
 std::string format_env_table(const std::vector<EnvFingerprint>& fingerprints);
 // "0-2,5"

@@ -1,6 +1,7 @@
 // The watchdog thread: wakes a few times per second, retires polled tickets, aborts on expiry.
 #include "distributed/watchdog.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -32,6 +33,16 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::set_timeout(double timeout_s) { timeout_s_.store(timeout_s); }
+
+void Watchdog::set_liveness(std::function<void()> on_wake, std::function<std::string()> on_expiry) {
+  {
+    std::lock_guard<std::mutex> live(liveness_mutex_);
+    on_wake_ = std::move(on_wake);
+    on_expiry_ = std::move(on_expiry);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  start_thread_locked();  // answers pings before this rank's first collective, too
+}
 
 Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll, const void* owner) {
   const CollectiveContext& context = current_collective_context();
@@ -77,6 +88,20 @@ void Watchdog::run() {
     const double period = std::min(0.2, std::max(0.01, timeout_s_.load() / 10.0));
     wake_.wait_for(lock, std::chrono::duration<double>(period));
     if (stopping_) break;
+    const double waiting_long = std::min(2.0, timeout_s_.load() / 4.0);
+    const bool hanging = std::any_of(entries_.begin(), entries_.end(), [&](const auto& entry) {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - entry.second.started).count() >
+             waiting_long;
+    });
+    if (hanging) {
+      lock.unlock();
+      {
+        std::lock_guard<std::mutex> live(liveness_mutex_);
+        if (on_wake_) on_wake_();
+      }
+      lock.lock();
+      if (stopping_) break;
+    }
     const auto now = std::chrono::steady_clock::now();
     std::vector<Ticket> finished;
     for (auto& [ticket, entry] : entries_) {
@@ -89,9 +114,14 @@ void Watchdog::run() {
       std::ostringstream reason;
       reason << entry.description << " timed out after " << waited
              << " s (dist.timeout_s = " << timeout_s_.load()
-             << "); a rank is stuck, died, or skipped this collective";
+             << ")";
       lock.unlock();
-      abort_world(reason.str());
+      std::string liveness = "a rank is stuck, died, or skipped this collective";
+      {
+        std::lock_guard<std::mutex> live(liveness_mutex_);
+        if (on_expiry_) liveness = on_expiry_();
+      }
+      abort_world(reason.str() + "; " + liveness);
     }
     for (Ticket ticket : finished) entries_.erase(ticket);
   }

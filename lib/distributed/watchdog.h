@@ -49,6 +49,13 @@ class Watchdog {
   void set_timeout(double timeout_s);
   double timeout() const { return timeout_s_.load(); }
 
+  // Liveness for timeout messages (distributed/roll_call.h): `on_wake` runs each time the
+  // thread wakes while a collective has waited long (a quarter of the deadline, at most 2 s),
+  // to answer the other ranks' pings; `on_expiry` before an abort, its text appended to the
+  // reason. Healthy collectives never wait that long, so this thread calls into MPI only when
+  // the job already hangs. Empty functions detach them; this returns once neither runs.
+  void set_liveness(std::function<void()> on_wake, std::function<std::string()> on_expiry);
+
   // `operation` names the collective; the current context (unit, step) is appended.
   // `owner` tags the ticket for disarm_all (a poll that uses its owner's state).
   Ticket arm(const std::string& operation, CompletionPoll poll = {}, const void* owner = nullptr);
@@ -70,6 +77,9 @@ class Watchdog {
   void start_thread_locked();
 
   std::atomic<double> timeout_s_;
+  std::mutex liveness_mutex_;  // held while a liveness function runs; never with mutex_
+  std::function<void()> on_wake_;
+  std::function<std::string()> on_expiry_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<Ticket, Entry> entries_;

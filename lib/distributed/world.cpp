@@ -44,10 +44,21 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
   if (!thread_multiple_) {
     warn0("MPI provides thread level ", provided,
           " < MPI_THREAD_MULTIPLE: a watchdog abort may wait for the blocked collective");
+  } else if (size_ > 1) {
+    roll_call_ = std::make_unique<RollCall>(MPI_COMM_WORLD, hostnames_);
+    RollCall* roll_call = roll_call_.get();
+    watchdog_.set_liveness([roll_call] { roll_call->answer_pings(); },
+                           [roll_call, this] {
+                             // Long enough for a busy peer's watchdog to wake, short next to any deadline.
+                             const double wait_s = std::min(3.0, std::max(0.5, watchdog_.timeout() / 2.0));
+                             return roll_call->describe(roll_call->silent_ranks(wait_s));
+                           });
   }
 }
 
 World::~World() {
+  watchdog_.set_liveness({}, {});
+  roll_call_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();

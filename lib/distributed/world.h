@@ -2,10 +2,12 @@
 // rank is on, the GPU it should use, and the watchdog all collectives report to.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "distributed/mpi_comm.h"
+#include "distributed/roll_call.h"
 #include "distributed/watchdog.h"
 
 namespace st {
@@ -49,6 +51,7 @@ class World {
   std::vector<std::string> hostnames_;
   Topology topology_;
   Watchdog watchdog_;
+  std::unique_ptr<RollCall> roll_call_;  // names the ranks that stopped answering on a timeout
 };
 
 // Collective over `comm`: node layout from MPI_COMM_TYPE_SHARED.

@@ -1,6 +1,9 @@
 #include "fsdp/sharding.h"
 
+#include <algorithm>
+
 #include "distributed/backend.h"
+#include "distributed/env_check.h"
 #include "distributed/process_groups.h"
 #include "util/errors.h"
 
@@ -40,6 +43,45 @@ ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world
   return make_sharding_groups(world.comm(), options.sharding, topology, [&](MPI_Comm comm) {
     return make_communicator(comm, options.backend, device, world.watchdog());
   });
+}
+
+std::string describe_sharding_groups(const DistOptions& options, const World& world) {
+  // Node k's name and ranks, in node order.
+  const int size = world.size();
+  std::vector<std::string> names;
+  std::vector<std::vector<int>> ranks;
+  for (int rank = 0; rank < size; ++rank) {
+    const std::string name = options.ranks_per_node > 0
+                                 ? "node " + std::to_string(rank / options.ranks_per_node)
+                                 : world.hostnames()[static_cast<size_t>(rank)];
+    const auto found = std::find(names.begin(), names.end(), name);
+    if (found == names.end()) {
+      names.push_back(name);
+      ranks.push_back({rank});
+    } else {
+      ranks[static_cast<size_t>(found - names.begin())].push_back(rank);
+    }
+  }
+  std::string where;
+  for (size_t node = 0; node < names.size(); ++node) {
+    where += (node ? ", " : "") + names[node] + " (" + format_rank_list(ranks[node]) + ")";
+  }
+  const std::string hosts = std::to_string(names.size()) + (names.size() > 1 ? " hosts" : " host");
+  switch (options.sharding) {
+    case Sharding::full:
+    case Sharding::grad_op:
+      return "one shard group of " + std::to_string(size) + " rank(s) on " + where;
+    case Sharding::none:
+      return "no sharding: every rank holds the whole model; " + std::to_string(size) + " replicas on " + where;
+    case Sharding::hybrid: {
+      std::string groups;
+      for (size_t node = 0; node < names.size(); ++node) {
+        groups += (node ? " | " : "") + names[node] + " ranks " + format_rank_list(ranks[node]);
+      }
+      return "shard groups " + groups + "; replicated across " + hosts;
+    }
+  }
+  return "";
 }
 
 }  // namespace st

@@ -40,4 +40,10 @@ ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Top
 // the world.
 ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world);
 
+// For the train log: which ranks shard together on which host, and what is replicated. Hybrid:
+// "shard groups st-n1 ranks 0-1 | st-n2 ranks 2-3; replicated across 2 hosts"; full, grad_op:
+// "one shard group of 4 ranks on st-n1 (0-1), st-n2 (2-3)". Declared nodes (dist.ranks_per_node)
+// are "node k".
+std::string describe_sharding_groups(const DistOptions& options, const World& world);
+
 }  // namespace st

@@ -24,7 +24,8 @@ void check_resume_batch(const CheckpointManifest& manifest, const std::string& c
   throw ConfigError("train.resume: checkpoint " + checkpoint + " was trained with a global batch of " +
                     std::to_string(manifest.progress.global_batch) + " pairs, this run has " +
                     std::to_string(plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
-                    "train.grad_accum or train.micro_batch so that they match");
+                    "train.grad_accum or train.micro_batch so that they match, or train.grad_accum = 0 "
+                    "(auto) to keep the checkpoint's");
 }
 
 double peak_tflops_of(const TrainConfig& config, const c10::Device& device, ComputeDtype dtype) {
@@ -71,7 +72,12 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
                            trained_unit_layouts(config, model, 1), adapter_identity(config));
   }
   run.data = open_train_data(config, model.vocab_size);
-  run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda());
+  run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda(),
+                           manifest ? manifest->progress.global_batch : 0);
+  if (t.grad_accum == 0) {
+    log0("train: grad_accum auto -> ", run.plan.grad_accum, " (global batch ", run.plan.global_batch, " = ",
+         t.micro_batch, " x ", run.plan.grad_accum, " x ", world.size(), " ranks)");
+  }
   const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
   if (run.plan.reference == ReferenceMode::precomputed) {
     check_reference_provenance(run.data, model_fingerprint(config.model.path, config.model.preset, t.seed),
@@ -84,6 +90,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   stop_if_requested_during(*run.host, "data");
 
   run.groups = std::make_unique<ShardingGroups>(make_run_sharding_groups(config.dist, world));
+  log0("train: sharding ", enum_name(config.dist.sharding), ": ", describe_sharding_groups(config.dist, world));
   const int shard_rank = run.groups->shard->rank();
   const int shard_size = run.groups->shard->size();
   const std::vector<UnitLayout> units = trained_unit_layouts(config, model, shard_size);

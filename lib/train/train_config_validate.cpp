@@ -39,9 +39,17 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
 
   const auto& t = c.train;
   problems.require(t.micro_batch > 0, "train.micro_batch", t.micro_batch, "must be > 0");
-  problems.require(t.grad_accum > 0, "train.grad_accum", t.grad_accum, "must be > 0");
+  problems.require(t.grad_accum >= 0, "train.grad_accum", t.grad_accum, "must be >= 0 (0 = auto)");
   problems.require(t.global_batch >= 0, "train.global_batch", t.global_batch,
                    "must be >= 0 (0 = micro_batch x grad_accum x ranks)");
+  if (world_size > 0 && t.global_batch > 0 && t.micro_batch > 0 && t.grad_accum == 0 &&
+      t.global_batch % (t.micro_batch * world_size) != 0) {
+    std::ostringstream line;
+    line << "train.global_batch(" << t.global_batch << ")" << problems.where("train.global_batch")
+         << " is not a multiple of train.micro_batch(" << t.micro_batch << ") x ranks(" << world_size
+         << "), so train.grad_accum = 0 (auto) has no whole value; change train.micro_batch or the rank count";
+    problems.add(line.str());
+  }
   if (world_size > 0 && t.global_batch > 0 && t.micro_batch > 0 && t.grad_accum > 0) {
     const int64_t product = t.micro_batch * t.grad_accum * world_size;
     if (product != t.global_batch) {

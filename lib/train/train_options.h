@@ -63,7 +63,7 @@ struct TrainOptions {
   std::string output_dir = "runs/shardtune";  // run directory on shared storage
   uint64_t seed = 42;                        // data order and random init
   int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step
-  int64_t grad_accum = 1;     // micro-steps per optimizer step
+  int64_t grad_accum = 0;     // micro-steps per optimizer step; 0 = auto: global_batch / (micro_batch x dp)
   int64_t global_batch = 0;   // pairs per optimizer step; 0 = micro_batch x grad_accum x dp
   int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
   double epochs = 1.0;        // passes over the training data when max_steps is 0

@@ -120,10 +120,25 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
   return data;
 }
 
-TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu) {
+TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu,
+                        int64_t resumed_global_batch) {
   const TrainOptions& t = config.train;
   TrainPlan plan;
-  plan.global_batch = t.global_batch > 0 ? t.global_batch : t.micro_batch * t.grad_accum * world_size;
+  const int64_t per_micro_step = t.micro_batch * world_size;
+  if (t.global_batch > 0) {
+    plan.global_batch = t.global_batch;
+  } else if (t.grad_accum > 0) {
+    plan.global_batch = per_micro_step * t.grad_accum;
+  } else {
+    plan.global_batch = resumed_global_batch > 0 ? resumed_global_batch : per_micro_step;
+  }
+  if (plan.global_batch % per_micro_step != 0) {
+    throw ConfigError("train.grad_accum = 0 (auto): the checkpoint's global batch of " +
+                      std::to_string(plan.global_batch) + " pairs is not a multiple of train.micro_batch(" +
+                      std::to_string(t.micro_batch) + ") x ranks(" + std::to_string(world_size) +
+                      "); change train.micro_batch or the rank count");
+  }
+  plan.grad_accum = plan.global_batch / per_micro_step;
   plan.train_pairs = data.train_pairs();
   plan.val_pairs = data.val_pairs();
   const auto batch = static_cast<uint64_t>(plan.global_batch);

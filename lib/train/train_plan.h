@@ -60,6 +60,7 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
 
 struct TrainPlan {
   int64_t global_batch = 0;       // pairs (sequences for sft) per optimizer step
+  int64_t grad_accum = 1;         // micro-steps per optimizer step (train.grad_accum resolved)
   int64_t steps_per_epoch = 0;
   int64_t total_steps = 0;
   uint64_t train_pairs = 0, val_pairs = 0;
@@ -100,6 +101,10 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config);
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape);
 
 // `on_gpu`: where the ranks compute (decides dtype = auto).
-TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu);
+// `resumed_global_batch`: the global batch of the checkpoint a run resumes from (0 = none); an
+// auto train.grad_accum without train.global_batch keeps it. Throws ConfigError when an auto
+// grad_accum has no whole value.
+TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu,
+                        int64_t resumed_global_batch = 0);
 
 }  // namespace st

@@ -10,7 +10,7 @@ script="$ST_SOURCE_DIR/slurm/launch.slurm"
 mkdir -p "$work/bin"
 cat >"$work/bin/srun" <<STUB
 #!/bin/bash
-[ "\$1" = --mpi=pmix ] && shift
+while [[ "\$1" == --* ]]; do shift; done  # --mpi=pmix, --nodes, --ntasks
 exec "$mpiexec" -np 2 --oversubscribe "\$@"
 STUB
 cat >"$work/bin/scontrol" <<STUB

@@ -1,8 +1,14 @@
 // Abort scenario: the last rank skips an all_reduce the others enter. With dist.timeout_s = 3
 // the waiting ranks' watchdog must log the collective, unit and step, and abort the whole job
 // (the skipping rank included) — run by expect_abort.sh, which checks the time and message.
+// `watchdog_abort sleep`: the last rank is alive outside any collective; `watchdog_abort stop`:
+// it is frozen (SIGSTOP, as a dead or cut-off host). Either way the roll call names it, and
+// only it: the others answer from inside the collective they wait in.
 #include <ATen/ATen.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstring>
 
 #include "distributed/mpi_communicator.h"
 #include "distributed/world.h"
@@ -13,6 +19,7 @@ int main(int argc, char** argv) {
   st::ScopedCollectiveContext context(/*step=*/3, /*unit=*/7);
   const at::Tensor values = at::ones({4});
   if (world.rank() == world.size() - 1) {
+    if (argc > 1 && std::strcmp(argv[1], "stop") == 0) raise(SIGSTOP);
     sleep(120);  // stuck elsewhere: never joins the collective
   } else {
     communicator.all_reduce(values, st::ReduceOp::sum);

@@ -32,6 +32,15 @@ TEST(EnvMismatch, NamesTheOddRanksAndTheirValues) {
             "NCCL differs: '2.21.5' on ranks 0-4; '2.20.0' on rank 5");
 }
 
+TEST(EnvMismatch, NamesTheHostsOfEachValue) {
+  // Another install on one node of three: the message says which host to fix.
+  std::vector<EnvFingerprint> all;
+  for (const char* host : {"n1", "n1", "n2", "n2", "n3"}) all.push_back(fingerprint(host, "2.4.0", "2.21.5"));
+  all[2] = all[3] = fingerprint("n2", "2.3.1", "2.21.5");
+  EXPECT_EQ(describe_env_mismatches(find_env_mismatches(all), env_hosts(all)),
+            "libtorch differs: '2.4.0' on ranks 0-1,4 (n1, n3); '2.3.1' on ranks 2-3 (n2)");
+}
+
 TEST(EnvMismatch, MissingFieldCountsAsDifferent) {
   std::vector<EnvFingerprint> all = {fingerprint("a", "1", "1"), fingerprint("a", "1", "1")};
   all[1].pop_back();

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# multi_host_test.sh <shardtune binary> <case>: `sbatch slurm/launch.slurm` across 2 and 3 test
+# hosts of a real Slurm (multi_host_cluster.sh), CPU ranks over TCP: sharding across hosts,
+# installs that differ, node loss and elastic continuation, the straggler report.
+# Skipped (exit 77) where Slurm or network namespaces are not available.
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+# shellcheck source=multi_host_cluster.sh
+source "$(dirname "$0")/multi_host_cluster.sh"
+if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null ||
+  ! command -v ip >/dev/null || ! command -v unshare >/dev/null; then
+  echo "SKIP [$case_name]: needs root, iproute2, util-linux and Debian's slurm-wlm + munge (scripts/install-deps.sh)"
+  exit 77
+fi
+bin=$(realpath "$bin")
+# Every host's /tmp is its own, so the shared storage lies elsewhere.
+shared=$(mktemp -d /var/tmp/st_mh_XXXXXX)
+cluster_keep_paths=("$(realpath "$ST_SOURCE_DIR")" "$(dirname "$bin")" "$work")
+trap 'cluster_stop; [ -n "${ST_KEEP_WORK:-}" ] || rm -rf "$work" "$shared"' EXIT
+trap 'exit 143' TERM INT
+
+# The demo on 1 pair per rank, fp32; the global batch (12) stays when the rank count changes
+# (grad_accum = 0: auto).
+run_args=(--data.train="$shared/data/train" --data.val="$shared/data/val" --train.micro_batch=1 --train.grad_accum=0
+          --train.global_batch=12 --train.eval_every=0 --train.log_every=1 --progress off --ckpt.export=true
+          --ckpt.export_dtype=fp32)
+timeout_s=60  # dist.timeout_s of every run
+
+# submit <run dir> <sbatch options...> -- [launch.slurm arguments...]: prints the job id.
+submit() {
+  local dir=$1 options=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+  shift
+  on_head sbatch --parsable --chdir="$shared" --output="$dir.out" --error="$dir.out" --gpus-per-node=0 \
+    --cpus-per-task=1 --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="$bin" "${options[@]}" \
+    "$ST_SOURCE_DIR/slurm/launch.slurm" --train.output_dir="$dir" "${run_args[@]}" --dist.timeout_s="$timeout_s" "$@" || fail "sbatch refused launch.slurm"
+}
+
+# on_one_host <ranks> <run dir> [train arguments...]: the same run with mpirun on this machine,
+# one thread per rank as launch.slurm sets for --cpus-per-task=1 (BLAS threads change the sums).
+on_one_host() {
+  local ranks=$1 dir=$2
+  shift 2
+  run --exit 0 env OMP_NUM_THREADS=1 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" \
+    --train.output_dir="$dir" "${run_args[@]}" --dist.timeout_s="$timeout_s" "$@"
+}
+
+job_state() { on_head scontrol show job "$1" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
+# wait_job <id> <seconds> <states regex>
+wait_job() {
+  local state
+  for _ in $(seq $(($2 * 4))); do
+    state=$(job_state "$1")
+    [[ "$state" =~ ^($3)$ ]] && return 0
+    sleep 0.25
+  done
+  fail "job $1 is $state after $2 s, expected $3: $(tail -n 20 "$shared"/*.out)"
+}
+# wait_for <file> <regex> <seconds>
+wait_for() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "no /$2/ in $1 after $3 s: $(tail -8 "$1" 2>/dev/null)"
+}
+expect_in() { grep -Eq -- "$2" "$1" || fail "$1 lacks /$2/: $(tail -20 "$1")"; }
+# expect_finished <run dir> <job>: completed, with a checkpoint and an export.
+expect_finished() {
+  wait_job "$2" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'
+  [ "$(job_state "$2")" = COMPLETED ] || fail "job $2 ended $(job_state "$2"): $(tail -30 "$1.out")"
+  [ -f "$1/checkpoints/latest/COMPLETE" ] || fail "no COMPLETE checkpoint in $1/checkpoints/latest"
+  [ -f "$1/export/model.safetensors" ] || fail "no export in $1/export"
+}
+# Every checkpoint marked COMPLETE has each rank file of its manifest, at its size and CRC-32.
+expect_checkpoints_intact() {
+  python3 - "$1/checkpoints" <<'PY' || fail "a complete checkpoint of $1 is damaged"
+import json, os, sys, zlib
+root, seen = sys.argv[1], 0
+for name in sorted(os.listdir(root)):
+    path = os.path.join(root, name)
+    if name.startswith("step_") and os.path.exists(os.path.join(path, "COMPLETE")):
+        for f in json.load(open(os.path.join(path, "manifest.json")))["files"]:
+            data = open(os.path.join(path, f["name"]), "rb").read()
+            assert len(data) == f["bytes"] and zlib.crc32(data) == f["crc32"], (path, f)
+        seen += 1
+assert seen >= 2, f"{seen} complete checkpoints in {root}"
+print(f"{seen} complete checkpoints intact in {root}")
+PY
+}
+# rank_files <checkpoint dir>: how many rank files it holds.
+rank_files() { find "$1" -name 'rank_*.h5' | wc -l; }
+
+# node_loss <fault> <nodes left>: a 2-host job (--nodes=1-2) loses host 2 at step 12: the ranks
+# left end within dist.timeout_s + 30 s, launch.slurm restarts training on the nodes left from
+# the last complete checkpoint, and the run ends as an uninterrupted one would.
+node_loss() {
+  local fault=$1 left=$2 cut_at restart_at resumed
+  cluster_start "$shared/cluster" 2
+  synth_data --dir "$shared/data" --pairs 1000
+  local args=(--train.max_steps=30 --ckpt.every=5)
+  timeout_s=10
+  on_one_host 4 "$shared/straight" "${args[@]}"
+  job=$(submit "$shared/job" --nodes=1-2 --ntasks-per-node=2 -- "${args[@]}")
+  wait_for "$shared/job/metrics.jsonl" '"step": *12[,}]' 240
+  cut_at=$(date +%s)
+  "$fault" 2
+  wait_for "$shared/job.out" 'shardtune: training failed \(exit [0-9]+\)' 120
+  restart_at=$(date +%s)
+  echo "the ranks left ended $((restart_at - cut_at)) s after the fault"
+  [ $((restart_at - cut_at)) -le 40 ] || fail "the ranks left took $((restart_at - cut_at)) s to end (dist.timeout_s = 10)"
+  expect_in "$shared/job.out" "restarting on the $left node\\(s\\) left"
+  expect_finished "$shared/job" "$job"
+  sed -n '/training failed/,$p' "$shared/job.out" | grep -v '^\[r.*step [0-9]*/' | head -20
+  resumed=$(grep -o 'resumed from [^ ]*step_[0-9]* at step [0-9]*' "$shared/job.out" | tail -1 | awk '{print $NF}')
+  [ -n "$resumed" ] && [ "$resumed" -ge 10 ] || fail "the restart did not resume from the step-10 checkpoint or later"
+  expect_in "$shared/job.out" "written by 4 rank\\(s\\), now $((left * 2))\\)"
+  expect_in "$shared/job.out" "grad_accum auto -> $((12 / (left * 2))) "
+  expect_checkpoints_intact "$shared/job"
+  same_metrics --expected "$shared/straight/metrics.jsonl" --actual "$shared/job/metrics.jsonl" --tolerance 1e-5 \
+    --from-step "$((resumed + 1))"
+}
+
+case "$case_name" in
+  hybrid_two_hosts_equal_one_host)
+    # 2 hosts x 2 ranks, shard inside a host, replicate across: the losses of 4 ranks on one host
+    # and of 1 rank; the same export, byte for byte, as 4 ranks declared 2 x 2 on one host.
+    cluster_start "$shared/cluster" 2
+    synth_data --dir "$shared/data" --pairs 1000
+    args=(--train.max_steps=20 --ckpt.every=10)
+    job=$(submit "$shared/hybrid" --nodes=2 --ntasks-per-node=2 -- "${args[@]}" --dist.sharding=hybrid)
+    on_one_host 4 "$shared/declared" "${args[@]}" --dist.sharding=hybrid --dist.ranks_per_node=2
+    on_one_host 4 "$shared/four" "${args[@]}" --dist.sharding=full
+    on_one_host 1 "$shared/one" "${args[@]}"
+    expect_finished "$shared/hybrid" "$job"
+    grep -E 'shardtune env|train: sharding' "$shared/hybrid.out"
+    expect_in "$shared/hybrid.out" 'shardtune env: 4 ranks on 2 nodes \(2 hosts x 2 ranks\)'
+    expect_in "$shared/hybrid.out" 'train: sharding hybrid: shard groups st-n1 ranks 0-1 \| st-n2 ranks 2-3; replicated across 2 hosts'
+    same_metrics --expected "$shared/four/metrics.jsonl" --actual "$shared/hybrid/metrics.jsonl" --tolerance 1e-5
+    same_metrics --expected "$shared/one/metrics.jsonl" --actual "$shared/hybrid/metrics.jsonl" --tolerance 1e-5
+    [ "$(rank_files "$shared/hybrid/checkpoints/step_00000020")" = 2 ] ||
+      fail "the checkpoint holds $(rank_files "$shared/hybrid/checkpoints/step_00000020") rank files, expected one per shard (2)"
+    cmp "$shared/declared/export/model.safetensors" "$shared/hybrid/export/model.safetensors" ||
+      fail "the 2-host export differs from the one-host 2 x 2 run's"
+    ;;
+  full_and_grad_op_two_and_three_hosts)
+    # full and grad_op on 2 hosts x 2 ranks and on 3 hosts x 1 (uneven shard groups: 3 ranks
+    # of a 4-ish model): the losses and exports of the same sharding on one host.
+    cluster_start "$shared/cluster" 3
+    synth_data --dir "$shared/data" --pairs 1000
+    on_one_host 1 "$shared/one" --train.max_steps=15
+    for sharding in full grad_op; do
+      for shape in 2x2 3x1; do
+        ranks=$((${shape%x*} * ${shape#*x}))
+        job=$(submit "$shared/$sharding-$shape" --nodes="${shape%x*}" --ntasks-per-node="${shape#*x}" -- \
+          --train.max_steps=15 --ckpt.every=15 --dist.sharding=$sharding)
+        on_one_host "$ranks" "$shared/local-$sharding-$ranks" --train.max_steps=15 --ckpt.every=15 --dist.sharding=$sharding
+        expect_finished "$shared/$sharding-$shape" "$job"
+        expect_in "$shared/$sharding-$shape.out" "shardtune env: $ranks ranks on ${shape%x*} nodes \\(${shape%x*} hosts x ${shape#*x} rank"
+        expect_in "$shared/$sharding-$shape.out" "train: sharding $sharding: one shard group of $ranks rank\\(s\\) on st-n1"
+        same_metrics --expected "$shared/one/metrics.jsonl" --actual "$shared/$sharding-$shape/metrics.jsonl" --tolerance 1e-5
+        cmp "$shared/local-$sharding-$ranks/export/model.safetensors" "$shared/$sharding-$shape/export/model.safetensors" ||
+          fail "$sharding on $shape hosts: the export differs from the one-host run's on $ranks ranks"
+      done
+    done
+    ;;
+  other_install_refused)
+    # Host 2 runs another build (its shardtune binary carries another git sha): `shardtune env`
+    # in launch.slurm refuses before training and names the host and what differs.
+    sha=$("$bin" --version | grep -o '+[0-9a-f]\{12\}' | head -1 | tr -d +)
+    [ -n "$sha" ] || fail "no git sha in '$("$bin" --version | head -1)'"
+    other=$(printf '%s' "$sha" | tr '0-9a-f' 'f0-9a-e')
+    mkdir -p "$shared/other-build"
+    perl -pe "s/$sha/$other/g" "$bin" >"$shared/other-build/shardtune"
+    chmod +x "$shared/other-build/shardtune"
+    cluster_binds[2]="$shared/other-build/shardtune:$bin"
+    cluster_start "$shared/cluster" 2
+    synth_data --dir "$shared/data" --pairs 200
+    job=$(submit "$shared/mixed" --nodes=2 --ntasks-per-node=2 -- --train.max_steps=5)
+    wait_job "$job" 300 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+    cat "$shared/mixed.out"
+    [ "$(job_state "$job")" = FAILED ] || fail "job $job ended $(job_state "$job"), expected FAILED"
+    expect_in "$shared/mixed.out" "shardtune differs: '[^']*$sha' on ranks 0-1 \\(st-n1\\); '[^']*$other' on ranks 2-3 \\(st-n2\\)"
+    [ ! -e "$shared/mixed" ] || fail "training started on mixed installs: $(ls "$shared/mixed")"
+    ;;
+  link_down_restarts_on_the_host_left)
+    node_loss cluster_cut_link 1
+    expect_in "$shared/job.out" 'on unit [0-9]+ step 1[2-9] timed out after [0-9.]+ s \(dist.timeout_s = 10\); ranks 2-3 on st-n2 stopped answering'
+    ;;
+  ranks_killed_restart_on_both_hosts)
+    node_loss cluster_kill_ranks 2
+    expect_in "$shared/job.out" 'on unit [0-9]+ step 1[2-9] timed out after [0-9.]+ s \(dist.timeout_s = 10\); ranks 2-3 on st-n2 stopped answering'
+    ;;
+  slurmd_killed_restarts_on_the_host_left)
+    node_loss cluster_kill_slurmd 1
+    expect_in "$shared/job.out" 'Node failure on st-n2'
+    ;;
+  bench_names_the_slow_host)
+    # `shardtune env --bench` on 2 hosts x 2 ranks: with one host's link slowed (tc), that host
+    # is the one named, whichever it is.
+    cluster_start "$shared/cluster" 2
+    bench=(--nodes=2 --ntasks-per-node=2 --mpi=pmix "$bin" env --bench --bench-mib 4 --bench-repeats 3)
+    out=$(on_head srun "${bench[@]}" 2>&1) || fail "env --bench failed: $out"
+    echo "$out" | sed -n '/link bench/,$p'
+    expect_output 'slowest host: st-n[12] '
+    for slow in 2 1; do
+      echo "host $slow slowed: $(cluster_slow_link "$slow" 40mbit)"
+      out=$(on_head srun "${bench[@]}" 2>&1) || fail "env --bench failed: $out"
+      echo "$out" | sed -n '/link bench/,$p'
+      expect_output "slowest host: st-n$slow \\(sends at"
+      ip netns exec "$(host_ns "$slow")" tc qdisc del dev eth0 root
+    done
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
