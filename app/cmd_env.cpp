@@ -63,6 +63,7 @@ int run_env(std::vector<std::string> args, int& argc, char**& argv) {
     po::variables_map values;
     try {
       po::store(po::command_line_parser(args).options(options).run(), values);
+      po::notify(values);
     } catch (const po::error& error) {
       throw ConfigError(std::string("command line: ") + error.what());
     }

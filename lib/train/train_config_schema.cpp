@@ -48,7 +48,7 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step");
   schema.add(&c.train.grad_accum, "grad_accum",
       "micro-steps per optimizer step; 0 = auto: global_batch / (micro_batch x ranks), so a run resumed "
-      "on other ranks keeps its global batch (without global_batch: the checkpoint's, else 1)");
+      "on other ranks keeps its global batch (without global_batch: the resumed checkpoint's, else grad_accum 1)");
   schema.add(&c.train.global_batch, "global_batch",
       "pairs per optimizer step; 0 = micro_batch x grad_accum x ranks");
   schema.add(&c.train.max_steps, "max_steps", "optimizer steps; 0 = run train.epochs");

@@ -62,6 +62,14 @@ case "$case_name" in
     expect_output '^0 +[^ ]+ +0 local 0/2'
     expect_output '^1 +[^ ]+ +0 local 1/2'
     expect_output 'identical on all 2 ranks'
+    expect_output '^shardtune env: 2 ranks on 1 node \(1 host x 2 ranks\)'
+    # The link bench on one host: collectives inside it, nothing across.
+    run --exit 0 "$mpiexec" -np 2 "$bin" env --bench --bench-mib 1 --bench-repeats 2
+    expect_output '^link bench: all-gather and reduce-scatter of 1.000 MiB, median of 2'
+    expect_output '^  [^ ]+ +2 +[0-9.]+ +[0-9.]+ +0.000$'
+    expect_output '^one host: nothing crosses a network link'
+    run --exit 2 "$mpiexec" -np 2 "$bin" env --bench --bench-repeats 0
+    expect_output 'env: --bench-repeats must be >= 1'
     ;;
   bench_two_ranks)
     # The throughput harness: warm-up steps logged but not counted, medians printed, no state kept.

@@ -38,6 +38,19 @@ TEST(ConfigValidate, BatchGeometryMessageCarriesTheNumbers) {
   EXPECT_NO_THROW(validate_config(config, 16));
 }
 
+TEST(ConfigValidate, AnAutoGradAccumNeedsAWholeValue) {
+  // grad_accum = 0 follows the rank count: 12 pairs = 1 x 3 x 4 ranks = 1 x 4 x 3 ranks; not 5.
+  TrainConfig config;
+  config.train.micro_batch = 1;
+  config.train.grad_accum = 0;
+  config.train.global_batch = 12;
+  for (int ranks : {1, 2, 3, 4, 6, 12}) EXPECT_NO_THROW(validate_config(config, ranks)) << ranks;
+  const std::string message = validation_error_of(config, 5, {{"train.global_batch", "run.ini:3"}});
+  EXPECT_NE(message.find("train.global_batch(12) (run.ini:3) is not a multiple of train.micro_batch(1) x ranks(5)"),
+            std::string::npos)
+      << message;
+}
+
 TEST(ConfigValidate, UnknownRankCountLeavesRankRulesToTheRun) {
   TrainConfig config;
   config.train.micro_batch = 4;
