@@ -88,7 +88,9 @@ void Watchdog::run() {
     const double period = std::min(0.2, std::max(0.01, timeout_s_.load() / 10.0));
     wake_.wait_for(lock, std::chrono::duration<double>(period));
     if (stopping_) break;
-    const double waiting_long = std::min(2.0, timeout_s_.load() / 4.0);
+    // Ranks stuck in the same step entered their collectives about together: by the first
+    // expiry each has waited about the whole deadline, far over a quarter of it.
+    const double waiting_long = timeout_s_.load() / 4.0;
     const bool hanging = std::any_of(entries_.begin(), entries_.end(), [&](const auto& entry) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - entry.second.started).count() >
              waiting_long;

@@ -50,7 +50,7 @@ class Watchdog {
   double timeout() const { return timeout_s_.load(); }
 
   // Liveness for timeout messages (distributed/roll_call.h): `on_wake` runs each time the
-  // thread wakes while a collective has waited long (a quarter of the deadline, at most 2 s),
+  // thread wakes while a collective has waited long (a quarter of the deadline),
   // to answer the other ranks' pings; `on_expiry` before an abort, its text appended to the
   // reason. Healthy collectives never wait that long, so this thread calls into MPI only when
   // the job already hangs. Empty functions detach them; this returns once neither runs.

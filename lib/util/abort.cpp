@@ -56,6 +56,12 @@ void abort_world(const std::string& reason, int exit_code) {
     to_run.swap(hooks);
   }
   for (auto& entry : to_run) entry.second();
+  // MPI_Abort asks the launcher to end every rank; a rank cut off from it (its host's link is
+  // down) would wait for that forever, so it ends itself a little later.
+  std::thread([exit_code] {
+    std::this_thread::sleep_for(std::chrono::seconds(kAbortGraceSeconds));
+    std::_Exit(exit_code);
+  }).detach();
   if (mpi_is_live()) MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::_Exit(exit_code);
 }
