@@ -37,6 +37,14 @@ run() {
   [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
 }
 expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }
+# wait_for_text <file> <regex> <seconds>: until the file (a job's log, metrics.jsonl) shows it.
+wait_for_text() {
+  for _ in $(seq $(($3 * 10))); do
+    grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "no /$2/ in $1 after $3 s: $(tail -8 "$1" 2>/dev/null)"
+}
 
 # synth_data --dir <dir> [--pairs N] [other `shardtune synth` flags]: a small synthetic dataset
 # (train/, val/).

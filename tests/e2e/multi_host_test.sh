@@ -58,14 +58,6 @@ wait_job() {
   done
   fail "job $1 is $state after $2 s, expected $3: $(tail -n 20 "$shared"/*.out)"
 }
-# wait_for <file> <regex> <seconds>
-wait_for() {
-  for _ in $(seq $(($3 * 10))); do
-    grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  fail "no /$2/ in $1 after $3 s: $(tail -8 "$1" 2>/dev/null)"
-}
 expect_in() { grep -Eq -- "$2" "$1" || fail "$1 lacks /$2/: $(tail -20 "$1")"; }
 # expect_finished <run dir> <job>: completed, with a checkpoint and an export.
 expect_finished() {
@@ -106,10 +98,10 @@ node_loss() {
   global_batch=$global
   on_one_host 4 "$shared/straight" "${args[@]}"
   job=$(submit "$shared/job" --nodes=1-2 --ntasks-per-node=2 -- "${args[@]}")
-  wait_for "$shared/job/metrics.jsonl" '"step": *12[,}]' 240
+  wait_for_text "$shared/job/metrics.jsonl" '"step": *12[,}]' 240
   cut_at=$(date +%s)
   "$fault" 2
-  wait_for "$shared/job.out" 'shardtune: training failed \(exit [0-9]+\)' 120
+  wait_for_text "$shared/job.out" 'shardtune: training failed \(exit [0-9]+\)' 120
   restart_at=$(date +%s)
   echo "the ranks left ended $((restart_at - cut_at)) s after the fault"
   [ $((restart_at - cut_at)) -le 40 ] || fail "the ranks left took $((restart_at - cut_at)) s to end (dist.timeout_s = 10)"

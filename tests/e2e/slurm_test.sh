@@ -37,15 +37,6 @@ submit() {
     fail "sbatch refused launch.slurm"
 }
 
-# wait_for_text <file> <regex> <seconds>: until the job's output shows it.
-wait_for_text() {
-  for _ in $(seq $(($3 * 4))); do
-    grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.25
-  done
-  fail "no /$2/ in $1 after $3 s: $(tail -8 "$1" 2>/dev/null)"
-}
-
 job_field() { scontrol show job "$1" | grep -o "$2=[^ ]*" | cut -d= -f2; }
 
 # expect_cancelled_for_good <job> <run dir>: a scancel ended the job; it stays ended (a requeue
