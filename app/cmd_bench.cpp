@@ -17,13 +17,14 @@
 #include "data/pair_table.h"
 #include "distributed/world.h"
 #include "exit_codes.h"
-#include "model/model_config.h"
-#include "model/presets.h"
+#include "hf/model_config.h"
+#include "hf/presets.h"
 #include "prep/synth_dataset.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
 #include "train/train_metrics.h"
 #include "train/trainer.h"
+#include "util/check.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/torch_compat.h"
@@ -114,7 +115,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       // The shape as HF config.json, for bench/peer_transformers.py to build the same model.
       std::ofstream(o.work + "/config.json") << to_hf_config_json(preset_config(o.preset)).dump(2) << "\n";
     }
-    MPI_Barrier(world.comm());
+    ST_CHECK_MPI(MPI_Barrier(world.comm()));
     const TrainConfig config = bench_config(parsed.config, o, data + "/train");
     validate_config(config, world.size(), parsed.origins);
     world.watchdog().set_timeout(config.dist.timeout_s);

@@ -13,7 +13,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "fsdp/unit_layout.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "util/errors.h"
 
 namespace st {

@@ -29,17 +29,15 @@ std::string final_summary(const TrainResult& result, const TrainConfig& config) 
   std::ostringstream out;
   out.precision(4);
   out << "train: " << result.steps << " steps in " << result.seconds << " s";
-  const nlohmann::ordered_json& last = result.last_train;
-  if (!last.is_null()) {
-    out << "; final loss " << last.at("loss").get<double>();
-    if (last.contains("rewards/accuracies")) out << ", reward accuracy " << last.at("rewards/accuracies").get<double>();
+  if (result.last_train) {
+    const LossSummary& losses = result.last_train->losses;
+    out << "; final loss " << losses.loss;
+    if (losses.reward_accuracy) out << ", reward accuracy " << *losses.reward_accuracy;
   }
-  const nlohmann::ordered_json& eval = result.last_eval;
-  if (!eval.is_null()) {
-    out << "; eval loss " << eval.at("eval/loss").get<double>();
-    if (eval.contains("eval/rewards/accuracies")) {
-      out << ", eval reward accuracy " << eval.at("eval/rewards/accuracies").get<double>();
-    }
+  if (result.last_eval) {
+    const LossSummary& losses = result.last_eval->losses;
+    out << "; eval loss " << losses.loss;
+    if (losses.reward_accuracy) out << ", eval reward accuracy " << *losses.reward_accuracy;
   }
   out << "; metrics in " << config.train.output_dir << "/metrics.jsonl";
   return out.str();

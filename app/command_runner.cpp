@@ -8,6 +8,7 @@
 
 #include "exit_codes.h"
 #include "util/abort.h"
+#include "util/check.h"
 #include "util/errors.h"
 #include "util/log.h"
 
@@ -21,7 +22,7 @@ int world_size_if_running() {
   MPI_Finalized(&finalized);
   if (!initialized || finalized) return 1;
   int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ST_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   return size;
 }
 

@@ -31,7 +31,7 @@ std::vector<int64_t> prompt_ids(const json& line, const Tokenizer* tokenizer, co
   if (line.contains("prompt")) {
     if (!line["prompt"].is_string()) throw DataError(where + "\"prompt\" must be a string");
     const std::string prompt = line["prompt"].get<std::string>();
-    if (chat) return encoded(chat->prompt_ids({{"user", prompt}}));
+    if (chat) return encoded(chat->prompt_ids({{ChatRole::user, prompt}}));
     return encoded(tokenizer->encode(tokenizer->bos_token() + prompt));
   }
   if (line.contains("messages")) {
@@ -44,7 +44,11 @@ std::vector<int64_t> prompt_ids(const json& line, const Tokenizer* tokenizer, co
           !m["content"].is_string()) {
         throw DataError(where + "each message must be {\"role\": \"...\", \"content\": \"...\"}");
       }
-      messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+      ChatMessage message{ChatRole::user, m["content"].get<std::string>()};
+      if (!find_enum(m["role"].get<std::string>(), message.role)) {
+        throw DataError(where + "role '" + m["role"].get<std::string>() + "' is not one of " + enum_choices<ChatRole>());
+      }
+      messages.push_back(std::move(message));
     }
     try {
       return encoded(chat->prompt_ids(messages));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "train/recompute_choice.h"
+#include "train/train_plan.h"
 
 namespace st {
 namespace {
@@ -34,6 +35,29 @@ std::string resolve_token_budget(const ModelConfig& config, const EstimateInputs
   }
   out << "\n";
   return out.str();
+}
+
+EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, int64_t nodes, int64_t ranks_per_node,
+                           bool on_gpu) {
+  EstimatePlan plan;
+  EstimateInputs& in = plan.inputs;
+  in.sharding = config.dist.sharding;
+  in.nodes = nodes;
+  in.ranks_per_node = ranks_per_node;
+  in.offload = config.optim.offload == Offload::cpu;
+  const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, on_gpu);
+  in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(dtype)));
+  in.on_gpu = on_gpu;
+  in.logp_chunk_tokens = config.model.logp_chunk_tokens;
+  in.recompute = config.train.recompute;
+  in.compute_copy = config.train.compute_copy;
+  in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
+  in.adapters = adapter_shape(config);
+  TrainConfig sized = config;
+  plan.token_budget = resolve_token_budget(model, in, config.train.stage, sized.data, config.dpo.share_prompt,
+                                           config.model.attention);
+  set_micro_batch(in, largest_micro_batch(sized));
+  return plan;
 }
 
 std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,

@@ -5,10 +5,11 @@
 
 #include <string>
 
-#include "fsdp/memory_estimate.h"
 #include "data/data_options.h"
-#include "model/model_config.h"
+#include "fsdp/memory_estimate.h"
+#include "hf/model_config.h"
 #include "model/model_options.h"
+#include "train/train_config.h"
 #include "train/train_options.h"
 
 namespace st {
@@ -18,6 +19,16 @@ namespace st {
 // returns the line that says so, "" when the budget is not auto.
 std::string resolve_token_budget(const ModelConfig& config, const EstimateInputs& in, Stage stage, DataOptions& data,
                                  bool share_prompt, AttentionPath attention);
+
+// One mapping from the train keys to an estimate, for `shardtune estimate` and `train --dry-run`:
+// `config` on `nodes` x `ranks_per_node` ranks in the compute dtype `on_gpu` resolves, its
+// micro-batch sized (token_budget: resolve_token_budget's line).
+struct EstimatePlan {
+  EstimateInputs inputs;
+  std::string token_budget;
+};
+EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, int64_t nodes, int64_t ranks_per_node,
+                           bool on_gpu);
 
 std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,
                                  const MemoryEstimate& estimate, double gpu_gib);

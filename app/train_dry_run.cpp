@@ -61,22 +61,9 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   const TrainData data = open_train_data(config, model.vocab_size);
   const TrainPlan plan = plan_training(config, data, ranks, shape.on_gpu);
 
-  EstimateInputs in;
-  in.sharding = config.dist.sharding;
-  in.nodes = shape.nodes;
-  in.ranks_per_node = shape.ranks_per_node;
-  in.offload = config.optim.offload == Offload::cpu;
-  in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(plan.compute_dtype)));
-  in.on_gpu = shape.on_gpu;
-  in.logp_chunk_tokens = config.model.logp_chunk_tokens;
-  in.recompute = config.train.recompute;
-  in.compute_copy = config.train.compute_copy;
-  in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
-  in.adapters = adapter_shape(config);
-  TrainConfig sized = config;
-  const std::string token_budget = resolve_token_budget(model, in, config.train.stage, sized.data,
-                                                        config.dpo.share_prompt, config.model.attention);
-  set_micro_batch(in, largest_micro_batch(sized));
+  const EstimatePlan sizing = estimate_plan(model, config, shape.nodes, shape.ranks_per_node, shape.on_gpu);
+  const EstimateInputs& in = sizing.inputs;
+  const std::string& token_budget = sizing.token_budget;
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
   int64_t smallest = units.front().shard_numel, largest = 0;

@@ -16,7 +16,7 @@
 #include "distributed/value_gather.h"
 #include "distributed/world.h"
 #include "fsdp/shard_source.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "util/host_memory.h"
 #include "util/timer.h"
 

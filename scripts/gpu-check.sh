@@ -71,15 +71,16 @@ step_bench_memory() {  # the compute copy kept vs cast per gather, full recomput
       echo "== $preset train.compute_copy=$copy"
       "$bin" bench --preset "$preset" --seq 2048 --micro-batch 1 --steps 10 --train.recompute=full \
         --train.compute_copy="$copy" || status=1
-      "$bin" estimate --preset "$preset" --ranks-per-node 1 --micro-batch 1 --seq-len 2048 --recompute full \
-        --compute-copy "$copy" | grep -E "per GPU" || status=1
+      "$bin" estimate --model.preset "$preset" --ranks-per-node 1 --train.micro_batch 1 --data.cutoff_len 2048 \
+        --train.recompute full --train.compute_copy "$copy" | grep -E "per GPU" || status=1
     done
   done
   return "$status"
 }
 step_bench_8b() {
   local status=0
-  "$bin" estimate --preset llama-3.1-8b --ranks-per-node 1 --offload cpu --micro-batch 1 --seq-len 2048 || status=1
+  "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --optim.offload cpu --train.micro_batch 1 \
+    --data.cutoff_len 2048 || status=1
   "$bin" bench --preset llama-3.1-8b --seq 2048 --micro-batch 1 --steps 5 --optim.offload=cpu || status=1
   PEER_ARGS="--lora-r 16" bench/vs_peer.sh build-gpu llama-3.1-8b 2048 2 dpo 10 -- --train.method=lora || status=1
   return "$status"

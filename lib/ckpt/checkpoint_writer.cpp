@@ -11,7 +11,9 @@
 #include "ckpt/checkpoint_directory.h"
 #include "distributed/value_gather.h"
 #include "util/build_info.h"
+#include "util/check.h"
 #include "util/errors.h"
+#include "util/fault_injection.h"
 #include "util/file_io.h"
 #include "util/log.h"
 #include "util/timer.h"
@@ -29,16 +31,6 @@ std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& tensors, bool cop
     host.push_back(moved);
   }
   return host;
-}
-
-// Fault injection for the e2e tests (docs/testing.md): ST_TEST_KILL_IN_SAVE=<step> kills the
-// last shard's writer with SIGKILL after its file is written but before the checkpoint is
-// committed, as a node failure in the middle of a save would.
-void kill_if_fault_injected(int64_t step, const ShardPlace& place) {
-  const char* at_step = std::getenv("ST_TEST_KILL_IN_SAVE");
-  if (at_step != nullptr && std::atoll(at_step) == step && place.shard == place.shard_count - 1) {
-    std::raise(SIGKILL);
-  }
 }
 
 }  // namespace
@@ -59,7 +51,7 @@ struct CheckpointWriter::Pending {
   void write(const std::vector<UnitLayout>& units, const ShardPlace& place) {
     try {
       write_rank_file(file, units, state, rng, place.shard, place.shard_count);
-      kill_if_fault_injected(progress.step, place);
+      fault_kill_in_save(progress.step, place.shard == place.shard_count - 1);
       sync_file(file);
       crc32 = file_crc32(file);
       bytes = fs::file_size(file);
@@ -76,7 +68,7 @@ CheckpointWriter::CheckpointWriter(std::string directory, const CkptOptions& opt
     : directory_(std::move(directory)), options_(options), identity_(std::move(identity)), world_(world),
       place_(place) {
   hbool_t threadsafe = 0;
-  H5is_library_threadsafe(&threadsafe);
+  ST_CHECK_HDF5(H5is_library_threadsafe(&threadsafe));
   if (options_.async && !threadsafe) {  // the data loader reads HDF5 on its own thread meanwhile
     throw ConfigError("ckpt.async = true needs an HDF5 library built thread-safe, and this one is not "
                       "(Spack: hdf5+threadsafe); set ckpt.async = false");

@@ -17,13 +17,14 @@ struct EnumNames<ExportDtype> {
 };
 
 struct CkptOptions {
-  std::string dir;             // checkpoint directory; empty = <train.output_dir>/checkpoints
-  int64_t every = 0;           // optimizer steps between checkpoints; 0 = only at the end
-  int64_t keep_last = 0;       // complete checkpoints kept; 0 = all (the newest is never deleted)
-  bool async = false;          // write on a background thread from a host snapshot
-  bool export_hf = false;      // consolidated HF model in <train.output_dir>/export at the end
-  ExportDtype export_dtype = ExportDtype::bf16;  // bf16 | fp32
-  double export_shard_gb = 5.0;       // safetensors file size limit [GB, 10^9 bytes]
+  // The keys of [ckpt]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  std::string dir;
+  int64_t every = 0;
+  int64_t keep_last = 0;
+  bool async = false;
+  bool export_hf = false;
+  ExportDtype export_dtype = ExportDtype::bf16;
+  double export_shard_gb = 5.0;
 };
 
 }  // namespace st

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "model/safetensors_writer.h"
+#include "hf/safetensors_writer.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/host_memory.h"
@@ -23,7 +23,7 @@ constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.
                                            "special_tokens_map.json", "tokenizer.model", "vocab.json",
                                            "merges.txt", "chat_template.jinja", "added_tokens.json"};
 
-std::string torch_dtype_name(at::ScalarType dtype) { return dtype == at::kFloat ? "float32" : "bfloat16"; }
+TorchDtype torch_dtype_of(at::ScalarType dtype) { return dtype == at::kFloat ? TorchDtype::float32 : TorchDtype::bfloat16; }
 
 // config.json: the base model's own (every field kept) or the one the config describes.
 nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options) {
@@ -34,7 +34,7 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
   }
-  json["torch_dtype"] = torch_dtype_name(options.dtype);
+  json["torch_dtype"] = enum_name(torch_dtype_of(options.dtype));
   return json;
 }
 

@@ -15,8 +15,8 @@
 #include "ckpt/ckpt_options.h"
 #include "distributed/communicator.h"
 #include "fsdp/unit_layout.h"
-#include "model/model_config.h"
-#include "model/safetensors_writer.h"
+#include "hf/model_config.h"
+#include "hf/safetensors_writer.h"
 
 namespace st {
 

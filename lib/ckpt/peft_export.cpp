@@ -6,8 +6,8 @@
 
 #include "ckpt/hf_export.h"
 #include "fsdp/adapter_merge.h"
+#include "hf/safetensors_writer.h"
 #include "model/lora.h"
-#include "model/safetensors_writer.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 

@@ -92,10 +92,13 @@ ConfigError config_file_error(const po::error& error, const std::string& path,
   }
   if (const auto* repeated = dynamic_cast<const po::multiple_occurrences*>(&error)) {
     const std::string name = strip_dashes(repeated->get_option_name());
-    // Several datasets are one value (a mixture), not repeated keys.
-    const bool dataset_list = name == "data.train" || name == "data.val";
+    // A key whose one value lists several items (datasets of a mixture) is not repeated.
+    const ConfigField* field = schema.find(name);
+    const bool listed = field != nullptr && !field->rule.list_items.empty();
     return ConfigError(where(name) + name + " is set more than once; keep one assignment" +
-                       (dataset_list ? " and list the datasets in it: " + name + " = dir_a:0.7, dir_b:0.3." : "."));
+                       (listed ? " and list the " + field->rule.list_items + " in it: " + name + " = " +
+                                     field->rule.list_example + "."
+                               : "."));
   }
   if (const auto* invalid = dynamic_cast<const po::validation_error*>(&error)) {
     const std::string name = strip_dashes(invalid->get_option_name());

@@ -21,6 +21,8 @@ class ConfigProblems {
   void add(const std::string& line) { lines_.push_back(line); }
   // " (run.ini:7)", " (command line)" or " (default)".
   std::string where(const std::string& name) const;
+  void add_all(const std::vector<std::string>& lines) { lines_.insert(lines_.end(), lines.begin(), lines.end()); }
+  const std::vector<std::string>& lines() const { return lines_; }
   // Throws one ConfigError with every recorded line.
   void throw_if_any() const;
 

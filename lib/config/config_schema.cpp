@@ -1,6 +1,7 @@
 // Value formatting and the Boost option descriptions behind a ConfigSchema.
 #include "config/config_schema.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -34,13 +35,78 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 }
 }  // namespace
 
+KeyRule KeyRule::unit(std::string text) const {
+  KeyRule copy = *this;
+  copy.unit_text = std::move(text);
+  return copy;
+}
+
+KeyRule KeyRule::choices(std::vector<std::string> allowed) const {
+  KeyRule copy = *this;
+  copy.words = std::move(allowed);
+  return copy;
+}
+
+KeyRule KeyRule::lists(std::string items, std::string example) const {
+  KeyRule copy = *this;
+  copy.list_items = std::move(items);
+  copy.list_example = std::move(example);
+  return copy;
+}
+
+KeyRule KeyRule::meaning(std::string special_values) const {
+  KeyRule copy = *this;
+  copy.special = std::move(special_values);
+  return copy;
+}
+
+bool KeyRule::admits(double value) const {
+  if (min && (min_open ? value <= *min : value < *min)) return false;
+  if (max && (max_open ? value >= *max : value > *max)) return false;
+  return true;
+}
+
+std::string KeyRule::range_text() const {
+  if (min && max) {
+    return "in " + std::string(min_open ? "(" : "[") + format_config_value(*min) + ", " + format_config_value(*max) +
+           (max_open ? ")" : "]");
+  }
+  if (min) return (min_open ? "> " : ">= ") + format_config_value(*min);
+  if (max) return (max_open ? "< " : "<= ") + format_config_value(*max);
+  return "";
+}
+
+KeyRule any_value() { return {}; }
+
+KeyRule above(double bound) {
+  KeyRule rule;
+  rule.min = bound;
+  rule.min_open = true;
+  return rule;
+}
+
+KeyRule at_least(double bound) {
+  KeyRule rule;
+  rule.min = bound;
+  return rule;
+}
+
+KeyRule within(double low, double high, bool high_open) {
+  KeyRule rule;
+  rule.min = low;
+  rule.max = high;
+  rule.max_open = high_open;
+  return rule;
+}
+
 void ConfigSchema::section(const std::string& name, const std::string& title) {
   section_names_.push_back(name);
   sections_.emplace_back("[" + name + "] " + title, 110, 55);
 }
 
 void ConfigSchema::append(ConfigField entry, const po::value_semantic* semantic) {
-  std::string description = entry.help;
+  std::string description = entry.help + entry.unit_suffix();
+  if (entry.rule.has_range()) description += "; " + entry.rule.range_text();
   if (!entry.choices.empty()) description += "; one of " + join(entry.choices, "|");
   sections_.back().add_options()(entry.name().c_str(), semantic, description.c_str());
   fields_.push_back(std::move(entry));
@@ -53,6 +119,23 @@ void ConfigSchema::apply_enum_words(const ConfigOrigins& origins) {
     problems.require(false, word.name, *word.text, "is not one of " + join(find(word.name)->choices, "|"));
   }
   problems.throw_if_any();
+}
+
+std::vector<std::string> ConfigSchema::rule_violations(const ConfigOrigins& origins) const {
+  ConfigProblems problems(origins);
+  for (const ConfigField& field : fields_) {
+    if (field.number && field.rule.has_range()) {
+      problems.require(field.rule.admits(field.number()), field.name(), field.current_value(),
+                       "must be " + field.rule.range_text() + field.unit_suffix() +
+                           (field.rule.special.empty() ? "" : " (" + field.rule.special + ")"));
+    }
+    if (!field.rule.words.empty()) {
+      const std::string value = field.current_value();
+      const bool known = std::find(field.rule.words.begin(), field.rule.words.end(), value) != field.rule.words.end();
+      problems.require(known, field.name(), value, "is not one of " + join(field.rule.words, "|"));
+    }
+  }
+  return problems.lines();
 }
 
 const ConfigField* ConfigSchema::find(const std::string& name) const {

@@ -1,7 +1,8 @@
-// A table of config keys: section, name, help with units, allowed values, and a binding into a
-// struct field. The parser, --help and the resolved-config writer all read one table, so a new
-// option is one add() line where the table is filled (the aggregate's owner: lib/train). Knows
-// no particular config: lib/config sits under every layer that may use it.
+// A table of config keys: section, name, help, unit, range, allowed values, and a binding into a
+// struct field. The parser, --help (and so docs/configuration.md), the range checks and the
+// resolved-config writer all read one table, so a key is declared once: one add() line where the
+// table is filled (the aggregate's owner: lib/train). Knows no particular config: lib/config
+// sits under every layer that may use it.
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -44,14 +46,42 @@ struct EnumNames<ValueType> {
                                                     {ValueType::boolean, "true|false"}};
 };
 
+// What a key accepts beyond its type, declared beside its help: a numeric range, a unit, the
+// words of a text key, and for a key whose one value lists several items, what they are.
+//   schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective", above(0).unit("s"));
+struct KeyRule {
+  std::optional<double> min, max;    // bounds of a numeric key; absent = unbounded
+  bool min_open = false, max_open = false;
+  std::string unit_text;             // "s", "tokens", "GiB"
+  std::vector<std::string> words;    // a text key's allowed values; empty = any
+  std::string list_items, list_example;  // "datasets", "dir_a:0.7, dir_b:0.3"
+  std::string special;               // what in-range special values mean, for a violation's message
+
+  KeyRule unit(std::string text) const;
+  KeyRule choices(std::vector<std::string> allowed) const;
+  KeyRule lists(std::string items, std::string example) const;
+  KeyRule meaning(std::string special_values) const;  // "0 = auto"
+  bool has_range() const { return min || max; }
+  bool admits(double value) const;
+  std::string range_text() const;    // "> 0", ">= -1", "in [0, 1)"
+};
+KeyRule any_value();
+KeyRule above(double bound);                 // > bound
+KeyRule at_least(double bound);              // >= bound
+KeyRule within(double low, double high, bool high_open);  // [low, high) or [low, high]
+
 struct ConfigField {
   std::string section;               // "optim"
   std::string key;                   // "lr"
-  std::string help;                  // one line, with units
+  std::string help;                  // one line
   ValueType type = ValueType::text;
   std::vector<std::string> choices;  // allowed values of an enumeration (its name table); empty = any
+  KeyRule rule;
   std::function<std::string()> current_value;  // the bound field's value, as written in INI
+  std::function<double()> number;    // a numeric field's value; empty for the others
   std::string name() const { return section + "." + key; }
+  // " [s]", or "" without a unit.
+  std::string unit_suffix() const { return rule.unit_text.empty() ? "" : " [" + rule.unit_text + "]"; }
 };
 
 class ConfigSchema {
@@ -63,10 +93,10 @@ class ConfigSchema {
   // Starts a section; add() appends options to the newest one.
   void section(const std::string& name, const std::string& title);
   // Binds `key` of the current section to `*field`; its current value is the default. An enum
-  // field reads its allowed values from its name table (util/enum_names.h); `choices` limits
-  // a text field's values (checked by the caller's validation).
+  // field reads its allowed values from its name table (util/enum_names.h); `rule` gives the
+  // range, unit and a text field's words (check_rules() enforces them).
   template <typename T>
-  void add(T* field, const char* key, const char* help, std::vector<std::string> choices = {});
+  void add(T* field, const char* key, const char* help, KeyRule rule = {});
 
   const std::vector<ConfigField>& fields() const { return fields_; }
   const ConfigField* find(const std::string& name) const;
@@ -77,6 +107,9 @@ class ConfigSchema {
   // After po::notify: turns the enum keys' parsed words into their fields. Throws one
   // ConfigError listing every word not in its table, with where it was set.
   void apply_enum_words(const ConfigOrigins& origins);
+  // Each field's current value against its rule (range, words): one line per violation, as
+  // "optim.lr = -1 (run.ini:7) must be > 0".
+  std::vector<std::string> rule_violations(const ConfigOrigins& origins) const;
 
  private:
   struct EnumWord {
@@ -93,26 +126,31 @@ class ConfigSchema {
 };
 
 template <typename T>
-void ConfigSchema::add(T* field, const char* key, const char* help, std::vector<std::string> choices) {
+void ConfigSchema::add(T* field, const char* key, const char* help, KeyRule rule) {
   ConfigField entry;
   entry.section = section_names_.back();
   entry.key = key;
   entry.help = help;
   entry.current_value = [field] { return format_config_value(*field); };
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    entry.number = [field] { return static_cast<double>(*field); };
+  }
   const std::string shown = format_config_value(*field);
   if constexpr (has_enum_names<T>::value) {
     entry.choices = enum_names<T>();
     auto text = std::make_unique<std::string>(shown);
     auto* semantic = po::value<std::string>(text.get())->default_value(shown, shown);
     enum_words_.push_back({entry.name(), std::move(text), [field](const std::string& word) { return find_enum(word, *field); }});
+    entry.rule = std::move(rule);
     append(std::move(entry), semantic);
   } else {
     if constexpr (std::is_same_v<T, bool>) entry.type = ValueType::boolean;
     else if constexpr (std::is_floating_point_v<T>) entry.type = ValueType::number;
     else if constexpr (std::is_integral_v<T>) entry.type = ValueType::integer;
-    entry.choices = std::move(choices);
+    entry.choices = rule.words;
     auto* semantic = po::value<T>(field)->default_value(*field, shown);
     if constexpr (std::is_same_v<T, bool>) semantic->implicit_value(true, "true");
+    entry.rule = std::move(rule);
     append(std::move(entry), semantic);
   }
 }

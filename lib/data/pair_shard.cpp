@@ -126,7 +126,7 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
       }
     }
     const Hdf5Handle create_list = hdf5_plist(ST_CHECK_HDF5(H5Dget_create_plist(column.tokens.get())));
-    compressed_ = compressed_ || H5Pget_nfilters(create_list.get()) > 0;
+    compressed_ = compressed_ || ST_CHECK_HDF5(H5Pget_nfilters(create_list.get())) > 0;
     columns_.push_back(std::move(column));
   }
   if (const auto mask = inspect_1d_dataset(root, kLossMaskDataset, H5T_NATIVE_UINT8)) {

@@ -24,10 +24,11 @@ struct EnumNames<Sharding> {
 };
 
 struct DistOptions {
-  BackendChoice backend = BackendChoice::automatic;  // collectives backend: auto | mpi | nccl
-  Sharding sharding = Sharding::full;  // full (ZeRO-3) | grad_op (ZeRO-2) | none | hybrid
-  int64_t ranks_per_node = 0;      // 0 = detect from MPI shared memory; >0 declares it (testing)
-  double timeout_s = 1800.0;       // deadline of each collective before all ranks abort [s]
+  // The keys of [dist]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  BackendChoice backend = BackendChoice::automatic;
+  Sharding sharding = Sharding::full;
+  int64_t ranks_per_node = 0;
+  double timeout_s = 1800.0;
 };
 
 }  // namespace st

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "distributed/env_check.h"
+#include "util/check.h"
 
 namespace st {
 namespace {
@@ -18,10 +19,10 @@ constexpr int kAnswerTag = 2;
 }  // namespace
 
 RollCall::RollCall(MPI_Comm world, std::vector<std::string> hostnames) : hostnames_(std::move(hostnames)) {
-  MPI_Comm_dup(world, &comm_);
-  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+  ST_CHECK_MPI(MPI_Comm_dup(world, &comm_));
+  ST_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  ST_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  ST_CHECK_MPI(MPI_Comm_size(comm_, &size_));
   answer_of_.assign(static_cast<size_t>(size_), 0);
   answered_round_.assign(static_cast<size_t>(size_), 0);
 }

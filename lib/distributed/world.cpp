@@ -24,7 +24,7 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
     : watchdog_(collective_timeout_s) {
   int provided = MPI_THREAD_SINGLE;
   ST_CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-  thread_multiple_ = provided >= MPI_THREAD_MULTIPLE;
+  const bool thread_multiple = provided >= MPI_THREAD_MULTIPLE;
   // Errors come back as codes so ST_CHECK_MPI can report them with rank and host.
   ST_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   ST_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
@@ -41,7 +41,7 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
   for (int rank = 0; rank < size_; ++rank) hostnames_.emplace_back(&all[rank * kWidth]);
   silence_hdf5_error_printing();
   topology_ = detect_topology(MPI_COMM_WORLD);
-  if (!thread_multiple_) {
+  if (!thread_multiple) {
     warn0("MPI provides thread level ", provided,
           " < MPI_THREAD_MULTIPLE: a watchdog abort may wait for the blocked collective");
   } else if (size_ > 1) {

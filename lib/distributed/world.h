@@ -41,12 +41,10 @@ class World {
   int local_device() const { return topology_.local_rank; }
   MPI_Comm comm() const { return MPI_COMM_WORLD; }
   Watchdog& watchdog() { return watchdog_; }
-  bool thread_multiple() const { return thread_multiple_; }
 
  private:
   int rank_ = 0;
   int size_ = 1;
-  bool thread_multiple_ = false;
   std::string hostname_;
   std::vector<std::string> hostnames_;
   Topology topology_;

@@ -13,7 +13,24 @@ struct CommBytes {
   int64_t reduce_scatter = 0;
   int64_t all_reduce = 0;
 
-  int64_t total() const { return all_gather + reduce_scatter + all_reduce; }
+  // By name, in order: one list for the metrics keys ("comm/<name>_bytes"), += and total().
+  struct Field {
+    const char* name;
+    int64_t CommBytes::*bytes;
+  };
+  static constexpr Field kFields[] = {{"all_gather", &CommBytes::all_gather},
+                                      {"reduce_scatter", &CommBytes::reduce_scatter},
+                                      {"all_reduce", &CommBytes::all_reduce}};
+
+  int64_t total() const {
+    int64_t sum = 0;
+    for (const Field& field : kFields) sum += this->*field.bytes;
+    return sum;
+  }
+  CommBytes& operator+=(const CommBytes& o) {
+    for (const Field& field : kFields) this->*field.bytes += o.*field.bytes;
+    return *this;
+  }
 };
 
 // Wall seconds of a step's phases. On a GPU they are exact only when the engine syncs the
@@ -36,12 +53,7 @@ struct StepPhases {
                                       {"grad_sync", &StepPhases::grad_sync}, {"optimizer", &StepPhases::optimizer}};
 
   StepPhases& operator+=(const StepPhases& o) {
-    data += o.data;
-    reference += o.reference;
-    forward += o.forward;
-    backward += o.backward;
-    grad_sync += o.grad_sync;
-    optimizer += o.optimizer;
+    for (const Field& field : kFields) this->*field.seconds += o.*field.seconds;
     return *this;
   }
 };

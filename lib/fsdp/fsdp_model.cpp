@@ -15,6 +15,7 @@
 #include "fsdp/unit_function.h"
 #include "model/rope.h"
 #include "util/errors.h"
+#include "util/fault_injection.h"
 
 namespace st {
 namespace {
@@ -119,24 +120,11 @@ std::vector<size_t> FsdpModel::units_needed_by(size_t unit) const {
   return units_run_with(config_, units_.size(), unit);
 }
 
-// Fault injection for the e2e tests: ST_TEST_STALL_AT="<rank>:<step>:<unit>" stops that rank
-// (for good) before its gather of that unit in that step, as a hung device or peer would.
-void FsdpModel::stall_if_injected(size_t unit) const {
-  static const char* spec = std::getenv("ST_TEST_STALL_AT");
-  if (spec == nullptr) return;
-  long long rank = -1, step = -1, at_unit = -1;
-  if (std::sscanf(spec, "%lld:%lld:%lld", &rank, &step, &at_unit) != 3) return;
-  if (rank == groups_.shard->rank() && step == current_collective_context().step &&
-      at_unit == static_cast<long long>(unit)) {
-    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-}
-
 void FsdpModel::start_gather(size_t unit) {
   if (gathered_.count(unit)) return;
   // Collective timeouts name the unit; the trainer set the step.
   const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
-  stall_if_injected(unit);
+  fault_stall_before_gather(groups_.shard->rank(), current_collective_context().step, unit);
   Gathered& entry = gathered_[unit];
   // An adapter run's embedding and head units hold no adapters: nothing of theirs to gather.
   entry.source = compute_shard(unit);

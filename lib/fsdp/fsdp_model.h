@@ -23,8 +23,8 @@
 #include "fsdp/shard_source.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
+#include "hf/model_config.h"
 #include "model/llama_units.h"
-#include "model/model_config.h"
 
 namespace st {
 
@@ -130,7 +130,6 @@ class FsdpModel {
     Work work;
     bool written = false;  // reduced straight into the gradient shard
   };
-  void stall_if_injected(size_t unit) const;
   void start_gather(size_t unit);
   // This unit's shard in the compute dtype: the kept copy, or the master cast now.
   at::Tensor compute_shard(size_t unit) const;

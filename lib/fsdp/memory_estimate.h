@@ -10,8 +10,8 @@
 
 #include "fsdp/recompute.h"
 #include "fsdp/sharding.h"
+#include "hf/model_config.h"
 #include "model/lora.h"
-#include "model/model_config.h"
 
 namespace st {
 

@@ -15,7 +15,7 @@
 
 #include "fsdp/fsdp_options.h"
 #include "fsdp/sharding.h"
-#include "model/model_config.h"
+#include "hf/model_config.h"
 
 namespace st {
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "fsdp/unit_shards.h"
-#include "model/presets.h"
-#include "model/safetensors_checkpoint.h"
+#include "hf/presets.h"
+#include "hf/safetensors_checkpoint.h"
 #include "util/file_io.h"
 
 namespace st {

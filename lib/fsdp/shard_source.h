@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fsdp/unit_layout.h"
+#include "hf/model_config.h"
 #include "model/lora.h"
-#include "model/model_config.h"
 
 namespace st {
 

@@ -5,6 +5,7 @@
 #include "distributed/backend.h"
 #include "distributed/env_check.h"
 #include "distributed/process_groups.h"
+#include "util/check.h"
 #include "util/errors.h"
 
 namespace st {
@@ -14,7 +15,7 @@ ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Top
   ShardingGroups groups;
   groups.strategy = strategy;
   int world_size = 1;
-  MPI_Comm_size(world, &world_size);
+  ST_CHECK_MPI(MPI_Comm_size(world, &world_size));
   switch (strategy) {
     case Sharding::full:
     case Sharding::grad_op:

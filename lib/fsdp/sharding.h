@@ -24,7 +24,6 @@ struct ShardingGroups {
   std::unique_ptr<Communicator> shard;
   std::unique_ptr<Communicator> replica;  // null when there is one replica
 
-  int data_parallel_size() const { return shard->size() * (replica ? replica->size() : 1); }
   bool keeps_gathered_parameters() const { return strategy == Sharding::grad_op; }
 };
 

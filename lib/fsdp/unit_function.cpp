@@ -74,24 +74,24 @@ struct Leaf {
 
 // A unit run with another's parameters (a tied head) takes only its lm_head weight.
 bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
-  return needed_index == 0 || slot.spec.name == lm_head_weight_name(model.config());
+  return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config()));
 }
 
 at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot) {
   return flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
 }
 
-// A unit's parameters by name for the model: views of the gathered flats (a frozen base's
+// A unit's parameters bound by key for the model: views of the gathered flats (a frozen base's
 // never require grad; trained ones are left out while the adapters are off). With `targets`
 // (one per needed unit), each trained one becomes a leaf that requires grad, except those the
 // model writes itself (`sinks`); `leaves` gets them for writing their grads back.
-TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const UnitFlats& flats,
-                      const std::vector<FsdpModel::GradTarget>& targets = {}, const UnitGradSinks& sinks = {},
-                      std::vector<Leaf>* leaves = nullptr) {
-  TensorMap params;
+UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const UnitFlats& flats,
+                        const std::vector<FsdpModel::GradTarget>& targets = {}, const UnitGradSinks& sinks = {},
+                        std::vector<Leaf>* leaves = nullptr) {
+  UnitWeights params;
   for (size_t i = 0; i < flats.frozen.size(); ++i) {
     for (const ParamSlot& slot : model.base().units[needed[i]].params) {
-      if (takes(model, i, slot)) params[slot.spec.name] = param_view(flats.frozen[i], slot);
+      if (takes(model, i, slot)) params.bind(slot.spec.key, param_view(flats.frozen[i], slot));
     }
   }
   if (!model.adapters_on()) return params;
@@ -99,11 +99,11 @@ TensorMap unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed,
     for (const ParamSlot& slot : model.units()[needed[i]].params) {
       if (!takes(model, i, slot)) continue;
       at::Tensor view = param_view(flats.trainable[i], slot);
-      if (leaves && !sinks.destinations.count(slot.spec.name)) {
+      if (leaves && !sinks.writes(slot.spec.key)) {
         view = view.detach().requires_grad_(true);
         leaves->push_back({view, targets[i].flat.narrow(0, slot.offset, slot.spec.numel()), targets[i].overwrite});
       }
-      params[slot.spec.name] = view;
+      params.bind(slot.spec.key, view);
     }
   }
   return params;
@@ -116,11 +116,11 @@ UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<
   if (unit_role(unit, model.units().size()) != UnitRole::head || model.options().compute_dtype == at::kDouble) {
     return sinks;
   }
-  const char* name = lm_head_weight_name(model.config());
+  const ModelParam head = lm_head_param(model.config());
   for (const FsdpModel::GradTarget& target : targets) {
     for (const ParamSlot& slot : model.units()[target.unit].params) {
-      if (slot.spec.name != name) continue;
-      sinks.destinations[name] = target.flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      if (!slot.spec.key.is(head)) continue;
+      sinks[head] = target.flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
       sinks.overwrite = target.overwrite;
     }
   }
@@ -203,7 +203,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       const std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
       const UnitGradSinks sinks = head_sinks(model, u, targets);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model, needed, flats, targets, sinks, &leaves);
+      const UnitWeights params = unit_inputs(model, needed, flats, targets, sinks, &leaves);
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
       const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
@@ -247,8 +247,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       UnitGradSinks sinks;
       sinks.overwrite = targets.front().overwrite;
       const ParamSlot& slot = model.units()[u].params.front();
-      sinks.destinations[slot.spec.name] =
-          targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+      sinks[ModelParam::embed] = targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
       embedding_backward(batch, grads[0], sinks);
     } else if (kept) {
       // The buffers the kept graph writes into, for finish_backward to reduce (leaves carry
@@ -262,7 +261,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     } else {
       targets = model.grad_targets(u);
       std::vector<Leaf> leaves;
-      const TensorMap params = unit_inputs(model, needed, flats, targets, {}, &leaves);
+      const UnitWeights params = unit_inputs(model, needed, flats, targets, {}, &leaves);
       const at::Tensor input = saved_input.detach().requires_grad_(true);
       std::optional<ActivationCache> cache;
       if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());

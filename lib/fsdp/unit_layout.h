@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "model/hf_names.h"
+#include "hf/model_config.h"
+#include "hf/param_table.h"
 #include "model/lora.h"
-#include "model/model_config.h"
 #include "optim/decayed_ranges.h"
 
 namespace st {

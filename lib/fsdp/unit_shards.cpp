@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "model/model_weights.h"
+#include "hf/model_weights.h"
 
 namespace st {
 

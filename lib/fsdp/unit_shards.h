@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "fsdp/unit_layout.h"
+#include "hf/safetensors_checkpoint.h"
 #include "model/llama_blocks.h"
-#include "model/safetensors_checkpoint.h"
 
 namespace st {
 

@@ -10,8 +10,8 @@
 #include <functional>
 #include <vector>
 
+#include "hf/model_config.h"
 #include "model/llama_blocks.h"
-#include "model/model_config.h"
 #include "util/enum_names.h"
 
 namespace st {

@@ -6,20 +6,18 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <string>
-#include <unordered_map>
+#include <array>
 #include <vector>
 
+#include "hf/model_config.h"
+#include "hf/param_table.h"
 #include "model/activation_cache.h"
 #include "model/attention_spans.h"
 #include "model/lora.h"
-#include "model/model_config.h"
 #include "model/rms_norm.h"
 #include "model/rope.h"
 
 namespace st {
-
-using TensorMap = std::unordered_map<std::string, at::Tensor>;
 
 // Where a micro-batch's tokens sit: their rotary tables and which keys each may attend to:
 // spans (attention_spans.h) when defined, else the mask when defined, else causal over each row.
@@ -29,16 +27,18 @@ struct TokenPositions {
   at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend (the oracle; generation's cache)
 };
 
-// One decoder layer's parameters; biases are undefined tensors when the model has none.
+// One decoder layer's parameters by their table key (hf/param_table.h); biases are undefined
+// tensors when the model has none.
 struct LayerWeights {
-  at::Tensor input_norm, post_attention_norm;
-  at::Tensor q_proj, k_proj, v_proj, o_proj;
-  at::Tensor q_bias, k_bias, v_bias, o_bias;
-  at::Tensor gate_proj, up_proj, down_proj;
-  at::Tensor gate_bias, up_bias, down_bias;
+  std::array<at::Tensor, kLayerParamCount> params;
   LoraPairs lora;          // by LoraTarget; present when the unit's parameters hold them
   AdapterForward adapter;  // how the adapters apply (llama_units.h sets it per micro-batch)
   int64_t layer = 0;
+
+  const at::Tensor& operator[](LayerParam param) const { return params[static_cast<size_t>(param)]; }
+  at::Tensor& operator[](LayerParam param) { return params[static_cast<size_t>(param)]; }
+  // Binds a layer or LoRA parameter by its key; false for a model parameter.
+  bool bind(const ParamKey& key, const at::Tensor& tensor);
 };
 
 struct LlamaWeights {
@@ -54,9 +54,8 @@ struct KvCache {
   int64_t length = 0;                    // positions filled; the caller advances it after a forward
 };
 
-// Picks the tensors by their HF names (hf_names.h), and LoRA pairs by their PEFT names where
-// present (lora.h). Throws ModelError naming a missing one.
-LayerWeights layer_weights(const TensorMap& tensors, const ModelConfig& config, int64_t layer);
+// Picks the tensors by their HF names (hf/param_table.h), and LoRA pairs by their PEFT names
+// where present: once, when whole-model weights are loaded. Throws ModelError naming a missing one.
 LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).

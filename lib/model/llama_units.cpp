@@ -2,34 +2,22 @@
 
 #include <ATen/ATen.h>
 
-#include "model/hf_names.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
 
 namespace st {
 namespace {
 
-const at::Tensor& param(const TensorMap& params, const char* name) {
-  const auto found = params.find(name);
-  if (found == params.end()) throw ModelError(std::string("unit parameters lack '") + name + "'");
-  return found->second;
-}
-
-WeightGradSink sink_for(const UnitGradSinks& sinks, const char* name) {
-  const auto found = sinks.destinations.find(name);
-  if (found == sinks.destinations.end()) return {};
-  return {found->second, sinks.overwrite};
-}
+WeightGradSink sink_for(const UnitGradSinks& sinks, ModelParam param) { return {sinks[param], sinks.overwrite}; }
 
 // hidden [R, T, D] -> log p of each target [N] (fp32): only target positions are normed and
 // go through the lm_head.
-at::Tensor head_target_logps(const ModelConfig& config, const TensorMap& params, const at::Tensor& hidden,
+at::Tensor head_target_logps(const ModelConfig& config, const UnitWeights& weights, const at::Tensor& hidden,
                              const TokenBatch& batch, const UnitGradSinks& sinks) {
   const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.target_positions);
-  const at::Tensor normed = rms_norm(selected, param(params, kFinalNormName), config.rms_norm_eps);
-  const char* head_name = lm_head_weight_name(config);
-  return chunked_token_logps(normed, param(params, head_name), batch.target_ids, batch.logp_chunk_tokens,
-                             sink_for(sinks, head_name));
+  const at::Tensor normed = rms_norm(selected, weights[ModelParam::final_norm], config.rms_norm_eps);
+  const ModelParam head = lm_head_param(config);
+  return chunked_token_logps(normed, weights[head], batch.target_ids, batch.logp_chunk_tokens, sink_for(sinks, head));
 }
 
 // Per sequence, in position order: the targets' log-probs placed at their slots of [S, T] and
@@ -134,8 +122,8 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   return batch;
 }
 
-const char* lm_head_weight_name(const ModelConfig& config) {
-  return config.tie_word_embeddings ? kEmbedName : kLmHeadName;
+void UnitWeights::bind(const ParamKey& key, const at::Tensor& tensor) {
+  if (!layer.bind(key, tensor)) (*this)[key.model] = tensor;
 }
 
 UnitRole unit_role(size_t unit, size_t count) {
@@ -145,60 +133,38 @@ UnitRole unit_role(size_t unit, size_t count) {
 
 size_t unit_count(const ModelConfig& config) { return static_cast<size_t>(config.num_hidden_layers) + 2; }
 
-at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const TensorMap& params,
+at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
                               const UnitGradSinks& sinks) {
   switch (unit_role(unit, count)) {
-    case UnitRole::embedding: return at::embedding(param(params, kEmbedName), batch.input_ids);
+    case UnitRole::embedding: return at::embedding(weights[ModelParam::embed], batch.input_ids);
     case UnitRole::layer: {
-      LayerWeights weights = layer_weights(params, config, static_cast<int64_t>(unit - 1));
-      weights.adapter = batch.adapter;
-      return decoder_layer(weights, input, batch.positions, config, cache);
+      LayerWeights layer = weights.layer;
+      layer.layer = static_cast<int64_t>(unit - 1);
+      layer.adapter = batch.adapter;
+      return decoder_layer(layer, input, batch.positions, config, cache);
     }
-    case UnitRole::head: return sequence_sums(batch, head_target_logps(config, params, input, batch, sinks));
+    case UnitRole::head: return sequence_sums(batch, head_target_logps(config, weights, input, batch, sinks));
   }
   throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
 }
 
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks) {
-  at::Tensor destination = sink_for(sinks, kEmbedName).destination;
-  if (!destination.defined()) throw ModelError("embedding backward: no destination for " + std::string(kEmbedName));
+  at::Tensor destination = sinks[ModelParam::embed];
+  if (!destination.defined()) throw ModelError("embedding backward: no destination for the embedding's gradient");
   if (sinks.overwrite) destination.zero_();
   const at::Tensor rows = grad_output.reshape({-1, grad_output.size(-1)}).to(destination.scalar_type());
   destination.index_add_(0, batch.input_ids.reshape({-1}), rows);
 }
 
-TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit) {
-  const size_t count = unit_count(config);
-  TensorMap params;
-  switch (unit_role(unit, count)) {
-    case UnitRole::embedding: params[kEmbedName] = weights.embed; break;
-    case UnitRole::layer: {
-      const LayerWeights& w = weights.layers.at(unit - 1);
-      const std::string p = layer_prefix(static_cast<int64_t>(unit - 1));
-      const std::pair<const char*, const at::Tensor*> named[] = {
-          {"input_layernorm.weight", &w.input_norm}, {"post_attention_layernorm.weight", &w.post_attention_norm},
-          {"self_attn.q_proj.weight", &w.q_proj},    {"self_attn.k_proj.weight", &w.k_proj},
-          {"self_attn.v_proj.weight", &w.v_proj},    {"self_attn.o_proj.weight", &w.o_proj},
-          {"self_attn.q_proj.bias", &w.q_bias},      {"self_attn.k_proj.bias", &w.k_bias},
-          {"self_attn.v_proj.bias", &w.v_bias},      {"self_attn.o_proj.bias", &w.o_bias},
-          {"mlp.gate_proj.weight", &w.gate_proj},    {"mlp.up_proj.weight", &w.up_proj},
-          {"mlp.down_proj.weight", &w.down_proj},    {"mlp.gate_proj.bias", &w.gate_bias},
-          {"mlp.up_proj.bias", &w.up_bias},          {"mlp.down_proj.bias", &w.down_bias}};
-      for (const auto& [name, tensor] : named) {
-        if (tensor->defined()) params[p + name] = *tensor;
-      }
-      for (const auto& entry : EnumNames<LoraTarget>::table) {
-        const LoraPair& pair = w.lora[static_cast<size_t>(entry.value)];
-        if (!pair.a.defined()) continue;
-        params[lora_a_name(w.layer, entry.value)] = pair.a;
-        params[lora_b_name(w.layer, entry.value)] = pair.b;
-      }
-      break;
-    }
+UnitWeights unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit) {
+  UnitWeights params;
+  switch (unit_role(unit, unit_count(config))) {
+    case UnitRole::embedding: params[ModelParam::embed] = weights.embed; break;
+    case UnitRole::layer: params.layer = weights.layers.at(unit - 1); break;
     case UnitRole::head:
-      params[kFinalNormName] = weights.final_norm;
-      params[lm_head_weight_name(config)] = weights.lm_head;
+      params[ModelParam::final_norm] = weights.final_norm;
+      params[lm_head_param(config)] = weights.lm_head;
       break;
   }
   return params;

@@ -1,19 +1,20 @@
 // The forward of a Llama model unit by unit, as the FSDP engine shards it (embedding, each
 // decoder layer, head = final norm + lm_head) and as the scorer runs it whole: one forward for
-// both. A unit gets its parameters by HF name (gathered views or whole tensors) and the
+// both. A unit gets its parameters bound by table key (gathered views or whole tensors) and the
 // micro-batch's shared inputs (TokenBatch: rotary tables and target positions built once per
 // micro-batch, on the device). The head scores only positions that have a target.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "data/row_layout.h"
+#include "hf/model_config.h"
 #include "model/activation_cache.h"
 #include "model/llama_blocks.h"
-#include "model/model_config.h"
 #include "model/model_options.h"
 #include "model/rope.h"
 #include "model/token_logp.h"
@@ -49,27 +50,39 @@ enum class UnitRole { embedding, layer, head };
 UnitRole unit_role(size_t unit, size_t unit_count);
 size_t unit_count(const ModelConfig& config);
 
-// The lm_head's weight: the parameter whose gradient the head can write itself (a sink below);
-// with tied embeddings the embedding's, the only parameter a tied head takes from unit 0.
-const char* lm_head_weight_name(const ModelConfig& config);
+// A unit's parameters as its forward binds them (by table key, hf/param_table.h): the model
+// parameters it takes (the embedding; the head's final norm and lm_head, for a tied head the
+// embedding, lm_head_param) and a layer's with its LoRA pairs.
+struct UnitWeights {
+  std::array<at::Tensor, kModelParamCount> model;
+  LayerWeights layer;
 
-// Where a unit writes parameter gradients itself instead of returning them through autograd:
-// by HF name, views in the reduction dtype, written (overwrite) or added.
-struct UnitGradSinks {
-  TensorMap destinations;
-  bool overwrite = false;
+  const at::Tensor& operator[](ModelParam param) const { return model[static_cast<size_t>(param)]; }
+  at::Tensor& operator[](ModelParam param) { return model[static_cast<size_t>(param)]; }
+  void bind(const ParamKey& key, const at::Tensor& tensor);
 };
 
-// Runs unit `unit`: `params` holds its parameters by HF name (for a tied head also the
-// embedding's). Embedding: input ignored, returns [R, T, D]; layer: [R, T, D] -> [R, T, D]
-// (matmuls through `cache` when given); head: hidden [R, T, D] -> summed target log-probs per
-// sequence [S] fp32, the lm_head's gradient into sinks.destinations[lm_head name] when present.
-at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const TensorMap& params,
+// Where a unit writes parameter gradients itself instead of returning them through autograd:
+// by model parameter (the embedding's, the lm_head's), views in the reduction dtype, written
+// (overwrite) or added.
+struct UnitGradSinks {
+  std::array<at::Tensor, kModelParamCount> destinations;
+  bool overwrite = false;
+
+  const at::Tensor& operator[](ModelParam param) const { return destinations[static_cast<size_t>(param)]; }
+  at::Tensor& operator[](ModelParam param) { return destinations[static_cast<size_t>(param)]; }
+  bool writes(const ParamKey& key) const { return key.kind == ParamKey::Kind::model && (*this)[key.model].defined(); }
+};
+
+// Runs unit `unit` with `weights`. Embedding: input ignored, returns [R, T, D]; layer:
+// [R, T, D] -> [R, T, D] (matmuls through `cache` when given); head: hidden [R, T, D] -> summed
+// target log-probs per sequence [S] fp32, the lm_head's gradient into its sink when present.
+at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {});
 
 // The embedding's backward, which needs no recompute: grad_output [R, T, D] rows added at the
-// batch's token ids into sinks.destinations[embedding name] [V, D].
+// batch's token ids into the embedding's sink [V, D].
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks);
 
 // The whole model in one call, through the same unit forwards: log p of every target [N] fp32
@@ -79,7 +92,7 @@ at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& 
 // input_ids [B, T] -> final-normed hidden states [B, T, D] at every position, through the same
 // unit forwards (benches and tests that score every position with their own head).
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids);
-// The same TensorMap a unit receives, from whole-model weights (LoRA pairs under their PEFT names).
-TensorMap unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit);
+// What unit `unit` runs with, from whole-model weights.
+UnitWeights unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit);
 
 }  // namespace st

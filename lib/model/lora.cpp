@@ -12,26 +12,6 @@ namespace {
 
 size_t index_of(LoraTarget target) { return static_cast<size_t>(target); }
 
-std::string module_path(int64_t layer, LoraTarget target) {
-  const bool attention = target == LoraTarget::q || target == LoraTarget::k || target == LoraTarget::v ||
-                         target == LoraTarget::o;
-  return layer_prefix(layer) + (attention ? "self_attn." : "mlp.") + peft_module_name(target);
-}
-
-// [out, in] of the projection a target adapts.
-std::pair<int64_t, int64_t> projection_shape(const ModelConfig& config, LoraTarget target) {
-  switch (target) {
-    case LoraTarget::q: return {config.q_size(), config.hidden_size};
-    case LoraTarget::k:
-    case LoraTarget::v: return {config.kv_size(), config.hidden_size};
-    case LoraTarget::o: return {config.hidden_size, config.q_size()};
-    case LoraTarget::gate:
-    case LoraTarget::up: return {config.intermediate_size, config.hidden_size};
-    case LoraTarget::down: return {config.hidden_size, config.intermediate_size};
-  }
-  throw ModelError("unknown LoRA target");
-}
-
 // Uniform [0, 1) per element of `shape` from (seed, stream, element index): splitmix64 in int64
 // tensor arithmetic (wrapping multiplies, logical shifts through masks), on x's device.
 at::Tensor hashed_uniform(const at::Tensor& like, int64_t seed, int64_t stream) {
@@ -80,33 +60,6 @@ std::vector<LoraTarget> lora_targets(const std::string& target_modules) {
 double lora_scale(const LoraOptions& options) {
   const auto r = static_cast<double>(options.r);
   return options.alpha / (options.rslora ? std::sqrt(r) : r);
-}
-
-const char* peft_module_name(LoraTarget target) {
-  static constexpr const char* names[kLoraTargetCount] = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                                          "gate_proj", "up_proj", "down_proj"};
-  return names[index_of(target)];
-}
-
-std::string adapted_weight_name(int64_t layer, LoraTarget target) { return module_path(layer, target) + ".weight"; }
-
-std::string lora_a_name(int64_t layer, LoraTarget target) {
-  return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
-}
-
-std::string lora_b_name(int64_t layer, LoraTarget target) {
-  return "base_model.model." + module_path(layer, target) + ".lora_B.weight";
-}
-
-std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
-                                         const std::vector<LoraTarget>& targets, int64_t r) {
-  std::vector<ParamSpec> params;
-  for (LoraTarget target : targets) {
-    const auto [out, in] = projection_shape(config, target);
-    params.push_back({lora_a_name(layer, target), {r, in}, ParamSpec::Init::lora_a});
-    params.push_back({lora_b_name(layer, target), {out, r}, ParamSpec::Init::zeros});
-  }
-  return params;
 }
 
 at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream) {

@@ -1,7 +1,7 @@
 // LoRA adapters on a Llama layer's projections (Hu et al. 2021; PEFT's LoraLayer): a projection
 // W x becomes W x + scale * B (A dropout(x)), A [r, in], B [out, r], scale = alpha / r (or
-// alpha / sqrt(r) with rslora). The adapters carry PEFT's tensor names, so the FSDP engine
-// shards them as units and the export writes them as they are. Projections are separate
+// alpha / sqrt(r) with rslora). The adapters carry PEFT's tensor names (hf/param_table.h), so
+// the FSDP engine shards them as units and the export writes them as they are. Projections are separate
 // matrices here (no fused qkv / gate_up), so each target is its own pair.
 #pragma once
 
@@ -12,48 +12,26 @@
 #include <string>
 #include <vector>
 
-#include "model/hf_names.h"
-#include "model/model_config.h"
-#include "util/enum_names.h"
+#include "hf/model_config.h"
+#include "hf/param_table.h"
 
 namespace st {
 
-// lora.target_modules words; PEFT's module names are peft_module_name().
-enum class LoraTarget { q, k, v, o, gate, up, down };
-template <>
-struct EnumNames<LoraTarget> {
-  static constexpr NamedValue<LoraTarget> table[] = {{LoraTarget::q, "q"},       {LoraTarget::k, "k"},
-                                                     {LoraTarget::v, "v"},       {LoraTarget::o, "o"},
-                                                     {LoraTarget::gate, "gate"}, {LoraTarget::up, "up"},
-                                                     {LoraTarget::down, "down"}};
-};
-inline constexpr size_t kLoraTargetCount = 7;
-
 // [lora] section (train.method = lora).
 struct LoraOptions {
-  int64_t r = 16;                          // adapter rank
-  double alpha = 32.0;                     // scaling numerator
-  double dropout = 0.0;                    // on the adapter's input, training forwards only
-  std::string target_modules = "q,k,v,o";  // comma-separated LoraTarget words
-  bool rslora = false;                     // scale = alpha / sqrt(r) (rank-stabilised)
-  uint64_t seed = 42;                      // A's init (B starts at zero)
+  // The keys of [lora]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  int64_t r = 16;
+  double alpha = 32.0;
+  double dropout = 0.0;
+  std::string target_modules = "q,k,v,o";
+  bool rslora = false;
+  uint64_t seed = 42;
 };
 
 // The words of lora.target_modules in model order, without repeats. Throws ConfigError naming
 // the key and the unknown word.
 std::vector<LoraTarget> lora_targets(const std::string& target_modules);
 double lora_scale(const LoraOptions& options);
-
-const char* peft_module_name(LoraTarget target);  // "q_proj", .., "down_proj"
-// "model.layers.<i>.self_attn.q_proj.weight": the base weight a target adapts.
-std::string adapted_weight_name(int64_t layer, LoraTarget target);
-// PEFT's saved names: "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight".
-std::string lora_a_name(int64_t layer, LoraTarget target);
-std::string lora_b_name(int64_t layer, LoraTarget target);
-// Per layer: A then B of each target, in model order. A [r, in] is initialised as PEFT does
-// (kaiming-uniform, bound 1 / sqrt(in)), B [out, r] to zero.
-std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
-                                         const std::vector<LoraTarget>& targets, int64_t r);
 
 // One projection's adapter; undefined tensors = not adapted.
 struct LoraPair {

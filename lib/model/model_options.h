@@ -19,10 +19,11 @@ struct EnumNames<AttentionPath> {
 };
 
 struct ModelOptions {
-  std::string path;              // HF model directory (config.json + *.safetensors); empty = preset
-  std::string preset = "debug";  // built-in shape with seeded random init, used when path is empty
-  int64_t logp_chunk_tokens = 1024;  // tokens per lm_head log-prob chunk (memory ~ chunk x vocab x 4 B)
-  AttentionPath attention = AttentionPath::varlen;  // packed / shared / windowed rows
+  // The keys of [model]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  std::string path;
+  std::string preset = "debug";
+  int64_t logp_chunk_tokens = 1024;
+  AttentionPath attention = AttentionPath::varlen;
 };
 
 }  // namespace st

@@ -5,7 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "model/model_config.h"
+#include "hf/model_config.h"
 
 namespace st {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "hf/model_config.h"
 #include "model/llama_blocks.h"
-#include "model/model_config.h"
 
 namespace st {
 

@@ -25,17 +25,18 @@ struct EnumNames<Offload> {
 };
 
 struct OptimOptions {
-  double lr = 1e-5;            // peak learning rate
-  double beta1 = 0.9;          // AdamW first-moment decay
-  double beta2 = 0.999;        // AdamW second-moment decay
-  double eps = 1e-8;           // AdamW denominator epsilon
-  double weight_decay = 0.0;   // decoupled weight decay (not applied to norms)
-  double grad_clip = 1.0;      // max global gradient L2 norm; 0 = no clipping
-  LrSchedule schedule = LrSchedule::cosine;  // after warmup: constant | linear | cosine | cosine_with_min_lr
-  int64_t warmup_steps = 0;    // linear warmup [optimizer steps]; excludes warmup_ratio
-  double warmup_ratio = 0.0;   // warmup as a fraction of all steps, [0, 1)
-  double min_lr_ratio = 0.0;   // floor of cosine_with_min_lr as a fraction of lr, [0, 1]
-  Offload offload = Offload::none;  // none (device) | cpu
+  // The keys of [optim]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  double lr = 1e-5;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;
+  LrSchedule schedule = LrSchedule::cosine;
+  int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;
+  double min_lr_ratio = 0.0;
+  Offload offload = Offload::none;
 };
 
 }  // namespace st

@@ -59,11 +59,8 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
                       "concatenate them into one JSON or JSONL file)");
   }
   const std::string formatting = entry.value("formatting", std::string("alpaca"));
-  if (formatting == "alpaca") {
-    out.format = RecordFormat::alpaca;
-  } else if (formatting == "sharegpt") {
-    out.format = RecordFormat::sharegpt;
-  } else {
+  const bool known = find_enum(formatting, out.format);
+  if (!known || (out.format != RecordFormat::alpaca && out.format != RecordFormat::sharegpt)) {
     throw ConfigError(field("formatting") + " is '" + formatting + "'; expected alpaca or sharegpt");
   }
   out.kind = entry.value("ranking", false) ? PairKind::dpo : PairKind::sft;

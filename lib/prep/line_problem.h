@@ -4,10 +4,34 @@
 
 #include <string>
 
+#include "util/enum_names.h"
+
 namespace st {
 
+// The reasons, as the prep report counts them (their names are stable keys).
+enum class LineReason {
+  missing_field, bad_field, bad_json, wrong_shape, wrong_kind, text_record, id_out_of_vocab,
+  empty_prompt, empty_completion, chosen_equals_rejected, bad_turns, untokenizable
+};
+template <>
+struct EnumNames<LineReason> {
+  static constexpr NamedValue<LineReason> table[] = {
+      {LineReason::missing_field, "missing field"},
+      {LineReason::bad_field, "bad field"},
+      {LineReason::bad_json, "bad json"},
+      {LineReason::wrong_shape, "wrong shape"},
+      {LineReason::wrong_kind, "wrong kind"},
+      {LineReason::text_record, "text record"},
+      {LineReason::id_out_of_vocab, "id out of vocab"},
+      {LineReason::empty_prompt, "empty prompt"},
+      {LineReason::empty_completion, "empty completion"},
+      {LineReason::chosen_equals_rejected, "chosen equals rejected"},
+      {LineReason::bad_turns, "bad turns"},
+      {LineReason::untokenizable, "untokenizable"}};
+};
+
 struct LineProblem {
-  std::string reason;  // stable short key, e.g. "id out of vocab"
+  LineReason reason;
   std::string detail;  // with the field and value
 };
 

@@ -184,7 +184,7 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   std::string first_problem;
   for (auto& line : parsed) {
     if (auto* problem = std::get_if<LineProblem>(&line.content)) {
-      report.malformed[problem->reason]++;
+      report.malformed[enum_name(problem->reason)]++;
       if (report.examples.size() < 5) {
         const uint64_t line_number = (mine.absolute_lines ? 0 : line_base) + line.line + 1;
         report.examples.push_back(o.input + ":" + std::to_string(line_number) +

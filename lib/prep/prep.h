@@ -40,7 +40,7 @@ struct PrepOptions {
 
 struct PrepReport {
   uint64_t lines = 0, train_pairs = 0, val_pairs = 0, truncated = 0, dropped_too_long = 0;
-  std::map<std::string, uint64_t> malformed;  // reason -> count
+  std::map<std::string, uint64_t> malformed;  // LineReason name -> count
   std::vector<std::string> examples;          // first malformed lines, "file:line: detail"
   RecordFormat format = RecordFormat::ids;    // the records' shape
   bool format_detected = false;               // from the first record (no --format)

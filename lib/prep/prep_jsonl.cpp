@@ -12,15 +12,15 @@ using nlohmann::json;
 // Fills `out` or returns the problem.
 std::optional<LineProblem> read_ids(const json& line, const std::string& field, int64_t vocab,
                                     std::vector<int32_t>& out) {
-  if (!line.contains(field)) return LineProblem{"missing field", "field '" + field + "' is missing"};
-  if (!line[field].is_array()) return LineProblem{"bad field", "field '" + field + "' is not a list"};
+  if (!line.contains(field)) return LineProblem{LineReason::missing_field, "field '" + field + "' is missing"};
+  if (!line[field].is_array()) return LineProblem{LineReason::bad_field, "field '" + field + "' is not a list"};
   for (const json& id : line[field]) {
     if (!id.is_number_integer()) {
-      return LineProblem{"bad field", "field '" + field + "' holds " + id.dump()};
+      return LineProblem{LineReason::bad_field, "field '" + field + "' holds " + id.dump()};
     }
     const auto value = id.get<int64_t>();
     if (value < 0 || value >= vocab) {
-      return LineProblem{"id out of vocab", "token id " + std::to_string(value) + " in '" + field +
+      return LineProblem{LineReason::id_out_of_vocab, "token id " + std::to_string(value) + " in '" + field +
                                                 "' is outside [0, " + std::to_string(vocab) + ")"};
     }
     out.push_back(static_cast<int32_t>(value));
@@ -42,7 +42,7 @@ std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordRea
 
 std::variant<Pair, LineProblem> read_text_record(const json& line, const RecordReading& reading) {
   if (!reading.chat) {
-    return LineProblem{"text record", "text records need --tokenizer MODEL_DIR (and --template NAME), or use *_ids"};
+    return LineProblem{LineReason::text_record, "text records need --tokenizer MODEL_DIR (and --template NAME), or use *_ids"};
   }
   auto conversation = read_conversation(line, reading.format, reading.kind, reading.schema);
   if (auto* problem = std::get_if<LineProblem>(&conversation)) return *problem;
@@ -53,7 +53,7 @@ std::variant<Pair, LineProblem> read_text_record(const json& line, const RecordR
   for (const auto* ids : {&pair.prompt, &pair.chosen, &pair.rejected}) {
     for (const int32_t id : *ids) {
       if (id >= reading.vocab_size) {
-        return LineProblem{"id out of vocab", "the tokenizer gave id " + std::to_string(id) + ", outside --vocab " +
+        return LineProblem{LineReason::id_out_of_vocab, "the tokenizer gave id " + std::to_string(id) + ", outside --vocab " +
                                                   std::to_string(reading.vocab_size)};
       }
     }
@@ -68,15 +68,15 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
   try {
     line = json::parse(text);
   } catch (const json::parse_error&) {
-    return LineProblem{"bad json", "not valid JSON"};
+    return LineProblem{LineReason::bad_json, "not valid JSON"};
   }
-  if (!line.is_object()) return LineProblem{"bad json", "not a JSON object"};
+  if (!line.is_object()) return LineProblem{LineReason::bad_json, "not a JSON object"};
   auto parsed = reading.format == RecordFormat::ids ? read_id_record(line, reading) : read_text_record(line, reading);
   if (auto* problem = std::get_if<LineProblem>(&parsed)) {
     // A record of another shape than its file's: say both, with the field that is wrong.
     const auto shape = detect_record_format(line, reading.schema);
-    if (shape != reading.format && (problem->reason == "missing field" || problem->reason == "bad field")) {
-      return LineProblem{"wrong shape", std::string("record shape ") + (shape ? enum_name(*shape) : "unknown") +
+    if (shape != reading.format && (problem->reason == LineReason::missing_field || problem->reason == LineReason::bad_field)) {
+      return LineProblem{LineReason::wrong_shape, std::string("record shape ") + (shape ? enum_name(*shape) : "unknown") +
                                             ", but the file is " + enum_name(reading.format) + " (" +
                                             (reading.detected ? "detected from its first record" : "--format") +
                                             "): " + problem->detail};
@@ -85,12 +85,12 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
   }
   Pair& pair = std::get<Pair>(parsed);
   const bool dpo = reading.kind == PairKind::dpo;
-  if (pair.prompt.empty()) return LineProblem{"empty prompt", "the prompt is empty"};
+  if (pair.prompt.empty()) return LineProblem{LineReason::empty_prompt, "the prompt is empty"};
   if (pair.chosen.empty() || (dpo && pair.rejected.empty())) {
-    return LineProblem{"empty completion", "a response is empty"};
+    return LineProblem{LineReason::empty_completion, "a response is empty"};
   }
   if (dpo && pair.chosen == pair.rejected) {
-    return LineProblem{"chosen equals rejected", "chosen and rejected are identical"};
+    return LineProblem{LineReason::chosen_equals_rejected, "chosen and rejected are identical"};
   }
   return parsed;
 }

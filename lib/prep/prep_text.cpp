@@ -26,9 +26,9 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
       pair.loss_mask = std::move(ids.loss_mask);
     }
   } catch (const std::invalid_argument& e) {
-    return LineProblem{"bad turns", e.what()};
+    return LineProblem{LineReason::bad_turns, e.what()};
   } catch (const TokenizerError& e) {
-    return LineProblem{"untokenizable", e.what()};
+    return LineProblem{LineReason::untokenizable, e.what()};
   }
   return pair;
 }

@@ -7,9 +7,9 @@ namespace {
 
 using nlohmann::json;
 
-LineProblem missing(const std::string& field) { return {"missing field", "field '" + field + "' is missing"}; }
+LineProblem missing(const std::string& field) { return {LineReason::missing_field, "field '" + field + "' is missing"}; }
 LineProblem bad(const std::string& field, const std::string& what) {
-  return {"bad field", "field '" + field + "' " + what};
+  return {LineReason::bad_field, "field '" + field + "' " + what};
 }
 
 std::optional<LineProblem> read_string(const json& record, const std::string& field, std::string& out) {
@@ -24,7 +24,7 @@ std::optional<LineProblem> read_system(const json& record, const std::string& fi
   if (!record.contains(field) || record[field].is_null()) return std::nullopt;
   std::string system;
   if (auto problem = read_string(record, field, system)) return problem;
-  if (!system.empty()) out.push_back({"system", system});
+  if (!system.empty()) out.push_back({ChatRole::system, system});
   return std::nullopt;
 }
 
@@ -67,8 +67,8 @@ std::optional<LineProblem> read_loss_weight(const json& message, const std::stri
     return bad(field, "is " + weight.dump() + "; shardtune trains a turn wholly or not at all, so only 0 and 1 are "
                       "honoured: round it, or drop the record");
   }
-  if (value == 1.0 && out.role != "assistant") {
-    return bad(field, "is 1 on a '" + out.role + "' message; only assistant replies carry loss: set it to 0");
+  if (value == 1.0 && out.role != ChatRole::assistant) {
+    return bad(field, "is 1 on a '" + std::string(enum_name(out.role)) + "' message; only assistant replies carry loss: set it to 0");
   }
   out.trained = value == 1.0;
   return std::nullopt;
@@ -80,7 +80,7 @@ std::optional<LineProblem> read_role_messages(const json& record, const std::str
   if (!record.contains(field)) return missing(field);
   const json& node = record[field];
   if (node.is_string()) {
-    out.push_back({"user", node.get<std::string>()});
+    out.push_back({ChatRole::user, node.get<std::string>()});
     return std::nullopt;
   }
   if (!node.is_array()) return bad(field, "is neither a string nor a list of messages");
@@ -90,7 +90,10 @@ std::optional<LineProblem> read_role_messages(const json& record, const std::str
     if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content")) {
       return bad(field, "[" + std::to_string(i) + "] is not {\"role\": \"...\", \"content\": \"...\"}");
     }
-    ChatMessage message{m["role"].get<std::string>(), ""};
+    ChatMessage message;
+    if (!find_enum(m["role"].get<std::string>(), message.role)) {
+      return bad(where + ".role", "is '" + m["role"].get<std::string>() + "'; expected one of " + enum_choices<ChatRole>());
+    }
     if (auto problem = read_content(m["content"], where + ".content", message.content)) return problem;
     if (auto problem = read_loss_weight(m, where, message)) return problem;
     out.push_back(std::move(message));
@@ -102,7 +105,7 @@ std::optional<LineProblem> read_role_messages(const json& record, const std::str
 // it must carry loss.
 std::optional<LineProblem> take_final_reply(std::vector<ChatMessage>& messages, const std::string& field,
                                             std::string& reply) {
-  if (messages.empty() || messages.back().role != "assistant") {
+  if (messages.empty() || messages.back().role != ChatRole::assistant) {
     return bad(field, "must end with the assistant's message (the completion)");
   }
   if (!messages.back().trained) {
@@ -122,7 +125,7 @@ std::optional<LineProblem> read_reply(const json& record, const std::string& fie
     out = messages.front().content;
     return std::nullopt;
   }
-  if (messages.size() != 1 || messages.front().role != "assistant") {
+  if (messages.size() != 1 || messages.front().role != ChatRole::assistant) {
     return bad(field, "must hold exactly one message with role 'assistant'");
   }
   return take_final_reply(messages, field, out);
@@ -167,7 +170,7 @@ std::variant<Conversation, LineProblem> read_messages_shape(const json& record, 
   const bool whole_conversations = record.contains("chosen_messages");
   if (whole_conversations) {
     if (kind != PairKind::dpo) {
-      return LineProblem{"wrong kind", "a preference record (chosen_messages / rejected_messages); prep it with "
+      return LineProblem{LineReason::wrong_kind, "a preference record (chosen_messages / rejected_messages); prep it with "
                                        "--kind dpo"};
     }
     if (auto problem = read_whole_conversations(record, "chosen_messages", "rejected_messages", out)) return *problem;
@@ -179,7 +182,7 @@ std::variant<Conversation, LineProblem> read_messages_shape(const json& record, 
   if (auto problem = read_role_messages(record, "messages", out.messages)) return *problem;
   if (kind == PairKind::dpo) {
     if (auto problem = read_preference(record, schema, out)) return *problem;
-  } else if (record["messages"].empty() || out.messages.back().role != "assistant") {
+  } else if (record["messages"].empty() || out.messages.back().role != ChatRole::assistant) {
     return bad("messages", "must end with the assistant's message (the completion)");
   }
   return out;
@@ -195,7 +198,7 @@ std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairK
     std::string completion;
     if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
     if (auto problem = read_reply(record, "completion", completion)) return *problem;
-    out.messages.push_back({"assistant", completion});
+    out.messages.push_back({ChatRole::assistant, completion});
     return out;
   }
   if (record.contains("prompt")) {
@@ -215,9 +218,11 @@ std::variant<ChatMessage, LineProblem> sharegpt_message(const json& m, const std
     return bad(where, "is not {\"" + schema.role_tag + "\": \"...\", \"" + schema.content_tag + "\": \"...\"}");
   }
   const std::string tag = m[schema.role_tag].get<std::string>();
-  const std::pair<const std::string*, const char*> roles[] = {
-      {&schema.user_tag, "user"},       {&schema.assistant_tag, "assistant"}, {&schema.system_tag, "system"},
-      {&schema.observation_tag, "tool"}, {&schema.function_tag, "function"}};
+  const std::pair<const std::string*, ChatRole> roles[] = {{&schema.user_tag, ChatRole::user},
+                                                           {&schema.assistant_tag, ChatRole::assistant},
+                                                           {&schema.system_tag, ChatRole::system},
+                                                           {&schema.observation_tag, ChatRole::tool},
+                                                           {&schema.function_tag, ChatRole::function}};
   for (const auto& [name, role] : roles) {
     if (tag == *name) return ChatMessage{role, m[schema.content_tag].get<std::string>()};
   }
@@ -235,7 +240,7 @@ std::optional<LineProblem> read_sharegpt_reply(const json& record, const std::st
   }
   auto message = sharegpt_message(record[field], field, schema);
   if (auto* problem = std::get_if<LineProblem>(&message)) return *problem;
-  if (std::get<ChatMessage>(message).role != "assistant") {
+  if (std::get<ChatMessage>(message).role != ChatRole::assistant) {
     return bad(field, "must be the assistant's message ('" + schema.assistant_tag + "')");
   }
   out = std::get<ChatMessage>(message).content;
@@ -257,7 +262,7 @@ std::variant<Conversation, LineProblem> read_sharegpt_shape(const json& record, 
   if (kind == PairKind::dpo) {
     if (auto problem = read_sharegpt_reply(record, schema.chosen, schema, out.chosen)) return *problem;
     if (auto problem = read_sharegpt_reply(record, schema.rejected, schema, out.rejected)) return *problem;
-  } else if (out.messages.empty() || out.messages.back().role != "assistant") {
+  } else if (out.messages.empty() || out.messages.back().role != ChatRole::assistant) {
     return bad(field, "must end with the assistant's message ('" + schema.assistant_tag + "', the completion)");
   }
   return out;
@@ -277,8 +282,8 @@ std::variant<Conversation, LineProblem> read_alpaca_shape(const json& record, Pa
       if (!turn.is_array() || turn.size() != 2 || !turn[0].is_string() || !turn[1].is_string()) {
         return bad(schema.history + "[" + std::to_string(i) + "]", "is not [\"instruction\", \"response\"]");
       }
-      out.messages.push_back({"user", turn[0].get<std::string>()});
-      out.messages.push_back({"assistant", turn[1].get<std::string>()});
+      out.messages.push_back({ChatRole::user, turn[0].get<std::string>()});
+      out.messages.push_back({ChatRole::assistant, turn[1].get<std::string>()});
     }
   }
   std::string instruction, input;
@@ -286,7 +291,7 @@ std::variant<Conversation, LineProblem> read_alpaca_shape(const json& record, Pa
   if (record.contains(schema.input) && !record[schema.input].is_null()) {
     if (auto problem = read_string(record, schema.input, input)) return *problem;
   }
-  out.messages.push_back({"user", input.empty() ? instruction : instruction + "\n" + input});
+  out.messages.push_back({ChatRole::user, input.empty() ? instruction : instruction + "\n" + input});
   if (kind == PairKind::dpo) {
     if (auto problem = read_string(record, schema.chosen, out.chosen)) return *problem;
     if (auto problem = read_string(record, schema.rejected, out.rejected)) return *problem;
@@ -294,7 +299,7 @@ std::variant<Conversation, LineProblem> read_alpaca_shape(const json& record, Pa
   }
   std::string output;
   if (auto problem = read_string(record, schema.output, output)) return *problem;
-  out.messages.push_back({"assistant", output});
+  out.messages.push_back({ChatRole::assistant, output});
   return out;
 }
 
@@ -322,7 +327,7 @@ std::variant<Conversation, LineProblem> read_conversation(const json& record, Re
     case RecordFormat::alpaca: return read_alpaca_shape(record, kind, schema);
     case RecordFormat::ids: break;
   }
-  return LineProblem{"wrong shape", "token-id records are not text"};
+  return LineProblem{LineReason::wrong_shape, "token-id records are not text"};
 }
 
 }  // namespace st

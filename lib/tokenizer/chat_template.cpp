@@ -18,7 +18,7 @@ void require_token(const Tokenizer& tokenizer, const std::string& token, const c
 constexpr const char* kQwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
 bool system_first(const std::vector<ChatMessage>& messages) {
-  return !messages.empty() && messages.front().role == "system";
+  return !messages.empty() && messages.front().role == ChatRole::system;
 }
 
 // system? (user assistant)* user, or a system message alone (the completion answers it): the
@@ -27,18 +27,19 @@ void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind, bo
   const size_t first = system_first(messages) ? 1 : 0;
   if (messages.empty()) throw std::invalid_argument("the prompt has no message");
   for (size_t i = first; i < messages.size(); ++i) {
-    if (messages[i].role == "tool" || messages[i].role == "function" || messages[i].role == "ipython") {
-      throw std::invalid_argument("message " + std::to_string(i) + " is a '" + messages[i].role +
+    const ChatRole role = messages[i].role;
+    if (role == ChatRole::tool || role == ChatRole::function || role == ChatRole::ipython) {
+      throw std::invalid_argument("message " + std::to_string(i) + " is a '" + enum_name(role) +
                                   "' message, which template '" + enum_name(kind) +
                                   "' does not render; drop tool turns from the data or fold them into the text");
     }
-    const char* expected = (i - first) % 2 == 0 ? "user" : "assistant";
-    if (messages[i].role != expected) {
-      throw std::invalid_argument("message " + std::to_string(i) + " has role '" + messages[i].role + "', expected '" +
-                                  expected + "' (system first, then user/assistant turns ending with user)");
+    const ChatRole expected = (i - first) % 2 == 0 ? ChatRole::user : ChatRole::assistant;
+    if (role != expected) {
+      throw std::invalid_argument("message " + std::to_string(i) + " has role '" + enum_name(role) + "', expected '" +
+                                  enum_name(expected) + "' (system first, then user/assistant turns ending with user)");
     }
   }
-  if (!ends_with_reply && messages.back().role == "assistant") {
+  if (!ends_with_reply && messages.back().role == ChatRole::assistant) {
     throw std::invalid_argument("the prompt ends with an assistant turn, so the completion would answer the "
                                 "assistant; end the prompt with a user message (or move that turn into the completion)");
   }
@@ -86,14 +87,14 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
     case TemplateKind::llama3:
       out = "<|begin_of_text|>";
       for (const ChatMessage& m : messages) {
-        out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
+        out += std::string("<|start_header_id|>") + enum_name(m.role) + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
       }
       return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
     case TemplateKind::qwen:
       if (!system_first(messages)) out = "<|im_start|>system\n" + std::string(kQwenDefaultSystem) + "<|im_end|>\n";
       [[fallthrough]];
     case TemplateKind::chatml:
-      for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+      for (const ChatMessage& m : messages) out += std::string("<|im_start|>") + enum_name(m.role) + "\n" + m.content + "<|im_end|>\n";
       return out + "<|im_start|>assistant\n";
     case TemplateKind::llama2: {
       // Every user turn opens with <s>[INST]; the system prompt goes inside the first one (a
@@ -103,9 +104,9 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
         return "<s>[INST] <<SYS>>\n" + messages.front().content + "\n<</SYS>>\n\n [/INST]";
       }
       for (const ChatMessage& m : messages) {
-        if (m.role == "system") {
+        if (m.role == ChatRole::system) {
           system = "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
-        } else if (m.role == "user") {
+        } else if (m.role == ChatRole::user) {
           out += "<s>[INST] " + system + m.content + " [/INST]";
           system.clear();
         } else {
@@ -123,7 +124,7 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
       out = "<s>";
       std::string system = system_first(messages) ? messages.front().content + "\n\n" : "";
       for (size_t i = system_first(messages) ? 1 : 0; i < messages.size(); ++i) {
-        if (messages[i].role == "user") {
+        if (messages[i].role == ChatRole::user) {
           out += " [INST] " + system + messages[i].content + " [/INST]";
           system.clear();
         } else {
@@ -154,7 +155,7 @@ std::string ChatTemplate::render_completion(const std::string& reply) const {
 
 RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMessage>& messages,
                                                       TrainOn train_on) const {
-  if (messages.empty() || messages.back().role != "assistant") {
+  if (messages.empty() || messages.back().role != ChatRole::assistant) {
     throw std::invalid_argument("the conversation must end with the assistant's message (the completion)");
   }
   check_turns(messages, kind_, true);
@@ -162,12 +163,12 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
   // the last carry no loss and are left out.
   size_t last = messages.size();
   for (size_t i = messages.size(); i-- > 0 && last == messages.size();) {
-    if (messages[i].role == "assistant" && messages[i].trained) last = i;
+    if (messages[i].role == ChatRole::assistant && messages[i].trained) last = i;
   }
   if (last == messages.size()) throw std::invalid_argument("no assistant message carries loss (all loss weights are 0)");
   std::vector<size_t> replies;
   for (size_t i = 0; i <= last; ++i) {
-    const bool trainable = messages[i].role == "assistant" && messages[i].trained;
+    const bool trainable = messages[i].role == ChatRole::assistant && messages[i].trained;
     if (trainable && (train_on == TrainOn::all || i == last)) replies.push_back(i);
   }
   const std::vector<ChatMessage> before_first(messages.begin(), messages.begin() + static_cast<int64_t>(replies[0]));

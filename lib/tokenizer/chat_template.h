@@ -16,8 +16,18 @@
 
 namespace st {
 
+// A message's role as chat templates and OpenAI-style records spell it; tool turns (tool,
+// function, ipython) are read but no template here renders them.
+enum class ChatRole { system, user, assistant, tool, function, ipython };
+template <>
+struct EnumNames<ChatRole> {
+  static constexpr NamedValue<ChatRole> table[] = {{ChatRole::system, "system"},       {ChatRole::user, "user"},
+                                                   {ChatRole::assistant, "assistant"}, {ChatRole::tool, "tool"},
+                                                   {ChatRole::function, "function"},   {ChatRole::ipython, "ipython"}};
+};
+
 struct ChatMessage {
-  std::string role;  // system | user | assistant
+  ChatRole role = ChatRole::user;
   std::string content;
   bool trained = true;  // an assistant turn that may carry loss (false: LlamaFactory's loss_weight 0)
 };

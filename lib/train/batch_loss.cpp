@@ -8,50 +8,28 @@
 namespace st {
 
 LossSums& LossSums::operator+=(const LossSums& o) {
-  loss += o.loss;
-  pairs += o.pairs;
-  target_tokens += o.target_tokens;
-  real_tokens += o.real_tokens;
-  computed_tokens += o.computed_tokens;
-  padded_tokens += o.padded_tokens;
-  chosen_rewards += o.chosen_rewards;
-  rejected_rewards += o.rejected_rewards;
-  correct += o.correct;
-  chosen_logps += o.chosen_logps;
-  rejected_logps += o.rejected_logps;
+  for (const Field& field : kFields) this->*field.value += o.*field.value;
   return *this;
 }
 
 std::vector<double> LossSums::pack() const {
-  return {loss,          pairs,          target_tokens,    real_tokens,      computed_tokens, padded_tokens,
-          chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps};
+  std::vector<double> values;
+  for (const Field& field : kFields) values.push_back(this->*field.value);
+  return values;
 }
 
 LossSums LossSums::unpack(const double* v) {
   LossSums sums;
-  sums.loss = v[0];
-  sums.pairs = v[1];
-  sums.target_tokens = v[2];
-  sums.real_tokens = v[3];
-  sums.computed_tokens = v[4];
-  sums.padded_tokens = v[5];
-  sums.chosen_rewards = v[6];
-  sums.rejected_rewards = v[7];
-  sums.correct = v[8];
-  sums.chosen_logps = v[9];
-  sums.rejected_logps = v[10];
+  for (const Field& field : kFields) sums.*field.value = *v++;
   return sums;
 }
 
 LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums) {
   const at::Tensor values = host_output_sums.to(at::kDouble).contiguous();
   const double* v = values.data_ptr<double>();
-  sums.loss += v[0];
-  sums.chosen_rewards += v[1];
-  sums.rejected_rewards += v[2];
-  sums.correct += v[3];
-  sums.chosen_logps += v[4];
-  sums.rejected_logps += v[5];
+  for (const LossSums::Field& field : LossSums::kFields) {
+    if (field.source == LossSums::Source::output) sums.*field.value += *v++;
+  }
   return sums;
 }
 
@@ -85,11 +63,11 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
     const PreferenceTerms terms = preference_loss(pair, ref, options);
     result.summed_loss = terms.losses.sum();
     if (!padding) {
-      outputs[1] = sum_of(terms.chosen_rewards);
-      outputs[2] = sum_of(terms.rejected_rewards);
-      outputs[3] = sum_of(terms.chosen_rewards.gt(terms.rejected_rewards));
-      outputs[4] = sum_of(terms.chosen_logps);
-      outputs[5] = sum_of(terms.rejected_logps);
+      outputs[output_slot(&LossSums::chosen_rewards)] = sum_of(terms.chosen_rewards);
+      outputs[output_slot(&LossSums::rejected_rewards)] = sum_of(terms.rejected_rewards);
+      outputs[output_slot(&LossSums::correct)] = sum_of(terms.chosen_rewards.gt(terms.rejected_rewards));
+      outputs[output_slot(&LossSums::chosen_logps)] = sum_of(terms.chosen_logps);
+      outputs[output_slot(&LossSums::rejected_logps)] = sum_of(terms.rejected_logps);
     }
   }
   if (padding) {
@@ -97,7 +75,7 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
     result.output_sums = at::zeros({static_cast<int64_t>(kOutputSums)}, sums_options);
     return result;
   }
-  outputs[0] = sum_of(result.summed_loss);
+  outputs[output_slot(&LossSums::loss)] = sum_of(result.summed_loss);
   result.output_sums = at::stack(outputs);
   result.counts.pairs = static_cast<double>(batch.pairs);
   result.counts.target_tokens = static_cast<double>(batch.target_tokens);

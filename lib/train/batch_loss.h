@@ -13,7 +13,9 @@
 
 namespace st {
 
-// Additive over micro-batches, steps and ranks.
+// Additive over micro-batches, steps and ranks: each field is summed (within a rank, across
+// ranks and over a logging window) and declared once in kFields, which +=, the all-reduce
+// packing, the device-side output sums and the metrics keys all follow.
 struct LossSums {
   double loss = 0.0;              // summed per-pair (DPO) or per-token (SFT) losses
   double pairs = 0.0;             // pairs (DPO) or sequences (SFT)
@@ -24,18 +26,58 @@ struct LossSums {
   double chosen_rewards = 0.0, rejected_rewards = 0.0, correct = 0.0;  // DPO
   double chosen_logps = 0.0, rejected_logps = 0.0;                     // DPO
 
+  // Where a sum comes from: counted on the host from the batch, or from the model's output
+  // (summed on the device, read once per window).
+  enum class Source { host, output };
+  // What a metric divides its sum by; none: the sum is no metric of its own.
+  enum class Per { none, loss_denominator, pair };
+  struct Field {
+    double LossSums::*value;
+    Source source;
+    const char* metric;  // key in metrics.jsonl (with "eval/" for evaluations)
+    Per per;
+    bool dpo_only;
+  };
+  static constexpr Field kFields[] = {
+      {&LossSums::loss, Source::output, "loss", Per::loss_denominator, false},
+      {&LossSums::pairs, Source::host, nullptr, Per::none, false},
+      {&LossSums::target_tokens, Source::host, nullptr, Per::none, false},
+      {&LossSums::real_tokens, Source::host, nullptr, Per::none, false},
+      {&LossSums::computed_tokens, Source::host, nullptr, Per::none, false},
+      {&LossSums::padded_tokens, Source::host, nullptr, Per::none, false},
+      {&LossSums::chosen_rewards, Source::output, "rewards/chosen", Per::pair, true},
+      {&LossSums::rejected_rewards, Source::output, "rewards/rejected", Per::pair, true},
+      {&LossSums::correct, Source::output, "rewards/accuracies", Per::pair, true},
+      {&LossSums::chosen_logps, Source::output, "logps/chosen", Per::pair, true},
+      {&LossSums::rejected_logps, Source::output, "logps/rejected", Per::pair, true}};
+  static constexpr size_t kPacked = sizeof(kFields) / sizeof(kFields[0]);
+
   LossSums& operator+=(const LossSums& other);
   std::vector<double> pack() const;
   static LossSums unpack(const double* values);
-  static constexpr size_t kPacked = 11;
   // Per pair (DPO) or per completion token (SFT): what the loss is normalised by.
   double loss_denominator(Stage stage) const { return stage == Stage::dpo ? pairs : target_tokens; }
 };
 
-// The sums that depend on the model's output, in this order, as one [kOutputSums] fp64 tensor
-// on the log-probs' device: a read per micro-batch would stall a GPU's queue, so they are
-// added up there and read once per logged window.
-constexpr size_t kOutputSums = 6;  // loss, chosen_rewards, rejected_rewards, correct, chosen_logps, rejected_logps
+// The sums from the model's output (LossSums::Source::output), in kFields order, as one
+// [kOutputSums] fp64 tensor on the log-probs' device: a read per micro-batch would stall a
+// GPU's queue, so they are added up there and read once per logged window.
+constexpr size_t output_sum_count() {
+  size_t count = 0;
+  for (const LossSums::Field& field : LossSums::kFields) count += field.source == LossSums::Source::output;
+  return count;
+}
+constexpr size_t kOutputSums = output_sum_count();
+// The slot of `value` among the output sums; kOutputSums for a sum counted on the host.
+constexpr size_t output_slot(double LossSums::*value) {
+  size_t slot = 0;
+  for (const LossSums::Field& field : LossSums::kFields) {
+    const bool output = field.source == LossSums::Source::output;
+    if (field.value == value) return output ? slot : kOutputSums;
+    slot += output;
+  }
+  return kOutputSums;
+}
 // `sums` plus the output sums read to the host ([kOutputSums] fp64 on the CPU).
 LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums);
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_config.h"
+#include "hf/model_config.h"
 #include "train/train_options.h"
 
 namespace st {

@@ -10,7 +10,7 @@
 
 #include "fsdp/memory_estimate.h"
 #include "fsdp/recompute.h"
-#include "model/model_config.h"
+#include "hf/model_config.h"
 #include "train/train_config.h"
 
 namespace st {

@@ -1,6 +1,7 @@
 #include "train/stop_request.h"
 
 #include "distributed/value_gather.h"
+#include "util/fault_injection.h"
 
 namespace st {
 
@@ -14,7 +15,7 @@ StopBeforeTraining::StopBeforeTraining(StopKind kind, const std::string& phase)
       kind_(kind) {}
 
 void stop_if_requested_during(Communicator& world, const char* phase) {
-  raise_if_injected(phase);
+  fault_signal_at(phase);
   const StopKind kind = agreed_stop_kind(world);
   if (kind != StopKind::none) throw StopBeforeTraining(kind, phase);
 }

@@ -1,9 +1,9 @@
-// The [model] .. [ckpt] keys of a TrainConfig: one line per key with its help and units;
-// defaults come from the member initializers of the section structs, allowed words of enum
-// keys from their name tables.
+// The [model] .. [ckpt] keys of a TrainConfig, each declared here once: its help, unit and range
+// (--help, docs/configuration.md and validation read them); defaults come from the member
+// initializers of the section structs, allowed words of enum keys from their name tables.
 #include "train/train_config_schema.h"
 
-#include "model/presets.h"
+#include "hf/presets.h"
 
 namespace st {
 
@@ -11,32 +11,37 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.section("model", "model to fine-tune");
   schema.add(&c.model.path, "path", "HF model directory (config.json + *.safetensors); empty = preset");
   schema.add(&c.model.preset, "preset", "built-in shape with seeded random init, when model.path is empty",
-      preset_names());
+      any_value().choices(preset_names()));
   schema.add(&c.model.logp_chunk_tokens, "logp_chunk_tokens",
-      "tokens per lm_head log-prob chunk; bounds the [tokens, vocab] fp32 logits held at once");
+      "tokens per lm_head log-prob chunk; bounds the [tokens, vocab] fp32 logits held at once",
+      above(0).unit("tokens"));
   schema.add(&c.model.attention, "attention",
       "packed, prompt-shared and windowed rows: varlen = each sequence attends alone through cumulative "
       "offsets (flash varlen on a GPU, per sequence on the CPU); masked = a [T, T] mask per row (slower)");
 
   schema.section("data", "tokenized training data");
   schema.add(&c.data.train, "train",
-             "directory of HDF5 shards with manifest.json, or a weighted mixture: dir_a:0.7, dir_b:0.3");
+             "directory of HDF5 shards with manifest.json, or a weighted mixture: dir_a:0.7, dir_b:0.3",
+             any_value().lists("datasets", "dir_a:0.7, dir_b:0.3"));
   schema.add(&c.data.val, "val",
              "validation shards (several: comma-separated, each also evaluated alone); empty = hold out "
-             "data.val_size of train");
-  schema.add(&c.data.val_size, "val_size", "fraction of train pairs (of each mixture dataset) held out for evaluation, [0, 1)");
-  schema.add(&c.data.cutoff_len, "cutoff_len", "max tokens per sequence, prompt + completion [tokens]");
+             "data.val_size of train",
+             any_value().lists("datasets", "dir_a, dir_b"));
+  schema.add(&c.data.val_size, "val_size", "fraction of train pairs (of each mixture dataset) held out for evaluation",
+      within(0, 1, true));
+  schema.add(&c.data.cutoff_len, "cutoff_len", "max tokens per sequence, prompt + completion", at_least(2).unit("tokens"));
   schema.add(&c.data.shuffle, "shuffle",
       "draw each epoch's pairs in a seeded permutation (train.seed); false = in manifest and file order");
   schema.add(&c.data.group_by_length, "group_by_length",
       "sort each rank's share of a step by length before cutting micro-batches (less padding)");
   schema.add(&c.data.micro_batch_tokens, "micro_batch_tokens",
-      "> 0: micro-batches hold as many pairs as fit in this many padded tokens [tokens]; -1 = auto (with "
-      "data.packing): the largest budget up to 16384 that fits the device with room for kept activations");
+      "> 0: micro-batches hold as many pairs as fit in this many padded tokens; 0 = by pair count "
+      "(train.micro_batch); -1 = auto (with data.packing): the largest budget up to 16384 that fits the device "
+      "with room for kept activations", at_least(-1).unit("tokens").meaning("0 = by pair count, or -1 (auto)"));
   schema.add(&c.data.packing, "packing",
       "several whole sequences per row up to data.cutoff_len (or data.micro_batch_tokens), attention kept "
       "inside each; the same losses as unpacked, without the padding");
-  schema.add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread");
+  schema.add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread", at_least(1));
   schema.add(&c.data.verify_checksums, "verify_checksums", "check every shard's CRC-32 at start (reads all data)");
 
   schema.section("train", "the run: stage, batch, length, precision, output");
@@ -45,13 +50,15 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "full = train every weight; lora = LoRA adapters ([lora]) on a frozen base held in the compute dtype only");
   schema.add(&c.train.output_dir, "output_dir", "run directory on shared storage");
   schema.add(&c.train.seed, "seed", "seed for data order and random init");
-  schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step");
+  schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step", above(0));
   schema.add(&c.train.grad_accum, "grad_accum",
       "micro-steps per optimizer step; 0 = auto: global_batch / (micro_batch x ranks), so a run resumed "
-      "on other ranks keeps its global batch (without global_batch: the resumed checkpoint's, else grad_accum 1)");
+      "on other ranks keeps its global batch (without global_batch: the resumed checkpoint's, else grad_accum 1)",
+      at_least(0).meaning("0 = auto"));
   schema.add(&c.train.global_batch, "global_batch",
-      "pairs per optimizer step; 0 = micro_batch x grad_accum x ranks");
-  schema.add(&c.train.max_steps, "max_steps", "optimizer steps; 0 = run train.epochs");
+      "pairs per optimizer step; 0 = micro_batch x grad_accum x ranks",
+      at_least(0).meaning("0 = micro_batch x grad_accum x ranks"));
+  schema.add(&c.train.max_steps, "max_steps", "optimizer steps; 0 = run train.epochs", at_least(0));
   schema.add(&c.train.epochs, "epochs", "passes over the training data when max_steps is 0");
   schema.add(&c.train.dtype, "dtype", "compute dtype; auto = bf16 on GPU, fp32 on CPU");
   schema.add(&c.train.recompute, "recompute",
@@ -61,25 +68,26 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "the compute-dtype copy of the parameter shards: kept = made once per step (fastest); per_gather = "
       "cast from the fp32 masters at each unit's gather (2 bytes per shard parameter less memory)");
   schema.add(&c.train.memory_budget_gib, "memory_budget_gib",
-      "device memory recompute=auto may fill [GiB]; 0 = the GPU's free memory less a margin (CPU: unlimited)");
-  schema.add(&c.train.log_every, "log_every", "optimizer steps between metric lines");
+      "device memory recompute=auto may fill; 0 = the GPU's free memory less a margin (CPU: unlimited)",
+      at_least(0).unit("GiB"));
+  schema.add(&c.train.log_every, "log_every", "optimizer steps between metric lines", above(0));
   schema.add(&c.train.tensorboard, "tensorboard",
       "also write every metrics.jsonl record and the resolved config as TensorBoard event files under "
       "<output_dir>/tensorboard (rank 0)");
-  schema.add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only");
+  schema.add(&c.train.eval_every, "eval_every", "optimizer steps between evaluations; 0 = at the end only", at_least(0));
   schema.add(&c.train.overwrite, "overwrite", "replace the outputs of an earlier run in train.output_dir");
   schema.add(&c.train.resume, "resume",
       "continue from a checkpoint: auto = the newest complete one in ckpt.dir (else start fresh), "
       "or a step_* directory or a checkpoint directory; empty = start fresh");
   schema.add(&c.train.peak_tflops, "peak_tflops",
-      "one device's peak [TFLOP/s] in the compute dtype, for MFU; 0 = known GPUs, else no MFU");
+      "one device's peak in the compute dtype, for MFU; 0 = known GPUs, else no MFU", at_least(0).unit("TFLOP/s").meaning("0 = auto"));
 
   schema.section("dpo", "preference objective (train.stage = dpo)");
   schema.add(&c.dpo.loss, "loss", "preference loss (docs/objectives.md)");
-  schema.add(&c.dpo.beta, "beta", "inverse temperature of the implicit reward, > 0");
-  schema.add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid, [0, 0.5)");
+  schema.add(&c.dpo.beta, "beta", "inverse temperature of the implicit reward", above(0));
+  schema.add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid", within(0, 0.5, true));
   schema.add(&c.dpo.simpo_gamma, "simpo_gamma", "SimPO target reward margin");
-  schema.add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO), >= 0");
+  schema.add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO)", at_least(0));
   schema.add(&c.dpo.share_prompt, "share_prompt",
       "compute each pair's prompt once: one [prompt, chosen, rejected] segment whose rejected part never "
       "sees chosen; the same losses as two rows");
@@ -88,42 +96,48 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");
 
   schema.section("lora", "LoRA adapters (train.method = lora; docs/lora.md)");
-  schema.add(&c.lora.r, "r", "adapter rank, >= 1");
-  schema.add(&c.lora.alpha, "alpha", "scaling numerator: the update is alpha / r x B A x (alpha / sqrt(r) with rslora)");
-  schema.add(&c.lora.dropout, "dropout", "dropout on the adapters' input in training forwards, [0, 1)");
+  schema.add(&c.lora.r, "r", "adapter rank", at_least(1));
+  schema.add(&c.lora.alpha, "alpha", "scaling numerator: the update is alpha / r x B A x (alpha / sqrt(r) with rslora)",
+      above(0));
+  schema.add(&c.lora.dropout, "dropout", "dropout on the adapters' input in training forwards", within(0, 1, true));
   schema.add(&c.lora.target_modules, "target_modules",
       "projections that get adapters, comma-separated from q,k,v,o,gate,up,down");
   schema.add(&c.lora.rslora, "rslora", "rank-stabilised scaling alpha / sqrt(r) (PEFT use_rslora)");
   schema.add(&c.lora.seed, "seed", "seed of the A matrices' init (B starts at zero)");
 
   schema.section("optim", "AdamW, gradient clipping, learning-rate schedule");
-  schema.add(&c.optim.lr, "lr", "peak learning rate");
-  schema.add(&c.optim.beta1, "beta1", "AdamW first-moment decay, [0, 1)");
-  schema.add(&c.optim.beta2, "beta2", "AdamW second-moment decay, [0, 1)");
-  schema.add(&c.optim.eps, "eps", "AdamW denominator epsilon, > 0");
-  schema.add(&c.optim.weight_decay, "weight_decay", "decoupled weight decay (norms excluded)");
-  schema.add(&c.optim.grad_clip, "grad_clip", "max global gradient L2 norm; 0 = no clipping");
+  schema.add(&c.optim.lr, "lr", "peak learning rate", above(0));
+  schema.add(&c.optim.beta1, "beta1", "AdamW first-moment decay", within(0, 1, true));
+  schema.add(&c.optim.beta2, "beta2", "AdamW second-moment decay", within(0, 1, true));
+  schema.add(&c.optim.eps, "eps", "AdamW denominator epsilon", above(0));
+  schema.add(&c.optim.weight_decay, "weight_decay", "decoupled weight decay (norms and biases excluded)", at_least(0));
+  schema.add(&c.optim.grad_clip, "grad_clip", "max global gradient L2 norm; 0 = no clipping", at_least(0).meaning("0 = off"));
   schema.add(&c.optim.schedule, "schedule", "learning-rate schedule after warmup");
-  schema.add(&c.optim.warmup_steps, "warmup_steps", "linear warmup [optimizer steps]");
-  schema.add(&c.optim.warmup_ratio, "warmup_ratio", "warmup as a fraction of all steps, [0, 1)");
-  schema.add(&c.optim.min_lr_ratio, "min_lr_ratio", "cosine_with_min_lr floor as a fraction of lr, [0, 1]");
-  schema.add(&c.optim.offload, "offload", "where AdamW state lives");
+  schema.add(&c.optim.warmup_steps, "warmup_steps", "linear warmup; excludes optim.warmup_ratio",
+      at_least(0).unit("optimizer steps"));
+  schema.add(&c.optim.warmup_ratio, "warmup_ratio", "warmup as a fraction of all steps", within(0, 1, true));
+  schema.add(&c.optim.min_lr_ratio, "min_lr_ratio", "cosine_with_min_lr floor as a fraction of lr", within(0, 1, false));
+  schema.add(&c.optim.offload, "offload", "where the AdamW state (fp32 masters, moments) lives");
 
   schema.section("dist", "communication, sharding, topology, watchdog");
   schema.add(&c.dist.backend, "backend", "collectives backend; auto = nccl with GPUs, else mpi");
   schema.add(&c.dist.sharding, "sharding", "full = ZeRO-3, grad_op = ZeRO-2, none = replicate");
   schema.add(&c.dist.ranks_per_node, "ranks_per_node",
-      "0 = detect from MPI shared memory; > 0 declares nodes of this many ranks");
-  schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort [s]");
+      "0 = detect from MPI shared memory; > 0 declares nodes of this many ranks",
+      at_least(0).meaning("0 = detect"));
+  schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort", above(0).unit("s"));
 
   schema.section("ckpt", "sharded checkpoints and the consolidated HF export");
   schema.add(&c.ckpt.dir, "dir", "checkpoint directory; empty = <train.output_dir>/checkpoints");
-  schema.add(&c.ckpt.every, "every", "optimizer steps between checkpoints; 0 = at the end only");
-  schema.add(&c.ckpt.keep_last, "keep_last", "complete checkpoints kept; 0 = all (the newest always stays)");
+  schema.add(&c.ckpt.every, "every", "optimizer steps between checkpoints; 0 = at the end only",
+      at_least(0).meaning("0 = at the end only"));
+  schema.add(&c.ckpt.keep_last, "keep_last", "complete checkpoints kept; 0 = all (the newest always stays)",
+      at_least(0).meaning("0 = keep all"));
   schema.add(&c.ckpt.async, "async", "snapshot to host memory and write on a background thread");
   schema.add(&c.ckpt.export_hf, "export", "write a consolidated HF model to <train.output_dir>/export at the end");
   schema.add(&c.ckpt.export_dtype, "export_dtype", "dtype of the exported weights");
-  schema.add(&c.ckpt.export_shard_gb, "export_shard_gb", "size limit of one exported safetensors file [GB]");
+  schema.add(&c.ckpt.export_shard_gb, "export_shard_gb", "size limit of one exported safetensors file",
+      above(0).unit("GB"));
 }
 
 }  // namespace st

@@ -19,15 +19,13 @@ double ratio(double numerator, double denominator) { return denominator > 0.0 ? 
 
 nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& s, const std::string& prefix) {
   nlohmann::ordered_json record;
-  record[prefix + "loss"] = ratio(s.loss, s.loss_denominator(stage));
-  if (stage == Stage::dpo) {
-    record[prefix + "rewards/chosen"] = ratio(s.chosen_rewards, s.pairs);
-    record[prefix + "rewards/rejected"] = ratio(s.rejected_rewards, s.pairs);
-    record[prefix + "rewards/accuracies"] = ratio(s.correct, s.pairs);
-    record[prefix + "rewards/margins"] = ratio(s.chosen_rewards - s.rejected_rewards, s.pairs);
-    record[prefix + "logps/chosen"] = ratio(s.chosen_logps, s.pairs);
-    record[prefix + "logps/rejected"] = ratio(s.rejected_logps, s.pairs);
+  for (const LossSums::Field& field : LossSums::kFields) {
+    if (field.per == LossSums::Per::none || (field.dpo_only && stage != Stage::dpo)) continue;
+    const double per = field.per == LossSums::Per::pair ? s.pairs : s.loss_denominator(stage);
+    record[prefix + field.metric] = ratio(s.*field.value, per);
   }
+  // Derived from two sums: the mean gap between the chosen and rejected rewards.
+  if (stage == Stage::dpo) record[prefix + "rewards/margins"] = ratio(s.chosen_rewards - s.rejected_rewards, s.pairs);
   return record;
 }
 
@@ -42,16 +40,33 @@ void WindowStats::settle() {
   output_sums = at::Tensor();
 }
 
-TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {
-  std::vector<double> mine = w.sums.pack();
-  const size_t summed = mine.size();
-  for (double value : {w.flops, static_cast<double>(w.comm.all_gather), static_cast<double>(w.comm.reduce_scatter),
-                       static_cast<double>(w.comm.all_reduce), w.seconds, static_cast<double>(c.peak_memory_bytes)}) {
-    mine.push_back(value);
+namespace {
+
+// Each rank's values as one row of columns; the rows are gathered and each column summed and
+// maxed across ranks.
+struct Columns {
+  std::vector<double> values;
+  size_t add(double value) {
+    values.push_back(value);
+    return values.size() - 1;
   }
-  for (const StepPhases::Field& field : StepPhases::kFields) mine.push_back(w.phases.*field.seconds);
-  const std::vector<double> all = all_gather_values(world, mine);
-  const size_t width = mine.size();
+};
+
+}  // namespace
+
+TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const RecordContext& c) {
+  Columns mine{w.sums.pack()};
+  const size_t flops_column = mine.add(w.flops);
+  std::vector<size_t> comm_columns;
+  for (const CommBytes::Field& field : CommBytes::kFields) {
+    comm_columns.push_back(mine.add(static_cast<double>(w.comm.*field.bytes)));
+  }
+  const size_t seconds_column = mine.add(w.seconds);
+  const size_t memory_column = mine.add(static_cast<double>(c.peak_memory_bytes));
+  std::vector<size_t> phase_columns;
+  for (const StepPhases::Field& field : StepPhases::kFields) phase_columns.push_back(mine.add(w.phases.*field.seconds));
+  const std::vector<double> all = all_gather_values(world, mine.values);
+  const size_t width = mine.values.size();
   std::vector<double> total(width, 0.0), most(width, 0.0);
   for (int r = 0; r < world.size(); ++r) {
     for (size_t i = 0; i < width; ++i) {
@@ -60,22 +75,23 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
     }
   }
   const LossSums sums = LossSums::unpack(total.data());
-  const double flops = total[summed];
+  const double flops = total[flops_column];
   const double ranks = world.size();
   const double steps = std::max<double>(1.0, static_cast<double>(w.steps));
-  const double seconds = most[summed + 4];  // the slowest rank's window
+  const double seconds = most[seconds_column];  // the slowest rank's window
 
   TrainRecord typed;
   typed.step = c.step;
+  typed.losses = loss_summary(c.stage, sums);
   typed.step_time_s = seconds / steps;
   typed.tokens_per_s = ratio(sums.real_tokens, seconds);
   typed.padding_fraction = sums.padded_tokens > 0.0 ? 1.0 - sums.computed_tokens / sums.padded_tokens : 0.0;
   if (c.peak_tflops > 0.0) typed.mfu = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
-  typed.peak_memory_gib = most[summed + 5] / kGiB;
+  typed.peak_memory_gib = most[memory_column] / kGiB;
   if (c.exact_phases) {
     StepPhases phases;
-    size_t column = summed + 6;
-    for (const StepPhases::Field& field : StepPhases::kFields) phases.*field.seconds = most[column++] / steps;
+    size_t phase = 0;
+    for (const StepPhases::Field& field : StepPhases::kFields) phases.*field.seconds = most[phase_columns[phase++]] / steps;
     typed.phases = phases;
   }
 
@@ -94,9 +110,9 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   record["peak_memory_gib"] = typed.peak_memory_gib;
   record["memory_kind"] = c.memory_kind;
   // Per rank and step, averaged over ranks.
-  record["comm/all_gather_bytes"] = total[summed + 1] / ranks / steps;
-  record["comm/reduce_scatter_bytes"] = total[summed + 2] / ranks / steps;
-  record["comm/all_reduce_bytes"] = total[summed + 3] / ranks / steps;
+  for (size_t i = 0; i < comm_columns.size(); ++i) {
+    record[std::string("comm/") + CommBytes::kFields[i].name + "_bytes"] = total[comm_columns[i]] / ranks / steps;
+  }
   record["skipped_steps"] = c.skipped_steps;
   if (typed.phases) {
     for (const StepPhases::Field& field : StepPhases::kFields) {
@@ -106,16 +122,27 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   return typed;
 }
 
-nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
-                                  double seconds) {
+LossSummary loss_summary(Stage stage, const LossSums& s) {
+  LossSummary summary;
+  summary.loss = ratio(s.loss, s.loss_denominator(stage));
+  if (stage == Stage::dpo) summary.reward_accuracy = ratio(s.correct, s.pairs);
+  return summary;
+}
+
+EvalRecord reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step, double seconds) {
   const std::vector<double> all = all_gather_values(world, sums.pack());
   LossSums total;
   for (int r = 0; r < world.size(); ++r) total += LossSums::unpack(all.data() + r * LossSums::kPacked);
-  nlohmann::ordered_json record = loss_metrics(stage, total, "eval/");
+  EvalRecord typed;
+  typed.step = step;
+  typed.samples = total.pairs;
+  typed.losses = loss_summary(stage, total);
+  nlohmann::ordered_json& record = typed.json;
+  record = loss_metrics(stage, total, "eval/");
   record["step"] = step;
   record["eval/samples"] = total.pairs;
   record["eval/seconds"] = seconds;
-  return record;
+  return typed;
 }
 
 std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {

@@ -43,8 +43,16 @@ struct RecordContext {
 
 // A logging window over all ranks: the figures a caller reads by name (the bench), and the
 // metrics.jsonl record that holds them and every other key.
+// What a run reports at its end, typed: the loss and, for DPO, the reward accuracy.
+struct LossSummary {
+  double loss = 0.0;                      // per pair (DPO) or per completion token (SFT)
+  std::optional<double> reward_accuracy;  // DPO: the share of pairs whose chosen reward is higher
+};
+LossSummary loss_summary(Stage stage, const LossSums& sums);
+
 struct TrainRecord {
   int64_t step = 0;
+  LossSummary losses;
   double step_time_s = 0.0;      // the slowest rank's, per step
   double tokens_per_s = 0.0;     // logical tokens (of the unpacked pairs) over all ranks
   double padding_fraction = 0.0;  // of the row slots computed
@@ -59,7 +67,13 @@ nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& sums, const std
 
 // Collective over `world` (every rank calls it with its own window).
 TrainRecord reduce_train_record(Communicator& world, const WindowStats& window, const RecordContext& context);
-nlohmann::ordered_json reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
+struct EvalRecord {
+  int64_t step = 0;
+  double samples = 0.0;  // pairs (DPO) or sequences (SFT) evaluated
+  LossSummary losses;
+  nlohmann::ordered_json json;
+};
+EvalRecord reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
                                   double seconds);
 
 // "step 10/60  loss 0.6812  acc 0.625  margin 0.031  lr 9.8e-04 ..." for the console.

@@ -58,35 +58,37 @@ struct EnumNames<ReferenceChoice> {
 };
 
 struct TrainOptions {
-  Stage stage = Stage::dpo;                  // the objective: dpo | sft
-  TrainMethod method = TrainMethod::full;    // full | lora ([lora] section)
-  std::string output_dir = "runs/shardtune";  // run directory on shared storage
-  uint64_t seed = 42;                        // data order and random init
-  int64_t micro_batch = 1;    // pairs (dpo) or sequences (sft) per rank per micro-step
-  int64_t grad_accum = 0;     // micro-steps per optimizer step; 0 = auto: global_batch / (micro_batch x dp)
-  int64_t global_batch = 0;   // pairs per optimizer step; 0 = micro_batch x grad_accum x dp
-  int64_t max_steps = 0;      // optimizer steps; 0 = run train.epochs
-  double epochs = 1.0;        // passes over the training data when max_steps is 0
-  ComputeDtype dtype = ComputeDtype::automatic;  // auto (bf16 on GPU, fp32 on CPU) | fp32 | bf16 | fp16
-  Recompute recompute = Recompute::automatic;  // activation recomputation per decoder layer
-  ComputeCopy compute_copy = ComputeCopy::kept;  // bf16 copy of the shards: kept | per_gather (fsdp_options.h)
-  double memory_budget_gib = 0.0;  // device memory recompute=auto may fill [GiB]; 0 = free memory less a margin
-  int64_t log_every = 10;     // optimizer steps between metric lines
-  bool tensorboard = true;    // also write the metrics as TensorBoard event files (<output_dir>/tensorboard)
-  int64_t eval_every = 0;     // optimizer steps between evaluations; 0 = only at the end
-  bool overwrite = false;     // start over in an output_dir that already holds a run's outputs
-  std::string resume;         // "" = start fresh | auto = newest complete checkpoint, if any | a path
-  double peak_tflops = 0.0;   // per-device peak for MFU [TFLOP/s]; 0 = known GPUs only
+  // The keys of [train]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  Stage stage = Stage::dpo;
+  TrainMethod method = TrainMethod::full;
+  std::string output_dir = "runs/shardtune";
+  uint64_t seed = 42;
+  int64_t micro_batch = 1;
+  int64_t grad_accum = 0;
+  int64_t global_batch = 0;
+  int64_t max_steps = 0;
+  double epochs = 1.0;
+  ComputeDtype dtype = ComputeDtype::automatic;
+  Recompute recompute = Recompute::automatic;
+  ComputeCopy compute_copy = ComputeCopy::kept;
+  double memory_budget_gib = 0.0;
+  int64_t log_every = 10;
+  bool tensorboard = true;
+  int64_t eval_every = 0;
+  bool overwrite = false;
+  std::string resume;
+  double peak_tflops = 0.0;
 };
 
 struct DpoOptions {
-  PreferenceLoss loss = PreferenceLoss::sigmoid;  // sigmoid | ipo | hinge | simpo | orpo
-  double beta = 0.1;                 // inverse temperature of the implicit reward
-  double label_smoothing = 0.0;      // cDPO / robust DPO label-flip rate, [0, 0.5)
-  double simpo_gamma = 0.5;          // SimPO target reward margin
-  double ftx = 0.0;                  // weight of the chosen completion's SFT loss
-  bool share_prompt = false;         // one [prompt, chosen, rejected] segment per pair
-  ReferenceChoice reference = ReferenceChoice::automatic;  // auto | precomputed | online | none
+  // The keys of [dpo]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  PreferenceLoss loss = PreferenceLoss::sigmoid;
+  double beta = 0.1;
+  double label_smoothing = 0.0;
+  double simpo_gamma = 0.5;
+  double ftx = 0.0;
+  bool share_prompt = false;
+  ReferenceChoice reference = ReferenceChoice::automatic;
 };
 
 }  // namespace st

@@ -18,6 +18,7 @@
 #include "train/train_arguments.h"
 #include "train/train_checkpoints.h"
 #include "util/device.h"
+#include "util/fault_injection.h"
 #include "util/host_memory.h"
 #include "util/host_sync.h"
 #include "util/log.h"
@@ -51,12 +52,6 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
     shape.target_tokens += all[3 * rank + 2];
   }
   return shape;
-}
-
-void add_comm(CommBytes& total, const CommBytes& step) {
-  total.all_gather += step.all_gather;
-  total.reduce_scatter += step.reduce_scatter;
-  total.all_reduce += step.all_reduce;
 }
 
 }  // namespace
@@ -132,7 +127,7 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
   phases.reference = std::exchange(reference_seconds_, 0.0);
   phases.forward -= phases.reference;
   window.phases += phases;
-  add_comm(window.comm, outcome.comm);
+  window.comm += outcome.comm;
   return outcome;
 }
 
@@ -157,7 +152,7 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
   return record;
 }
 
-nlohmann::ordered_json Trainer::evaluate(int64_t step) {
+EvalRecord Trainer::evaluate(int64_t step) {
   const Timer timer;
   c10::NoGradGuard no_grad;
   // Several validation datasets: each evaluated alone, and all together.
@@ -180,12 +175,12 @@ nlohmann::ordered_json Trainer::evaluate(int64_t step) {
     }
   }
   totals.settle();
-  nlohmann::ordered_json record = reduce_eval_record(*run_.host, config_.train.stage, totals.sums, step, timer.seconds());
+  EvalRecord record = reduce_eval_record(*run_.host, config_.train.stage, totals.sums, step, timer.seconds());
   for (size_t k = 0; k < part_count; ++k) {
     part_totals[k].settle();
-    const auto part = reduce_eval_record(*run_.host, config_.train.stage, part_totals[k].sums, step, 0.0);
-    record["eval/" + run_.data.val_names[k] + "/loss"] = part["eval/loss"];
-    record["eval/" + run_.data.val_names[k] + "/samples"] = part["eval/samples"];
+    const EvalRecord part = reduce_eval_record(*run_.host, config_.train.stage, part_totals[k].sums, step, 0.0);
+    record.json["eval/" + run_.data.val_names[k] + "/loss"] = part.losses.loss;
+    record.json["eval/" + run_.data.val_names[k] + "/samples"] = part.samples;
   }
   return record;
 }
@@ -253,7 +248,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     if (export_missing()) {
       log0("train: the run is complete (its checkpoint is at step ", first, " of ", total,
            ") but its export is missing (interrupted); exporting that checkpoint");
-      raise_if_injected("export");
+      fault_signal_at("export");
       export_model();
     } else {
       log0("train: the run is already complete (its checkpoint is at step ", first, " of ", total,
@@ -308,7 +303,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
       const std::vector<double> shares = mixture_shares();
       for (size_t k = 0; k < shares.size(); ++k) record.json["mix/" + run_.data.train->component_directory(k)] = shares[k];
-      result.last_train = record.json;
+      result.last_train = record;
       if (observer.train_record) observer.train_record(record);
       emit(record.json);
     }
@@ -316,7 +311,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     if (run_.data.val && eval_every > 0 && result.steps % eval_every == 0 && result.steps != total) {
       drain_device_into(window);
       result.last_eval = evaluate(result.steps);
-      emit(result.last_eval);
+      emit(result.last_eval->json);
     }
     if (observer.step_done) observer.step_done(result.steps, total, run_timer.seconds());
 
@@ -349,7 +344,7 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
   // The last step's checkpoint is saved: a stop request from here on skips what is left, which
   // `--resume auto` redoes (the export) or leaves out (the final eval).
   const auto stop_before = [&](const char* phase, const char* done, const char* left) {
-    raise_if_injected(phase);
+    fault_signal_at(phase);
     const StopKind stop = agreed_stop_kind(*run_.host);
     if (stop != StopKind::none) {
       log0("train: stop requested (", enum_name(stop), ") after the checkpoint of the last step", done,
@@ -366,7 +361,7 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
       return stop;
     }
     result.last_eval = evaluate(result.steps);
-    emit(result.last_eval);
+    emit(result.last_eval->json);
   }
   if (!exporting) return StopKind::none;
   if (const StopKind stop = stop_before("export", run_.data.val ? " and the final eval" : "",

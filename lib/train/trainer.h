@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "data/pair_loader.h"
@@ -33,8 +34,8 @@ struct TrainResult {
   // checkpoint with the final eval or the export left for `--resume auto`.
   StopKind stopped = StopKind::none;
   double seconds = 0.0;
-  nlohmann::ordered_json last_train;  // the last train record (null when none was written)
-  nlohmann::ordered_json last_eval;   // the last evaluation (null without validation data)
+  std::optional<TrainRecord> last_train;  // none when no train record was written
+  std::optional<EvalRecord> last_eval;    // none without validation data
 };
 
 class Trainer {
@@ -57,7 +58,7 @@ class Trainer {
   TrainRecord log_window(WindowStats& window, const StepOutcome& outcome, const StepBatch& batch, double lr,
                          int64_t steps, int64_t skipped);
   // Collective: an evaluation over the validation data after `step` steps.
-  nlohmann::ordered_json evaluate(int64_t step);
+  EvalRecord evaluate(int64_t step);
   // The share of each data.train dataset in the samples trained so far (empty unless a mixture).
   std::vector<double> mixture_shares() const;
   // Collective: saves when ckpt.every, the end or a stop request asks for it; returns the stop

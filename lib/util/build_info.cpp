@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "build_config.h"
+#include "util/check.h"
 #include "util/gpu_info.h"
 #include "util/torch_compat.h"
 
@@ -19,7 +20,7 @@ std::string shardtune_version() { return std::string(ST_VERSION) + "+" + git_sha
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int length = 0;
-  MPI_Get_library_version(text, &length);
+  ST_CHECK_MPI(MPI_Get_library_version(text, &length));
   std::string version(text, static_cast<size_t>(length));
   // Open MPI appends package, ident and date after commas; the first field is the version.
   const auto cut = version.find_first_of(",\n");
@@ -29,7 +30,7 @@ std::string mpi_library_version() {
 
 std::string hdf5_version() {
   unsigned major = 0, minor = 0, release = 0;
-  H5get_libversion(&major, &minor, &release);
+  ST_CHECK_HDF5(H5get_libversion(&major, &minor, &release));
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 

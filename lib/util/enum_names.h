@@ -42,6 +42,13 @@ std::vector<std::string> enum_names() {
   return names;
 }
 
+template <typename Enum>
+std::vector<Enum> enum_values() {
+  std::vector<Enum> values;
+  for (const auto& entry : EnumNames<Enum>::table) values.push_back(entry.value);
+  return values;
+}
+
 // "a|b|c": the allowed words, for messages and --help.
 template <typename Enum>
 std::string enum_choices() {

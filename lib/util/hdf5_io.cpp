@@ -23,6 +23,7 @@ hid_t native_type<uint8_t>() { return H5T_NATIVE_UINT8; }
 
 Hdf5Handle create_hdf5_file(const std::string& path) {
   silence_hdf5_error_printing();
+  // Checked here rather than by ST_CHECK_HDF5: the message names the file.
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0) throw IoError(path + ": cannot create HDF5 file (" + hdf5_error_stack() + ")");
   return hdf5_file(file);
@@ -30,6 +31,7 @@ Hdf5Handle create_hdf5_file(const std::string& path) {
 
 Hdf5Handle open_hdf5_file(const std::string& path) {
   silence_hdf5_error_printing();
+  // Checked here rather than by ST_CHECK_HDF5: the message names the file and the likely causes.
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (file < 0) {
     throw IoError(path + ": cannot open as HDF5 (missing, unreadable or not HDF5; " +
@@ -56,20 +58,20 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
 }
 
 std::optional<int64_t> read_int_attribute(hid_t object, const std::string& name) {
-  if (H5Aexists(object, name.c_str()) <= 0) return std::nullopt;
+  if (ST_CHECK_HDF5(H5Aexists(object, name.c_str())) == 0) return std::nullopt;
   const Hdf5Handle attribute = hdf5_attribute(ST_CHECK_HDF5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
   const Hdf5Handle type = hdf5_type(ST_CHECK_HDF5(H5Aget_type(attribute.get())));
-  if (H5Tget_class(type.get()) != H5T_INTEGER) return std::nullopt;
+  if (ST_CHECK_HDF5(H5Tget_class(type.get())) != H5T_INTEGER) return std::nullopt;
   int64_t value = 0;
   ST_CHECK_HDF5(H5Aread(attribute.get(), H5T_NATIVE_INT64, &value));
   return value;
 }
 
 std::optional<std::string> read_string_attribute(hid_t object, const std::string& name) {
-  if (H5Aexists(object, name.c_str()) <= 0) return std::nullopt;
+  if (ST_CHECK_HDF5(H5Aexists(object, name.c_str())) == 0) return std::nullopt;
   const Hdf5Handle attribute = hdf5_attribute(ST_CHECK_HDF5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
   const Hdf5Handle type = hdf5_type(ST_CHECK_HDF5(H5Aget_type(attribute.get())));
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0) return std::nullopt;
+  if (ST_CHECK_HDF5(H5Tget_class(type.get())) != H5T_STRING || ST_CHECK_HDF5(H5Tis_variable_str(type.get())) > 0) return std::nullopt;
   std::string value(H5Tget_size(type.get()), '\0');
   ST_CHECK_HDF5(H5Aread(attribute.get(), type.get(), value.data()));
   value.resize(std::strlen(value.c_str()));
@@ -96,16 +98,16 @@ void write_1d_dataset(hid_t file, const std::string& name, const T* values, uint
 }
 
 std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& name, hid_t type) {
-  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) return std::nullopt;
+  if (ST_CHECK_HDF5(H5Lexists(file, name.c_str(), H5P_DEFAULT)) == 0) return std::nullopt;
   const Hdf5Handle dataset = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(file, name.c_str(), H5P_DEFAULT)));
   const Hdf5Handle space = hdf5_space(ST_CHECK_HDF5(H5Dget_space(dataset.get())));
   const Hdf5Handle stored = hdf5_type(ST_CHECK_HDF5(H5Dget_type(dataset.get())));
   DatasetShape shape;
-  if (H5Sget_simple_extent_ndims(space.get()) == 1) {
+  if (ST_CHECK_HDF5(H5Sget_simple_extent_ndims(space.get())) == 1) {
     hsize_t length = 0;
-    H5Sget_simple_extent_dims(space.get(), &length, nullptr);
+    ST_CHECK_HDF5(H5Sget_simple_extent_dims(space.get(), &length, nullptr));
     shape.length = length;
-    shape.matches_type = H5Tequal(stored.get(), type) > 0;
+    shape.matches_type = ST_CHECK_HDF5(H5Tequal(stored.get(), type)) > 0;
   }
   return shape;
 }

@@ -33,15 +33,5 @@ void catch_stop_signals() {
 
 StopKind stop_kind() { return static_cast<StopKind>(caught_kind); }
 
-void raise_if_injected(const char* phase) {
-  const char* spec = std::getenv("ST_TEST_SIGNAL_AT");
-  if (spec == nullptr) return;
-  const std::string text = spec;
-  const auto colon = text.find(':');
-  if (colon == std::string::npos || text.compare(0, colon, phase) != 0) return;
-  const std::string name = text.substr(colon + 1);
-  if (name == "USR1") std::raise(SIGUSR1);
-  if (name == "TERM") std::raise(SIGTERM);
-}
 
 }  // namespace st

@@ -22,8 +22,4 @@ struct EnumNames<StopKind> {
 void catch_stop_signals();
 StopKind stop_kind();
 
-// Fault injection for the e2e tests: ST_TEST_SIGNAL_AT=<phase>:<USR1|TERM> raises that signal
-// in this process when the trainer reaches <phase> (e.g. model, reference, data, eval, export).
-void raise_if_injected(const char* phase);
-
 }  // namespace st

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fsdp/unit_layout.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "optim/sharded_adamw.h"
 
 namespace st {
@@ -18,8 +18,8 @@ namespace {
 UnitLayout odd_unit(int group_size) {
   UnitLayout unit;
   unit.name = "layer.0";
-  unit.params.push_back({ParamSpec{"weight", {1009, 991}}, 0});
-  unit.params.push_back({ParamSpec{"norm", {17}}, 1009 * 991});
+  unit.params.push_back({ParamSpec{"weight", {1009, 991}, ParamInit::normal, {}}, 0});
+  unit.params.push_back({ParamSpec{"norm", {17}, ParamInit::normal, {}}, 1009 * 991});
   unit.numel = 1009 * 991 + 17;
   unit.padded_numel = (unit.numel + group_size - 1) / group_size * group_size;
   unit.shard_numel = unit.padded_numel / group_size;

@@ -7,7 +7,7 @@
 #include <torch/csrc/autograd/autograd.h>
 
 #include "model/token_logp.h"
-#include "parity.h"
+#include "relative_diff.h"
 
 namespace st {
 namespace {
@@ -43,9 +43,9 @@ void expect_parity(at::ScalarType type, double tolerance) {
   const LogpAndGrads full = run(hidden, weight, upstream, [&](const at::Tensor& h, const at::Tensor& w) {
     return full_logits_token_logps(h, w, targets);
   });
-  EXPECT_LE(relative_max_diff(fused.logps, full.logps), tolerance) << "log-probs";
-  EXPECT_LE(relative_max_diff(fused.grad_hidden, full.grad_hidden), tolerance) << "hidden gradient";
-  EXPECT_LE(relative_max_diff(fused.grad_weight, full.grad_weight), tolerance) << "weight gradient";
+  EXPECT_LE(relative_max_diff(fused.logps, full.logps, at::kFloat), tolerance) << "log-probs";
+  EXPECT_LE(relative_max_diff(fused.grad_hidden, full.grad_hidden, at::kFloat), tolerance) << "hidden gradient";
+  EXPECT_LE(relative_max_diff(fused.grad_weight, full.grad_weight, at::kFloat), tolerance) << "weight gradient";
   const at::Tensor ignored = targets.cpu().eq(kIgnoreTarget);
   EXPECT_EQ(fused.logps.masked_select(ignored).abs().max().item<float>(), 0.0f) << "ignored rows score 0";
 }

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "attention_layouts.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "util/torch_compat.h"
 
 namespace st {

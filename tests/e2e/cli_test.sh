@@ -23,7 +23,7 @@ case "$case_name" in
   estimate)
     # Llama-3.1-8B, 2 nodes x 8 GPUs, full sharding, bf16: 18 bytes per owned parameter element
     # (fp32 master 4 + bf16 copy 2 + fp32 grad 4 + AdamW 8); 8,030,261,248 / 16 ranks ~ 5.0e8.
-    run --exit 0 "$bin" estimate --preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --seq-len 1024
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --data.cutoff_len 1024
     expect_output 'units split over 16 ranks'
     expect_output '^per rank: 50189[0-9]{4} parameter elements owned'
     expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
@@ -31,30 +31,35 @@ case "$case_name" in
     expect_output '^micro-batch: 2 row\(s\) x 1024 tokens$'
     # Packed rows cut by a token budget: one row of that many tokens, an explicit mask only
     # under the masked oracle (varlen attention keeps O(tokens)).
-    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --micro-batch 4 --packing --share-prompt \
-      --micro-batch-tokens 8192 --attention masked
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --train.micro_batch 4 \
+      --data.packing --dpo.share_prompt --data.micro_batch_tokens 8192 --model.attention masked
     expect_output '^micro-batch: 1 row\(s\) x 8192 tokens \(packed or prompt-shared'
-    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --micro-batch 4 --packing --share-prompt \
-      --micro-batch-tokens 8192
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --train.micro_batch 4 \
+      --data.packing --dpo.share_prompt --data.micro_batch_tokens 8192
     expect_output '^micro-batch: 1 row\(s\) x 8192 tokens$'
     # The auto budget: the ceiling where 8 ranks leave room, the floor (one shared segment) where
     # the states alone overflow one GPU.
-    run --exit 0 "$bin" estimate --preset llama-3.1-8b --seq-len 2048 --packing --share-prompt --micro-batch-tokens -1
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --data.packing --dpo.share_prompt \
+      --data.micro_batch_tokens=-1
     expect_output '^micro-batch tokens: auto -> 16384 '
-    run --exit 0 "$bin" estimate --preset llama-3.1-8b --ranks-per-node 1 --seq-len 2048 --packing --share-prompt \
-      --micro-batch-tokens -1
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --data.cutoff_len 2048 --data.packing \
+      --dpo.share_prompt --data.micro_batch_tokens=-1
     expect_output '^micro-batch tokens: auto -> 4096 '
-    run --exit 2 "$bin" estimate --preset llama-3.1-8b --micro-batch-tokens -1
-    expect_output 'sizes packed rows: add --packing'
+    # The train keys' own checks, word for word: estimate declares none of its own.
+    run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --data.micro_batch_tokens=-1
+    expect_output 'data.micro_batch_tokens = -1 \(command line\) -1 \(auto\) sizes packed rows: set data.packing = true'
+    run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --data.cutoff_len 1 --optim.lr=-1
+    expect_output 'data.cutoff_len = 1 \(command line\) must be >= 2 \[tokens\]'
+    expect_output 'optim.lr = -1 \(command line\) must be > 0'
     # The compute copy cast per gather: 6 bytes of params per element instead of 4 + 2.
-    run --exit 0 "$bin" estimate --preset llama-3.2-1b --ranks-per-node 1 --compute-copy per_gather
+    run --exit 0 "$bin" estimate --model.preset llama-3.2-1b --ranks-per-node 1 --train.compute_copy per_gather
     expect_output 'params \(fp32 master; cast per gather\) +4\.60 GiB'
-    run --exit 0 "$bin" estimate --preset llama-3.1-70b --nodes 1 --ranks-per-node 1
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --nodes 1 --ranks-per-node 1
     expect_output 'does NOT fit a 80 GiB GPU'
-    run --exit 2 "$bin" estimate --preset llama-3.1-8b --sharding zero9
-    expect_output "estimate: --sharding 'zero9' is not one of full\|grad_op\|none\|hybrid"
-    run --exit 2 "$bin" estimate
-    expect_output 'give exactly one of --preset or --model'
+    run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --dist.sharding zero9
+    expect_output "dist.sharding = zero9 \(command line\) is not one of full\|grad_op\|none\|hybrid"
+    run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --seq-len 2048
+    expect_output "unknown option --seq-len"
     ;;
   env_two_ranks)
     run --exit 0 "$mpiexec" -np 2 "$bin" env

@@ -9,9 +9,9 @@
 #include "data/collate.h"
 #include "data/sampler.h"
 #include "distributed/mpi_communicator.h"
-#include "model/hf_names.h"
+#include "hf/model_weights.h"
+#include "hf/param_table.h"
 #include "model/llama_units.h"
-#include "model/model_weights.h"
 #include "model/token_logp.h"
 #include "mpi_test_main.h"
 #include "prep/synth.h"
@@ -119,11 +119,6 @@ at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<
   for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
   parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
   return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
-}
-
-double relative_error(const at::Tensor& got, const at::Tensor& expected) {
-  const double scale = expected.abs().max().item<double>() + 1e-12;
-  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>() / scale;
 }
 
 }  // namespace st::testing

@@ -12,9 +12,10 @@
 #include "data/pair_table.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
+#include "hf/model_config.h"
 #include "model/llama_blocks.h"
-#include "model/model_config.h"
 #include "optim/optim_options.h"
+#include "relative_diff.h"
 
 namespace st::testing {
 
@@ -62,7 +63,5 @@ at::Tensor whole_model_logps(const TensorMap& whole, const ModelConfig& config, 
 // its gradient) in HF order, zero-padded: what that rank's shard must equal.
 at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value);
 
-// max |got - expected| / max |expected|
-double relative_error(const at::Tensor& got, const at::Tensor& expected);
 
 }  // namespace st::testing

@@ -18,7 +18,7 @@
 #include "fsdp/fsdp_model.h"
 #include "fsdp/shard_source.h"
 #include "fsdp_test_support.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "mpi_test_main.h"
 #include "util/errors.h"
 

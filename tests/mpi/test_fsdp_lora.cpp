@@ -13,8 +13,8 @@
 #include "fsdp/memory_estimate.h"
 #include "fsdp/shard_source.h"
 #include "fsdp_test_support.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 #include "mpi_test_main.h"
 
 namespace st {
@@ -110,7 +110,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
 
   LoraRun run(sharding, adapters, policy);
   const at::Tensor logps = engine_logps(*run.model);
-  EXPECT_LT(relative_error(logps, my_rows(dense.detach(), test_pairs().size())), 1e-5);
+  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), test_pairs().size())), 1e-5);
   torch::autograd::backward({logps.sum() * world_communicator().size() / rows});
   const auto& units = run.model->units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -121,7 +121,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
       EXPECT_EQ(run.model->grad_shards()[u].abs().sum().item<double>(), 0.0) << units[u].name;
       continue;
     }
-    EXPECT_LT(relative_error(run.model->grad_shards()[u], expected), 1e-5)
+    EXPECT_LT(relative_max_diff(run.model->grad_shards()[u], expected), 1e-5)
         << units[u].name << " on rank " << world_communicator().rank() << " of " << world_communicator().size();
   }
 }
@@ -143,10 +143,10 @@ TEST(LoraEngine, FreshAdaptersLeaveTheBaseAndTheBaseAloneIsTheReference) {
   const at::NoGradGuard no_grad;
   const at::Tensor policy = engine_logps(*fresh.model);
   EXPECT_TRUE(at::equal(policy, engine_logps(*fresh.model, /*base_only=*/true)));
-  EXPECT_LT(relative_error(policy, dense_base), 1e-5);
+  EXPECT_LT(relative_max_diff(policy, dense_base), 1e-5);
 
   LoraRun trained(Sharding::full, whole_adapters(config, /*zero_b=*/false), Recompute::full);
-  EXPECT_LT(relative_error(engine_logps(*trained.model, /*base_only=*/true), dense_base), 1e-5);
+  EXPECT_LT(relative_max_diff(engine_logps(*trained.model, /*base_only=*/true), dense_base), 1e-5);
   EXPECT_GT((engine_logps(*trained.model) - dense_base).abs().max().item<double>(), 1e-4);
 }
 
@@ -163,7 +163,7 @@ TEST(LoraEngine, DropoutMasksRepeatInTheRecompute) {
     for (const at::Tensor& grad : run.model->grad_shards()) grads[i].push_back(grad.clone());
   }
   EXPECT_TRUE(at::equal(logps[0], logps[1]));
-  for (size_t u = 0; u < grads[0].size(); ++u) EXPECT_LT(relative_error(grads[0][u], grads[1][u]), 1e-6) << u;
+  for (size_t u = 0; u < grads[0].size(); ++u) EXPECT_LT(relative_max_diff(grads[0][u], grads[1][u]), 1e-6) << u;
   LoraRun without(Sharding::full, adapters, Recompute::full);
   EXPECT_GT((engine_logps(*without.model) - logps[0]).abs().max().item<double>(), 1e-5);  // dropout acted
 }

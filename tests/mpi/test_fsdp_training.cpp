@@ -10,7 +10,7 @@
 #include "data/collate.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp_test_support.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "mpi_test_main.h"
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
@@ -91,7 +91,7 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
     const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
       return reference.weights().at(slot.spec.name).detach();
     });
-    EXPECT_LT(relative_error(engine.model().master_shards()[u], expected), 1e-5)
+    EXPECT_LT(relative_max_diff(engine.model().master_shards()[u], expected), 1e-5)
         << units[u].name << " on world rank " << world_communicator().rank() << " of " << world_communicator().size();
   }
 }
@@ -124,7 +124,7 @@ std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batche
 
 void expect_same_shards(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected, double tolerance) {
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t u = 0; u < got.size(); ++u) EXPECT_LE(relative_error(got[u], expected[u]), tolerance) << "unit " << u;
+  for (size_t u = 0; u < got.size(); ++u) EXPECT_LE(relative_max_diff(got[u], expected[u]), tolerance) << "unit " << u;
 }
 
 // Step by step: losses within `loss_tolerance` and grad norms within `norm_tolerance`, relative.

@@ -2,8 +2,11 @@
 // help text, and the resolved-config round trip.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "config_test_helpers.h"
 #include "train/train_arguments.h"
+#include "train/train_config_schema.h"
 #include "util/errors.h"
 
 namespace st {
@@ -169,6 +172,52 @@ TEST(ResolvedConfig, UnwritableDirectoryIsAClearError) {
     EXPECT_NE(std::string(error.what()).find("train.output_dir"), std::string::npos)
         << error.what();
   }
+}
+
+// A key's rule is declared once, beside its help: --help shows the unit and range, and the
+// checks read the same rule.
+TEST(KeyRule, UnitRangeAndWordsReachHelpAndChecks) {
+  struct Section {
+    double rate = -1.0;
+    int64_t tokens = 0;
+    double share = 1.0;
+    std::string mode = "x";
+  } values;
+  ConfigSchema schema;
+  schema.section("t", "test");
+  schema.add(&values.rate, "rate", "a rate", above(0));
+  schema.add(&values.tokens, "tokens", "a count", at_least(1).unit("tokens"));
+  schema.add(&values.share, "share", "a share", within(0, 1, true));
+  schema.add(&values.mode, "mode", "a mode", any_value().choices({"a", "b"}));
+  std::ostringstream help;
+  help << schema.all_options();
+  EXPECT_NE(help.str().find("a count [tokens]; >= 1"), std::string::npos) << help.str();
+  EXPECT_NE(help.str().find("a share; in [0, 1)"), std::string::npos) << help.str();
+  const std::vector<std::string> lines = schema.rule_violations({});
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "t.rate = -1 (default) must be > 0");
+  EXPECT_EQ(lines[1], "t.tokens = 0 (default) must be >= 1 [tokens]");
+  EXPECT_EQ(lines[2], "t.share = 1 (default) must be in [0, 1)");
+  EXPECT_EQ(lines[3], "t.mode = x (default) is not one of a|b");
+  values = {0.5, 1, 0.0, "b"};
+  EXPECT_TRUE(schema.rule_violations({}).empty());
+}
+
+// Every numeric train key with a bound says so in --help, and every range in the help text is a
+// declared rule (so no help text restates a range the checks do not enforce).
+TEST(KeyRule, TrainKeysDeclareTheirRangesOnce) {
+  TrainConfig config;
+  ConfigSchema schema;
+  bind_train_config(schema, config);
+  int ranged = 0;
+  for (const ConfigField& field : schema.fields()) {
+    ranged += field.rule.has_range();
+    EXPECT_EQ(field.help.find("[0, 1)"), std::string::npos) << field.name() << ": a range in the help text";
+    EXPECT_EQ(field.help.find(", >= "), std::string::npos) << field.name() << ": a range in the help text";
+    EXPECT_EQ(field.help.find(", > 0"), std::string::npos) << field.name() << ": a range in the help text";
+  }
+  EXPECT_GE(ranged, 30);
+  EXPECT_TRUE(schema.rule_violations({}).empty()) << "a default outside its own range";
 }
 
 }  // namespace

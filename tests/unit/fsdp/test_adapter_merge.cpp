@@ -5,8 +5,8 @@
 
 #include "fsdp/adapter_merge.h"
 #include "fsdp/unit_shards.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 
 namespace st {
 namespace {

@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "fsdp/unit_shards.h"
-#include "model/model_source.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
+#include "hf/model_source.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 
 namespace st {
 namespace {
@@ -50,11 +50,11 @@ TEST(UnitLayout, UnitsTileTheModelForEveryGroupSize) {
   tied.tie_word_embeddings = true;
   const auto head = build_unit_layouts(tied, 2).back();
   ASSERT_EQ(head.params.size(), 1u);
-  EXPECT_EQ(head.params[0].spec.name, kFinalNormName);
+  EXPECT_EQ(head.params[0].spec.name, model_param_name(ModelParam::final_norm));
 }
 
 TEST(UnitLayout, OverlapOfAParameterWithARange) {
-  const ParamSlot slot{{"w", {10}}, 20};  // elements [20, 30) of the flat vector
+  const ParamSlot slot{{"w", {10}, ParamInit::normal, {}}, 20};  // elements [20, 30) of the flat vector
   EXPECT_EQ(overlap(slot, 0, 20).length, 0);
   const SlotOverlap middle = overlap(slot, 25, 100);
   EXPECT_EQ(middle.param_offset, 5);

@@ -6,10 +6,10 @@
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 #include "model/generation.h"
 #include "model/llama_units.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
 
 namespace st {
 namespace {

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hf/model_source.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 #include "model/generation.h"
-#include "model/model_source.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
 #include "model/score_jsonl.h"
 #include "model/sequence_scorer.h"
 #include "util/errors.h"

@@ -6,10 +6,10 @@
 
 #include <cmath>
 
-#include "model/lora.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 #include "model/llama_units.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
+#include "model/lora.h"
 #include "thrown_message.h"
 #include "util/errors.h"
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "model/rope.h"
 
 namespace st {

@@ -26,7 +26,7 @@ std::string read_as(const std::string& record, RecordFormat format, PairKind kin
   if (const auto* problem = std::get_if<LineProblem>(&read)) return "problem: " + problem->detail;
   const Conversation& conversation = std::get<Conversation>(read);
   std::string out;
-  for (const ChatMessage& m : conversation.messages) out += m.role + ":" + m.content + " ";
+  for (const ChatMessage& m : conversation.messages) out += std::string(enum_name(m.role)) + ":" + m.content + " ";
   if (kind == PairKind::dpo) out += "=> " + conversation.chosen + " / " + conversation.rejected;
   return out;
 }
@@ -140,7 +140,7 @@ TEST(RecordShapes, LlamaFactoryV1PartsWeightsAndPreferences) {
     if (const auto* problem = std::get_if<LineProblem>(&read)) return "problem: " + problem->detail;
     std::string out;
     for (const ChatMessage& m : std::get<Conversation>(read).messages) {
-      out += m.role + (m.role == "assistant" && !m.trained ? "-:" : ":") + m.content + " ";
+      out += enum_name(m.role) + std::string(m.role == ChatRole::assistant && !m.trained ? "-:" : ":") + m.content + " ";
     }
     if (kind == PairKind::dpo) out += "=> " + std::get<Conversation>(read).chosen + " / " + std::get<Conversation>(read).rejected;
     return out;

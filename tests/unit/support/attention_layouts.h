@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "data/collate.h"
+#include "hf/model_weights.h"
 #include "model/llama_units.h"
-#include "model/model_weights.h"
 #include "prep/synth.h"
+#include "relative_diff.h"
 
 namespace st::testing {
 
@@ -82,19 +83,13 @@ inline LogpsAndGrads logps_and_grads(ModelConfig config, const TensorMap& initia
   return out;
 }
 
-// max |got - want| / max |want|
-inline double relative_max_difference(const at::Tensor& got, const at::Tensor& want) {
-  const at::Tensor want64 = want.to(at::kDouble);
-  return (got.to(at::kDouble) - want64).abs().max().item<double>() / std::max(1e-12, want64.abs().max().item<double>());
-}
-
 // Log-probs and every gradient of `got` within `tolerance` (relative, strictly below) of `want`.
 inline void expect_logps_and_grads_close(const LogpsAndGrads& got, const LogpsAndGrads& want, double tolerance,
                                          const std::string& label) {
-  EXPECT_LT(relative_max_difference(got.logps, want.logps), tolerance) << label;
+  EXPECT_LT(relative_max_diff(got.logps, want.logps), tolerance) << label;
   ASSERT_EQ(got.grads.size(), want.grads.size()) << label;
   for (size_t i = 0; i < want.grads.size(); ++i) {
-    EXPECT_LT(relative_max_difference(got.grads[i], want.grads[i]), tolerance) << label << " grad " << i;
+    EXPECT_LT(relative_max_diff(got.grads[i], want.grads[i]), tolerance) << label << " grad " << i;
   }
 }
 

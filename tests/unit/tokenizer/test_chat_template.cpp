@@ -51,7 +51,7 @@ std::string write_tokenizer(bool with_config) {
 }
 
 const std::vector<ChatMessage> kConversation = {
-    {"system", "Be brief."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}};
+    {ChatRole::system, "Be brief."}, {ChatRole::user, "Hi"}, {ChatRole::assistant, "Hello!"}, {ChatRole::user, "2+2?"}};
 
 std::string render(const std::string& name, const std::string& reply = "4") {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
@@ -79,16 +79,16 @@ TEST(ChatTemplate, Chatml) {
 TEST(ChatTemplate, QwenAddsItsDefaultSystemPromptOnlyWhenThereIsNone) {
   EXPECT_EQ(render("qwen"), render("chatml"));
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
-  EXPECT_EQ(ChatTemplate(TemplateKind::qwen, tokenizer).render_prompt({{"user", "Hi"}}),
+  EXPECT_EQ(ChatTemplate(TemplateKind::qwen, tokenizer).render_prompt({{ChatRole::user, "Hi"}}),
             "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
-  EXPECT_EQ(ChatTemplate(TemplateKind::chatml, tokenizer).render_prompt({{"user", "Hi"}}),
+  EXPECT_EQ(ChatTemplate(TemplateKind::chatml, tokenizer).render_prompt({{ChatRole::user, "Hi"}}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
 }
 
-const std::vector<ChatMessage> kThreeTurns = {{"system", "S"}, {"user", "a"}, {"assistant", "b"},
-                                              {"user", "c"},   {"assistant", "d"}, {"user", "e"},
-                                              {"assistant", "f"}};
+const std::vector<ChatMessage> kThreeTurns = {{ChatRole::system, "S"}, {ChatRole::user, "a"}, {ChatRole::assistant, "b"},
+                                              {ChatRole::user, "c"},   {ChatRole::assistant, "d"}, {ChatRole::user, "e"},
+                                              {ChatRole::assistant, "f"}};
 
 // Spans as "text" (trained) or [text] (not), after the prompt and a '|'.
 std::string spans(TemplateKind kind, TrainOn train_on, const std::vector<ChatMessage>& messages = kThreeTurns) {
@@ -115,7 +115,7 @@ TEST(ChatTemplate, MultiTurnSpansTrainEveryAssistantTurn) {
             "<|start_header_id|>assistant<|end_header_id|>\n\nd<|eot_id|><|start_header_id|>user<|end_header_id|>\n\ne"
             "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n|f<|eot_id|>");
   // One turn: all and last agree.
-  const std::vector<ChatMessage> one = {{"user", "a"}, {"assistant", "b"}};
+  const std::vector<ChatMessage> one = {{ChatRole::user, "a"}, {ChatRole::assistant, "b"}};
   EXPECT_EQ(spans(TemplateKind::llama3, TrainOn::all, one), spans(TemplateKind::llama3, TrainOn::last, one));
 }
 
@@ -158,9 +158,9 @@ TEST(ChatTemplate, MultiTurnRefusals) {
   };
   EXPECT_NE(why(TemplateKind::plain, kThreeTurns).find("template 'plain' has no multi-turn rendering"),
             std::string::npos);
-  EXPECT_EQ(why(TemplateKind::plain, {{"user", "a"}, {"assistant", "b"}}), "");
-  EXPECT_NE(why(TemplateKind::chatml, {{"user", "a"}}).find("must end with the assistant's message"), std::string::npos);
-  EXPECT_NE(why(TemplateKind::chatml, {{"user", "a"}, {"assistant", "b"}, {"assistant", "c"}})
+  EXPECT_EQ(why(TemplateKind::plain, {{ChatRole::user, "a"}, {ChatRole::assistant, "b"}}), "");
+  EXPECT_NE(why(TemplateKind::chatml, {{ChatRole::user, "a"}}).find("must end with the assistant's message"), std::string::npos);
+  EXPECT_NE(why(TemplateKind::chatml, {{ChatRole::user, "a"}, {ChatRole::assistant, "b"}, {ChatRole::assistant, "c"}})
                 .find("message 2 has role 'assistant', expected 'user'"),
             std::string::npos);
 }
@@ -180,7 +180,7 @@ TEST(ChatTemplate, PlainUsesTheModelsBosAndEos) {
 // the completion answers it.
 TEST(ChatTemplate, SystemOnlyPrompts) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
-  const std::vector<ChatMessage> system_only = {{"system", "Write a haiku."}};
+  const std::vector<ChatMessage> system_only = {{ChatRole::system, "Write a haiku."}};
   const auto prompt = [&](TemplateKind kind) { return ChatTemplate(kind, tokenizer).render_prompt(system_only); };
   EXPECT_EQ(prompt(TemplateKind::llama3),
             "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nWrite a haiku.<|eot_id|>"
@@ -202,18 +202,18 @@ TEST(ChatTemplate, Mistral) {
   EXPECT_EQ(render("mistral"), "<s> [INST] Be brief.\n\nHi [/INST] Hello!</s> [INST] 2+2? [/INST]| 4</s>");
   EXPECT_EQ(spans(TemplateKind::mistral, TrainOn::all),
             "<s> [INST] S\n\na [/INST]| b</s>[ [INST] c [/INST]] d</s>[ [INST] e [/INST]] f</s>");
-  EXPECT_NE(refusal(TemplateKind::mistral, {{"system", "s"}}).find("add the user's message"), std::string::npos);
+  EXPECT_NE(refusal(TemplateKind::mistral, {{ChatRole::system, "s"}}).find("add the user's message"), std::string::npos);
 }
 
 TEST(ChatTemplate, PromptEndingWithTheAssistantIsRefusedWithTheFix) {
-  const std::string why = refusal(TemplateKind::chatml, {{"system", "s"}, {"user", "a"}, {"assistant", "b"}});
+  const std::string why = refusal(TemplateKind::chatml, {{ChatRole::system, "s"}, {ChatRole::user, "a"}, {ChatRole::assistant, "b"}});
   EXPECT_NE(why.find("ends with an assistant turn"), std::string::npos) << why;
   EXPECT_NE(why.find("end the prompt with a user message"), std::string::npos) << why;
 }
 
 TEST(ChatTemplate, ToolMessagesAreRefusedByName) {
   const std::string why =
-      refusal(TemplateKind::llama3, {{"user", "weather?"}, {"assistant", "call"}, {"tool", "{\"t\": 3}"}});
+      refusal(TemplateKind::llama3, {{ChatRole::user, "weather?"}, {ChatRole::assistant, "call"}, {ChatRole::tool, "{\"t\": 3}"}});
   EXPECT_NE(why.find("message 2 is a 'tool' message, which template 'llama3' does not render"), std::string::npos)
       << why;
 }
@@ -221,7 +221,7 @@ TEST(ChatTemplate, ToolMessagesAreRefusedByName) {
 TEST(ChatTemplate, PromptAndCompletionTokenizeApart) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::llama3, tokenizer);
-  const std::vector<int32_t> prompt = chat.prompt_ids({{"user", "Hi"}});
+  const std::vector<int32_t> prompt = chat.prompt_ids({{ChatRole::user, "Hi"}});
   const std::vector<int32_t> completion = chat.completion_ids("Yo");
   EXPECT_EQ(prompt.front(), *tokenizer.token_id("<|begin_of_text|>"));
   EXPECT_EQ(prompt.back(), *tokenizer.token_id("\xC4\x8A"));  // "\n" as its byte symbol
@@ -232,9 +232,9 @@ TEST(ChatTemplate, BadTurnsAndUnknownNamesAreRefused) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::llama3, tokenizer);
   EXPECT_THROW(chat.render_prompt({}), std::invalid_argument);
-  EXPECT_THROW(chat.render_prompt({{"user", "a"}, {"assistant", "b"}}), std::invalid_argument);
-  EXPECT_THROW(chat.render_prompt({{"user", "a"}, {"user", "b"}}), std::invalid_argument);
-  EXPECT_THROW(chat.render_prompt({{"tool", "a"}}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{ChatRole::user, "a"}, {ChatRole::assistant, "b"}}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{ChatRole::user, "a"}, {ChatRole::user, "b"}}), std::invalid_argument);
+  EXPECT_THROW(chat.render_prompt({{ChatRole::tool, "a"}}), std::invalid_argument);
   TemplateKind kind = TemplateKind::plain;
   EXPECT_FALSE(find_enum("vicuna", kind));
   EXPECT_TRUE(find_enum("qwen", kind));

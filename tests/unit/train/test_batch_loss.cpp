@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "fsdp/engine_stats.h"
 #include "model/token_logp.h"
 #include "train/batch_loss.h"
 
@@ -76,6 +77,36 @@ TEST(LossSums, PackRoundTripsAndAdds) {
   LossSums b = LossSums::unpack(packed.data());
   b += a;
   EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}));
+}
+
+// The table decides the device-side sums: one slot per model-output field, in table order.
+TEST(LossSums, OutputSumsFollowTheFieldTable) {
+  EXPECT_EQ(kOutputSums, 6u);
+  EXPECT_EQ(output_slot(&LossSums::loss), 0u);
+  EXPECT_EQ(output_slot(&LossSums::rejected_logps), 5u);
+  EXPECT_EQ(output_slot(&LossSums::pairs), kOutputSums);  // counted on the host
+  const LossSums sums = with_output_sums({}, at::arange(1, 7, at::kDouble));
+  EXPECT_EQ(sums.loss, 1.0);
+  EXPECT_EQ(sums.chosen_rewards, 2.0);
+  EXPECT_EQ(sums.correct, 4.0);
+  EXPECT_EQ(sums.rejected_logps, 6.0);
+  EXPECT_EQ(sums.pairs, 0.0);
+}
+
+TEST(EngineStats, AddAndTotalFollowTheirTables) {
+  CommBytes a{1, 2, 3};
+  a += CommBytes{10, 20, 30};
+  EXPECT_EQ(a.all_gather, 11);
+  EXPECT_EQ(a.all_reduce, 33);
+  EXPECT_EQ(a.total(), 66);
+  StepPhases phases;
+  phases.forward = 1.0;
+  StepPhases more;
+  more.forward = 2.0;
+  more.optimizer = 0.5;
+  phases += more;
+  EXPECT_EQ(phases.forward, 3.0);
+  EXPECT_EQ(phases.optimizer, 0.5);
 }
 
 }  // namespace

@@ -9,10 +9,11 @@
 #include <map>
 
 #include "data/collate.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
 #include "model/llama_units.h"
-#include "model/model_weights.h"
-#include "model/presets.h"
 #include "prep/synth.h"
+#include "relative_diff.h"
 #include "train/batch_loss.h"
 
 namespace st {
@@ -57,11 +58,6 @@ std::vector<Pair> varied_pairs(PairKind kind, size_t count) {
   return pairs;
 }
 
-double relative_difference(const at::Tensor& got, const at::Tensor& expected) {
-  const double scale = std::max(expected.abs().max().item<double>(), 1e-12);
-  return (got.to(at::kDouble) - expected.to(at::kDouble)).abs().max().item<double>() / scale;
-}
-
 // Per sequence, its targets' log-probs in position order.
 std::map<int64_t, at::Tensor> per_sequence_token_logps(const Model& model, const MicroBatch& micro) {
   const TokenBatch batch = model.batch(micro);
@@ -99,9 +95,9 @@ void expect_layouts_equal_plain_rows(const Model& model) {
       ASSERT_EQ(got.size(), expected.size());
       for (const auto& [sequence, logps] : expected) {
         ASSERT_EQ(got.at(sequence).numel(), logps.numel()) << layout.name << " sequence " << sequence;
-        EXPECT_LT(relative_difference(got.at(sequence), logps), kTolerance) << layout.name << " sequence " << sequence;
+        EXPECT_LT(testing::relative_max_diff(got.at(sequence), logps), kTolerance) << layout.name << " sequence " << sequence;
       }
-      EXPECT_LT(relative_difference(model.sequence_logps(laid), model.sequence_logps(plain)), kTolerance)
+      EXPECT_LT(testing::relative_max_diff(model.sequence_logps(laid), model.sequence_logps(plain)), kTolerance)
           << layout.name;
     }
   }
@@ -116,7 +112,7 @@ TEST(PackedEquivalence, SlidingWindowHoldsInEveryLayout) {
   expect_layouts_equal_plain_rows(windowed);
   const MicroBatch plain = collate_pairs(varied_pairs(PairKind::dpo, 6), PairKind::dpo, options_of({"plain", false, false}));
   EXPECT_EQ(windowed.batch(plain).positions.spans.window, 5);
-  EXPECT_GT(relative_difference(windowed.sequence_logps(plain), Model(3).sequence_logps(plain)), 1e-3);
+  EXPECT_GT(testing::relative_max_diff(windowed.sequence_logps(plain), Model(3).sequence_logps(plain)), 1e-3);
 }
 
 struct LossCase {
@@ -163,10 +159,10 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
       if (kind == PairKind::sft && !layout.packing) continue;
       const auto got = loss_and_gradients(policy, reference, collate_pairs(pairs, kind, options_of(layout)), c);
       const std::string label = std::string(c.name) + ", " + layout.name;
-      EXPECT_LT(relative_difference(got.first, expected.first), kTolerance) << label;
+      EXPECT_LT(testing::relative_max_diff(got.first, expected.first), kTolerance) << label;
       for (const auto& [name, grad] : expected.second) {
         ASSERT_TRUE(grad.defined()) << name;
-        EXPECT_LT(relative_difference(got.second.at(name), grad), kTolerance) << label << ": " << name;
+        EXPECT_LT(testing::relative_max_diff(got.second.at(name), grad), kTolerance) << label << ": " << name;
       }
     }
   }
@@ -186,7 +182,7 @@ TEST(PackedEquivalence, RowsOfOneSequenceRunWithoutAMask) {
   EXPECT_FALSE(model.batch(packed).positions.attention_mask.defined());
   EXPECT_FALSE(model.batch(packed).positions.spans.defined());
   const MicroBatch plain = collate_pairs(pairs, PairKind::sft, options_of({"plain", false, false}));
-  EXPECT_LT(relative_difference(model.sequence_logps(packed), model.sequence_logps(plain)), kTolerance);
+  EXPECT_LT(testing::relative_max_diff(model.sequence_logps(packed), model.sequence_logps(plain)), kTolerance);
   options.max_tokens = 0;
   options.cutoff_len = 200;  // one row holds all three: three spans
   EXPECT_EQ(model.batch(collate_pairs(pairs, PairKind::sft, options)).positions.spans.count(), 3);

@@ -3,7 +3,7 @@
 // takes no [T, T] mask in the memory plan.
 #include <gtest/gtest.h>
 
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "train/recompute_choice.h"
 #include "train/train_plan.h"
 

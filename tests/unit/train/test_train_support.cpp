@@ -6,7 +6,7 @@
 #include <set>
 
 #include "data/holdout.h"
-#include "model/presets.h"
+#include "hf/presets.h"
 #include "scratch_dir.h"
 #include "train/flops.h"
 #include "train/metrics_plot.h"

@@ -1,5 +1,5 @@
 // config.json -> ModelConfig. Every message names the file, the field and what would fix it.
-#include "model/model_config.h"
+#include "hf/model_config.h"
 
 #include <filesystem>
 #include <fstream>
@@ -226,10 +226,9 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
                                       std::to_string(config.vocab_size) + ")");
     }
   }
-  config.torch_dtype = reader.string_or("torch_dtype", reader.string_or("dtype", "bfloat16"));
-  if (config.torch_dtype != "float32" && config.torch_dtype != "bfloat16" &&
-      config.torch_dtype != "float16") {
-    reader.fail("torch_dtype", "is '" + config.torch_dtype + "'; expected float32|bfloat16|float16");
+  const std::string dtype = reader.string_or("torch_dtype", reader.string_or("dtype", "bfloat16"));
+  if (!find_enum(dtype, config.torch_dtype)) {
+    reader.fail("torch_dtype", "is '" + dtype + "'; expected " + enum_choices<TorchDtype>());
   }
   return config;
 }
@@ -278,7 +277,7 @@ json to_hf_config_json(const ModelConfig& config) {
       {"hidden_act", "silu"},
       {"tie_word_embeddings", config.tie_word_embeddings},
       {"mlp_bias", config.mlp_bias},
-      {"torch_dtype", config.torch_dtype},
+      {"torch_dtype", enum_name(config.torch_dtype)},
       {"rope_scaling", nullptr},
   };
   if (config.model_type == ModelType::llama) out["attention_bias"] = config.qkv_bias;

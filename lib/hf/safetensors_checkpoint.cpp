@@ -1,4 +1,4 @@
-#include "model/safetensors_checkpoint.h"
+#include "hf/safetensors_checkpoint.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "model/safetensors_writer.h"
+#include "hf/safetensors_writer.h"
 
 #include <ATen/ATen.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "model/safetensors_dtype.h"
+#include "hf/safetensors_dtype.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 

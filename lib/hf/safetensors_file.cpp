@@ -1,4 +1,4 @@
-#include "model/safetensors_file.h"
+#include "hf/safetensors_file.h"
 
 #include <ATen/ATen.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "model/safetensors_dtype.h"
+#include "hf/safetensors_dtype.h"
 #include "util/errors.h"
 
 namespace st {

@@ -23,6 +23,14 @@ struct EnumNames<ModelType> {
       {ModelType::llama, "llama"}, {ModelType::qwen2, "qwen2"}, {ModelType::mistral, "mistral"}};
 };
 
+// config.json's torch_dtype: the dtype the checkpoint's weights are stored in.
+enum class TorchDtype { float32, bfloat16, float16 };
+template <>
+struct EnumNames<TorchDtype> {
+  static constexpr NamedValue<TorchDtype> table[] = {
+      {TorchDtype::float32, "float32"}, {TorchDtype::bfloat16, "bfloat16"}, {TorchDtype::float16, "float16"}};
+};
+
 struct RopeScaling {
   enum class Type { none, linear, llama3 };
   Type type = Type::none;
@@ -52,7 +60,7 @@ struct ModelConfig {
   bool mlp_bias = false;
   int64_t bos_token_id = -1;         // -1: none
   std::vector<int64_t> eos_token_ids;
-  std::string torch_dtype = "bfloat16";  // float32 | bfloat16 | float16
+  TorchDtype torch_dtype = TorchDtype::bfloat16;
 
   int64_t q_size() const { return num_attention_heads * head_dim; }
   int64_t kv_size() const { return num_key_value_heads * head_dim; }

@@ -1,6 +1,6 @@
 // Shapes copied from the public config.json of each model (but debug and bench-100m, our own
 // test shapes); weights are never shipped.
-#include "model/presets.h"
+#include "hf/presets.h"
 
 #include <map>
 
@@ -61,7 +61,7 @@ ModelConfig debug() {
   config.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 256};
   config.bos_token_id = 1;
   config.eos_token_ids = {2};
-  config.torch_dtype = "float32";
+  config.torch_dtype = TorchDtype::float32;
   return config;
 }
 

@@ -7,10 +7,9 @@
 
 #include <cstdint>
 
-#include "model/hf_names.h"
-#include "model/llama_blocks.h"
-#include "model/model_config.h"
-#include "model/safetensors_checkpoint.h"
+#include "hf/model_config.h"
+#include "hf/param_table.h"
+#include "hf/safetensors_checkpoint.h"
 
 namespace st {
 

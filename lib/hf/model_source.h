@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/llama_blocks.h"
-#include "model/model_config.h"
+#include "hf/model_config.h"
+#include "hf/param_table.h"
 
 namespace st {
 

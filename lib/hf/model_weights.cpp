@@ -1,4 +1,4 @@
-#include "model/model_weights.h"
+#include "hf/model_weights.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

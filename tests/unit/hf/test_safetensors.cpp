@@ -8,9 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/safetensors_checkpoint.h"
-#include "model/safetensors_file.h"
-#include "model/safetensors_writer.h"
+#include "hf/safetensors_checkpoint.h"
+#include "hf/safetensors_file.h"
+#include "hf/safetensors_writer.h"
 #include "scratch_dir.h"
 #include "util/errors.h"
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "model/model_config.h"
-#include "model/presets.h"
+#include "hf/model_config.h"
+#include "hf/presets.h"
 #include "util/errors.h"
 
 namespace st {

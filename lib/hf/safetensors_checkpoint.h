@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/safetensors_file.h"
+#include "hf/safetensors_file.h"
 
 namespace st {
 

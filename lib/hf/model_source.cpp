@@ -1,8 +1,8 @@
-#include "model/model_source.h"
+#include "hf/model_source.h"
 
-#include "model/model_weights.h"
-#include "model/presets.h"
-#include "model/safetensors_checkpoint.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
+#include "hf/safetensors_checkpoint.h"
 
 namespace st {
 

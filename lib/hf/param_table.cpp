@@ -1,0 +1,162 @@
+// Everything here follows from the tables in param_table.h; names and order match transformers'
+// LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM and PEFT's saved adapters.
+#include "hf/param_table.h"
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+int64_t size_of(const ModelConfig& config, Dim dim) {
+  switch (dim) {
+    case Dim::none: break;
+    case Dim::vocab: return config.vocab_size;
+    case Dim::hidden: return config.hidden_size;
+    case Dim::intermediate: return config.intermediate_size;
+    case Dim::q_size: return config.q_size();
+    case Dim::kv_size: return config.kv_size();
+  }
+  return 0;
+}
+
+std::vector<int64_t> shape_of(const ModelConfig& config, Dim rows, Dim cols) {
+  if (cols == Dim::none) return {size_of(config, rows)};
+  return {size_of(config, rows), size_of(config, cols)};
+}
+
+bool present(const ModelConfig& config, Presence presence) {
+  switch (presence) {
+    case Presence::always: return true;
+    case Presence::untied_head: return !config.tie_word_embeddings;
+    case Presence::qkv_bias: return config.qkv_bias;
+    case Presence::o_proj_bias: return config.o_proj_bias;
+    case Presence::mlp_bias: return config.mlp_bias;
+  }
+  return false;
+}
+
+template <size_t N>
+std::vector<ParamSpec> model_rows(const ModelConfig& config, const ModelParamRow (&rows)[N]) {
+  std::vector<ParamSpec> params;
+  for (const ModelParamRow& row : rows) {
+    if (!present(config, row.presence)) continue;
+    ParamKey key;
+    key.model = row.key;
+    params.push_back({row.hf_name, shape_of(config, row.rows, row.cols), row.init, key});
+  }
+  return params;
+}
+
+const ModelParamRow& model_row(ModelParam param) {
+  for (const ModelParamRow& row : kEmbeddingRows) {
+    if (row.key == param) return row;
+  }
+  for (const ModelParamRow& row : kHeadRows) {
+    if (row.key == param) return row;
+  }
+  throw ModelError("no table row for a model parameter");
+}
+
+const LayerParamRow& layer_row(LayerParam param) {
+  for (const LayerParamRow& row : kLayerRows) {
+    if (row.key == param) return row;
+  }
+  throw ModelError("no table row for a layer parameter");
+}
+
+const LayerParamRow& adapted_row(LoraTarget target) {
+  for (const LayerParamRow& row : kLayerRows) {
+    if (row.adapter == target) return row;
+  }
+  throw ModelError(std::string("no layer parameter is adapted by LoRA target '") + enum_name(target) + "'");
+}
+
+// "model.layers.<i>.self_attn.q_proj": the module a target wraps, its weight's name less ".weight".
+std::string module_path(int64_t layer, LoraTarget target) {
+  const std::string weight = adapted_row(target).hf_suffix;
+  return layer_prefix(layer) + weight.substr(0, weight.rfind('.'));
+}
+
+}  // namespace
+
+int64_t ParamSpec::numel() const {
+  int64_t count = 1;
+  for (int64_t size : shape) count *= size;
+  return count;
+}
+
+std::string layer_prefix(int64_t layer) { return "model.layers." + std::to_string(layer) + "."; }
+
+const char* model_param_name(ModelParam param) { return model_row(param).hf_name; }
+
+std::string layer_param_name(int64_t layer, LayerParam param) { return layer_prefix(layer) + layer_row(param).hf_suffix; }
+
+ModelParam lm_head_param(const ModelConfig& config) {
+  return config.tie_word_embeddings ? ModelParam::embed : ModelParam::lm_head;
+}
+
+std::vector<ParamSpec> embedding_params(const ModelConfig& config) { return model_rows(config, kEmbeddingRows); }
+
+std::vector<ParamSpec> head_params(const ModelConfig& config) { return model_rows(config, kHeadRows); }
+
+std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
+  std::vector<ParamSpec> params;
+  for (const LayerParamRow& row : kLayerRows) {
+    if (!present(config, row.presence)) continue;
+    ParamKey key;
+    key.kind = ParamKey::Kind::layer;
+    key.member = row.key;
+    key.layer = layer;
+    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols), row.init, key});
+  }
+  return params;
+}
+
+std::vector<ParamSpec> all_params(const ModelConfig& config) {
+  std::vector<ParamSpec> params = embedding_params(config);
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    const auto unit = layer_params(config, layer);
+    params.insert(params.end(), unit.begin(), unit.end());
+  }
+  const auto head = head_params(config);
+  params.insert(params.end(), head.begin(), head.end());
+  return params;
+}
+
+std::string peft_module_name(LoraTarget target) {
+  const std::string path = module_path(0, target);
+  return path.substr(path.rfind('.') + 1);
+}
+
+std::string adapted_weight_name(int64_t layer, LoraTarget target) {
+  return layer_prefix(layer) + adapted_row(target).hf_suffix;
+}
+
+LayerParam adapted_param(LoraTarget target) { return adapted_row(target).key; }
+
+std::string lora_a_name(int64_t layer, LoraTarget target) {
+  return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
+}
+
+std::string lora_b_name(int64_t layer, LoraTarget target) {
+  return "base_model.model." + module_path(layer, target) + ".lora_B.weight";
+}
+
+std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
+                                         const std::vector<LoraTarget>& targets, int64_t r) {
+  std::vector<ParamSpec> params;
+  for (LoraTarget target : targets) {
+    const LayerParamRow& row = adapted_row(target);
+    const int64_t out = size_of(config, row.rows), in = size_of(config, row.cols);
+    ParamKey key;
+    key.target = target;
+    key.layer = layer;
+    key.kind = ParamKey::Kind::lora_a;
+    params.push_back({lora_a_name(layer, target), {r, in}, ParamInit::lora_a, key});
+    key.kind = ParamKey::Kind::lora_b;
+    params.push_back({lora_b_name(layer, target), {out, r}, ParamInit::zeros, key});
+  }
+  return params;
+}
+
+}  // namespace st

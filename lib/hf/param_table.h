@@ -1,0 +1,144 @@
+// The parameters of a Llama-family model, declared once: one row per parameter with its
+// Hugging Face name, the typed key a forward binds it by, its shape rule from the config, when
+// it exists, how a preset initialises it and which LoRA target adapts it. The HF names in
+// state_dict order, the shapes, the FSDP units' parameter lists (embedding, one per decoder
+// layer, head = final norm + lm_head), the PEFT adapter names, the loaders and the exports all
+// follow from these tables (param_table.cpp). Llama, Qwen2 and Mistral share the decoder and so
+// these tables; a family with other parameters declares its own rows here.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hf/model_config.h"
+#include "util/enum_names.h"
+
+namespace st {
+
+// Tensors by HF (or PEFT) name: what safetensors files hold and exports write.
+using TensorMap = std::unordered_map<std::string, at::Tensor>;
+
+// The parameters outside the decoder layers.
+enum class ModelParam { embed, final_norm, lm_head };
+inline constexpr size_t kModelParamCount = 3;
+// One decoder layer's parameters.
+enum class LayerParam {
+  q_proj, q_bias, k_proj, k_bias, v_proj, v_bias, o_proj, o_bias,
+  gate_proj, gate_bias, up_proj, up_bias, down_proj, down_bias,
+  input_norm, post_attention_norm
+};
+inline constexpr size_t kLayerParamCount = 16;
+
+// lora.target_modules words: the projections an adapter can wrap (the table row that names one
+// says which weight).
+enum class LoraTarget { q, k, v, o, gate, up, down };
+template <>
+struct EnumNames<LoraTarget> {
+  static constexpr NamedValue<LoraTarget> table[] = {{LoraTarget::q, "q"},       {LoraTarget::k, "k"},
+                                                     {LoraTarget::v, "v"},       {LoraTarget::o, "o"},
+                                                     {LoraTarget::gate, "gate"}, {LoraTarget::up, "up"},
+                                                     {LoraTarget::down, "down"}};
+};
+inline constexpr size_t kLoraTargetCount = 7;
+
+// A size a shape takes from the config (none: the shape has fewer dimensions).
+enum class Dim { none, vocab, hidden, intermediate, q_size, kv_size };
+// When a parameter exists.
+enum class Presence { always, untied_head, qkv_bias, o_proj_bias, mlp_bias };
+// How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A.
+enum class ParamInit { normal, ones, zeros, lora_a };
+
+struct ModelParamRow {
+  ModelParam key;
+  const char* hf_name;
+  Dim rows, cols;
+  Presence presence;
+  ParamInit init;
+};
+struct LayerParamRow {
+  LayerParam key;
+  const char* hf_suffix;  // after "model.layers.<i>."
+  Dim rows, cols;
+  Presence presence;
+  ParamInit init;
+  std::optional<LoraTarget> adapter;  // on the weights a LoRA target wraps
+};
+
+// In state_dict order: the embedding, then each layer, then the head.
+inline constexpr ModelParamRow kEmbeddingRows[] = {
+    {ModelParam::embed, "model.embed_tokens.weight", Dim::vocab, Dim::hidden, Presence::always, ParamInit::normal}};
+inline constexpr ModelParamRow kHeadRows[] = {
+    {ModelParam::final_norm, "model.norm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones},
+    {ModelParam::lm_head, "lm_head.weight", Dim::vocab, Dim::hidden, Presence::untied_head, ParamInit::normal}};
+inline constexpr LayerParamRow kLayerRows[] = {
+    {LayerParam::q_proj, "self_attn.q_proj.weight", Dim::q_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::q},
+    {LayerParam::q_bias, "self_attn.q_proj.bias", Dim::q_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
+    {LayerParam::k_proj, "self_attn.k_proj.weight", Dim::kv_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::k},
+    {LayerParam::k_bias, "self_attn.k_proj.bias", Dim::kv_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
+    {LayerParam::v_proj, "self_attn.v_proj.weight", Dim::kv_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::v},
+    {LayerParam::v_bias, "self_attn.v_proj.bias", Dim::kv_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
+    {LayerParam::o_proj, "self_attn.o_proj.weight", Dim::hidden, Dim::q_size, Presence::always, ParamInit::normal, LoraTarget::o},
+    {LayerParam::o_bias, "self_attn.o_proj.bias", Dim::hidden, Dim::none, Presence::o_proj_bias, ParamInit::zeros, {}},
+    {LayerParam::gate_proj, "mlp.gate_proj.weight", Dim::intermediate, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::gate},
+    {LayerParam::gate_bias, "mlp.gate_proj.bias", Dim::intermediate, Dim::none, Presence::mlp_bias, ParamInit::zeros, {}},
+    {LayerParam::up_proj, "mlp.up_proj.weight", Dim::intermediate, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::up},
+    {LayerParam::up_bias, "mlp.up_proj.bias", Dim::intermediate, Dim::none, Presence::mlp_bias, ParamInit::zeros, {}},
+    {LayerParam::down_proj, "mlp.down_proj.weight", Dim::hidden, Dim::intermediate, Presence::always, ParamInit::normal, LoraTarget::down},
+    {LayerParam::down_bias, "mlp.down_proj.bias", Dim::hidden, Dim::none, Presence::mlp_bias, ParamInit::zeros, {}},
+    {LayerParam::input_norm, "input_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
+    {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}}};
+
+// What a parameter is, whatever its name: a model parameter, a layer's, or one matrix of a
+// layer's LoRA pair. The FSDP engine binds gathered views to a forward by it.
+struct ParamKey {
+  enum class Kind { model, layer, lora_a, lora_b };
+  Kind kind = Kind::model;
+  ModelParam model = ModelParam::embed;   // kind model
+  LayerParam member = LayerParam::q_proj;  // kind layer
+  LoraTarget target = LoraTarget::q;      // kinds lora_a, lora_b
+  int64_t layer = -1;                     // all kinds but model
+
+  bool is(ModelParam param) const { return kind == Kind::model && model == param; }
+};
+
+struct ParamSpec {
+  using Init = ParamInit;
+  std::string name;
+  std::vector<int64_t> shape;
+  Init init = Init::normal;
+  ParamKey key;
+
+  int64_t numel() const;
+};
+
+std::vector<ParamSpec> embedding_params(const ModelConfig& config);
+std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer);
+std::vector<ParamSpec> head_params(const ModelConfig& config);
+std::vector<ParamSpec> all_params(const ModelConfig& config);
+
+std::string layer_prefix(int64_t layer);  // "model.layers.<layer>."
+const char* model_param_name(ModelParam param);
+std::string layer_param_name(int64_t layer, LayerParam param);
+// The parameter the head's log-probs multiply by: the embedding when tied, else lm_head.
+ModelParam lm_head_param(const ModelConfig& config);
+
+// PEFT's names and shapes of the adapters. "q_proj", .., "down_proj":
+std::string peft_module_name(LoraTarget target);
+// "model.layers.<i>.self_attn.q_proj.weight": the base weight a target adapts.
+std::string adapted_weight_name(int64_t layer, LoraTarget target);
+LayerParam adapted_param(LoraTarget target);
+// "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B).
+std::string lora_a_name(int64_t layer, LoraTarget target);
+std::string lora_b_name(int64_t layer, LoraTarget target);
+// Per layer: A then B of each target, in model order. A [r, in] is initialised as PEFT does
+// (kaiming-uniform, bound 1 / sqrt(in)), B [out, r] to zero.
+std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
+                                         const std::vector<LoraTarget>& targets, int64_t r);
+
+}  // namespace st

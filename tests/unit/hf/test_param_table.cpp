@@ -1,0 +1,104 @@
+// The parameter tables: each key declared by exactly one row, the HF and PEFT names and shapes
+// that follow from them (transformers' LlamaForCausalLM / Qwen2ForCausalLM and PEFT's names),
+// and the typed keys the FSDP engine binds gathered views by.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "hf/param_table.h"
+#include "hf/presets.h"
+
+namespace st {
+namespace {
+
+TEST(ParamTable, EachKeyHasExactlyOneRow) {
+  std::multiset<LayerParam> layer;
+  std::multiset<LoraTarget> adapted;
+  for (const LayerParamRow& row : kLayerRows) {
+    layer.insert(row.key);
+    if (row.adapter) adapted.insert(*row.adapter);
+  }
+  EXPECT_EQ(layer.size(), kLayerParamCount);
+  EXPECT_EQ(std::set<LayerParam>(layer.begin(), layer.end()).size(), kLayerParamCount);
+  EXPECT_EQ(adapted.size(), kLoraTargetCount);
+  EXPECT_EQ(std::set<LoraTarget>(adapted.begin(), adapted.end()).size(), kLoraTargetCount);
+  std::multiset<ModelParam> model;
+  for (const ModelParamRow& row : kEmbeddingRows) model.insert(row.key);
+  for (const ModelParamRow& row : kHeadRows) model.insert(row.key);
+  EXPECT_EQ(std::set<ModelParam>(model.begin(), model.end()).size(), kModelParamCount);
+  EXPECT_EQ(model.size(), kModelParamCount);
+}
+
+TEST(ParamTable, LlamaLayerInStateDictOrderWithShapesFromTheConfig) {
+  ModelConfig config = preset_config("debug");
+  config.qkv_bias = config.o_proj_bias = config.mlp_bias = false;
+  const std::vector<ParamSpec> params = layer_params(config, 3);
+  const std::vector<std::string> suffixes = {"self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                                             "self_attn.v_proj.weight", "self_attn.o_proj.weight",
+                                             "mlp.gate_proj.weight",    "mlp.up_proj.weight",
+                                             "mlp.down_proj.weight",    "input_layernorm.weight",
+                                             "post_attention_layernorm.weight"};
+  ASSERT_EQ(params.size(), suffixes.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(params[i].name, "model.layers.3." + suffixes[i]);
+    EXPECT_EQ(params[i].key.kind, ParamKey::Kind::layer);
+    EXPECT_EQ(params[i].key.layer, 3);
+    EXPECT_EQ(layer_param_name(3, params[i].key.member), params[i].name);
+  }
+  EXPECT_EQ(params[1].shape, (std::vector<int64_t>{config.kv_size(), config.hidden_size}));
+  EXPECT_EQ(params[3].shape, (std::vector<int64_t>{config.hidden_size, config.q_size()}));
+  EXPECT_EQ(params[6].shape, (std::vector<int64_t>{config.hidden_size, config.intermediate_size}));
+  EXPECT_EQ(params[7].shape, (std::vector<int64_t>{config.hidden_size}));
+  EXPECT_EQ(params[7].init, ParamInit::ones);
+}
+
+TEST(ParamTable, BiasFlagsAddTheBiasRowsAfterTheirWeights) {
+  ModelConfig config = preset_config("debug");
+  config.qkv_bias = true;  // Qwen2
+  config.o_proj_bias = config.mlp_bias = false;
+  const std::vector<ParamSpec> params = layer_params(config, 0);
+  ASSERT_EQ(params.size(), 12u);
+  EXPECT_EQ(params[1].name, "model.layers.0.self_attn.q_proj.bias");
+  EXPECT_EQ(params[1].key.member, LayerParam::q_bias);
+  EXPECT_EQ(params[1].shape, (std::vector<int64_t>{config.q_size()}));
+  EXPECT_EQ(params[1].init, ParamInit::zeros);
+  EXPECT_EQ(params[5].name, "model.layers.0.self_attn.v_proj.bias");
+  EXPECT_EQ(params[6].name, "model.layers.0.self_attn.o_proj.weight");
+}
+
+TEST(ParamTable, TiedEmbeddingsDropTheHeadsOwnMatrix) {
+  ModelConfig config = preset_config("debug");
+  config.tie_word_embeddings = false;
+  ASSERT_EQ(head_params(config).size(), 2u);
+  EXPECT_EQ(head_params(config)[1].name, "lm_head.weight");
+  EXPECT_TRUE(head_params(config)[1].key.is(ModelParam::lm_head));
+  EXPECT_EQ(lm_head_param(config), ModelParam::lm_head);
+  config.tie_word_embeddings = true;
+  ASSERT_EQ(head_params(config).size(), 1u);
+  EXPECT_EQ(head_params(config)[0].name, "model.norm.weight");
+  EXPECT_EQ(lm_head_param(config), ModelParam::embed);
+  EXPECT_EQ(embedding_params(config)[0].name, model_param_name(ModelParam::embed));
+  EXPECT_EQ(all_params(config).size(), 1 + 9 * static_cast<size_t>(config.num_hidden_layers) + 1);
+}
+
+TEST(ParamTable, PeftNamesFollowTheAdaptedWeights) {
+  EXPECT_EQ(peft_module_name(LoraTarget::q), "q_proj");
+  EXPECT_EQ(peft_module_name(LoraTarget::down), "down_proj");
+  EXPECT_EQ(adapted_param(LoraTarget::gate), LayerParam::gate_proj);
+  EXPECT_EQ(adapted_weight_name(2, LoraTarget::o), "model.layers.2.self_attn.o_proj.weight");
+  EXPECT_EQ(lora_a_name(2, LoraTarget::up), "base_model.model.model.layers.2.mlp.up_proj.lora_A.weight");
+  const ModelConfig config = preset_config("debug");
+  const std::vector<ParamSpec> pairs = lora_layer_params(config, 1, {LoraTarget::v, LoraTarget::down}, 4);
+  ASSERT_EQ(pairs.size(), 4u);
+  EXPECT_EQ(pairs[0].shape, (std::vector<int64_t>{4, config.hidden_size}));  // A [r, in]
+  EXPECT_EQ(pairs[1].shape, (std::vector<int64_t>{config.kv_size(), 4}));    // B [out, r]
+  EXPECT_EQ(pairs[3].shape, (std::vector<int64_t>{config.hidden_size, 4}));
+  EXPECT_EQ(pairs[2].shape, (std::vector<int64_t>{4, config.intermediate_size}));
+  EXPECT_EQ(pairs[1].key.kind, ParamKey::Kind::lora_b);
+  EXPECT_EQ(pairs[1].key.target, LoraTarget::v);
+  EXPECT_EQ(pairs[1].key.layer, 1);
+}
+
+}  // namespace
+}  // namespace st
