@@ -67,8 +67,11 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
   if (config.tie_word_embeddings) weights.lm_head = weights.embed;
   const std::vector<LoraTarget> every = enum_values<LoraTarget>();
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const ParamSpec& spec : lora_layer_params(config, layer, every, 1)) {
-      if (tensors.count(spec.name) > 0) weights.layers[static_cast<size_t>(layer)].bind(spec.key, pick(spec.name));
+    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, every, 1);
+    for (size_t i = 0; i < pairs.size(); i += 2) {  // A then B of each target: both or neither
+      if (tensors.count(pairs[i].name) == 0) continue;
+      weights.layers[static_cast<size_t>(layer)].bind(pairs[i].key, pick(pairs[i].name));
+      weights.layers[static_cast<size_t>(layer)].bind(pairs[i + 1].key, pick(pairs[i + 1].name));
     }
   }
   return weights;

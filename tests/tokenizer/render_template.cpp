@@ -25,7 +25,9 @@ int main(int argc, char** argv) {
     for (std::string line; std::getline(in, line);) {
       const nlohmann::json conversation = nlohmann::json::parse(line);
       std::vector<st::ChatMessage> messages;
-      for (const auto& m : conversation["messages"]) messages.push_back({m["role"], m["content"]});
+      for (const auto& m : conversation["messages"]) {
+        messages.push_back({st::parse_enum<st::ChatRole>(m["role"].get<std::string>(), "role"), m["content"]});
+      }
       if (turns) {
         const st::ConversationIds ids = chat.conversation_ids(messages, st::TrainOn::all);
         std::vector<int32_t> all = ids.prompt;
