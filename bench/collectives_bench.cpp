@@ -11,6 +11,7 @@
 #include "distributed/mpi_communicator.h"
 #include "distributed/world.h"
 #include "util/build_info.h"
+#include "util/check.h"
 #include "util/timer.h"
 
 namespace {
@@ -19,7 +20,7 @@ namespace {
 double seconds_per_call(MPI_Comm comm, const std::function<void()>& call) {
   call();
   call();
-  MPI_Barrier(comm);
+  ST_CHECK_MPI(MPI_Barrier(comm));
   st::Timer timer;
   int iterations = 0;
   do {
@@ -27,7 +28,7 @@ double seconds_per_call(MPI_Comm comm, const std::function<void()>& call) {
     ++iterations;
   } while (timer.seconds() < 0.5 && iterations < 200);
   double elapsed = timer.seconds() / iterations;
-  MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm));
   return elapsed;
 }
 
@@ -61,13 +62,13 @@ int main(int argc, char** argv) {
     const int n = static_cast<int>(shard_count);
 
     const double raw_gather = seconds_per_call(raw, [&] {
-      MPI_Allgather(shard.data_ptr(), n, MPI_FLOAT, full.data_ptr(), n, MPI_FLOAT, raw);
+      ST_CHECK_MPI(MPI_Allgather(shard.data_ptr(), n, MPI_FLOAT, full.data_ptr(), n, MPI_FLOAT, raw));
     });
     const double our_gather = seconds_per_call(raw, [&] { comm.all_gather_into(full, shard); });
     report(world.rank(), "all_gather fp32", bytes, raw_gather, our_gather);
 
     const double raw_scatter = seconds_per_call(raw, [&] {
-      MPI_Reduce_scatter_block(full.data_ptr(), shard.data_ptr(), n, MPI_FLOAT, MPI_SUM, raw);
+      ST_CHECK_MPI(MPI_Reduce_scatter_block(full.data_ptr(), shard.data_ptr(), n, MPI_FLOAT, MPI_SUM, raw));
     });
     const double our_scatter =
         seconds_per_call(raw, [&] { comm.reduce_scatter(shard, full, st::ReduceOp::avg); });
@@ -81,8 +82,7 @@ int main(int argc, char** argv) {
     report(world.rank(), "reduce_scatter avg bf16", bytes / 2, raw_scatter, our_scatter_bf16);
 
     const double raw_reduce = seconds_per_call(raw, [&] {
-      MPI_Allreduce(MPI_IN_PLACE, full.data_ptr(), static_cast<int>(count), MPI_FLOAT, MPI_SUM,
-                    raw);
+      ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, full.data_ptr(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, raw));
     });
     const double our_reduce =
         seconds_per_call(raw, [&] { comm.all_reduce(full, st::ReduceOp::sum); });

@@ -25,6 +25,7 @@
 #include "model/llama_units.h"
 #include "model/token_logp.h"
 #include "prep/synth.h"
+#include "util/check.h"
 #include "util/cpu_threads.h"
 #include "util/host_memory.h"
 #include "util/timer.h"
@@ -96,16 +97,16 @@ Result run_fsdp(const ModelConfig& config, int steps, int64_t pairs_per_step, Sh
     const auto pairs = step_pairs(step, pairs_per_step);
     const std::vector<Pair> share(pairs.begin() + world.rank() * mine, pairs.begin() + (world.rank() + 1) * mine);
     const MicroBatch batch = collate_pairs(share, PairKind::dpo, {});
-    MPI_Barrier(world.comm());
+    ST_CHECK_MPI(MPI_Barrier(world.comm()));
     const Timer timer;
     engine.step(1, [&](FsdpModel& model, int64_t) {
       return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), mine);
     }, 1e-4);
     double seconds = timer.seconds();
-    MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm());
+    ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
     if (step > 0) times.push_back(seconds);
     double tokens = static_cast<double>(batch.input_ids.numel());
-    MPI_Allreduce(MPI_IN_PLACE, &tokens, 1, MPI_DOUBLE, MPI_SUM, world.comm());
+    ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &tokens, 1, MPI_DOUBLE, MPI_SUM, world.comm()));
     result.tokens = tokens;
   }
   result.median_step_s = median(times);
@@ -136,9 +137,9 @@ int main(int argc, char** argv) {
   const Result result = mode == "plain" ? run_plain(config, steps, pairs)
                                         : run_fsdp(config, steps, pairs, parse_enum<Sharding>(sharding, "--sharding"), world);
   double peak = static_cast<double>(peak_resident_bytes());
-  MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, world.comm());
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
   int64_t states = result.states_bytes;
-  MPI_Allreduce(MPI_IN_PLACE, &states, 1, MPI_INT64_T, MPI_MAX, world.comm());
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &states, 1, MPI_INT64_T, MPI_MAX, world.comm()));
   if (world.rank() == 0) {
     const std::string label = mode == "plain" ? "plain libtorch" : "fsdp " + sharding;
     std::printf("%-12s %-16s %5d %10.3f %12.0f %16.1f %18.1f\n", preset.c_str(), label.c_str(), world.size(),

@@ -11,6 +11,7 @@
 
 #include "mpi_test_main.h"
 #include "util/build_info.h"
+#include "util/check.h"
 #include "util/log.h"
 
 namespace st::testing {
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
     listeners.Append(new st::testing::FailurePrinter);
   }
   int failed = RUN_ALL_TESTS() != 0 || !st::testing::blas_core_as_asked() ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   st::testing::the_communicator.reset();
   return failed;
 }

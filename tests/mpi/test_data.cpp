@@ -26,7 +26,7 @@ using st::testing::world_communicator;
 // A path shared by all ranks (rank 0's pid).
 std::string shared_dir(const std::string& name) {
   int pid = ::getpid();
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  ST_CHECK_MPI(MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD));
   return (fs::temp_directory_path() / ("st_mpi_data_" + std::to_string(pid) + "_" + name)).string();
 }
 

@@ -13,6 +13,7 @@
 #include "prep/synth_dataset.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
+#include "util/check.h"
 #include "util/host_sync.h"
 
 namespace st {
@@ -23,13 +24,13 @@ using namespace st::testing;
 TEST(Trainer, ALoggedWindowIsTheOnlyHostRead) {
   // The same directory on every rank: rank 0's pid, broadcast.
   int pid = static_cast<int>(::getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, test_world().comm());
+  ST_CHECK_MPI(MPI_Bcast(&pid, 1, MPI_INT, 0, test_world().comm()));
   const std::string dir = std::filesystem::temp_directory_path() / ("st_trainer_syncs_" + std::to_string(pid));
   if (test_world().rank() == 0) {
     std::filesystem::remove_all(dir);
     write_synthetic_dataset(dir + "/data", SynthOptions{}, 96, 0.0, ShardingOptions{});
   }
-  MPI_Barrier(test_world().comm());
+  ST_CHECK_MPI(MPI_Barrier(test_world().comm()));
 
   TrainConfig config;
   config.model.preset = "debug";
@@ -52,7 +53,7 @@ TEST(Trainer, ALoggedWindowIsTheOnlyHostRead) {
   EXPECT_EQ(windows, 2);
   EXPECT_EQ(host_reads() - before, 2 * windows) << "reads in 6 steps of 2 micro-batches, logged every 3";
 
-  MPI_Barrier(test_world().comm());
+  ST_CHECK_MPI(MPI_Barrier(test_world().comm()));
   if (test_world().rank() == 0) std::filesystem::remove_all(dir);
 }
 
