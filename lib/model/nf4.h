@@ -1,0 +1,56 @@
+// NF4 (4-bit NormalFloat, Dettmers et al. 2023) exactly as bitsandbytes stores it: blocks of 64
+// weights, one fp32 absmax per block, each weight scaled by 1 / absmax (an fp32 reciprocal) and
+// rounded to the nearest of 16 normal quantiles by bitsandbytes' decision tree; two codes per
+// byte, the block's earlier element in the high nibble. A tail shorter than a block is padded
+// with zeros (bitsandbytes' loads do the same). The libtorch path here is the oracle of any
+// device kernel. Double quantization of the absmax values is not here yet.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace st {
+
+inline constexpr int64_t kNf4BlockSize = 64;
+// bitsandbytes' table (functional.py get_4bit_type("nf4"); kernels.cu nf4_dequantization_lut).
+inline constexpr float kNf4Codes[16] = {-1.0f,
+                                        -0.6961928009986877f,
+                                        -0.5250730514526367f,
+                                        -0.39491748809814453f,
+                                        -0.28444138169288635f,
+                                        -0.18477343022823334f,
+                                        -0.09105003625154495f,
+                                        0.0f,
+                                        0.07958029955625534f,
+                                        0.16093020141124725f,
+                                        0.24611230194568634f,
+                                        0.33791524171829224f,
+                                        0.44070982933044434f,
+                                        0.5626170039176941f,
+                                        0.7229568362236023f,
+                                        1.0f};
+// The decision tree's thresholds (kernels.cu dQuantizeNF4), ascending: a value's code is the
+// number of thresholds it exceeds (NaN exceeds none, as in the tree).
+inline constexpr float kNf4Thresholds[15] = {
+    -0.8480964004993439f,  -0.6106329262256622f, -0.4599952697753906f,  -0.33967943489551544f,
+    -0.23460740596055984f, -0.13791173323988914f, -0.045525018125772476f, 0.03979014977812767f,
+    0.1202552504837513f,   0.2035212516784668f,   0.2920137718319893f,    0.3893125355243683f,
+    0.5016634166240692f,   0.6427869200706482f,   0.8614784181118011f};
+
+struct Nf4Tensor {
+  at::Tensor codes;   // uint8 [ceil(numel / 2)]: two codes per byte, the earlier element high
+  at::Tensor absmax;  // fp32 [ceil(numel / 64)]
+  int64_t numel = 0;
+};
+
+// The code of one weight already scaled by 1 / absmax.
+uint8_t nf4_code(float scaled);
+// `weights` (any float dtype, any shape; read flat) -> its NF4 form. A flat range that starts
+// on a block boundary quantizes to the same bytes as that range of the whole tensor, so each
+// rank can quantize only its own block-aligned shard.
+Nf4Tensor nf4_quantize(const at::Tensor& weights);
+// -> flat [numel] in `dtype`: code value x absmax in fp32, then cast (bitsandbytes' order).
+at::Tensor nf4_dequantize(const Nf4Tensor& quantized, at::ScalarType dtype);
+
+}  // namespace st
