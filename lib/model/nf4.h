@@ -2,8 +2,10 @@
 // weights, one fp32 absmax per block, each weight scaled by 1 / absmax (an fp32 reciprocal) and
 // rounded to the nearest of 16 normal quantiles by bitsandbytes' decision tree; two codes per
 // byte, the block's earlier element in the high nibble. A tail shorter than a block is padded
-// with zeros (bitsandbytes' loads do the same). The libtorch path here is the oracle of any
-// device kernel. Double quantization of the absmax values is not here yet.
+// with zeros. Where bitsandbytes' CUDA kernel and its CPU backend differ (an all-zero block:
+// code 0 vs 7; a tail divided instead of multiplied) the bytes follow the CUDA kernel, which
+// wrote the 4-bit checkpoints users have. The libtorch path here is the oracle of any device
+// kernel. Double quantization of the absmax values is not here yet.
 #pragma once
 
 #include <ATen/core/Tensor.h>

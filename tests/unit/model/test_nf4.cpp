@@ -43,7 +43,7 @@ TEST(Nf4, ThresholdsAreTheTablesMidpointsAndRoundToNearest) {
   for (int k = 0; k < 16; ++k) EXPECT_EQ(nf4_code(kNf4Codes[k]), k);
   EXPECT_EQ(nf4_code(kNf4Thresholds[7]), 7);  // a tie goes down: the tree tests x > threshold
   EXPECT_EQ(nf4_code(std::nextafter(kNf4Thresholds[7], 1.0f)), 8);
-  EXPECT_EQ(nf4_code(NAN), 0);  // an all-zero block scales 0 by 1 / 0
+  EXPECT_EQ(nf4_code(NAN), 0);  // an all-zero block scales 0 by 1 / 0 in the kernel
 }
 
 TEST(Nf4, NibbleOrderBlockAbsmaxAndTheZeroPaddedTail) {
@@ -86,14 +86,17 @@ TEST(Nf4, EqualsTheKernelElementByElementOnOddShapes) {
   at::manual_seed(5);
   for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
     at::Tensor weights = (at::randn({597, 43}) * 0.02).to(dtype);
-    weights[3].zero_();  // rows of zeros make all-zero blocks somewhere in the middle
-    weights[4].zero_();
+    // An all-zero block: the CUDA kernel scales 0 by 1 / 0 (NaN, code 0) where bitsandbytes'
+    // CPU backend clamps the absmax (code 7); both restore zeros. The bytes follow the kernel.
+    weights.view({-1}).narrow(0, 3 * kNf4BlockSize, kNf4BlockSize).zero_();
     std::vector<float> absmax;
     const std::vector<uint8_t> expected = quantize_like_the_kernel(weights, absmax);
     const Nf4Tensor q = nf4_quantize(weights);
     ASSERT_EQ(q.codes.numel(), static_cast<int64_t>(expected.size()));
     EXPECT_TRUE(std::equal(expected.begin(), expected.end(), q.codes.data_ptr<uint8_t>())) << c10::toString(dtype);
     EXPECT_TRUE(std::equal(absmax.begin(), absmax.end(), q.absmax.data_ptr<float>()));
+    EXPECT_EQ(q.codes[3 * kNf4BlockSize / 2].item<uint8_t>(), 0x00);
+    EXPECT_TRUE(nf4_dequantize(q, at::kFloat).narrow(0, 3 * kNf4BlockSize, kNf4BlockSize).eq(0).all().item<bool>());
   }
 }
 
