@@ -5,7 +5,9 @@
 // with zeros. Where bitsandbytes' CUDA kernel and its CPU backend differ (an all-zero block:
 // code 0 vs 7; a tail divided instead of multiplied) the bytes follow the CUDA kernel, which
 // wrote the 4-bit checkpoints users have. The libtorch path here is the oracle of any device
-// kernel. Double quantization of the absmax values is not here yet.
+// kernel. Double quantization (bitsandbytes' compress_statistics) stores the absmax values
+// less their mean as 8-bit codes of the signed dynamic map, in blocks of 256 with an fp32
+// absmax each.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -48,6 +50,24 @@ struct Nf4Tensor {
 
 // The code of one weight already scaled by 1 / absmax.
 uint8_t nf4_code(float scaled);
+
+inline constexpr int64_t kAbsmaxBlockSize = 256;
+// bitsandbytes' signed 8-bit dynamic map (functional.py create_dynamic_map(signed=True)): 256
+// sorted fp32 values in [-0.993, 1], 0 among them.
+at::Tensor dynamic_map();
+// The code of `x` (already scaled by 1 / absmax) in the sorted 256-value `map`: the kernel's
+// binary search and midpoint rule (kernels.cu dQuantize<0>).
+uint8_t dynamic_code(const float* map, float x);
+
+struct QuantizedAbsmax {
+  at::Tensor codes;   // uint8 [blocks]: (absmax - offset) in the dynamic map
+  at::Tensor absmax;  // fp32 [ceil(blocks / 256)]
+  float offset = 0.0f;
+};
+// `offset` is the mean of the whole tensor's block absmax values (bitsandbytes: absmax.mean());
+// a rank holding a shard gets it from its group, so every shard codes against the same offset.
+QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset);
+at::Tensor dequantize_absmax(const QuantizedAbsmax& quantized);  // fp32 [blocks]
 // `weights` (any float dtype, any shape; read flat) -> its NF4 form. A flat range that starts
 // on a block boundary quantizes to the same bytes as that range of the whole tensor, so each
 // rank can quantize only its own block-aligned shard.

@@ -140,5 +140,59 @@ TEST(Nf4, RoundTripStaysWithinHalfAGridStep) {
   EXPECT_TRUE(nf4_dequantize(q, at::kBFloat16).equal(restored.to(at::kBFloat16)));
 }
 
+// Values of bitsandbytes' create_dynamic_map(signed=True), computed by its Python definition
+// with torch 1.13's fp32 linspace.
+TEST(Nf4DoubleQuant, DynamicMapIsTheDefinitions) {
+  const at::Tensor map = dynamic_map();
+  ASSERT_EQ(map.numel(), 256);
+  const auto v = [&](int64_t i) { return map[i].item<float>(); };
+  EXPECT_EQ(v(0), -0.992968738079071f);
+  EXPECT_EQ(v(1), -0.9789062142372131f);
+  EXPECT_EQ(v(100), -0.0074687497690320015f);
+  EXPECT_EQ(v(127), 0.0f);
+  EXPECT_EQ(v(128), 5.500000384017767e-07f);
+  EXPECT_EQ(v(140), 0.0007187500596046448f);
+  EXPECT_EQ(v(200), 0.23359376192092896f);
+  EXPECT_EQ(v(250), 0.9367187023162842f);
+  EXPECT_EQ(v(254), 0.992968738079071f);
+  EXPECT_EQ(v(255), 1.0f);
+  EXPECT_TRUE(map.equal(std::get<0>(map.sort())));
+}
+
+TEST(Nf4DoubleQuant, TheKernelsSearchFindsTheNearestValue) {
+  const at::Tensor map = dynamic_map().contiguous();
+  const float* values = map.data_ptr<float>();
+  for (int64_t k = 0; k < 256; ++k) EXPECT_EQ(values[dynamic_code(values, values[k])], values[k]) << k;
+  at::manual_seed(3);
+  const at::Tensor xs = at::cat({at::rand({2000}) * 2 - 1, (at::rand({2000}) * 2 - 1) * 1e-3}).contiguous();
+  for (int64_t i = 0; i < xs.numel(); ++i) {
+    const float x = xs.data_ptr<float>()[i];
+    const float chosen = std::fabs(x - values[dynamic_code(values, x)]);
+    float nearest = 2.0f;
+    for (int64_t k = 0; k < 256; ++k) nearest = std::min(nearest, std::fabs(x - values[k]));
+    EXPECT_LE(chosen, nearest * (1 + 1e-6f)) << "x = " << x;
+  }
+}
+
+TEST(Nf4DoubleQuant, AbsmaxRoundTripAndShardsAgainstOneOffset) {
+  at::manual_seed(13);
+  const Nf4Tensor q = nf4_quantize(at::randn({kNf4BlockSize * 600 + 9}) * 0.02);
+  const float offset = q.absmax.mean().item<float>();
+  const QuantizedAbsmax whole = quantize_absmax(q.absmax, offset);
+  ASSERT_EQ(whole.codes.numel(), q.absmax.numel());
+  ASSERT_EQ(whole.absmax.numel(), 3);
+  const at::Tensor restored = dequantize_absmax(whole);
+  const at::Tensor scale = whole.absmax.repeat_interleave(kAbsmaxBlockSize).narrow(0, 0, q.absmax.numel());
+  // Half the dynamic map's widest gap (between 0.9 and 1: 0.9 / 64 wide) of each block's scale.
+  EXPECT_TRUE((restored - q.absmax).abs().le(scale * 0.0071f + 1e-9f).all().item<bool>());
+  EXPECT_LT(((restored - q.absmax).abs() / q.absmax).max().item<float>(), 0.05f);
+  std::vector<at::Tensor> codes;
+  for (int64_t first = 0; first < q.absmax.numel(); first += 2 * kAbsmaxBlockSize) {
+    const int64_t count = std::min<int64_t>(2 * kAbsmaxBlockSize, q.absmax.numel() - first);
+    codes.push_back(quantize_absmax(q.absmax.narrow(0, first, count), offset).codes);
+  }
+  EXPECT_TRUE(at::cat(codes).equal(whole.codes));
+}
+
 }  // namespace
 }  // namespace st
