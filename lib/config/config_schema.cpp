@@ -107,7 +107,7 @@ void ConfigSchema::section(const std::string& name, const std::string& title) {
 void ConfigSchema::append(ConfigField entry, const po::value_semantic* semantic) {
   std::string description = entry.help + entry.unit_suffix();
   if (entry.rule.has_range()) description += "; " + entry.rule.range_text();
-  if (!entry.choices.empty()) description += "; one of " + join(entry.choices, "|");
+  if (!entry.rule.words.empty()) description += "; one of " + join(entry.rule.words, "|");
   sections_.back().add_options()(entry.name().c_str(), semantic, description.c_str());
   fields_.push_back(std::move(entry));
 }
@@ -116,7 +116,7 @@ void ConfigSchema::apply_enum_words(const ConfigOrigins& origins) {
   ConfigProblems problems(origins);
   for (const EnumWord& word : enum_words_) {
     if (word.apply(*word.text)) continue;
-    problems.require(false, word.name, *word.text, "is not one of " + join(find(word.name)->choices, "|"));
+    problems.require(false, word.name, *word.text, "is not one of " + join(find(word.name)->rule.words, "|"));
   }
   problems.throw_if_any();
 }

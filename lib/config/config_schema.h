@@ -53,7 +53,7 @@ struct KeyRule {
   std::optional<double> min, max;    // bounds of a numeric key; absent = unbounded
   bool min_open = false, max_open = false;
   std::string unit_text;             // "s", "tokens", "GiB"
-  std::vector<std::string> words;    // a text key's allowed values; empty = any
+  std::vector<std::string> words;    // allowed values (an enum key's: its name table); empty = any
   std::string list_items, list_example;  // "datasets", "dir_a:0.7, dir_b:0.3"
   std::string special;               // what in-range special values mean, for a violation's message
 
@@ -75,7 +75,6 @@ struct ConfigField {
   std::string key;                   // "lr"
   std::string help;                  // one line
   ValueType type = ValueType::text;
-  std::vector<std::string> choices;  // allowed values of an enumeration (its name table); empty = any
   KeyRule rule;
   std::function<std::string()> current_value;  // the bound field's value, as written in INI
   std::function<double()> number;    // a numeric field's value; empty for the others
@@ -94,7 +93,7 @@ class ConfigSchema {
   void section(const std::string& name, const std::string& title);
   // Binds `key` of the current section to `*field`; its current value is the default. An enum
   // field reads its allowed values from its name table (util/enum_names.h); `rule` gives the
-  // range, unit and a text field's words (check_rules() enforces them).
+  // range, unit and a text field's words (rule_violations() enforces them).
   template <typename T>
   void add(T* field, const char* key, const char* help, KeyRule rule = {});
 
@@ -136,21 +135,19 @@ void ConfigSchema::add(T* field, const char* key, const char* help, KeyRule rule
     entry.number = [field] { return static_cast<double>(*field); };
   }
   const std::string shown = format_config_value(*field);
+  entry.rule = std::move(rule);
   if constexpr (has_enum_names<T>::value) {
-    entry.choices = enum_names<T>();
+    entry.rule.words = enum_names<T>();
     auto text = std::make_unique<std::string>(shown);
     auto* semantic = po::value<std::string>(text.get())->default_value(shown, shown);
     enum_words_.push_back({entry.name(), std::move(text), [field](const std::string& word) { return find_enum(word, *field); }});
-    entry.rule = std::move(rule);
     append(std::move(entry), semantic);
   } else {
     if constexpr (std::is_same_v<T, bool>) entry.type = ValueType::boolean;
     else if constexpr (std::is_floating_point_v<T>) entry.type = ValueType::number;
     else if constexpr (std::is_integral_v<T>) entry.type = ValueType::integer;
-    entry.choices = rule.words;
     auto* semantic = po::value<T>(field)->default_value(*field, shown);
     if constexpr (std::is_same_v<T, bool>) semantic->implicit_value(true, "true");
-    entry.rule = std::move(rule);
     append(std::move(entry), semantic);
   }
 }
