@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 #include "distributed/value_gather.h"
 #include "util/host_sync.h"
@@ -15,14 +16,23 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 double ratio(double numerator, double denominator) { return denominator > 0.0 ? numerator / denominator : 0.0; }
 
+// A summed field's metric: the sum over what its row divides it by.
+double metric_of(Stage stage, const LossSums& s, const LossSums::Field& field) {
+  return ratio(s.*field.value, field.per == LossSums::Per::pair ? s.pairs : s.loss_denominator(stage));
+}
+
+const LossSums::Field& field_of(double LossSums::*value) {
+  return *std::find_if(std::begin(LossSums::kFields), std::end(LossSums::kFields),
+                       [&](const LossSums::Field& field) { return field.value == value; });
+}
+
 }  // namespace
 
 nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& s, const std::string& prefix) {
   nlohmann::ordered_json record;
   for (const LossSums::Field& field : LossSums::kFields) {
     if (field.per == LossSums::Per::none || (field.dpo_only && stage != Stage::dpo)) continue;
-    const double per = field.per == LossSums::Per::pair ? s.pairs : s.loss_denominator(stage);
-    record[prefix + field.metric] = ratio(s.*field.value, per);
+    record[prefix + field.metric] = metric_of(stage, s, field);
   }
   // Derived from two sums: the mean gap between the chosen and rejected rewards.
   if (stage == Stage::dpo) record[prefix + "rewards/margins"] = ratio(s.chosen_rewards - s.rejected_rewards, s.pairs);
@@ -124,8 +134,8 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
 
 LossSummary loss_summary(Stage stage, const LossSums& s) {
   LossSummary summary;
-  summary.loss = ratio(s.loss, s.loss_denominator(stage));
-  if (stage == Stage::dpo) summary.reward_accuracy = ratio(s.correct, s.pairs);
+  summary.loss = metric_of(stage, s, field_of(&LossSums::loss));
+  if (stage == Stage::dpo) summary.reward_accuracy = metric_of(stage, s, field_of(&LossSums::correct));
   return summary;
 }
 
