@@ -49,7 +49,8 @@ po::options_description export_options(ExportCommand& o) {
       ("shard-gb", po::value(&o.shard_gb)->default_value(5.0), "size limit of one safetensors file [GB]")
       ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output directory")
       ("merge", po::bool_switch(&o.merge),
-       "LoRA checkpoints: write the base model with the adapters merged in (default: the PEFT adapter directory)");
+       "LoRA and QLoRA checkpoints: write the base model with the adapters merged in (default: the PEFT adapter "
+       "directory)");
   return options;
 }
 
@@ -104,6 +105,10 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
       ModelShards base = adapted_base(manifest, directory, world.size(), world.rank());
       const TensorMap whole = gather_adapters(units, masters.master, world.rank(), true, communicator);
       merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, checkpoint_adapter_scale(manifest));
+      if (manifest.adapter.contains("quantization")) {
+        log0("export: QLoRA adapters merged onto the full-precision base ", base.description,
+             ", not onto the NF4-dequantized weights they were trained against (docs/lora.md, \"QLoRA\")");
+      }
       written_units = base.units;
       written = base.masters;
     }

@@ -73,8 +73,12 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
                                                      : "  params (fp32 master + compute copy) ")
       << gib(e.params) << "\n";
   if (in.adapters.present()) {
-    out << "    of which the frozen LoRA base     " << gib(e.frozen_bytes) << " (compute dtype only; r " << in.adapters.r
-        << " adapters on " << in.adapters.targets.size() << " projection(s) per layer)\n";
+    const char* held = !in.adapters.quantized     ? "compute dtype only"
+                       : in.adapters.double_quant ? "NF4 projections + 8-bit absmax, the rest in the compute dtype"
+                                                  : "NF4 projections + fp32 absmax, the rest in the compute dtype";
+    out << "    of which the frozen " << (in.adapters.quantized ? "QLoRA base    " : "LoRA base     ") << gib(e.frozen_bytes)
+        << " (" << held << "; r " << in.adapters.r << " adapters on " << in.adapters.targets.size()
+        << " projection(s) per layer)\n";
   }
   out
       << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"

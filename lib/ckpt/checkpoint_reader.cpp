@@ -70,9 +70,10 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
                             const nlohmann::json& adapter) {
   if (manifest.adapter.is_null() != adapter.is_null()) {
     const bool theirs_adapter = !manifest.adapter.is_null();
+    const std::string method = theirs_adapter ? manifest.adapter.value("method", "lora") : "full";
     throw CheckpointError("checkpoint " + directory + " was written by a " +
-                          (theirs_adapter ? "LoRA run (adapters only)" : "run that trained every weight") +
-                          "; resume it with train.method = " + (theirs_adapter ? "lora" : "full"));
+                          (theirs_adapter ? method + " run (adapters only)" : "run that trained every weight") +
+                          "; resume it with train.method = " + method);
   }
   if (!adapter.is_null()) {
     for (const auto& [key, value] : adapter.items()) {

@@ -129,15 +129,22 @@ void FsdpModel::start_gather(size_t unit) {
   // An adapter run's embedding and head units hold no adapters: nothing of theirs to gather.
   entry.source = compute_shard(unit);
   entry.flat = units_[unit].numel == 0 ? entry.source : gather(entry.source, units_[unit].padded_numel, entry.work);
-  if (base_.present()) entry.base_flat = gather(base_.shards[unit], base_.units[unit].padded_numel, entry.base_work);
-  if (groups_.shard->size() > 1) {
-    int64_t alive = 0;
-    for (const auto& [u, gathered] : gathered_) {
-      alive += storage_bytes(gathered.flat) + (gathered.base_flat.defined() ? storage_bytes(gathered.base_flat) : 0);
-    }
-    gathered_peak_ = std::max(gathered_peak_, alive);
+  if (base_.present()) {
+    const at::Tensor& shard = base_.shards[unit];
+    entry.base_flat = gather(shard, shard.numel() * groups_.shard->size(), entry.base_work);
   }
+  note_gathered_bytes();
   most_alive_ = std::max(most_alive_, static_cast<int64_t>(gathered_.size()));
+}
+
+void FsdpModel::note_gathered_bytes() {
+  // One rank allocates nothing to gather, but a quantized base's dequantized flats are new.
+  if (groups_.shard->size() == 1 && !base_.is_quantized()) return;
+  int64_t alive = 0;
+  for (const auto& [u, gathered] : gathered_) {
+    alive += storage_bytes(gathered.flat) + (gathered.base_flat.defined() ? storage_bytes(gathered.base_flat) : 0);
+  }
+  gathered_peak_ = std::max(gathered_peak_, alive);
 }
 
 // The whole unit is local on one rank: nothing to gather or allocate.
@@ -158,6 +165,11 @@ UnitFlats FsdpModel::wait_gathered(size_t unit) {
     flats.trainable.push_back(entry.flat);
     if (!base_.present()) continue;
     entry.base_work.wait();
+    if (base_.is_quantized() && !entry.base_dequantized) {  // once per gather, kept for its backward
+      entry.base_flat = dequantize_unit(base_.quantized[needed], entry.base_flat, options_.compute_dtype);
+      entry.base_dequantized = true;
+      note_gathered_bytes();
+    }
     flats.frozen.push_back(entry.base_flat);
   }
   return flats;

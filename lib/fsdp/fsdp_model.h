@@ -9,7 +9,8 @@
 // (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
 // An adapter run (LoRA) trains adapter units beside a frozen base (shard_source.h): both are
 // gathered per unit, only the adapters get leaves and gradients, and the base alone (adapters
-// off) is the DPO reference.
+// off) is the DPO reference. A QLoRA base is gathered as its NF4 bytes and dequantized once per
+// gather, just before the unit runs (quantized_base.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -123,6 +124,7 @@ class FsdpModel {
     at::Tensor flat, base_flat;
     at::Tensor source;  // the cast shard an asynchronous gather reads (per_gather), held until done
     Work work, base_work;
+    bool base_dequantized = false;  // a quantized base's base_flat holds the unit's values
   };
   struct Reduction {
     size_t unit;
@@ -134,6 +136,7 @@ class FsdpModel {
   // This unit's shard in the compute dtype: the kept copy, or the master cast now.
   at::Tensor compute_shard(size_t unit) const;
   at::Tensor gather(const at::Tensor& shard, int64_t padded_numel, Work& work);
+  void note_gathered_bytes();  // the peak of gathered_peak_
   UnitFlats wait_gathered(size_t unit);
   at::Tensor run_units(const TokenBatch& batch);
   void release(size_t unit);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fsdp/quantized_base.h"
 #include "fsdp/unit_layout.h"
 #include "util/errors.h"
 
@@ -42,9 +43,11 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
       parameters = std::max(parameters, needed[u] + (u + 1 < units.size() ? needed[u + 1] : 0));
     }
   }
-  // Whole units are local: nothing is gathered, unless each is cast from its master per use.
-  if (group == 1 && !casts_per_gather(in)) parameters = 0;
-  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4);
+  // Whole units are local: nothing is gathered, unless each is cast from its master (or
+  // dequantized from its NF4 bytes) per use.
+  if (group == 1 && !casts_per_gather(in) && !in.adapters.quantized) parameters = 0;
+  const int64_t scratch = in.adapters.quantized ? dequantize_workspace_bytes() : 0;
+  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4) + scratch;
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -69,7 +72,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   if (in.nodes < 1 || in.ranks_per_node < 1) throw ConfigError("estimate: nodes and ranks per node must be >= 1");
   MemoryEstimate e;
   e.shard_group = shard_group_size(in);
-  const auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
+  auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
   // The trained units: the model's own, or an adapter run's adapters beside the frozen base.
   const auto trained = in.adapters.present() ? build_adapter_unit_layouts(config, in.adapters.targets, in.adapters.r,
                                                                           static_cast<int>(e.shard_group))
@@ -81,9 +84,21 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
     for (size_t used : units_run_with(config, trained.size(), u)) run_with += trained[used].padded_numel;
     largest_gradient = std::max(largest_gradient, run_with);
   }
-  for (const auto& unit : units) e.frozen_bytes += unit.shard_numel * in.compute_bytes;
+  int64_t base_elements = 0;
+  for (auto& unit : units) {
+    base_elements += unit.shard_numel;
+    if (!in.adapters.quantized) {
+      e.frozen_bytes += unit.shard_numel * in.compute_bytes;
+      continue;
+    }
+    const QuantizedUnitLayout quantized =
+        build_quantized_unit_layout(unit, static_cast<int>(e.shard_group), in.adapters.double_quant,
+                                    in.compute_bytes == 4 ? at::kFloat : at::kBFloat16);
+    e.frozen_bytes += quantized.shard_bytes;
+    unit = quantized.bound;  // what a gather dequantizes into
+  }
   if (!in.adapters.present()) e.frozen_bytes = 0;
-  e.shard_elements = n + e.frozen_bytes / in.compute_bytes;
+  e.shard_elements = n + (in.adapters.present() ? base_elements : 0);
   // The compute copy is its own tensor unless it is the fp32 master on the same device.
   const bool separate_compute_copy = (in.compute_bytes != 4 || (in.offload && in.on_gpu)) && !casts_per_gather(in);
   e.params = e.frozen_bytes + 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);

@@ -15,10 +15,13 @@
 
 namespace st {
 
-// train.method = lora: the adapters' rank and targets (r 0: every weight is trained).
+// train.method = lora / qlora: the adapters' rank and targets (r 0: every weight is trained),
+// and for qlora how the base is quantized (quantized_base.h).
 struct AdapterShape {
   int64_t r = 0;
   std::vector<LoraTarget> targets;
+  bool quantized = false;
+  bool double_quant = true;
   bool present() const { return r > 0; }
 };
 
@@ -37,13 +40,13 @@ struct EstimateInputs {
   ComputeCopy compute_copy = ComputeCopy::kept;  // per_gather: no kept copy, the gathered units are casts
   // For recompute = auto: device bytes (a GPU's size) the estimate fills up to; 0 = unlimited.
   int64_t device_bytes = 0;
-  AdapterShape adapters;  // LoRA: a frozen base in the compute dtype, states for the adapters only
+  AdapterShape adapters;  // LoRA: a frozen base in the compute dtype (QLoRA: NF4), states for the adapters only
 };
 
 struct MemoryEstimate {
   int64_t shard_group = 1;         // ranks a unit is split over
   int64_t shard_elements = 0;      // parameters (padded) this rank owns (with adapters: base + adapters)
-  int64_t frozen_bytes = 0;        // of `params`: the frozen base of an adapter run (compute dtype)
+  int64_t frozen_bytes = 0;        // of `params`: the frozen base of an adapter run (compute dtype or NF4)
   // Model states per rank, by where they live.
   int64_t params = 0, grads = 0, optimizer = 0;  // as EngineMemory counts them
   int64_t device_states = 0, host_states = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "fsdp/unit_shards.h"
 #include "hf/presets.h"
@@ -49,18 +50,52 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
   return shards;
 }
 
+namespace {
+
+// An adapter run's trained units and this rank's seeded masters of them.
+ModelShards fresh_adapters(const ModelConfig& config, std::string description, const LoraOptions& lora,
+                           int shard_size, int shard_rank) {
+  ModelShards shards;
+  shards.config = config;
+  shards.description = std::move(description);
+  shards.units = build_adapter_unit_layouts(config, lora_targets(lora.target_modules), lora.r, shard_size);
+  for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, lora.seed));
+  return shards;
+}
+
+}  // namespace
+
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
                                  const at::Device& device, int shard_rank) {
-  ModelShards shards;
-  shards.config = base.config;
-  shards.description = base.description;
   const int shard_size = static_cast<int>(base.units.front().padded_numel / base.units.front().shard_numel);
-  shards.units = build_adapter_unit_layouts(base.config, lora_targets(lora.target_modules), lora.r, shard_size);
-  for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, lora.seed));
+  ModelShards shards = fresh_adapters(base.config, base.description, lora, shard_size, shard_rank);
   shards.base.units = std::move(base.units);
   for (at::Tensor& master : base.masters) {
     shards.base.shards.push_back(master.to(device, compute_dtype));
     master = at::Tensor();  // the fp32 copy goes before the next unit converts
+  }
+  return shards;
+}
+
+ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
+                               const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
+                               Communicator& group) {
+  const int shard_size = group.size(), shard_rank = group.rank();
+  const ModelConfig config = model_config_of(path, preset);
+  ModelShards shards = fresh_adapters(config, model_source_description(path, preset, seed), lora, shard_size, shard_rank);
+  std::optional<SafetensorsCheckpoint> checkpoint;
+  if (!path.empty()) checkpoint.emplace(path);
+  const auto values_of = [&](const UnitLayout& part) {
+    const at::Tensor values =
+        checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
+    return values.to(device);
+  };
+  for (const UnitLayout& unit : build_unit_layouts(config, shard_size)) {
+    QuantizedUnit quantized{build_quantized_unit_layout(unit, shard_size, lora.double_quant, compute_dtype), {}};
+    shards.base.shards.push_back(quantize_unit_shard(quantized.layout, values_of(quantized.layout.blocks),
+                                                     values_of(quantized.layout.dense), group, quantized.statistics));
+    shards.base.units.push_back(quantized.layout.bound);
+    shards.base.quantized.push_back(std::move(quantized));
   }
   return shards;
 }

@@ -8,18 +8,24 @@
 #include <string>
 #include <vector>
 
+#include "distributed/communicator.h"
+#include "fsdp/quantized_base.h"
 #include "fsdp/unit_layout.h"
 #include "hf/model_config.h"
 #include "model/lora.h"
 
 namespace st {
 
-// The frozen base of an adapter run (train.method = lora): the model's units and this rank's
-// shard of each in the compute dtype, on the device; no master, gradient or optimizer state.
+// The frozen base of an adapter run: the model's units and this rank's shard of each, on the
+// device; no master, gradient or optimizer state. LoRA: the shards in the compute dtype, laid
+// out as `units`. QLoRA: `quantized` per unit, each shard its bytes and `units` the bound
+// layouts the dequantized flats follow (quantized_base.h).
 struct FrozenBase {
   std::vector<UnitLayout> units;
   std::vector<at::Tensor> shards;
+  std::vector<QuantizedUnit> quantized;
   bool present() const { return !units.empty(); }
+  bool is_quantized() const { return !quantized.empty(); }
 };
 
 struct ModelShards {
@@ -49,6 +55,13 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
 // a FrozenBase in `compute_dtype` on `device`, one unit at a time.
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
                                  const at::Device& device, int shard_rank);
+
+// A QLoRA run (train.method = qlora): the adapters as adapter_model_shards makes them, and the
+// base read one unit at a time (`path`, else the preset) and held as NF4 on `device`, each rank
+// quantizing only its own blocks; `group` is the shard group (double quantization's statistics).
+ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
+                               const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
+                               Communicator& group);
 
 // A preset-like seeded init for an explicit config (tests, benchmarks).
 ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank);

@@ -134,6 +134,10 @@ std::string adapted_weight_name(int64_t layer, LoraTarget target) {
 
 LayerParam adapted_param(LoraTarget target) { return adapted_row(target).key; }
 
+bool is_projection_weight(const ParamKey& key) {
+  return key.kind == ParamKey::Kind::layer && layer_row(key.member).adapter.has_value();
+}
+
 std::string lora_a_name(int64_t layer, LoraTarget target) {
   return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
 }

@@ -133,6 +133,10 @@ std::string peft_module_name(LoraTarget target);
 // "model.layers.<i>.self_attn.q_proj.weight": the base weight a target adapts.
 std::string adapted_weight_name(int64_t layer, LoraTarget target);
 LayerParam adapted_param(LoraTarget target);
+// A decoder layer's projection weight: what a LoRA target wraps and QLoRA holds in 4 bits
+// (bitsandbytes quantizes the layers' nn.Linear weights; embeddings, norms, biases and the
+// lm_head stay as they are).
+bool is_projection_weight(const ParamKey& key);
 // "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B).
 std::string lora_a_name(int64_t layer, LoraTarget target);
 std::string lora_b_name(int64_t layer, LoraTarget target);

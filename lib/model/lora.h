@@ -14,10 +14,19 @@
 
 #include "hf/model_config.h"
 #include "hf/param_table.h"
+#include "util/enum_names.h"
 
 namespace st {
 
-// [lora] section (train.method = lora).
+// How QLoRA holds the frozen base (lora.quant_type; train.method = qlora): nf4 = bitsandbytes'
+// 4-bit NormalFloat (model/nf4.h).
+enum class QuantType { nf4 };
+template <>
+struct EnumNames<QuantType> {
+  static constexpr NamedValue<QuantType> table[] = {{QuantType::nf4, "nf4"}};
+};
+
+// [lora] section (train.method = lora or qlora).
 struct LoraOptions {
   // The keys of [lora]: their help, unit and range are declared once, in train/train_config_schema.cpp.
   int64_t r = 16;
@@ -26,6 +35,8 @@ struct LoraOptions {
   std::string target_modules = "q,k,v,o";
   bool rslora = false;
   uint64_t seed = 42;
+  QuantType quant_type = QuantType::nf4;  // qlora only, as double_quant
+  bool double_quant = true;
 };
 
 // The words of lora.target_modules in model order, without repeats. Throws ConfigError naming

@@ -83,7 +83,7 @@ QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
 }
 
 at::Tensor dequantize_absmax(const QuantizedAbsmax& q) {
-  const at::Tensor values = dynamic_map().index_select(0, q.codes.to(at::kLong));
+  const at::Tensor values = dynamic_map().to(q.codes.device()).index_select(0, q.codes.to(at::kLong));
   const at::Tensor scale = q.absmax.repeat_interleave(kAbsmaxBlockSize).narrow(0, 0, q.codes.numel());
   return values * scale + q.offset;
 }

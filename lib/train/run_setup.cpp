@@ -37,18 +37,23 @@ double peak_tflops_of(const TrainConfig& config, const c10::Device& device, Comp
 
 // What the engine trains: every weight's units, or (train.method = lora) the adapters'.
 std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const ModelConfig& model, int group_size) {
-  if (config.train.method != TrainMethod::lora) return build_unit_layouts(model, group_size);
+  if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size);
   return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size);
 }
 
 void log_adapters(const TrainConfig& config, const FsdpModel& model, ComputeDtype dtype) {
   int64_t trained = 0, frozen = 0;
   for (const UnitLayout& unit : model.units()) trained += unit.numel;
-  for (const UnitLayout& unit : model.base().units) frozen += unit.numel;
-  log0("train: LoRA r ", config.lora.r, ", alpha ", config.lora.alpha, config.lora.rslora ? " (rslora)" : "", " on ",
-       config.lora.target_modules, ": ", trained, " trainable parameters (",
-       100.0 * static_cast<double>(trained) / static_cast<double>(frozen), "% of the ", frozen,
-       " frozen in ", enum_name(dtype), ")");
+  for (const ParamSpec& spec : all_params(model.config())) frozen += spec.numel();
+  const std::string held = config.train.method == TrainMethod::qlora
+                               ? std::string(enum_name(config.lora.quant_type)) +
+                                     (config.lora.double_quant ? " with 8-bit absmax" : "") + ", the rest in " +
+                                     enum_name(dtype)
+                               : enum_name(dtype);
+  log0("train: ", config.train.method == TrainMethod::qlora ? "QLoRA" : "LoRA", " r ", config.lora.r, ", alpha ",
+       config.lora.alpha, config.lora.rslora ? " (rslora)" : "", " on ", config.lora.target_modules, ": ", trained,
+       " trainable parameters (", 100.0 * static_cast<double>(trained) / static_cast<double>(frozen), "% of the ",
+       frozen, " frozen in ", held, ")");
 }
 
 }  // namespace
@@ -94,7 +99,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const int shard_rank = run.groups->shard->rank();
   const int shard_size = run.groups->shard->size();
   const std::vector<UnitLayout> units = trained_unit_layouts(config, model, shard_size);
-  const bool adapters = t.method == TrainMethod::lora;
+  const bool adapters = trains_adapters(t.method);
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
   EngineOptions engine;
@@ -107,13 +112,16 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   if (adapters) engine.model.adapter = {lora_scale(config.lora), config.lora.dropout, static_cast<int64_t>(config.lora.seed)};
   ModelShards shards{model, units, {}, source};
   const bool online_reference = run.plan.reference == ReferenceMode::online;
-  if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
+  if (t.method == TrainMethod::qlora) {  // read and quantized a unit at a time
+    shards = qlora_model_shards(config.model.path, config.model.preset, t.seed, config.lora, compute_dtype, run.device,
+                                *run.groups->shard);
+  } else if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
     shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank);
   }
   stop_if_requested_during(*run.host, "model");
-  if (adapters) {
+  if (t.method == TrainMethod::lora) {
     shards = adapter_model_shards(std::move(shards), config.lora, compute_dtype, run.device, shard_rank);
-  } else if (online_reference) {
+  } else if (online_reference && !adapters) {
     run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
   }
   stop_if_requested_during(*run.host, "reference");

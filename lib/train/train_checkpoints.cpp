@@ -9,6 +9,7 @@
 #include "ckpt/checkpoint_directory.h"
 #include "distributed/string_gather.h"
 #include "fsdp/shard_source.h"
+#include "model/nf4.h"
 #include "train/train_arguments.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -118,12 +119,12 @@ ShardPlace shard_place(ShardingGroups& groups) {
 }
 
 nlohmann::json adapter_identity(const TrainConfig& config) {
-  if (config.train.method != TrainMethod::lora) return nullptr;
+  if (!trains_adapters(config.train.method)) return nullptr;
   const LoraOptions& lora = config.lora;
   std::string targets;
   for (LoraTarget target : lora_targets(lora.target_modules)) targets += (targets.empty() ? "" : ",") + std::string(enum_name(target));
   const ModelOptions& base = config.model;
-  return {{"method", enum_name(config.train.method)},
+  nlohmann::json identity = {{"method", enum_name(config.train.method)},
           {"r", lora.r},
           {"alpha", lora.alpha},
           {"rslora", lora.rslora},
@@ -131,6 +132,13 @@ nlohmann::json adapter_identity(const TrainConfig& config) {
           {"target_modules", targets},
           {"base_fingerprint", model_fingerprint(base.path, base.preset, config.train.seed)},
           {"base", {{"path", base.path}, {"preset", base.preset}, {"seed", config.train.seed}}}};
+  // The adapters were trained against this quantization of that base.
+  if (config.train.method == TrainMethod::qlora) {
+    identity["quantization"] = {{"quant_type", enum_name(lora.quant_type)},
+                                {"block_size", kNf4BlockSize},
+                                {"double_quant", lora.double_quant}};
+  }
+  return identity;
 }
 
 CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,

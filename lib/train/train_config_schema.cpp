@@ -47,7 +47,8 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.section("train", "the run: stage, batch, length, precision, output");
   schema.add(&c.train.stage, "stage", "training objective");
   schema.add(&c.train.method, "method",
-      "full = train every weight; lora = LoRA adapters ([lora]) on a frozen base held in the compute dtype only");
+      "full = train every weight; lora = LoRA adapters ([lora]) on a frozen base held in the compute dtype only; "
+      "qlora = the same on a base held in 4 bits (lora.quant_type)");
   schema.add(&c.train.output_dir, "output_dir", "run directory on shared storage");
   schema.add(&c.train.seed, "seed", "seed for data order and random init");
   schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step", above(0));
@@ -95,7 +96,7 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
       "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");
 
-  schema.section("lora", "LoRA adapters (train.method = lora; docs/lora.md)");
+  schema.section("lora", "LoRA adapters (train.method = lora or qlora; docs/lora.md)");
   schema.add(&c.lora.r, "r", "adapter rank", at_least(1));
   schema.add(&c.lora.alpha, "alpha", "scaling numerator: the update is alpha / r x B A x (alpha / sqrt(r) with rslora)",
       above(0));
@@ -104,6 +105,10 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "projections that get adapters, comma-separated from q,k,v,o,gate,up,down");
   schema.add(&c.lora.rslora, "rslora", "rank-stabilised scaling alpha / sqrt(r) (PEFT use_rslora)");
   schema.add(&c.lora.seed, "seed", "seed of the A matrices' init (B starts at zero)");
+  schema.add(&c.lora.quant_type, "quant_type",
+      "qlora: the base's 4-bit format; nf4 = bitsandbytes' NormalFloat, blocks of 64 weights");
+  schema.add(&c.lora.double_quant, "double_quant",
+      "qlora: the blocks' absmax values in 8 bits (blocks of 256, bitsandbytes' compress_statistics)");
 
   schema.section("optim", "AdamW, gradient clipping, learning-rate schedule");
   schema.add(&c.optim.lr, "lr", "peak learning rate", above(0));

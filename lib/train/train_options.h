@@ -19,12 +19,15 @@ struct EnumNames<Stage> {
 // Rows a pair becomes in a batch: chosen and rejected for dpo, one for sft.
 inline int64_t sequences_per_pair(Stage stage) { return stage == Stage::dpo ? 2 : 1; }
 
-// train.method: what is trained - every weight, or LoRA adapters beside a frozen base.
-enum class TrainMethod { full, lora };
+// train.method: what is trained - every weight, or LoRA adapters beside a frozen base (held in
+// the compute dtype, or in 4 bits for qlora).
+enum class TrainMethod { full, lora, qlora };
 template <>
 struct EnumNames<TrainMethod> {
-  static constexpr NamedValue<TrainMethod> table[] = {{TrainMethod::full, "full"}, {TrainMethod::lora, "lora"}};
+  static constexpr NamedValue<TrainMethod> table[] = {
+      {TrainMethod::full, "full"}, {TrainMethod::lora, "lora"}, {TrainMethod::qlora, "qlora"}};
 };
+inline bool trains_adapters(TrainMethod method) { return method != TrainMethod::full; }
 
 // train.dtype: auto = bf16 on GPUs, fp32 on CPUs (train_plan.h resolves it).
 enum class ComputeDtype { automatic, fp32, bf16, fp16 };

@@ -18,6 +18,16 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
   if (!needs_reference(config.dpo.loss)) return ReferenceMode::none;
   const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
   if (choice == ReferenceChoice::online) return ReferenceMode::online;
+  // QLoRA's reference is its quantized base (adapters off); precomputed log-probs are the
+  // full-precision model's.
+  if (config.train.method == TrainMethod::qlora) {
+    if (choice == ReferenceChoice::precomputed) {
+      throw ConfigError("dpo.reference = precomputed with train.method = qlora: precomputed log-probs come from the "
+                        "full-precision base, but QLoRA's reference is the quantized base with the adapters off; set "
+                        "dpo.reference = online (or auto)");
+    }
+    return ReferenceMode::online;
+  }
   for (const PairDataset* data : {&train, val}) {
     for (size_t k = 0; data && data->has_ref_logps() && k < data->components(); ++k) {
       const auto& info = data->component_manifest(k).reference;
@@ -190,8 +200,9 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config) {
 }
 
 AdapterShape adapter_shape(const TrainConfig& config) {
-  if (config.train.method != TrainMethod::lora) return {};
-  return {config.lora.r, lora_targets(config.lora.target_modules)};
+  if (!trains_adapters(config.train.method)) return {};
+  return {config.lora.r, lora_targets(config.lora.target_modules), config.train.method == TrainMethod::qlora,
+          config.lora.double_quant};
 }
 
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape) {

@@ -118,7 +118,7 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
         window.add(micro_result);
         window.flops += training_flops(run_.engine->model().config(), micro.segment_lengths,
                                        run_.plan.reference == ReferenceMode::online,
-                                       config_.train.method == TrainMethod::lora);
+                                       trains_adapters(config_.train.method));
         return micro_result.summed_loss * weight;
       },
       lr);
@@ -219,7 +219,7 @@ void Trainer::export_model() {
   const std::string output = config_.train.output_dir + "/export";
   FsdpModel& model = run_.engine->model();
   const ShardPlace place = shard_place(*run_.groups);
-  if (config_.train.method == TrainMethod::lora) {
+  if (trains_adapters(config_.train.method)) {
     const Timer timer;
     const PeftExportResult exported =
         export_peft_adapter(output, model.units(), model.master_shards(), place.shard, place.writes, *run_.host,

@@ -65,7 +65,7 @@ struct LoraRun {
     options.adapter = {kScale, dropout, 5};
     options.recompute.assign(units.size(), policy);
     model = std::make_unique<FsdpModel>(config, units, groups, std::move(masters), options,
-                                        FrozenBase{base.units, base.masters});
+                                        FrozenBase{base.units, base.masters, {}});
   }
 };
 

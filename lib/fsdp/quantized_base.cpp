@@ -1,0 +1,162 @@
+#include "fsdp/quantized_base.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "model/nf4.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+int64_t blocks_of(int64_t numel) { return (numel + kNf4BlockSize - 1) / kNf4BlockSize; }
+
+constexpr int64_t kDequantizeChunk = int64_t{1} << 20;  // elements, a multiple of the block size
+
+// Pads a layout's end to whole shards of `granule` elements per rank (none when it is empty).
+void pad_for_group(UnitLayout& layout, int group_size, int64_t granule) {
+  layout.padded_numel = round_up(layout.numel, granule * group_size);
+  layout.shard_numel = layout.padded_numel / group_size;
+}
+
+}  // namespace
+
+int64_t QuantizedUnitLayout::shard_blocks() const { return blocks.shard_numel / kNf4BlockSize; }
+int64_t QuantizedUnitLayout::total_blocks() const { return blocks.padded_numel / kNf4BlockSize; }
+
+QuantizedUnitLayout build_quantized_unit_layout(const UnitLayout& unit, int group_size, bool double_quant,
+                                                at::ScalarType compute_dtype) {
+  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+  QuantizedUnitLayout q;
+  q.blocks.name = q.dense.name = q.bound.name = unit.name;
+  q.double_quant = double_quant;
+  q.compute_dtype = compute_dtype;
+  for (const ParamSlot& slot : unit.params) {
+    UnitLayout& part = is_projection_weight(slot.spec.key) ? q.blocks : q.dense;
+    part.params.push_back({slot.spec, part.numel});
+    part.numel += &part == &q.blocks ? round_up(slot.spec.numel(), kNf4BlockSize) : slot.spec.numel();
+  }
+  pad_for_group(q.blocks, group_size, kNf4BlockSize);
+  pad_for_group(q.dense, group_size, 1);
+  q.bound.params = q.blocks.params;
+  for (ParamSlot slot : q.dense.params) {
+    slot.offset += q.blocks.padded_numel;
+    q.bound.params.push_back(slot);
+  }
+  q.bound.numel = q.blocks.padded_numel + q.dense.numel;
+  q.bound.padded_numel = q.blocks.padded_numel + q.dense.padded_numel;
+  q.bound.shard_numel = q.bound.padded_numel / group_size;
+  const int64_t blocks = q.shard_blocks();
+  q.absmax_begin = round_up(blocks * kNf4BlockSize / 2, 16);
+  q.dense_begin = round_up(q.absmax_begin + blocks * (double_quant ? 1 : 4), 16);
+  q.shard_bytes = std::max<int64_t>(
+      16, round_up(q.dense_begin + q.dense.shard_numel * static_cast<int64_t>(c10::elementSize(compute_dtype)), 16));
+  return q;
+}
+
+DoubleQuantized double_quantize(const QuantizedUnitLayout& layout, const at::Tensor& absmax) {
+  const at::Tensor values = absmax.to(at::kCPU, at::kFloat).contiguous();
+  if (values.numel() != layout.total_blocks()) throw ModelError("nf4: one absmax per block of the unit expected");
+  DoubleQuantized out;
+  out.codes = at::zeros({layout.total_blocks()}, at::kByte);
+  std::vector<at::Tensor> nested;
+  for (const ParamSlot& slot : layout.blocks.params) {
+    const int64_t first = slot.offset / kNf4BlockSize, count = blocks_of(slot.spec.numel());
+    const at::Tensor part = values.narrow(0, first, count);
+    // A sequential double sum: every rank (whatever its CPU's vector width) gets the same offset.
+    const float* data = part.data_ptr<float>();
+    double sum = 0.0;
+    for (int64_t i = 0; i < count; ++i) sum += data[i];
+    const auto offset = static_cast<float>(sum / static_cast<double>(count));
+    const QuantizedAbsmax quantized = quantize_absmax(part, offset);
+    out.codes.narrow(0, first, count).copy_(quantized.codes);
+    nested.push_back(quantized.absmax);
+    out.statistics.offsets.push_back(offset);
+  }
+  out.statistics.nested_absmax = nested.empty() ? at::empty({0}, at::kFloat) : at::cat(nested);
+  return out;
+}
+
+at::Tensor quantize_unit_shard(const QuantizedUnitLayout& layout, const at::Tensor& block_values,
+                               const at::Tensor& dense_values, Communicator& group, AbsmaxStatistics& statistics) {
+  if (block_values.numel() != layout.blocks.shard_numel || dense_values.numel() != layout.dense.shard_numel) {
+    throw ModelError("nf4: unit " + layout.blocks.name + " shard sizes differ from its quantized layout");
+  }
+  const int64_t blocks = layout.shard_blocks();
+  at::Tensor shard = at::zeros({layout.shard_bytes}, block_values.options().dtype(at::kByte));
+  if (blocks > 0) {
+    const Nf4Tensor nf4 = nf4_quantize(block_values);
+    shard.narrow(0, 0, nf4.codes.numel()).copy_(nf4.codes);
+    if (!layout.double_quant) {
+      shard.narrow(0, layout.absmax_begin, blocks * 4).view(at::kFloat).copy_(nf4.absmax);
+    } else {
+      at::Tensor whole = at::empty({layout.total_blocks()}, nf4.absmax.options());
+      group.all_gather_into_async(whole, nf4.absmax).wait();
+      DoubleQuantized quantized = double_quantize(layout, whole);
+      shard.narrow(0, layout.absmax_begin, blocks).copy_(quantized.codes.narrow(0, group.rank() * blocks, blocks));
+      statistics = std::move(quantized.statistics);
+      statistics.nested_absmax = statistics.nested_absmax.to(block_values.device());
+    }
+  }
+  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
+  if (dense_bytes > 0) {
+    shard.narrow(0, layout.dense_begin, dense_bytes).view(layout.compute_dtype).copy_(dense_values);
+  }
+  return shard;
+}
+
+int64_t dequantize_workspace_bytes() {
+  // Per element of a chunk: int64 code bytes and codes, fp32 values, scales and product.
+  return kDequantizeChunk * (8 + 8 + 4 + 4 + 4);
+}
+
+at::Tensor dequantize_unit(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype) {
+  const QuantizedUnitLayout& layout = unit.layout;
+  if (gathered.numel() % layout.shard_bytes != 0) throw ModelError("nf4: gathered bytes are not whole shards");
+  const int64_t group_size = gathered.numel() / layout.shard_bytes;
+  if (group_size * layout.shard_blocks() != layout.total_blocks()) {
+    throw ModelError("nf4: unit " + layout.blocks.name + " was gathered from another group size");
+  }
+  const at::Tensor rows = gathered.view({group_size, layout.shard_bytes});
+  at::Tensor flat = at::empty({layout.bound.padded_numel}, gathered.options().dtype(dtype));
+  const int64_t blocks = layout.shard_blocks();
+  if (blocks > 0) {
+    Nf4Tensor nf4;
+    nf4.numel = layout.blocks.padded_numel;
+    nf4.codes = rows.narrow(1, 0, blocks * kNf4BlockSize / 2).reshape({-1});
+    if (!layout.double_quant) {
+      nf4.absmax = rows.narrow(1, layout.absmax_begin, blocks * 4).contiguous().view(at::kFloat).reshape({-1});
+    } else {
+      const at::Tensor codes = rows.narrow(1, layout.absmax_begin, blocks).reshape({-1});
+      nf4.absmax = at::zeros({layout.total_blocks()}, gathered.options().dtype(at::kFloat));
+      int64_t nested_first = 0;
+      for (size_t i = 0; i < layout.blocks.params.size(); ++i) {
+        const ParamSlot& slot = layout.blocks.params[i];
+        const int64_t first = slot.offset / kNf4BlockSize, count = blocks_of(slot.spec.numel());
+        const int64_t nested = (count + kAbsmaxBlockSize - 1) / kAbsmaxBlockSize;
+        const QuantizedAbsmax quantized{codes.narrow(0, first, count),
+                                        unit.statistics.nested_absmax.narrow(0, nested_first, nested),
+                                        unit.statistics.offsets.at(i)};
+        nf4.absmax.narrow(0, first, count).copy_(dequantize_absmax(quantized));
+        nested_first += nested;
+      }
+    }
+    // In chunks, so the libtorch path's per-element temporaries stay small beside the unit.
+    for (int64_t first = 0; first < nf4.numel; first += kDequantizeChunk) {
+      const int64_t count = std::min(kDequantizeChunk, nf4.numel - first);
+      const Nf4Tensor chunk{nf4.codes.narrow(0, first / 2, count / 2),
+                            nf4.absmax.narrow(0, first / kNf4BlockSize, count / kNf4BlockSize), count};
+      flat.narrow(0, first, count).copy_(nf4_dequantize(chunk, dtype));
+    }
+  }
+  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
+  if (dense_bytes > 0) {
+    const at::Tensor dense = rows.narrow(1, layout.dense_begin, dense_bytes).contiguous().view(layout.compute_dtype);
+    flat.narrow(0, layout.blocks.padded_numel, layout.dense.padded_numel).copy_(dense.reshape({-1}));
+  }
+  return flat;
+}
+
+}  // namespace st
