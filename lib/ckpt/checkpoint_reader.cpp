@@ -71,8 +71,9 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
   if (manifest.adapter.is_null() != adapter.is_null()) {
     const bool theirs_adapter = !manifest.adapter.is_null();
     const std::string method = theirs_adapter ? manifest.adapter.value("method", "lora") : "full";
+    const std::string run = method == "qlora" ? "QLoRA run (adapters only)" : "LoRA run (adapters only)";
     throw CheckpointError("checkpoint " + directory + " was written by a " +
-                          (theirs_adapter ? method + " run (adapters only)" : "run that trained every weight") +
+                          (theirs_adapter ? run : "run that trained every weight") +
                           "; resume it with train.method = " + method);
   }
   if (!adapter.is_null()) {

@@ -162,6 +162,45 @@ PY
     run --exit 2 "$bin" export --checkpoint "$work/base_run/checkpoints" --output "$work/nope" --merge
     expect_output '--merge applies to LoRA checkpoints'
     ;;
+  qlora_resume_and_export)
+    # QLoRA on a saved HF model: the checkpoint records the quantization recipe beside the base's
+    # fingerprint; resume is bit-exact on the same ranks and within 1e-5 on others (every rank
+    # count quantizes to the same bytes); another method or recipe is refused; the PEFT export
+    # and the merge onto the full-precision base, which says so, as for LoRA.
+    steps=1 train_on --exit 0 --ranks 1 --micro 2 --accum 4 --dir "$work/base_run"
+    adapters=(--lora.alpha=8 --lora.target_modules=q,v,down --optim.lr=5e-3 --model.path="$work/base_run/export" --lora.r=4)
+    qlora=(--train.method=qlora "${adapters[@]}")
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5 "${qlora[@]}"
+    expect_output 'train: QLoRA r 4, alpha 8 on q,v,down: [0-9]+ trainable parameters .* frozen in nf4 with 8-bit absmax'
+    python3 - "$(ckpt "$work/straight" 5)/manifest.json" <<'PY' || fail "QLoRA manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+a = m["adapter"]
+assert a["method"] == "qlora" and a["r"] == 4, a
+assert a["quantization"] == {"quant_type": "nf4", "block_size": 64, "double_quant": True}, a
+assert "safetensors" in a["base_fingerprint"], a
+PY
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)" "${qlora[@]}"
+    expect_output 'resumed from .*step_00000005 at step 5 \(written by 2 rank\(s\), now 2\)'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
+    cmp "$work/straight/export/adapter_model.safetensors" "$work/resumed/export/adapter_model.safetensors" ||
+      fail "resumed adapters differ"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/straight" 5)" "${qlora[@]}"
+    expect_output 'written by 2 rank\(s\), now 4'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" \
+      --train.method=lora "${adapters[@]}"
+    expect_output "its adapters' method is \"qlora\" there and \"lora\" here"
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" "${qlora[@]}" \
+      --lora.double_quant=false
+    expect_output "its adapters' quantization is .*\"double_quant\":true.* there and .*\"double_quant\":false.* here"
+    train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)"
+    expect_output 'written by a QLoRA run \(adapters only\); resume it with train.method = qlora'
+    run --exit 0 "$bin" export --checkpoint "$work/straight/checkpoints" --output "$work/merged" --merge --dtype fp32
+    expect_output 'QLoRA adapters merged onto the full-precision base .*base_run/export, not onto the NF4-dequantized weights'
+    run --exit 0 "${ST_REFERENCE_PYTHON:-python3}" "$(dirname "$0")/peft_check.py" "$work/base_run/export" "$work/straight/export" "$work/merged" q_proj,v_proj,down_proj
+    expect_output 'peft_check: 6 adapted weights \(r 4, scale 2.0\)'
+    ;;
   preempt_and_resume)
     # SIGUSR1 to one rank mid-run: the step finishes, every rank saves, the job exits 75; a
     # restart with --resume auto ends with the weights of an uninterrupted run.

@@ -85,6 +85,31 @@ case "$case_name" in
     expect_output 'train: sft on 2 rank'
     expect_learned --file "$work/sft_run/metrics.jsonl" --loss-drop 0.05
     ;;
+  qlora_learns_sft_and_dpo)
+    # QLoRA DPO learns with its quantized base alone as the online reference (auto picks it even
+    # where the data has precomputed log-probs, and precomputed is refused), and QLoRA SFT learns.
+    synth_data --dir "$work/data" --pairs 1000
+    qlora=(--train.method=qlora --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3)
+    train_run --ranks 2 --dir "$work/dpo" "${qlora[@]}" --train.max_steps=40
+    expect_output 'train: QLoRA r 16, alpha 32 on q,k,v,o,gate,up,down: [0-9]+ trainable parameters \([0-9.]+% of the [0-9]+ frozen in nf4 with 8-bit absmax, the rest in fp32\)'
+    expect_output 'train: dpo \(sigmoid, reference online\)'
+    expect_learned --file "$work/dpo/metrics.jsonl" --loss-drop 0.02 --at-least eval/rewards/accuracies=0.6
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" precompute-ref --config "$demo" \
+      --data.train="$work/data/train" --data.val="$work/data/val" --dpo.reference=precomputed
+    train_run --ranks 2 --dir "$work/auto" "${qlora[@]}" --train.max_steps=2 --lora.double_quant=false
+    expect_output 'train: dpo \(sigmoid, reference online\)'
+    expect_output 'frozen in nf4, the rest in fp32'
+    run --exit 2 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" --progress off \
+      --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$work/refused" "${qlora[@]}" \
+      --dpo.reference=precomputed
+    expect_output "dpo.reference = precomputed with train.method = qlora: .* set dpo.reference = online"
+    synth_data --dir "$work/sft" --pairs 300 --kind sft
+    run --exit 0 "$mpiexec" -np 2 --oversubscribe "$bin" train --config "$demo" --progress off \
+      --data.train="$work/sft/train" --data.val="$work/sft/val" --train.output_dir="$work/sft_run" --train.grad_accum=2 \
+      --train.stage=sft "${qlora[@]}" --train.max_steps=40
+    expect_output 'train: sft on 2 rank'
+    expect_learned --file "$work/sft_run/metrics.jsonl" --loss-drop 0.05
+    ;;
   precomputed_equals_online)
     synth_data --dir "$work/data" --pairs 300 --pairs-per-shard 100
     # The training run's own config (it asks for precomputed log-probs, which do not exist yet),
