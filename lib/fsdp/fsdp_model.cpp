@@ -142,7 +142,11 @@ void FsdpModel::note_gathered_bytes() {
   if (groups_.shard->size() == 1 && !base_.is_quantized()) return;
   int64_t alive = 0;
   for (const auto& [u, gathered] : gathered_) {
-    alive += storage_bytes(gathered.flat) + (gathered.base_flat.defined() ? storage_bytes(gathered.base_flat) : 0);
+    if (!gathered.flat.is_alias_of(gathered.source)) alive += storage_bytes(gathered.flat);
+    // A shard read in place (an embedding's on one rank) is no gathered memory.
+    if (gathered.base_flat.defined() && !gathered.base_flat.is_alias_of(base_.shards[u])) {
+      alive += storage_bytes(gathered.base_flat);
+    }
   }
   gathered_peak_ = std::max(gathered_peak_, alive);
 }

@@ -43,11 +43,36 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
       parameters = std::max(parameters, needed[u] + (u + 1 < units.size() ? needed[u + 1] : 0));
     }
   }
-  // Whole units are local: nothing is gathered, unless each is cast from its master (or
-  // dequantized from its NF4 bytes) per use.
-  if (group == 1 && !casts_per_gather(in) && !in.adapters.quantized) parameters = 0;
-  const int64_t scratch = in.adapters.quantized ? dequantize_workspace_bytes() : 0;
-  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4) + scratch;
+  // Whole units are local: nothing is gathered, unless each is cast from its master per use.
+  if (group == 1 && !casts_per_gather(in)) parameters = 0;
+  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4);
+}
+
+// The same for a QLoRA base: a running unit's dequantized flat (an embedding or head is its
+// gathered bytes as they are, nothing on one rank) beside the next unit's gathered bytes, which
+// are dequantized only when it runs; plus the dequantization's scratch.
+int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, const ModelConfig& config,
+                                 const EstimateInputs& in, int64_t group, int64_t largest_gradient) {
+  std::vector<int64_t> running, arriving;  // bytes per unit
+  for (const QuantizedUnitLayout& unit : units) {
+    const bool dequantized = unit.shard_blocks() > 0;
+    running.push_back(dequantized || group > 1 ? unit.bound.padded_numel * in.compute_bytes : 0);
+    arriving.push_back(group > 1 ? unit.shard_bytes * group : 0);
+  }
+  const auto sum_over = [&](const std::vector<int64_t>& bytes, size_t u) {
+    int64_t total = 0;
+    for (size_t used : units_run_with(config, units.size(), u)) total += bytes[used];
+    return total;
+  };
+  int64_t parameters = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (in.sharding == Sharding::grad_op) {
+      parameters += running[u];
+    } else {
+      parameters = std::max(parameters, sum_over(running, u) + (u + 1 < units.size() ? sum_over(arriving, u + 1) : 0));
+    }
+  }
+  return parameters + largest_gradient * (in.compute_bytes + 4) + dequantize_workspace_bytes();
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -72,7 +97,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   if (in.nodes < 1 || in.ranks_per_node < 1) throw ConfigError("estimate: nodes and ranks per node must be >= 1");
   MemoryEstimate e;
   e.shard_group = shard_group_size(in);
-  auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
+  const auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
   // The trained units: the model's own, or an adapter run's adapters beside the frozen base.
   const auto trained = in.adapters.present() ? build_adapter_unit_layouts(config, in.adapters.targets, in.adapters.r,
                                                                           static_cast<int>(e.shard_group))
@@ -85,17 +110,16 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
     largest_gradient = std::max(largest_gradient, run_with);
   }
   int64_t base_elements = 0;
-  for (auto& unit : units) {
+  std::vector<QuantizedUnitLayout> quantized;
+  for (const auto& unit : units) {
     base_elements += unit.shard_numel;
     if (!in.adapters.quantized) {
       e.frozen_bytes += unit.shard_numel * in.compute_bytes;
       continue;
     }
-    const QuantizedUnitLayout quantized =
-        build_quantized_unit_layout(unit, static_cast<int>(e.shard_group), in.adapters.double_quant,
-                                    in.compute_bytes == 4 ? at::kFloat : at::kBFloat16);
-    e.frozen_bytes += quantized.shard_bytes;
-    unit = quantized.bound;  // what a gather dequantizes into
+    quantized.push_back(build_quantized_unit_layout(unit, static_cast<int>(e.shard_group), in.adapters.double_quant,
+                                                    in.compute_bytes == 4 ? at::kFloat : at::kBFloat16));
+    e.frozen_bytes += quantized.back().shard_bytes;
   }
   if (!in.adapters.present()) e.frozen_bytes = 0;
   e.shard_elements = n + (in.adapters.present() ? base_elements : 0);
@@ -112,7 +136,8 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   } else {
     e.device_states = e.params + e.grads + e.optimizer;
   }
-  e.gathered = gathered_bytes(units, config, in, e.shard_group, largest_gradient);
+  e.gathered = in.adapters.quantized ? quantized_gathered_bytes(quantized, config, in, e.shard_group, largest_gradient)
+                                     : gathered_bytes(units, config, in, e.shard_group, largest_gradient);
   e.activations = activation_bytes(config, in);
   RecomputePlanInputs plan;
   plan.policy = in.recompute;

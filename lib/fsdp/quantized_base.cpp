@@ -39,7 +39,7 @@ QuantizedUnitLayout build_quantized_unit_layout(const UnitLayout& unit, int grou
     part.numel += &part == &q.blocks ? round_up(slot.spec.numel(), kNf4BlockSize) : slot.spec.numel();
   }
   pad_for_group(q.blocks, group_size, kNf4BlockSize);
-  pad_for_group(q.dense, group_size, 1);
+  pad_for_group(q.dense, group_size, 16);  // whole 16-byte rows: an embedding's shard is its flat as is
   q.bound.params = q.blocks.params;
   for (ParamSlot slot : q.dense.params) {
     slot.offset += q.blocks.padded_numel;
@@ -120,8 +120,12 @@ at::Tensor dequantize_unit(const QuantizedUnit& unit, const at::Tensor& gathered
     throw ModelError("nf4: unit " + layout.blocks.name + " was gathered from another group size");
   }
   const at::Tensor rows = gathered.view({group_size, layout.shard_bytes});
-  at::Tensor flat = at::empty({layout.bound.padded_numel}, gathered.options().dtype(dtype));
   const int64_t blocks = layout.shard_blocks();
+  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
+  if (blocks == 0 && dense_bytes == layout.shard_bytes && dtype == layout.compute_dtype) {
+    return gathered.view(dtype);  // the embedding or head: already the flat (on one rank, the shard itself)
+  }
+  at::Tensor flat = at::empty({layout.bound.padded_numel}, gathered.options().dtype(dtype));
   if (blocks > 0) {
     Nf4Tensor nf4;
     nf4.numel = layout.blocks.padded_numel;
@@ -151,7 +155,6 @@ at::Tensor dequantize_unit(const QuantizedUnit& unit, const at::Tensor& gathered
       flat.narrow(0, first, count).copy_(nf4_dequantize(chunk, dtype));
     }
   }
-  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
   if (dense_bytes > 0) {
     const at::Tensor dense = rows.narrow(1, layout.dense_begin, dense_bytes).contiguous().view(layout.compute_dtype);
     flat.narrow(0, layout.blocks.padded_numel, layout.dense.padded_numel).copy_(dense.reshape({-1}));

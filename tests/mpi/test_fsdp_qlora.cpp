@@ -311,7 +311,7 @@ TEST(QloraEngine, EstimateCountsTheQuantizedBaseAndItsDequantizedUnits) {
   const at::NoGradGuard no_grad;
   engine_logps(*run.model);
   EXPECT_GT(run.model->memory().gathered_peak, 0);
-  EXPECT_LE(run.model->memory().gathered_peak, estimate.gathered);
+  EXPECT_LE(run.model->memory().gathered_peak, estimate.gathered - dequantize_workspace_bytes());
   // An 8B base in bf16: 4.125-bit projections beside the bf16 embedding and head.
   const ModelConfig eight_b = preset_config("llama-3.1-8b");
   in.compute_bytes = 2;
