@@ -13,6 +13,7 @@
 #   bench-fixed           fixed 2046-token rows: 3B DPO mb 1 and 2, SFT mb 4 vs the peer, recompute auto
 #   bench-memory          kept vs per_gather compute copy at full recompute (bench and estimate)
 #   bench-8b              8B full DPO with optim.offload = cpu, 8B LoRA DPO vs peft
+#   bench-qlora           8B QLoRA vs LoRA DPO at seq 2048, micro-batch 1, one GPU: tokens/s and peak memory
 # A device call runs at most 10 minutes: `build cuda` in one, `parity bench-memory` in the next,
 # then one bench step per call (a warm machine keeps build-gpu). GPU_CHECK_LIMIT overrides every
 # step's limit [s]. docs/testing.md says how to read the results.
@@ -86,10 +87,17 @@ step_bench_8b() {
   return "$status"
 }
 
+# The bar: planned and measured peak <= 8 GiB, tokens/s >= 0.7x LoRA on the same rows.
+step_bench_qlora() {
+  "$bin" estimate --model.preset=llama-3.1-8b --train.method=qlora --data.cutoff_len=2048 --train.micro_batch=1 \
+    --ranks-per-node 1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
+  bench/qlora.sh build-gpu llama-3.1-8b 1 2048 6 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
+}
+
 declare -A limit=([build]=420 [cuda]=300 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570 [bench-fixed]=570
-                  [bench-memory]=270 [bench-8b]=570)
+                  [bench-memory]=270 [bench-8b]=570 [bench-qlora]=570)
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-real-dpo bench-real-sft bench-fixed bench-8b)
+[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-real-dpo bench-real-sft bench-fixed bench-8b bench-qlora)
 failed=0
 for step in "${steps[@]}"; do
   [ -n "${limit[$step]:-}" ] || { echo "gpu-check: unknown step '$step' (${!limit[*]})" >&2; exit 2; }

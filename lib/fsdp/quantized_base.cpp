@@ -86,6 +86,7 @@ at::Tensor quantize_unit_shard(const QuantizedUnitLayout& layout, const at::Tens
   }
   const int64_t blocks = layout.shard_blocks();
   at::Tensor shard = at::zeros({layout.shard_bytes}, block_values.options().dtype(at::kByte));
+  statistics = {{}, at::empty({0}, block_values.options().dtype(at::kFloat))};
   if (blocks > 0) {
     const Nf4Tensor nf4 = nf4_quantize(block_values);
     shard.narrow(0, 0, nf4.codes.numel()).copy_(nf4.codes);

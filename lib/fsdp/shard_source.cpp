@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "fsdp/nf4_checkpoint.h"
 #include "fsdp/unit_shards.h"
 #include "hf/presets.h"
 #include "hf/safetensors_checkpoint.h"
@@ -43,6 +44,11 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
   }
   ModelShards shards;
   shards.config = load_model_config(path);
+  if (shards.config.weight_storage == WeightStorage::bnb_nf4) {
+    throw ModelError(path + " holds bitsandbytes 4-bit nf4 weights (config.json quantization_config): only a QLoRA "
+                     "run reads them, as its frozen base (train.method = qlora); for anything else point model.path "
+                     "at the full-precision model");
+  }
   shards.units = build_unit_layouts(shards.config, shard_size);
   const SafetensorsCheckpoint checkpoint(path);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));
@@ -90,11 +96,20 @@ ModelShards qlora_model_shards(const std::string& path, const std::string& prese
         checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
     return values.to(device);
   };
+  const bool stored_in_nf4 = config.weight_storage == WeightStorage::bnb_nf4;
   for (const UnitLayout& unit : build_unit_layouts(config, shard_size)) {
     QuantizedUnit quantized{build_quantized_unit_layout(unit, shard_size, lora.double_quant, compute_dtype), {}};
-    shards.base.shards.push_back(quantize_unit_shard(quantized.layout, values_of(quantized.layout.blocks),
-                                                     values_of(quantized.layout.dense), group, quantized.statistics));
-    shards.base.units.push_back(quantized.layout.bound);
+    const QuantizedUnitLayout& layout = quantized.layout;
+    if (stored_in_nf4) {  // read as stored: no fp32 projection is ever formed
+      shards.base.shards.push_back(read_nf4_unit_shard(layout, shard_rank, *checkpoint, values_of(layout.dense).cpu(),
+                                                       quantized.statistics)
+                                       .to(device));
+      quantized.statistics.nested_absmax = quantized.statistics.nested_absmax.to(device);
+    } else {
+      shards.base.shards.push_back(quantize_unit_shard(layout, values_of(layout.blocks), values_of(layout.dense), group,
+                                                       quantized.statistics));
+    }
+    shards.base.units.push_back(layout.bound);
     shards.base.quantized.push_back(std::move(quantized));
   }
   return shards;

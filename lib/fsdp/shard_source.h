@@ -47,7 +47,8 @@ std::string model_source_description(const std::string& path, const std::string&
 // file's size and first/last-MiB CRC-32 (cheap on multi-GB files; a fine-tune changes them).
 std::string model_fingerprint(const std::string& path, const std::string& preset, uint64_t seed);
 
-// `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError.
+// `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError (also for
+// a bitsandbytes 4-bit checkpoint, which only qlora_model_shards reads).
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank);
 // An adapter run from `base` (load_model_shards): the adapters' units as the trained masters (A
@@ -59,6 +60,7 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 // A QLoRA run (train.method = qlora): the adapters as adapter_model_shards makes them, and the
 // base read one unit at a time (`path`, else the preset) and held as NF4 on `device`, each rank
 // quantizing only its own blocks; `group` is the shard group (double quantization's statistics).
+// A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h).
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
                                Communicator& group);

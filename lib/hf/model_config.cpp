@@ -148,6 +148,23 @@ std::vector<int64_t> parse_token_ids(const ConfigReader& reader, const std::stri
   return ids;
 }
 
+// Only bitsandbytes' 4-bit NF4 is read (by QLoRA, as stored); any other format is refused by name.
+void parse_quantization(const ConfigReader& reader, const json& quantization, ModelConfig& config) {
+  const std::string fix = "; shardtune reads bitsandbytes 4-bit nf4 checkpoints (train.method = qlora) and "
+                          "full-precision ones: point model.path at the full-precision model";
+  if (!quantization.is_object()) reader.fail("quantization_config", "must be an object" + fix);
+  const std::string method = quantization.value("quant_method", "");
+  if (method != "bitsandbytes") reader.fail("quantization_config.quant_method", "is '" + method + "'" + fix);
+  if (quantization.value("load_in_8bit", false)) {
+    reader.fail("quantization_config.load_in_8bit", "is true: 8-bit bitsandbytes weights are not read" + fix);
+  }
+  if (!quantization.value("load_in_4bit", false)) reader.fail("quantization_config.load_in_4bit", "is not true" + fix);
+  const std::string type = quantization.value("bnb_4bit_quant_type", "fp4");
+  if (type != "nf4") reader.fail("quantization_config.bnb_4bit_quant_type", "is '" + type + "'" + fix);
+  config.weight_storage = WeightStorage::bnb_nf4;
+  config.nf4_double_quant = quantization.value("bnb_4bit_use_double_quant", false);
+}
+
 }  // namespace
 
 int64_t ModelConfig::parameter_count() const {
@@ -230,6 +247,7 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (!find_enum(dtype, config.torch_dtype)) {
     reader.fail("torch_dtype", "is '" + dtype + "'; expected " + enum_choices<TorchDtype>());
   }
+  if (reader.has("quantization_config")) parse_quantization(reader, root.at("quantization_config"), config);
   return config;
 }
 

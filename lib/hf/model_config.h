@@ -40,6 +40,11 @@ struct RopeScaling {
   int64_t original_max_position_embeddings = 0;   // llama3
 };
 
+// config.json quantization_config: how the checkpoint stores its projection weights. full: in
+// torch_dtype; bnb_nf4: bitsandbytes' 4-bit NormalFloat (transformers load_in_4bit), which only a
+// QLoRA run reads, as its frozen base without re-quantizing (fsdp/nf4_checkpoint.h).
+enum class WeightStorage { full, bnb_nf4 };
+
 struct ModelConfig {
   ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
@@ -61,6 +66,8 @@ struct ModelConfig {
   int64_t bos_token_id = -1;         // -1: none
   std::vector<int64_t> eos_token_ids;
   TorchDtype torch_dtype = TorchDtype::bfloat16;
+  WeightStorage weight_storage = WeightStorage::full;
+  bool nf4_double_quant = false;     // bnb_nf4: absmax in 8 bits (bnb_4bit_use_double_quant)
 
   int64_t q_size() const { return num_attention_heads * head_dim; }
   int64_t kv_size() const { return num_key_value_heads * head_dim; }

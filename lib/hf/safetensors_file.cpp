@@ -37,7 +37,8 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name, c
                                       : std::nullopt;
   if (!type) {
     throw ModelError(path + ": tensor '" + name + "' has dtype " + dtype.dump() +
-                     "; shardtune reads F32, BF16 and F16 (convert the checkpoint to one of them)");
+                     "; shardtune reads F32, BF16 and F16 (and U8, bitsandbytes' 4-bit codes; convert the checkpoint to "
+                     "one of them)");
   }
   entry.dtype = *type;
   for (const json& size : value.at("shape")) {

@@ -124,7 +124,7 @@ at::Tensor engine_logps(FsdpModel& model, bool base_only = false) {
 // weights. Rank 0 writes them as a checkpoint every rank reads its own blocks of.
 ModelConfig odd_config() {
   ModelConfig config = preset_config(kPreset);
-  config.vocab_size = 97;
+  config.vocab_size = 515;  // the test pairs use ids below 512
   config.hidden_size = 40;
   config.intermediate_size = 52;
   config.num_attention_heads = 4;
@@ -145,6 +145,52 @@ std::string write_odd_checkpoint() {
     const TensorMap weights = init_preset_weights(config, kSeed, at::kFloat);
     std::vector<std::pair<std::string, at::Tensor>> tensors;
     for (const auto& spec : all_params(config)) tensors.emplace_back(spec.name, weights.at(spec.name));
+    write_safetensors_checkpoint(directory, tensors, 1ull << 30);
+  }
+  world_communicator().barrier();
+  return directory;
+}
+
+// The odd model as transformers + bitsandbytes save it in 4 bits (quantized whole, here).
+std::string write_nf4_checkpoint(bool double_quant) {
+  namespace fs = std::filesystem;
+  const std::string directory =
+      fs::temp_directory_path() / ("st_qlora_nf4_" + std::to_string(double_quant) + "_" + std::to_string(::getppid()));
+  if (world_communicator().rank() == 0) {
+    const ModelConfig config = odd_config();
+    fs::remove_all(directory);
+    fs::create_directories(directory);
+    nlohmann::json json = to_hf_config_json(config);
+    json["quantization_config"] = {{"quant_method", "bitsandbytes"},        {"load_in_4bit", true},
+                                   {"load_in_8bit", false},                 {"bnb_4bit_quant_type", "nf4"},
+                                   {"bnb_4bit_use_double_quant", double_quant}, {"bnb_4bit_compute_dtype", "float32"}};
+    std::ofstream(directory + "/config.json") << json.dump(2);
+    const TensorMap weights = init_preset_weights(config, kSeed, at::kFloat);
+    std::vector<std::pair<std::string, at::Tensor>> tensors;
+    for (const auto& spec : all_params(config)) {
+      const at::Tensor& weight = weights.at(spec.name);
+      if (!is_projection_weight(spec.key)) {
+        tensors.emplace_back(spec.name, weight);
+        continue;
+      }
+      const Nf4Tensor nf4 = nf4_quantize(weight);
+      nlohmann::json state = {{"quant_type", "nf4"}, {"blocksize", 64}, {"dtype", "float32"}, {"shape", spec.shape}};
+      tensors.emplace_back(spec.name, nf4.codes.view({-1, 1}));
+      if (double_quant) {
+        const auto offset = static_cast<float>(nf4.absmax.to(at::kDouble).mean().item<double>());
+        const QuantizedAbsmax nested = quantize_absmax(nf4.absmax, offset);
+        tensors.emplace_back(spec.name + ".absmax", nested.codes);
+        tensors.emplace_back(spec.name + ".nested_absmax", nested.absmax);
+        tensors.emplace_back(spec.name + ".nested_quant_map", dynamic_map());
+        state.update({{"nested_blocksize", 256}, {"nested_dtype", "float32"}, {"nested_offset", offset}});
+      } else {
+        tensors.emplace_back(spec.name + ".absmax", nf4.absmax);
+      }
+      tensors.emplace_back(spec.name + ".quant_map", at::tensor(at::ArrayRef<float>(kNf4Codes, 16)));
+      const std::string text = state.dump();
+      tensors.emplace_back(spec.name + ".quant_state.bitsandbytes__nf4",
+                           at::tensor(std::vector<uint8_t>(text.begin(), text.end())));
+    }
     write_safetensors_checkpoint(directory, tensors, 1ull << 30);
   }
   world_communicator().barrier();
@@ -200,6 +246,45 @@ TEST_P(QloraBase, ShardsQuantizedApartEqualEachWeightQuantizedWhole) {
 INSTANTIATE_TEST_SUITE_P(PresetAndOddShapes, QloraBase,
                          ::testing::Values(BaseCase{false, false}, BaseCase{true, false}, BaseCase{false, true},
                                            BaseCase{true, true}));
+
+// Read as stored, a 4-bit checkpoint gives the very shards that quantizing its full-precision
+// source gives, and the base scores like that source within the NF4 error.
+TEST_P(QloraBase, ABitsandbytesCheckpointReadsAsTheShardsOfItsSource) {
+  const auto [double_quant, odd] = GetParam();
+  if (!odd) GTEST_SKIP() << "the 4-bit checkpoint is written for the odd shapes";
+  const std::string source = write_odd_checkpoint(), stored = write_nf4_checkpoint(double_quant);
+  ShardingGroups groups = test_groups(Sharding::full);
+  const LoraOptions lora = test_lora(double_quant);
+  ModelShards expected = qlora_model_shards(source, "", kSeed, lora, at::kFloat, at::kCPU, *groups.shard);
+  ModelShards read = qlora_model_shards(stored, "", kSeed, lora, at::kFloat, at::kCPU, *groups.shard);
+  ASSERT_EQ(read.base.shards.size(), expected.base.shards.size());
+  for (size_t u = 0; u < read.base.shards.size(); ++u) {
+    EXPECT_TRUE(at::equal(read.base.shards[u], expected.base.shards[u])) << read.base.units[u].name;
+    EXPECT_EQ(read.base.quantized[u].statistics.offsets, expected.base.quantized[u].statistics.offsets);
+    if (double_quant) {
+      EXPECT_TRUE(at::equal(read.base.quantized[u].statistics.nested_absmax,
+                            expected.base.quantized[u].statistics.nested_absmax));
+    }
+  }
+  const ModelConfig config = odd_config();
+  FsdpModelOptions options{at::kFloat, at::kFloat, at::kCPU, kChunk};
+  FsdpModel model(config, read.units, groups, std::move(read.masters), options, std::move(read.base));
+  const at::NoGradGuard no_grad;
+  const at::Tensor full = my_rows(dense_logps(config, init_preset_weights(config, kSeed, at::kFloat), 0.0),
+                                  test_pairs().size());
+  const double error = relative_max_diff(engine_logps(model, /*base_only=*/true), full);
+  EXPECT_GT(error, 0.0);  // 4 bits are not the source
+  EXPECT_LT(error, 0.05);
+  LoraOptions other = lora;
+  other.double_quant = !double_quant;
+  EXPECT_THROW(qlora_model_shards(stored, "", kSeed, other, at::kFloat, at::kCPU, *groups.shard), ModelError);
+  EXPECT_THROW(load_model_shards(stored, "", kSeed, groups.shard->size(), groups.shard->rank()), ModelError);
+  world_communicator().barrier();
+  if (world_communicator().rank() == 0) {
+    std::filesystem::remove_all(source);
+    std::filesystem::remove_all(stored);
+  }
+}
 
 struct GradientCase {
   Sharding sharding;
