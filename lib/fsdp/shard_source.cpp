@@ -91,22 +91,20 @@ ModelShards qlora_model_shards(const std::string& path, const std::string& prese
   ModelShards shards = fresh_adapters(config, model_source_description(path, preset, seed), lora, shard_size, shard_rank);
   std::optional<SafetensorsCheckpoint> checkpoint;
   if (!path.empty()) checkpoint.emplace(path);
-  const auto values_of = [&](const UnitLayout& part) {
-    const at::Tensor values =
-        checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
-    return values.to(device);
+  const auto values_of = [&](const UnitLayout& part) {  // fp32 on the host
+    return checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
   };
   const bool stored_in_nf4 = config.weight_storage == WeightStorage::bnb_nf4;
   for (const UnitLayout& unit : build_unit_layouts(config, shard_size)) {
     QuantizedUnit quantized{build_quantized_unit_layout(unit, shard_size, lora.double_quant, compute_dtype), {}};
     const QuantizedUnitLayout& layout = quantized.layout;
     if (stored_in_nf4) {  // read as stored: no fp32 projection is ever formed
-      shards.base.shards.push_back(read_nf4_unit_shard(layout, shard_rank, *checkpoint, values_of(layout.dense).cpu(),
+      shards.base.shards.push_back(read_nf4_unit_shard(layout, shard_rank, *checkpoint, values_of(layout.dense),
                                                        quantized.statistics)
                                        .to(device));
       quantized.statistics.nested_absmax = quantized.statistics.nested_absmax.to(device);
     } else {
-      shards.base.shards.push_back(quantize_unit_shard(layout, values_of(layout.blocks), values_of(layout.dense), group,
+      shards.base.shards.push_back(quantize_unit_shard(layout, values_of(layout.blocks).to(device), values_of(layout.dense).to(device), group,
                                                        quantized.statistics));
     }
     shards.base.units.push_back(layout.bound);
