@@ -79,6 +79,10 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
     out << "    of which the frozen " << (in.adapters.quantized ? "QLoRA base    " : "LoRA base     ") << gib(e.frozen_bytes)
         << " (" << held << "; r " << in.adapters.r << " adapters on " << in.adapters.targets.size()
         << " projection(s) per layer)\n";
+    if (e.frozen_host_bytes > 0) {
+      out << "      of which in host memory          " << gib(e.frozen_host_bytes)
+          << " (the embedding table; each forward copies its batch's rows, lora.host_embedding)\n";
+    }
   }
   out
       << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"

@@ -90,7 +90,7 @@ step_bench_8b() {
 # The bar: planned and measured peak <= 8 GiB, tokens/s >= 0.7x LoRA on the same rows.
 step_bench_qlora() {
   "$bin" estimate --model.preset=llama-3.1-8b --train.method=qlora --data.cutoff_len=2048 --train.micro_batch=1 \
-    --ranks-per-node 1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
+    --lora.target_modules=q,k,v,o,gate,up,down --ranks-per-node 1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
   bench/qlora.sh build-gpu llama-3.1-8b 1 2048 6 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
 }
 

@@ -63,7 +63,7 @@ struct EngineMemory {
   int64_t grads = 0;           // fp32 gradient-shard accumulators
   int64_t optimizer = 0;       // AdamW m and v
   int64_t gathered_peak = 0;   // most bytes of gathered units (and their gradients) alive at once
-  int64_t offloaded = 0;       // of the above, bytes held in host memory because of offload
+  int64_t offloaded = 0;       // of the above, bytes held in host memory (offload; a frozen embedding)
 
   int64_t states() const { return params + grads + optimizer; }
 };

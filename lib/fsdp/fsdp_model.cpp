@@ -109,7 +109,10 @@ EngineMemory FsdpModel::memory() const {
   for (size_t u = 0; u < units_.size(); ++u) {
     memory.params += storage_bytes(master_[u]);
     if (!compute_.empty() && !compute_[u].is_same(master_[u])) memory.params += storage_bytes(compute_[u]);
-    if (base_.present()) memory.params += storage_bytes(base_.shards[u]);
+    if (base_.present()) {
+      memory.params += storage_bytes(base_.shards[u]);
+      if (base_.shards[u].device() != options_.device) memory.offloaded += storage_bytes(base_.shards[u]);
+    }
     if (!options_.frozen) memory.grads += storage_bytes(grads_[u]);
   }
   memory.gathered_peak = gathered_peak_;
@@ -126,9 +129,11 @@ void FsdpModel::start_gather(size_t unit) {
   const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
   fault_stall_before_gather(groups_.shard->rank(), current_collective_context().step, unit);
   Gathered& entry = gathered_[unit];
-  // An adapter run's embedding and head units hold no adapters: nothing of theirs to gather.
+  // An adapter run's embedding and head units hold no adapters, and a base-only pass reads none:
+  // nothing of theirs to gather.
   entry.source = compute_shard(unit);
-  entry.flat = units_[unit].numel == 0 ? entry.source : gather(entry.source, units_[unit].padded_numel, entry.work);
+  const bool unread = units_[unit].numel == 0 || !adapters_on_;
+  entry.flat = unread ? entry.source : gather(entry.source, units_[unit].padded_numel, entry.work);
   if (base_.present()) {
     const at::Tensor& shard = base_.shards[unit];
     entry.base_flat = gather(shard, shard.numel() * groups_.shard->size(), entry.base_work);

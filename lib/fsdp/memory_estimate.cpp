@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fsdp/quantized_base.h"
+#include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "util/errors.h"
 
@@ -122,6 +123,11 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
     e.frozen_bytes += quantized.back().shard_bytes;
   }
   if (!in.adapters.present()) e.frozen_bytes = 0;
+  if (in.adapters.present() && frozen_embedding_on_host(config, in.adapters.host_embedding, in.on_gpu,
+                                                        static_cast<int>(e.shard_group))) {
+    e.frozen_host_bytes =
+        in.adapters.quantized ? quantized.front().shard_bytes : units.front().shard_numel * in.compute_bytes;
+  }
   e.shard_elements = n + (in.adapters.present() ? base_elements : 0);
   // The compute copy is its own tensor unless it is the fp32 master on the same device.
   const bool separate_compute_copy = (in.compute_bytes != 4 || (in.offload && in.on_gpu)) && !casts_per_gather(in);
@@ -136,6 +142,8 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   } else {
     e.device_states = e.params + e.grads + e.optimizer;
   }
+  e.device_states -= e.frozen_host_bytes;
+  e.host_states += e.frozen_host_bytes;
   e.gathered = in.adapters.quantized ? quantized_gathered_bytes(quantized, config, in, e.shard_group, largest_gradient)
                                      : gathered_bytes(units, config, in, e.shard_group, largest_gradient);
   e.activations = activation_bytes(config, in);

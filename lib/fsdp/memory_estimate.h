@@ -22,6 +22,7 @@ struct AdapterShape {
   std::vector<LoraTarget> targets;
   bool quantized = false;
   bool double_quant = true;
+  bool host_embedding = true;  // lora.host_embedding (frozen_embedding_on_host)
   bool present() const { return r > 0; }
 };
 
@@ -47,6 +48,7 @@ struct MemoryEstimate {
   int64_t shard_group = 1;         // ranks a unit is split over
   int64_t shard_elements = 0;      // parameters (padded) this rank owns (with adapters: base + adapters)
   int64_t frozen_bytes = 0;        // of `params`: the frozen base of an adapter run (compute dtype or NF4)
+  int64_t frozen_host_bytes = 0;   // of `frozen_bytes`: the embedding table kept in host memory
   // Model states per rank, by where they live.
   int64_t params = 0, grads = 0, optimizer = 0;  // as EngineMemory counts them
   int64_t device_states = 0, host_states = 0;

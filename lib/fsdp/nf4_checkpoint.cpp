@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-int64_t blocks_of(int64_t numel) { return (numel + kNf4BlockSize - 1) / kNf4BlockSize; }
-
 class WeightReader {
  public:
   WeightReader(const SafetensorsCheckpoint& checkpoint, const ParamSpec& spec)
@@ -90,7 +88,7 @@ at::Tensor read_nf4_unit_shard(const QuantizedUnitLayout& layout, int rank, cons
                        (double_quant ? "8-bit (double-quantized)" : "fp32") + " absmax; set lora.double_quant = " +
                        (double_quant ? "true" : "false") + " to read it as stored");
     }
-    const int64_t numel = spec.numel(), blocks = blocks_of(numel), code_bytes = (numel + 1) / 2;
+    const int64_t numel = spec.numel(), blocks = nf4_blocks(numel), code_bytes = (numel + 1) / 2;
     reader.check(spec.name, at::kByte, code_bytes);
     reader.check(spec.name + ".absmax", double_quant ? at::kByte : at::kFloat, blocks);
     reader.check_table(spec.name + ".quant_map", at::tensor(at::ArrayRef<float>(kNf4Codes, 16)), "the NF4 table");
@@ -123,10 +121,7 @@ at::Tensor read_nf4_unit_shard(const QuantizedUnitLayout& layout, int rank, cons
     }
   }
   statistics.nested_absmax = nested.empty() ? at::empty({0}, at::kFloat) : at::cat(nested);
-  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
-  if (dense_bytes > 0) {
-    shard.narrow(0, layout.dense_begin, dense_bytes).view(layout.compute_dtype).copy_(dense_values);
-  }
+  write_dense_section(layout, shard, dense_values);
   return shard;
 }
 

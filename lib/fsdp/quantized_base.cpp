@@ -6,12 +6,17 @@
 
 #include "model/nf4.h"
 #include "util/errors.h"
+#if ST_HAVE_CUDA
+#include "cuda/nf4_dequantize.h"
+#include "model/activation_kernels.h"
+#include "util/check_cuda.h"
+#include "util/torch_compat.h"
+#endif
 
 namespace st {
 namespace {
 
 int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-int64_t blocks_of(int64_t numel) { return (numel + kNf4BlockSize - 1) / kNf4BlockSize; }
 
 constexpr int64_t kDequantizeChunk = int64_t{1} << 20;  // elements, a multiple of the block size
 
@@ -21,10 +26,98 @@ void pad_for_group(UnitLayout& layout, int group_size, int64_t granule) {
   layout.shard_numel = layout.padded_numel / group_size;
 }
 
+// Every gathered block's absmax, fp32 [total_blocks] in rank order: as stored, or decoded from
+// its 8-bit code with its weight's statistics (double quantization).
+at::Tensor gathered_absmax(const QuantizedUnit& unit, const at::Tensor& rows) {
+  const QuantizedUnitLayout& layout = unit.layout;
+  const int64_t blocks = layout.shard_blocks();
+  if (!layout.double_quant) {
+    return rows.narrow(1, layout.absmax_begin, blocks * 4).contiguous().view(at::kFloat).reshape({-1});
+  }
+  const at::Tensor codes = rows.narrow(1, layout.absmax_begin, blocks).reshape({-1});
+  at::Tensor absmax = at::zeros({layout.total_blocks()}, rows.options().dtype(at::kFloat));
+  int64_t nested_first = 0;
+  for (size_t i = 0; i < layout.blocks.params.size(); ++i) {
+    const ParamSlot& slot = layout.blocks.params[i];
+    const int64_t first = slot.offset / kNf4BlockSize, count = nf4_blocks(slot.spec.numel());
+    const int64_t nested = (count + kAbsmaxBlockSize - 1) / kAbsmaxBlockSize;
+    const QuantizedAbsmax quantized{codes.narrow(0, first, count),
+                                    unit.statistics.nested_absmax.narrow(0, nested_first, nested),
+                                    unit.statistics.offsets.at(i)};
+    absmax.narrow(0, first, count).copy_(dequantize_absmax(quantized));
+    nested_first += nested;
+  }
+  return absmax;
+}
+
+// The codes of each rank's row -> `flat`'s blocks, in chunks of a row, so the per-element
+// temporaries stay small beside the unit.
+void dequantize_codes_reference(const QuantizedUnitLayout& layout, const at::Tensor& rows, const at::Tensor& absmax,
+                                at::Tensor& flat) {
+  const int64_t row_numel = layout.blocks.shard_numel;
+  for (int64_t row = 0; row < rows.size(0); ++row) {
+    for (int64_t first = 0; first < row_numel; first += kDequantizeChunk) {
+      const int64_t count = std::min(kDequantizeChunk, row_numel - first), begin = row * row_numel + first;
+      const Nf4Tensor chunk{rows[row].narrow(0, first / 2, count / 2),
+                            absmax.narrow(0, begin / kNf4BlockSize, count / kNf4BlockSize), count};
+      flat.narrow(0, begin, count).copy_(nf4_dequantize(chunk, flat.scalar_type()));
+    }
+  }
+}
+
+#if ST_HAVE_CUDA
+// cuda/'s kernel, where it applies: the rows on a GPU, `flat` in an activation dtype.
+bool dequantize_codes_on_gpu(const QuantizedUnitLayout& layout, const at::Tensor& rows, const at::Tensor& absmax,
+                             at::Tensor& flat) {
+  if (!kernel_activation(flat) || !rows.is_cuda() || rows.stride(0) != layout.shard_bytes) return false;
+  ST_CHECK_CUDA(st_nf4_dequantize(rows.data_ptr<uint8_t>(), layout.shard_bytes, layout.shard_blocks(), rows.size(0),
+                                  absmax.contiguous().data_ptr<float>(), flat.data_ptr(), activation_dtype(flat),
+                                  compat::current_cuda_stream()));
+  return true;
+}
+#endif
+
+at::Tensor dequantize(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype,
+                      [[maybe_unused]] bool kernel) {
+  const QuantizedUnitLayout& layout = unit.layout;
+  if (gathered.numel() % layout.shard_bytes != 0) throw ModelError("nf4: gathered bytes are not whole shards");
+  const int64_t group_size = gathered.numel() / layout.shard_bytes;
+  if (group_size * layout.shard_blocks() != layout.total_blocks()) {
+    throw ModelError("nf4: unit " + layout.blocks.name + " was gathered from another group size");
+  }
+  const at::Tensor rows = gathered.contiguous().view({group_size, layout.shard_bytes});
+  const int64_t dense_bytes = layout.dense_bytes();
+  if (layout.shard_blocks() == 0 && dense_bytes == layout.shard_bytes && dtype == layout.compute_dtype) {
+    return gathered.view(dtype);  // the embedding or head: already the flat (on one rank, the shard itself)
+  }
+  at::Tensor flat = at::empty({layout.bound.padded_numel}, gathered.options().dtype(dtype));
+  if (layout.shard_blocks() > 0) {
+    const at::Tensor absmax = gathered_absmax(unit, rows);
+    bool done = false;
+#if ST_HAVE_CUDA
+    done = kernel && dequantize_codes_on_gpu(layout, rows, absmax, flat);
+#endif
+    if (!done) dequantize_codes_reference(layout, rows, absmax, flat);
+  }
+  if (dense_bytes > 0) {
+    const at::Tensor dense = rows.narrow(1, layout.dense_begin, dense_bytes).contiguous().view(layout.compute_dtype);
+    flat.narrow(0, layout.blocks.padded_numel, layout.dense.padded_numel).copy_(dense.reshape({-1}));
+  }
+  return flat;
+}
+
 }  // namespace
 
 int64_t QuantizedUnitLayout::shard_blocks() const { return blocks.shard_numel / kNf4BlockSize; }
 int64_t QuantizedUnitLayout::total_blocks() const { return blocks.padded_numel / kNf4BlockSize; }
+int64_t QuantizedUnitLayout::dense_bytes() const {
+  return dense.shard_numel * static_cast<int64_t>(c10::elementSize(compute_dtype));
+}
+
+void write_dense_section(const QuantizedUnitLayout& layout, at::Tensor& shard, const at::Tensor& dense_values) {
+  if (layout.dense_bytes() == 0) return;
+  shard.narrow(0, layout.dense_begin, layout.dense_bytes()).view(layout.compute_dtype).copy_(dense_values);
+}
 
 QuantizedUnitLayout build_quantized_unit_layout(const UnitLayout& unit, int group_size, bool double_quant,
                                                 at::ScalarType compute_dtype) {
@@ -51,8 +144,7 @@ QuantizedUnitLayout build_quantized_unit_layout(const UnitLayout& unit, int grou
   const int64_t blocks = q.shard_blocks();
   q.absmax_begin = round_up(blocks * kNf4BlockSize / 2, 16);
   q.dense_begin = round_up(q.absmax_begin + blocks * (double_quant ? 1 : 4), 16);
-  q.shard_bytes = std::max<int64_t>(
-      16, round_up(q.dense_begin + q.dense.shard_numel * static_cast<int64_t>(c10::elementSize(compute_dtype)), 16));
+  q.shard_bytes = std::max<int64_t>(16, round_up(q.dense_begin + q.dense_bytes(), 16));
   return q;
 }
 
@@ -63,7 +155,7 @@ DoubleQuantized double_quantize(const QuantizedUnitLayout& layout, const at::Ten
   out.codes = at::zeros({layout.total_blocks()}, at::kByte);
   std::vector<at::Tensor> nested;
   for (const ParamSlot& slot : layout.blocks.params) {
-    const int64_t first = slot.offset / kNf4BlockSize, count = blocks_of(slot.spec.numel());
+    const int64_t first = slot.offset / kNf4BlockSize, count = nf4_blocks(slot.spec.numel());
     const at::Tensor part = values.narrow(0, first, count);
     // A sequential double sum: every rank (whatever its CPU's vector width) gets the same offset.
     const float* data = part.data_ptr<float>();
@@ -101,10 +193,7 @@ at::Tensor quantize_unit_shard(const QuantizedUnitLayout& layout, const at::Tens
       statistics.nested_absmax = statistics.nested_absmax.to(block_values.device());
     }
   }
-  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
-  if (dense_bytes > 0) {
-    shard.narrow(0, layout.dense_begin, dense_bytes).view(layout.compute_dtype).copy_(dense_values);
-  }
+  write_dense_section(layout, shard, dense_values);
   return shard;
 }
 
@@ -114,53 +203,11 @@ int64_t dequantize_workspace_bytes() {
 }
 
 at::Tensor dequantize_unit(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype) {
-  const QuantizedUnitLayout& layout = unit.layout;
-  if (gathered.numel() % layout.shard_bytes != 0) throw ModelError("nf4: gathered bytes are not whole shards");
-  const int64_t group_size = gathered.numel() / layout.shard_bytes;
-  if (group_size * layout.shard_blocks() != layout.total_blocks()) {
-    throw ModelError("nf4: unit " + layout.blocks.name + " was gathered from another group size");
-  }
-  const at::Tensor rows = gathered.view({group_size, layout.shard_bytes});
-  const int64_t blocks = layout.shard_blocks();
-  const int64_t dense_bytes = layout.dense.shard_numel * static_cast<int64_t>(c10::elementSize(layout.compute_dtype));
-  if (blocks == 0 && dense_bytes == layout.shard_bytes && dtype == layout.compute_dtype) {
-    return gathered.view(dtype);  // the embedding or head: already the flat (on one rank, the shard itself)
-  }
-  at::Tensor flat = at::empty({layout.bound.padded_numel}, gathered.options().dtype(dtype));
-  if (blocks > 0) {
-    Nf4Tensor nf4;
-    nf4.numel = layout.blocks.padded_numel;
-    nf4.codes = rows.narrow(1, 0, blocks * kNf4BlockSize / 2).reshape({-1});
-    if (!layout.double_quant) {
-      nf4.absmax = rows.narrow(1, layout.absmax_begin, blocks * 4).contiguous().view(at::kFloat).reshape({-1});
-    } else {
-      const at::Tensor codes = rows.narrow(1, layout.absmax_begin, blocks).reshape({-1});
-      nf4.absmax = at::zeros({layout.total_blocks()}, gathered.options().dtype(at::kFloat));
-      int64_t nested_first = 0;
-      for (size_t i = 0; i < layout.blocks.params.size(); ++i) {
-        const ParamSlot& slot = layout.blocks.params[i];
-        const int64_t first = slot.offset / kNf4BlockSize, count = blocks_of(slot.spec.numel());
-        const int64_t nested = (count + kAbsmaxBlockSize - 1) / kAbsmaxBlockSize;
-        const QuantizedAbsmax quantized{codes.narrow(0, first, count),
-                                        unit.statistics.nested_absmax.narrow(0, nested_first, nested),
-                                        unit.statistics.offsets.at(i)};
-        nf4.absmax.narrow(0, first, count).copy_(dequantize_absmax(quantized));
-        nested_first += nested;
-      }
-    }
-    // In chunks, so the libtorch path's per-element temporaries stay small beside the unit.
-    for (int64_t first = 0; first < nf4.numel; first += kDequantizeChunk) {
-      const int64_t count = std::min(kDequantizeChunk, nf4.numel - first);
-      const Nf4Tensor chunk{nf4.codes.narrow(0, first / 2, count / 2),
-                            nf4.absmax.narrow(0, first / kNf4BlockSize, count / kNf4BlockSize), count};
-      flat.narrow(0, first, count).copy_(nf4_dequantize(chunk, dtype));
-    }
-  }
-  if (dense_bytes > 0) {
-    const at::Tensor dense = rows.narrow(1, layout.dense_begin, dense_bytes).contiguous().view(layout.compute_dtype);
-    flat.narrow(0, layout.blocks.padded_numel, layout.dense.padded_numel).copy_(dense.reshape({-1}));
-  }
-  return flat;
+  return dequantize(unit, gathered, dtype, /*kernel=*/true);
+}
+
+at::Tensor dequantize_unit_reference(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype) {
+  return dequantize(unit, gathered, dtype, /*kernel=*/false);
 }
 
 }  // namespace st

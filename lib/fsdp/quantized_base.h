@@ -30,6 +30,7 @@ struct QuantizedUnitLayout {
 
   int64_t shard_blocks() const;
   int64_t total_blocks() const;  // over the group, padding included
+  int64_t dense_bytes() const;   // of a shard's dense section
 };
 
 // `unit`: the base unit as build_unit_layouts lays it out (its parameters in HF order).
@@ -55,6 +56,9 @@ struct QuantizedUnit {
 // whole weight's statistics, which it returns in `statistics`.
 at::Tensor quantize_unit_shard(const QuantizedUnitLayout& layout, const at::Tensor& block_values,
                                const at::Tensor& dense_values, Communicator& group, AbsmaxStatistics& statistics);
+// Copies a rank's dense values (its shard of `layout.dense`) into its shard bytes.
+void write_dense_section(const QuantizedUnitLayout& layout, at::Tensor& shard, const at::Tensor& dense_values);
+
 // The same from the whole unit's block absmax values (fp32 [total_blocks]) already in hand: the
 // per-weight statistics and the 8-bit codes of every block.
 struct DoubleQuantized {
@@ -63,11 +67,15 @@ struct DoubleQuantized {
 };
 DoubleQuantized double_quantize(const QuantizedUnitLayout& layout, const at::Tensor& absmax);
 
-// Scratch the libtorch dequantization takes beside the unit's flat (it works in chunks).
+// Scratch a dequantization takes beside the unit's flat: the libtorch path works in chunks;
+// cuda/'s kernel needs only the fp32 absmax values.
 int64_t dequantize_workspace_bytes();
 
 // The group's shards gathered in rank order (uint8 [group size x shard_bytes], on any device)
-// -> the unit's flat in `dtype` [bound.padded_numel], laid out as `bound`.
+// -> the unit's flat in `dtype` [bound.padded_numel], laid out as `bound`. On a GPU the codes go
+// through cuda/nf4_dequantize (when built with CUDA); elsewhere, and as its oracle, libtorch ops.
 at::Tensor dequantize_unit(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype);
+// The libtorch path alone, on the tensors' device (tests compare the kernel with it).
+at::Tensor dequantize_unit_reference(const QuantizedUnit& unit, const at::Tensor& gathered, at::ScalarType dtype);
 
 }  // namespace st

@@ -71,13 +71,19 @@ ModelShards fresh_adapters(const ModelConfig& config, std::string description, c
 
 }  // namespace
 
+bool frozen_embedding_on_host(const ModelConfig& config, bool host_embedding, bool on_gpu, int shard_size) {
+  return host_embedding && on_gpu && shard_size == 1 && !config.tie_word_embeddings;
+}
+
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
                                  const at::Device& device, int shard_rank) {
   const int shard_size = static_cast<int>(base.units.front().padded_numel / base.units.front().shard_numel);
   ModelShards shards = fresh_adapters(base.config, base.description, lora, shard_size, shard_rank);
   shards.base.units = std::move(base.units);
+  const bool host_embedding = frozen_embedding_on_host(base.config, lora.host_embedding, device.is_cuda(), shard_size);
   for (at::Tensor& master : base.masters) {
-    shards.base.shards.push_back(master.to(device, compute_dtype));
+    const bool on_host = host_embedding && shards.base.shards.empty();
+    shards.base.shards.push_back(master.to(on_host ? at::Device(at::kCPU) : device, compute_dtype));
     master = at::Tensor();  // the fp32 copy goes before the next unit converts
   }
   return shards;
@@ -95,17 +101,19 @@ ModelShards qlora_model_shards(const std::string& path, const std::string& prese
     return checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
   };
   const bool stored_in_nf4 = config.weight_storage == WeightStorage::bnb_nf4;
+  const bool host_embedding = frozen_embedding_on_host(config, lora.host_embedding, device.is_cuda(), shard_size);
   for (const UnitLayout& unit : build_unit_layouts(config, shard_size)) {
     QuantizedUnit quantized{build_quantized_unit_layout(unit, shard_size, lora.double_quant, compute_dtype), {}};
     const QuantizedUnitLayout& layout = quantized.layout;
+    const at::Device where = host_embedding && shards.base.shards.empty() ? at::Device(at::kCPU) : device;
     if (stored_in_nf4) {  // read as stored: no fp32 projection is ever formed
       shards.base.shards.push_back(read_nf4_unit_shard(layout, shard_rank, *checkpoint, values_of(layout.dense),
                                                        quantized.statistics)
-                                       .to(device));
-      quantized.statistics.nested_absmax = quantized.statistics.nested_absmax.to(device);
+                                       .to(where));
+      quantized.statistics.nested_absmax = quantized.statistics.nested_absmax.to(where);
     } else {
-      shards.base.shards.push_back(quantize_unit_shard(layout, values_of(layout.blocks).to(device), values_of(layout.dense).to(device), group,
-                                                       quantized.statistics));
+      shards.base.shards.push_back(quantize_unit_shard(layout, values_of(layout.blocks).to(where),
+                                                       values_of(layout.dense).to(where), group, quantized.statistics));
     }
     shards.base.units.push_back(layout.bound);
     shards.base.quantized.push_back(std::move(quantized));

@@ -36,6 +36,11 @@ struct ModelShards {
   FrozenBase base = {};            // adapter runs: the model the trained units adapt
 };
 
+// Whether an adapter run's frozen embedding table stays in host memory (lora.host_embedding):
+// on a GPU, when it is never gathered (a shard group of one) and the head has its own weight.
+// Its forward then moves only the batch's rows (embedding_rows).
+bool frozen_embedding_on_host(const ModelConfig& config, bool host_embedding, bool on_gpu, int shard_size);
+
 // The shape alone (config.json, or the preset's), without reading any weights.
 ModelConfig model_config_of(const std::string& path, const std::string& preset);
 

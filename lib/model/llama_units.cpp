@@ -126,6 +126,11 @@ void UnitWeights::bind(const ParamKey& key, const at::Tensor& tensor) {
   if (!layer.bind(key, tensor)) (*this)[key.model] = tensor;
 }
 
+at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids) {
+  if (table.device() == ids.device()) return at::embedding(table, ids);
+  return at::embedding(table, ids.to(table.device())).to(ids.device());
+}
+
 UnitRole unit_role(size_t unit, size_t count) {
   if (unit == 0) return UnitRole::embedding;
   return unit + 1 < count ? UnitRole::layer : UnitRole::head;
@@ -137,7 +142,7 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
                               const UnitGradSinks& sinks) {
   switch (unit_role(unit, count)) {
-    case UnitRole::embedding: return at::embedding(weights[ModelParam::embed], batch.input_ids);
+    case UnitRole::embedding: return embedding_rows(weights[ModelParam::embed], batch.input_ids);
     case UnitRole::layer: {
       LayerWeights layer = weights.layer;
       layer.layer = static_cast<int64_t>(unit - 1);

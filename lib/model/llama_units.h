@@ -81,6 +81,11 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {});
 
+// The embedding's forward: the rows of `table` [V, D] at `ids`, on the ids' device. A table on
+// another device (a frozen embedding kept in host memory, lora.host_embedding) is read where it
+// is, and only the batch's rows move.
+at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids);
+
 // The embedding's backward, which needs no recompute: grad_output [R, T, D] rows added at the
 // batch's token ids into the embedding's sink [V, D].
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks);

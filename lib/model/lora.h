@@ -37,6 +37,7 @@ struct LoraOptions {
   uint64_t seed = 42;
   QuantType quant_type = QuantType::nf4;  // qlora only, as double_quant
   bool double_quant = true;
+  bool host_embedding = true;
 };
 
 // The words of lora.target_modules in model order, without repeats. Throws ConfigError naming

@@ -92,7 +92,7 @@ Nf4Tensor nf4_quantize(const at::Tensor& weights) {
   if (!weights.is_floating_point()) throw ModelError("nf4: weights must be floating point");
   Nf4Tensor out;
   out.numel = weights.numel();
-  const int64_t blocks = (out.numel + kNf4BlockSize - 1) / kNf4BlockSize;
+  const int64_t blocks = nf4_blocks(out.numel);
   at::Tensor flat = weights.reshape({-1}).to(at::kFloat);
   if (blocks * kNf4BlockSize != out.numel) flat = at::constant_pad_nd(flat, {0, blocks * kNf4BlockSize - out.numel}, 0);
   const at::Tensor grid = flat.view({blocks, kNf4BlockSize});

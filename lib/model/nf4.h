@@ -14,26 +14,13 @@
 
 #include <cstdint>
 
+#include "cuda/nf4_table.h"
+
 namespace st {
 
 inline constexpr int64_t kNf4BlockSize = 64;
-// bitsandbytes' table (functional.py get_4bit_type("nf4"); kernels.cu nf4_dequantization_lut).
-inline constexpr float kNf4Codes[16] = {-1.0f,
-                                        -0.6961928009986877f,
-                                        -0.5250730514526367f,
-                                        -0.39491748809814453f,
-                                        -0.28444138169288635f,
-                                        -0.18477343022823334f,
-                                        -0.09105003625154495f,
-                                        0.0f,
-                                        0.07958029955625534f,
-                                        0.16093020141124725f,
-                                        0.24611230194568634f,
-                                        0.33791524171829224f,
-                                        0.44070982933044434f,
-                                        0.5626170039176941f,
-                                        0.7229568362236023f,
-                                        1.0f};
+// bitsandbytes' table (cuda/nf4_table.h).
+inline constexpr float kNf4Codes[16] = ST_NF4_CODE_VALUES;
 // The decision tree's thresholds (kernels.cu dQuantizeNF4), ascending: a value's code is the
 // number of thresholds it exceeds (NaN exceeds none, as in the tree).
 inline constexpr float kNf4Thresholds[15] = {
@@ -41,6 +28,9 @@ inline constexpr float kNf4Thresholds[15] = {
     -0.23460740596055984f, -0.13791173323988914f, -0.045525018125772476f, 0.03979014977812767f,
     0.1202552504837513f,   0.2035212516784668f,   0.2920137718319893f,    0.3893125355243683f,
     0.5016634166240692f,   0.6427869200706482f,   0.8614784181118011f};
+
+// Blocks of 64 that hold `numel` weights, the last one padded.
+inline int64_t nf4_blocks(int64_t numel) { return (numel + kNf4BlockSize - 1) / kNf4BlockSize; }
 
 struct Nf4Tensor {
   at::Tensor codes;   // uint8 [ceil(numel / 2)]: two codes per byte, the earlier element high

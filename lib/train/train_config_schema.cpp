@@ -109,6 +109,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "qlora: the base's 4-bit format; nf4 = bitsandbytes' NormalFloat, blocks of 64 weights");
   schema.add(&c.lora.double_quant, "double_quant",
       "qlora: the blocks' absmax values in 8 bits (blocks of 256, bitsandbytes' compress_statistics)");
+  schema.add(&c.lora.host_embedding, "host_embedding",
+      "on a GPU, keep the frozen embedding table in host memory when no other rank shares it (a shard "
+      "group of one, a head of its own): each forward copies only its batch's rows to the GPU");
 
   schema.section("optim", "AdamW, gradient clipping, learning-rate schedule");
   schema.add(&c.optim.lr, "lr", "peak learning rate", above(0));

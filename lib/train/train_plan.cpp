@@ -202,7 +202,7 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config) {
 AdapterShape adapter_shape(const TrainConfig& config) {
   if (!trains_adapters(config.train.method)) return {};
   return {config.lora.r, lora_targets(config.lora.target_modules), config.train.method == TrainMethod::qlora,
-          config.lora.double_quant};
+          config.lora.double_quant, config.lora.host_embedding};
 }
 
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape) {

@@ -3,7 +3,9 @@
 # the debug preset's 50-step DPO run in fp32 on the GPU agrees with the same run on the CPU;
 # bf16_learns: the bf16 GPU run learns and reports GPU memory; two_ranks_<dtype>_<sharding>: two
 # ranks sharing the one GPU (MPI backend staging through host memory) give the one-rank run's
-# metrics on the same global batches. Skipped (77) without a GPU.
+# metrics on the same global batches; qlora_host_embedding: a QLoRA run with its frozen embedding
+# table in host memory (lora.host_embedding) gives the same metrics as with it on the GPU, and
+# those of the CPU run (the NF4 kernel against its libtorch oracle). Skipped (77) without a GPU.
 # shellcheck source=../e2e/harness.sh
 source "$(dirname "$0")/../e2e/harness.sh"
 unset CUDA_VISIBLE_DEVICES  # the harness hides GPUs from the e2e tier; here they are the point
@@ -45,6 +47,16 @@ case "$case_name" in
     tolerance=1e-5
     [ "$dtype" = bf16 ] && tolerance=2e-3
     same_metrics --expected "$work/one/metrics.jsonl" --actual "$work/two/metrics.jsonl" --tolerance "$tolerance"
+    ;;
+  qlora_host_embedding)
+    qlora=(--train.method=qlora --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3 --train.dtype=fp32)
+    gpu_run "$work/host" "${qlora[@]}"
+    expect_output 'QLoRA r'
+    gpu_run "$work/device" "${qlora[@]}" --lora.host_embedding=false
+    CUDA_VISIBLE_DEVICES= gpu_run "$work/cpu" "${qlora[@]}"
+    [ "$(metric --file "$work/host/metrics.jsonl" --key memory_kind --pick last)" = gpu ] || fail "the run did not run on the GPU"
+    same_metrics --expected "$work/device/metrics.jsonl" --actual "$work/host/metrics.jsonl" --tolerance 1e-6
+    same_metrics --expected "$work/cpu/metrics.jsonl" --actual "$work/host/metrics.jsonl" --tolerance 2e-3
     ;;
   *) fail "unknown case" ;;
 esac

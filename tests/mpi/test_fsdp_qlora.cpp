@@ -361,19 +361,21 @@ TEST(QloraEngine, OnlyAdaptersHaveGradientsAndTheBaseIsGatheredAsBytes) {
 
   const at::NoGradGuard no_grad;
   engine_logps(*run.model, /*base_only=*/true);
-  // One forward gathers each unit's base as its bytes (a tied head the embedding's again),
-  // beside the adapters' fp32 flats.
+  // A base-only forward gathers each unit's base as its bytes (a tied head the embedding's
+  // again) and no adapters; a forward with them adds the adapters' fp32 flats.
   const std::vector<at::Tensor>& shards = run.model->base().shards;
   const int64_t size = world_communicator().size();
-  int64_t gathered = 0;
+  int64_t base_gathered = 0, adapters_gathered = 0;
   for (size_t u = 0; u < shards.size(); ++u) {
     for (size_t needed : units_run_with(config, shards.size(), u)) {
-      gathered += static_cast<int64_t>(shards[needed].nbytes()) * size;
+      base_gathered += static_cast<int64_t>(shards[needed].nbytes()) * size;
       const UnitLayout& adapters = run.model->units()[needed];
-      gathered += adapters.numel > 0 ? adapters.padded_numel * 4 : 0;
+      adapters_gathered += adapters.numel > 0 ? adapters.padded_numel * 4 : 0;
     }
   }
-  EXPECT_EQ(run.model->comm_bytes().all_gather, size == 1 ? 0 : gathered);
+  EXPECT_EQ(run.model->comm_bytes().all_gather, size == 1 ? 0 : base_gathered);
+  engine_logps(*run.model);
+  EXPECT_EQ(run.model->comm_bytes().all_gather, size == 1 ? 0 : 2 * base_gathered + adapters_gathered);
 }
 
 TEST(QloraEngine, EstimateCountsTheQuantizedBaseAndItsDequantizedUnits) {

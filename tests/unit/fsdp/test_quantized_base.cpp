@@ -7,23 +7,15 @@
 #include "fsdp/quantized_base.h"
 #include "hf/presets.h"
 #include "model/nf4.h"
+#include "odd_quantized_config.h"
 
 namespace st {
 namespace {
 
-ModelConfig odd_config() {  // k/v projections of 800 elements, MLP ones of 2080: half blocks
-  ModelConfig config = preset_config("debug");
-  config.vocab_size = 97;
-  config.hidden_size = 40;
-  config.intermediate_size = 52;
-  config.num_attention_heads = 4;
-  config.num_key_value_heads = 2;
-  config.head_dim = 10;
-  return config;
-}
+using st::testing::odd_quantized_config;
 
 TEST(QuantizedUnitLayout, ProjectionsStartOnBlocksAndShardsAreWholeBlocks) {
-  const ModelConfig config = odd_config();
+  const ModelConfig config = odd_quantized_config();
   for (int group : {1, 2, 3, 4}) {
     const UnitLayout unit = build_unit_layouts(config, group)[1];  // layer 0
     for (bool double_quant : {false, true}) {
@@ -35,7 +27,7 @@ TEST(QuantizedUnitLayout, ProjectionsStartOnBlocksAndShardsAreWholeBlocks) {
         EXPECT_TRUE(is_projection_weight(slot.spec.key)) << slot.spec.name;
         EXPECT_EQ(slot.offset, end) << slot.spec.name;  // the previous one's blocks end here
         EXPECT_EQ(slot.offset % kNf4BlockSize, 0) << slot.spec.name;
-        end = slot.offset + (slot.spec.numel() + kNf4BlockSize - 1) / kNf4BlockSize * kNf4BlockSize;
+        end = slot.offset + nf4_blocks(slot.spec.numel()) * kNf4BlockSize;
       }
       EXPECT_EQ(q.blocks.numel, end);
       EXPECT_EQ(q.blocks.shard_numel % kNf4BlockSize, 0);
@@ -61,7 +53,7 @@ TEST(QuantizedUnitLayout, ProjectionsStartOnBlocksAndShardsAreWholeBlocks) {
 }
 
 TEST(QuantizedUnitLayout, EmbeddingAndHeadHoldNoBlocks) {
-  const ModelConfig config = odd_config();
+  const ModelConfig config = odd_quantized_config();
   const std::vector<UnitLayout> units = build_unit_layouts(config, 2);
   for (const UnitLayout& unit : {units.front(), units.back()}) {
     const QuantizedUnitLayout q = build_quantized_unit_layout(unit, 2, true, at::kFloat);
@@ -73,7 +65,7 @@ TEST(QuantizedUnitLayout, EmbeddingAndHeadHoldNoBlocks) {
 }
 
 TEST(DoubleQuantize, EachWeightAgainstItsOwnMean) {
-  const ModelConfig config = odd_config();
+  const ModelConfig config = odd_quantized_config();
   const QuantizedUnitLayout q = build_quantized_unit_layout(build_unit_layouts(config, 3)[1], 3, true, at::kFloat);
   const at::Tensor absmax = at::rand({q.total_blocks()}, at::make_generator<at::CPUGeneratorImpl>(3)) * 0.2;
   const DoubleQuantized quantized = double_quantize(q, absmax);
@@ -81,7 +73,7 @@ TEST(DoubleQuantize, EachWeightAgainstItsOwnMean) {
   int64_t nested_first = 0;
   for (size_t i = 0; i < q.blocks.params.size(); ++i) {
     const ParamSlot& slot = q.blocks.params[i];
-    const int64_t first = slot.offset / kNf4BlockSize, count = (slot.spec.numel() + kNf4BlockSize - 1) / kNf4BlockSize;
+    const int64_t first = slot.offset / kNf4BlockSize, count = nf4_blocks(slot.spec.numel());
     const at::Tensor part = absmax.narrow(0, first, count);
     const auto mean = static_cast<float>(part.to(at::kDouble).mean().item<double>());
     EXPECT_EQ(quantized.statistics.offsets[i], mean) << slot.spec.name;
