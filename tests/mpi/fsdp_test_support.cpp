@@ -121,4 +121,38 @@ at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<
   return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
 }
 
+TensorMap whole_adapters(const ModelConfig& config, bool zero_b) {
+  TensorMap adapters;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    for (const ParamSpec& spec : lora_layer_params(config, layer, lora_targets(kAdapterTargets), kAdapterRank)) {
+      at::Tensor value = init_parameter(spec, kAdapterSeed);
+      if (!zero_b && spec.init == ParamSpec::Init::zeros) {
+        value = at::empty(spec.shape).normal_(0.0, 0.05,
+                                              at::make_generator<at::CPUGeneratorImpl>(kAdapterSeed + layer));
+      }
+      adapters[spec.name] = value;
+    }
+  }
+  return adapters;
+}
+
+const std::vector<Pair>& adapter_test_pairs() {
+  static const std::vector<Pair> pairs = global_pairs(8);
+  return pairs;
+}
+
+at::Tensor dense_logps(const ModelConfig& config, const TensorMap& weights, double scale) {
+  const MicroBatch all = collate_pairs(adapter_test_pairs(), PairKind::dpo, {});
+  TokenBatch batch =
+      make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), at::kFloat, kAdapterChunk);
+  batch.adapter.scale = scale;
+  return llama_sequence_logps(llama_weights(weights, config), config, batch);
+}
+
+at::Tensor engine_logps(FsdpModel& model, bool base_only) {
+  const MicroBatch local = collate_pairs(my_share(adapter_test_pairs()), PairKind::dpo, {});
+  const TokenBatch batch = model.make_batch(local.input_ids, local.targets);
+  return base_only ? model.base_sequence_logps(batch) : model.sequence_logps(batch);
+}
+
 }  // namespace st::testing

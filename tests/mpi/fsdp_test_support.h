@@ -1,6 +1,6 @@
 // Shared by the FSDP MPI tests: synthetic pairs, the sharding groups of a strategy on this
-// world, a single-process libtorch reference trainer (whole model, torch::optim::AdamW), and
-// the expected shard of a whole-model tensor.
+// world, a single-process libtorch reference trainer (whole model, torch::optim::AdamW), the
+// expected shard of a whole-model tensor, and the LoRA and QLoRA engine tests' common setup.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "data/pair_table.h"
+#include "fsdp/fsdp_model.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
 #include "hf/model_config.h"
 #include "model/llama_blocks.h"
+#include "model/lora.h"
 #include "optim/optim_options.h"
 #include "relative_diff.h"
 
@@ -62,6 +64,33 @@ at::Tensor whole_model_logps(const TensorMap& whole, const ModelConfig& config, 
 // Rank `rank`'s slice of the unit's flat vector assembled from `value(slot)` (a parameter or
 // its gradient) in HF order, zero-padded: what that rank's shard must equal.
 at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value);
+
+// The adapter engine tests (LoRA, QLoRA): rank-4 adapters on these targets at scale 2, seeded
+// by 11, over 8 pairs, log-probs in chunks of 64 tokens.
+inline constexpr uint64_t kAdapterSeed = 11;
+inline constexpr int64_t kAdapterRank = 4;
+inline constexpr double kAdapterScale = 2.0;
+inline constexpr int64_t kAdapterChunk = 64;
+inline constexpr const char* kAdapterTargets = "q,v,o,gate,down";
+
+// Whole adapters: A from its seeded init, B random unless `zero_b` (a zero B would leave A
+// without gradient).
+TensorMap whole_adapters(const ModelConfig& config, bool zero_b = false);
+const std::vector<Pair>& adapter_test_pairs();
+// The whole model's per-row log-probs over every pair (chosen rows, then rejected rows), with
+// the adapters among `weights` at `scale`.
+at::Tensor dense_logps(const ModelConfig& config, const TensorMap& weights, double scale);
+// This rank's rows of the same through the engine, with the adapters or the base alone.
+at::Tensor engine_logps(FsdpModel& model, bool base_only = false);
+
+// The strategy and recompute pairs the adapter gradient tests run.
+struct GradientCase {
+  Sharding sharding;
+  Recompute policy;
+};
+inline const GradientCase kAdapterGradientCases[] = {
+    {Sharding::full, Recompute::full},    {Sharding::full, Recompute::selective}, {Sharding::full, Recompute::none},
+    {Sharding::grad_op, Recompute::full}, {Sharding::none, Recompute::selective}, {Sharding::hybrid, Recompute::full}};
 
 
 }  // namespace st::testing

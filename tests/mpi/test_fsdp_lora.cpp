@@ -22,29 +22,14 @@ namespace {
 
 using namespace st::testing;
 
-constexpr uint64_t kSeed = 11;
-constexpr int64_t kRank = 4;
-constexpr double kScale = 2.0;
-constexpr int64_t kChunk = 64;
+constexpr uint64_t kSeed = kAdapterSeed;
+constexpr int64_t kRank = kAdapterRank;
+constexpr double kScale = kAdapterScale;
+constexpr int64_t kChunk = kAdapterChunk;
 
 const std::vector<LoraTarget>& test_targets() {
-  static const std::vector<LoraTarget> targets = lora_targets("q,v,o,gate,down");
+  static const std::vector<LoraTarget> targets = lora_targets(kAdapterTargets);
   return targets;
-}
-
-// Whole adapters: A from its seeded init, B random (a zero B would leave A without gradient).
-TensorMap whole_adapters(const ModelConfig& config, bool zero_b) {
-  TensorMap adapters;
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const ParamSpec& spec : lora_layer_params(config, layer, test_targets(), kRank)) {
-      at::Tensor value = init_parameter(spec, kSeed);
-      if (!zero_b && spec.init == ParamSpec::Init::zeros) {
-        value = at::empty(spec.shape).normal_(0.0, 0.05, at::make_generator<at::CPUGeneratorImpl>(kSeed + layer));
-      }
-      adapters[spec.name] = value;
-    }
-  }
-  return adapters;
 }
 
 struct LoraRun {
@@ -69,30 +54,6 @@ struct LoraRun {
   }
 };
 
-const std::vector<Pair>& test_pairs() {
-  static const std::vector<Pair> pairs = global_pairs(8);
-  return pairs;
-}
-
-// The whole model's per-row log-probs over every pair (chosen rows, then rejected rows).
-at::Tensor dense_logps(const ModelConfig& config, const TensorMap& weights, double scale) {
-  const MicroBatch all = collate_pairs(test_pairs(), PairKind::dpo, {});
-  TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), at::kFloat, kChunk);
-  batch.adapter.scale = scale;
-  return llama_sequence_logps(llama_weights(weights, config), config, batch);
-}
-
-at::Tensor engine_logps(FsdpModel& model, bool base_only = false) {
-  const MicroBatch local = collate_pairs(my_share(test_pairs()), PairKind::dpo, {});
-  const TokenBatch batch = model.make_batch(local.input_ids, local.targets);
-  return base_only ? model.base_sequence_logps(batch) : model.sequence_logps(batch);
-}
-
-struct GradientCase {
-  Sharding sharding;
-  Recompute policy;
-};
-
 class LoraGradients : public ::testing::TestWithParam<GradientCase> {};
 
 TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
@@ -110,7 +71,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
 
   LoraRun run(sharding, adapters, policy);
   const at::Tensor logps = engine_logps(*run.model);
-  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), test_pairs().size())), 1e-5);
+  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), adapter_test_pairs().size())), 1e-5);
   torch::autograd::backward({logps.sum() * world_communicator().size() / rows});
   const auto& units = run.model->units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -127,17 +88,12 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StrategiesAndPolicies, LoraGradients,
-                         ::testing::Values(GradientCase{Sharding::full, Recompute::full},
-                                           GradientCase{Sharding::full, Recompute::selective},
-                                           GradientCase{Sharding::full, Recompute::none},
-                                           GradientCase{Sharding::grad_op, Recompute::full},
-                                           GradientCase{Sharding::none, Recompute::selective},
-                                           GradientCase{Sharding::hybrid, Recompute::full}));
+                         ::testing::ValuesIn(kAdapterGradientCases));
 
 TEST(LoraEngine, FreshAdaptersLeaveTheBaseAndTheBaseAloneIsTheReference) {
   const ModelConfig config = preset_config("debug");
   const TensorMap base = init_preset_weights(config, kSeed, at::kFloat);
-  const at::Tensor dense_base = my_rows(dense_logps(config, base, 0.0), test_pairs().size());
+  const at::Tensor dense_base = my_rows(dense_logps(config, base, 0.0), adapter_test_pairs().size());
 
   LoraRun fresh(Sharding::full, whole_adapters(config, /*zero_b=*/true), Recompute::full);
   const at::NoGradGuard no_grad;

@@ -30,16 +30,16 @@ namespace {
 
 using namespace st::testing;
 
-constexpr uint64_t kSeed = 11;
-constexpr int64_t kRank = 4;
-constexpr double kScale = 2.0;
-constexpr int64_t kChunk = 64;
+constexpr uint64_t kSeed = kAdapterSeed;
+constexpr int64_t kRank = kAdapterRank;
+constexpr double kScale = kAdapterScale;
+constexpr int64_t kChunk = kAdapterChunk;
 const char* const kPreset = "debug";
 
 LoraOptions test_lora(bool double_quant) {
   LoraOptions lora;
   lora.r = kRank;
-  lora.target_modules = "q,v,o,gate,down";
+  lora.target_modules = kAdapterTargets;
   lora.seed = kSeed;
   lora.double_quant = double_quant;
   return lora;
@@ -65,22 +65,6 @@ TensorMap dequantized_weights(const ModelConfig& config, bool double_quant) {
   return weights;
 }
 
-// Whole adapters: A from its seeded init, B random (a zero B would leave A without gradient).
-TensorMap whole_adapters(const ModelConfig& config) {
-  TensorMap adapters;
-  const LoraOptions lora = test_lora(true);
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const ParamSpec& spec : lora_layer_params(config, layer, lora_targets(lora.target_modules), kRank)) {
-      at::Tensor value = init_parameter(spec, kSeed);
-      if (spec.init == ParamSpec::Init::zeros) {
-        value = at::empty(spec.shape).normal_(0.0, 0.05, at::make_generator<at::CPUGeneratorImpl>(kSeed + layer));
-      }
-      adapters[spec.name] = value;
-    }
-  }
-  return adapters;
-}
-
 struct QloraRun {
   ModelConfig config = preset_config(kPreset);
   ShardingGroups groups;
@@ -101,24 +85,6 @@ struct QloraRun {
                                         std::move(shards.base));
   }
 };
-
-const std::vector<Pair>& test_pairs() {
-  static const std::vector<Pair> pairs = global_pairs(8);
-  return pairs;
-}
-
-at::Tensor dense_logps(const ModelConfig& config, const TensorMap& weights, double scale) {
-  const MicroBatch all = collate_pairs(test_pairs(), PairKind::dpo, {});
-  TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), at::kFloat, kChunk);
-  batch.adapter.scale = scale;
-  return llama_sequence_logps(llama_weights(weights, config), config, batch);
-}
-
-at::Tensor engine_logps(FsdpModel& model, bool base_only = false) {
-  const MicroBatch local = collate_pairs(my_share(test_pairs()), PairKind::dpo, {});
-  const TokenBatch batch = model.make_batch(local.input_ids, local.targets);
-  return base_only ? model.base_sequence_logps(batch) : model.sequence_logps(batch);
-}
 
 // Odd shapes: weights of 800 and 2080 elements end in half blocks, and a rank's blocks cross
 // weights. Rank 0 writes them as a checkpoint every rank reads its own blocks of.
@@ -271,7 +237,7 @@ TEST_P(QloraBase, ABitsandbytesCheckpointReadsAsTheShardsOfItsSource) {
   FsdpModel model(config, read.units, groups, std::move(read.masters), options, std::move(read.base));
   const at::NoGradGuard no_grad;
   const at::Tensor full = my_rows(dense_logps(config, init_preset_weights(config, kSeed, at::kFloat), 0.0),
-                                  test_pairs().size());
+                                  adapter_test_pairs().size());
   const double error = relative_max_diff(engine_logps(model, /*base_only=*/true), full);
   EXPECT_GT(error, 0.0);  // 4 bits are not the source
   EXPECT_LT(error, 0.05);
@@ -285,11 +251,6 @@ TEST_P(QloraBase, ABitsandbytesCheckpointReadsAsTheShardsOfItsSource) {
     std::filesystem::remove_all(stored);
   }
 }
-
-struct GradientCase {
-  Sharding sharding;
-  Recompute policy;
-};
 
 class QloraGradients : public ::testing::TestWithParam<GradientCase> {};
 
@@ -308,7 +269,7 @@ TEST_P(QloraGradients, EqualDenseAutogradThroughTheDequantizedBase) {
 
   QloraRun run(sharding, adapters, policy);
   const at::Tensor logps = engine_logps(*run.model);
-  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), test_pairs().size())), 1e-5);
+  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), adapter_test_pairs().size())), 1e-5);
   torch::autograd::backward({logps.sum() * world_communicator().size() / rows});
   const auto& units = run.model->units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -322,17 +283,12 @@ TEST_P(QloraGradients, EqualDenseAutogradThroughTheDequantizedBase) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StrategiesAndPolicies, QloraGradients,
-                         ::testing::Values(GradientCase{Sharding::full, Recompute::full},
-                                           GradientCase{Sharding::full, Recompute::selective},
-                                           GradientCase{Sharding::full, Recompute::none},
-                                           GradientCase{Sharding::grad_op, Recompute::full},
-                                           GradientCase{Sharding::none, Recompute::selective},
-                                           GradientCase{Sharding::hybrid, Recompute::full}));
+                         ::testing::ValuesIn(kAdapterGradientCases));
 
 TEST(QloraEngine, TheQuantizedBaseAloneIsTheReference) {
   const ModelConfig config = preset_config(kPreset);
   const at::Tensor dense_base =
-      my_rows(dense_logps(config, dequantized_weights(config, /*double_quant=*/false), 0.0), test_pairs().size());
+      my_rows(dense_logps(config, dequantized_weights(config, /*double_quant=*/false), 0.0), adapter_test_pairs().size());
   QloraRun run(Sharding::full, whole_adapters(config), Recompute::full, /*double_quant=*/false);
   const at::NoGradGuard no_grad;
   EXPECT_LT(relative_max_diff(engine_logps(*run.model, /*base_only=*/true), dense_base), 1e-5);
