@@ -16,7 +16,8 @@ printf '#%%Module1.0\nsetenv SITE_MPI_LOADED tcl\n' >"$work/mpi/openmpi/4.1"
 
 # in_modules <init: envmodules|lmod> <modulefile dir> [VAR=value...]: loads shardtune there (and
 # the site MPI module's dir) in a fresh shell; prints SHARDTUNE_ROOT, SITE_MPI_LOADED,
-# `command -v shardtune` and its --version line.
+# `command -v shardtune`, its --version line, and layout=ok when launch.slurm, the examples and
+# the docs are where launch.slurm's comments say (under $SHARDTUNE_ROOT).
 in_modules() {
   local system=$1 dir=$2
   shift 2
@@ -27,7 +28,10 @@ in_modules() {
     load="eval \"\$('$lmod' bash use '$work/mpi' '$dir')\" && eval \"\$('$lmod' bash load shardtune)\""
   fi
   env -i HOME="$HOME" PATH=/usr/bin:/bin "$@" bash -c "$load"' && echo "root=$SHARDTUNE_ROOT" &&
-    echo "mpi=${SITE_MPI_LOADED:-none}" && command -v shardtune && shardtune --version | head -1'
+    echo "mpi=${SITE_MPI_LOADED:-none}" && command -v shardtune && shardtune --version | head -1 &&
+    test -x "$SHARDTUNE_ROOT/share/shardtune/slurm/launch.slurm" &&
+    test -f "$SHARDTUNE_ROOT/share/shardtune/examples/demo.ini" &&
+    test -f "$SHARDTUNE_ROOT/share/doc/shardtune/README.md" && echo layout=ok'
 }
 
 case "$case_name" in
@@ -44,6 +48,7 @@ case "$case_name" in
 
     [ -f /usr/share/modules/init/bash ] || fail "Environment Modules missing (scripts/install-deps.sh installs it)"
     run --exit 0 in_modules envmodules "$modules"
+    expect_output "^layout=ok$"
     expect_output "^root=$work/moved$"
     expect_output "^mpi=tcl$"
     expect_output "^$work/moved/bin/shardtune$"
@@ -52,6 +57,7 @@ case "$case_name" in
     [ -x "$lmod" ] || fail "Lmod missing (scripts/install-deps.sh unpacks it to /opt/lmod-debian)"
     run --exit 0 in_modules lmod "$modules"  # Lmod takes the .lua beside the Tcl twin
     expect_output "^root=$work/moved$"
+    expect_output "^layout=ok$"
     expect_output "^mpi=(lua|tcl)$"
     expect_output "^shardtune $version"
     # The Tcl twin in Lmod, copied into a site's tree: SHARDTUNE_ROOT names the prefix.
@@ -61,6 +67,7 @@ case "$case_name" in
     expect_output "^mpi=(lua|tcl)$"
     expect_output "^$work/moved/bin/shardtune$"
     expect_output "^shardtune $version"
+    expect_output "^layout=ok$"
     ;;
   *) fail "unknown case" ;;
 esac

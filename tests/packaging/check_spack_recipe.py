@@ -95,6 +95,18 @@ for define in ("Torch_DIR", "ST_ENABLE_CUDA", "NCCL_ROOT", "CMAKE_CUDA_ARCHITECT
     if define not in methods.get("cmake_args", ""):
         problems.append(f"{recipe_path}: cmake_args does not set {define}")
 
+# The three faults a real Spack found (docs/install.md): cuda_arch must reach nccl and py-torch
+# (nccl refuses cuda_arch=none), check() must find the build directory on the builder (current
+# Spack), and c/cxx may be declared only where Spack knows them (a condition, not unconditionally).
+recipe_text = ast.unparse(recipe)
+for package in ("nccl", "py-torch+cuda"):
+    if not re.search(r"depends_on\(f'" + re.escape(package) + r"[^']* cuda_arch=\{arch\}'", recipe_text):
+        problems.append(f"{recipe_path}: {package} does not get shardtune's cuda_arch (depends_on per arch)")
+if "self.build_directory" in methods.get("check", "") or "builder" not in methods.get("check", ""):
+    problems.append(f"{recipe_path}: check() must take the build directory from self.builder (Spack >= 0.19)")
+if [c for c in directives.get("depends_on", []) if c and c[0] in ("c", "cxx")]:
+    problems.append(f"{recipe_path}: depends_on('c'/'cxx') unconditionally fails on Spack without language virtuals")
+
 environment = yaml.safe_load((source / "spack.yaml").read_text())["spack"]
 for repo in environment.get("repos", []):
     if not (source / repo / "repo.yaml").is_file():
