@@ -14,10 +14,11 @@ set(ST_MPI_TEST_ENVIRONMENT
 # another core type (OPENBLAS_CORETYPE), so a claim that holds for one set of kernels only
 # cannot pass. The other: Haswell where OpenBLAS picks an AVX-512 kernel, Nehalem where it picks
 # Sandybridge, else Sandybridge (AVX without FMA, so rounding unlike any FMA kernel's). Set
-# ST_OTHER_BLAS_CORETYPE to choose (empty: no second run).
+# ST_OTHER_BLAS_CORETYPE to choose (empty: no second run). "This machine's" core is the one the
+# tests inherit: an OPENBLAS_CORETYPE already set in the environment (a site's or a shell's pin)
+# counts, since ctest passes it on to every first run.
 function(st_detect_blas_cores python)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=OPENBLAS_CORETYPE OPENBLAS_VERBOSE=2
-                          ${python} -c "import torch"
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env OPENBLAS_VERBOSE=2 ${python} -c "import torch"
                   OUTPUT_VARIABLE out ERROR_VARIABLE err)
   string(REGEX MATCH "Core: ([A-Za-z0-9_]+)" found "${out}${err}")
   set(default "${CMAKE_MATCH_1}")
@@ -32,10 +33,17 @@ function(st_detect_blas_cores python)
     message(STATUS "BLAS: not OpenBLAS (no 'Core:' line), so bit-identity tests run once")
   endif()
   set(ST_DEFAULT_BLAS_CORETYPE "${default}" PARENT_SCOPE)
-  if(NOT DEFINED ST_OTHER_BLAS_CORETYPE)
-    set(ST_OTHER_BLAS_CORETYPE "${other}" CACHE STRING "OpenBLAS core type of the bit-identity tests' second run")
+  # Not cached unless given with -D: a reconfigure in another environment picks again.
+  if(NOT DEFINED CACHE{ST_OTHER_BLAS_CORETYPE})
+    set(ST_OTHER_BLAS_CORETYPE "${other}" PARENT_SCOPE)
   endif()
-  message(STATUS "BLAS: OpenBLAS core ${default}; bit-identity tests also run under '${ST_OTHER_BLAS_CORETYPE}'")
+  if(DEFINED ENV{OPENBLAS_CORETYPE})
+    set(default_source " (pinned by OPENBLAS_CORETYPE=$ENV{OPENBLAS_CORETYPE} in this environment)")
+  endif()
+  if(DEFINED CACHE{ST_OTHER_BLAS_CORETYPE})
+    set(other "$CACHE{ST_OTHER_BLAS_CORETYPE}")
+  endif()
+  message(STATUS "BLAS: OpenBLAS core ${default}${default_source}; bit-identity tests also run under '${other}'")
 endfunction()
 
 # The names a test is registered under: <name>, and <name>_other_blas when it is BIT_EXACT and

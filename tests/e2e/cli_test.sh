@@ -56,6 +56,14 @@ case "$case_name" in
     expect_output 'params \(fp32 master; cast per gather\) +4\.60 GiB'
     run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --nodes 1 --ranks-per-node 1
     expect_output 'does NOT fit a 80 GiB GPU'
+    # 70B QLoRA DPO at seq 2048 fits two 80 GiB GPUs (issue 38's bar), and more so 2 nodes x 8.
+    for world in "--nodes 1 --ranks-per-node 2" "--nodes 2 --ranks-per-node 8"; do
+      # shellcheck disable=SC2086
+      run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --train.method=qlora --data.cutoff_len=2048 \
+        --train.micro_batch=1 $world
+      expect_output 'of which the frozen QLoRA base'
+      expect_output '^per GPU: .* -> fits a 80 GiB GPU'
+    done
     run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --dist.sharding zero9
     expect_output "dist.sharding = zero9 \(command line\) is not one of full\|grad_op\|none\|hybrid"
     run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --seq-len 2048

@@ -82,6 +82,8 @@ EOF
     start=$(date +%s)
     run --exit 0 "$spack" -e "$work/env" install --test=root -j "$(nproc)"
     echo "spack install --test=root: $(( $(date +%s) - start )) s"
+    echo "external and built:"
+    grep -E '^\[\+\] .*\(external|Successfully installed|Installing ' <<<"$out" | sed 's/^/  /'
     log=$(find "$work/store" -path '*shardtune*/.spack/spack-build-out.txt' | head -1)
     [ -n "$log" ] || fail "no build log of shardtune in the store"
     grep -Eq '100% tests passed, 0 tests failed out of [0-9]+' "$log" || fail "check() did not pass: $(grep -E 'tests (passed|failed)' "$log")"

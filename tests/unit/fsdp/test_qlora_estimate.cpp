@@ -65,5 +65,15 @@ TEST(QloraEstimate, EightBillionDpoAtSeq2048FitsEightGiB) {
   EXPECT_LE(e.per_device, 8 * kGiB) << static_cast<double>(e.per_device) / static_cast<double>(kGiB) << " GiB";
 }
 
+// The other bar: 70B QLoRA DPO at seq 2048 fits two 80 GiB GPUs, and more so 2 x 8.
+TEST(QloraEstimate, SeventyBillionDpoAtSeq2048FitsTwoEightyGiBGpus) {
+  const ModelConfig seventy_b = preset_config("llama-3.1-70b");
+  const MemoryEstimate two = estimate_memory(seventy_b, qlora_on_gpus(2));
+  EXPECT_LE(two.per_device, 80 * kGiB) << static_cast<double>(two.per_device) / static_cast<double>(kGiB) << " GiB";
+  EstimateInputs sixteen = qlora_on_gpus(8);
+  sixteen.nodes = 2;
+  EXPECT_LT(estimate_memory(seventy_b, sixteen).per_device, two.per_device);
+}
+
 }  // namespace
 }  // namespace st

@@ -23,7 +23,8 @@ TEST(BlasCore, IsTheOneThisRunExpects) {
   if (core.empty() || expected.empty()) {
     GTEST_SKIP() << "BLAS " << blas_version() << ", expected core '" << expected << "': nothing to check";
   }
-  EXPECT_EQ(strcasecmp(core.c_str(), expected.c_str()), 0) << blas_version() << ", expected core " << expected;
+  EXPECT_EQ(strcasecmp(core.c_str(), expected.c_str()), 0) << blas_version() << ", expected core " << expected
+      << " (chosen when cmake configured this build: OPENBLAS_CORETYPE differs from then; reconfigure here)";
   const std::string machine = environment("ST_DEFAULT_BLAS_CORETYPE");
   if (!environment("OPENBLAS_CORETYPE").empty()) {
     EXPECT_NE(strcasecmp(expected.c_str(), machine.c_str()), 0)
