@@ -80,7 +80,12 @@ spack:
   view: false
 EOF
     start=$(date +%s)
-    run --exit 0 "$spack" -e "$work/env" install --test=root -j "$(nproc)"
+    if ! out=$("$spack" -e "$work/env" install --test=root -j "$(nproc)" 2>&1); then
+      echo "$out" | tail -n 30
+      # The tests check() ran, as ctest named them (the stage goes with $work).
+      find "$work/stage" -name install-time-test-log.txt -exec grep -E -A40 'tests passed|FAILED' {} + | tail -n 60
+      fail "spack install --test=root failed"
+    fi
     echo "spack install --test=root: $(( $(date +%s) - start )) s"
     echo "external and built:"
     grep -E '^\[\+\] .*\(external|Successfully installed|Installing ' <<<"$out" | sed 's/^/  /'
