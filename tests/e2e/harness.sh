@@ -18,6 +18,12 @@ if [ -n "${OPENBLAS_CORETYPE:-}" ] && "$bin" --version | grep -q "BLAS: OpenBLAS
     fail "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but $("$bin" --version | grep BLAS)"
 fi
 metrics_check="python3 $(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
+# Shell text for a shell where `module load shardtune` ran (the installed modulefile or Spack's):
+# prints layout=ok when launch.slurm, the examples and the docs are where launch.slurm's comments say.
+# shellcheck disable=SC2016
+installed_layout_check='test -x "$SHARDTUNE_ROOT/share/shardtune/slurm/launch.slurm" &&
+  test -f "$SHARDTUNE_ROOT/share/shardtune/examples/demo.ini" &&
+  test -f "$SHARDTUNE_ROOT/share/doc/shardtune/README.md" && echo layout=ok'
 
 # tensorboard_matches_metrics <run dir>: the run's TensorBoard event files, read back by
 # independent code (tensorboard_check.py), hold metrics.jsonl's values and the resolved config.

@@ -28,10 +28,7 @@ in_modules() {
     load="eval \"\$('$lmod' bash use '$work/mpi' '$dir')\" && eval \"\$('$lmod' bash load shardtune)\""
   fi
   env -i HOME="$HOME" PATH=/usr/bin:/bin "$@" bash -c "$load"' && echo "root=$SHARDTUNE_ROOT" &&
-    echo "mpi=${SITE_MPI_LOADED:-none}" && command -v shardtune && shardtune --version | head -1 &&
-    test -x "$SHARDTUNE_ROOT/share/shardtune/slurm/launch.slurm" &&
-    test -f "$SHARDTUNE_ROOT/share/shardtune/examples/demo.ini" &&
-    test -f "$SHARDTUNE_ROOT/share/doc/shardtune/README.md" && echo layout=ok'
+    echo "mpi=${SITE_MPI_LOADED:-none}" && command -v shardtune && shardtune --version | head -1 && '"$installed_layout_check"
 }
 
 case "$case_name" in

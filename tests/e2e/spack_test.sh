@@ -107,10 +107,7 @@ EOF
     # Loaded in a fresh shell: where launch.slurm's comments and the installed modulefile say.
     run --exit 0 env -i HOME="$HOME" PATH=/usr/bin:/bin bash -c "source /usr/share/modules/init/bash &&
       module use '$(dirname "$(dirname "$module")")' && module load '$(basename "$(dirname "$module")")' &&
-      echo root=\$SHARDTUNE_ROOT && command -v shardtune && shardtune --version | head -1 &&
-      test -x \$SHARDTUNE_ROOT/share/shardtune/slurm/launch.slurm &&
-      test -f \$SHARDTUNE_ROOT/share/shardtune/examples/demo.ini &&
-      test -f \$SHARDTUNE_ROOT/share/doc/shardtune/README.md && echo layout=ok"
+      echo root=\$SHARDTUNE_ROOT && command -v shardtune && shardtune --version | head -1 && $installed_layout_check"
     expect_output "^root=$prefix$"
     expect_output "^$prefix/bin/shardtune$"
     expect_output "^layout=ok$"
