@@ -25,6 +25,7 @@ packages=(
   iproute2 util-linux perl           # e2e: the multi-host Slurm cluster (ip netns, unshare, nsenter)
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)
+  clang-14 libclang-rt-14-dev        # tests/fuzz: libFuzzer with ASan and UBSan (the parsers' fuzz targets)
 )
 # Debian's lmod package conflicts with environment-modules; Lmod is plain Lua, so the tests use
 # its package unpacked here instead of installed.

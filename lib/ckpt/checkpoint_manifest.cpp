@@ -68,7 +68,7 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   } catch (const json::exception& error) {
     throw CheckpointError(path + ": not valid JSON (" + error.what() + ")");
   }
-  if (!root.is_object() || root.value("format", "") != "shardtune.checkpoint") {
+  if (!root.is_object() || root.value("format", json()) != "shardtune.checkpoint") {
     throw CheckpointError(path + ": field 'format' is not \"shardtune.checkpoint\"; not a shardtune checkpoint");
   }
   CheckpointManifest m;
@@ -76,7 +76,7 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   if (m.format_version != kCheckpointFormatVersion) {
     throw CheckpointError(path + ": format_version " + std::to_string(m.format_version) + " is not the " +
                           std::to_string(kCheckpointFormatVersion) + " this shardtune reads; resume it with "
-                          "the shardtune version that wrote it (git_sha " + root.value("git_sha", "?") + ")");
+                          "the shardtune version that wrote it (git_sha " + root.value("git_sha", json("?")).dump() + ")");
   }
   const json progress = field<json>(root, "progress", path);
   const std::string where = path + " progress";
@@ -94,9 +94,15 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   p.scaler.clean_steps = field<int64_t>(scaler, "clean_steps", where + ".loss_scaler");
   p.scaler.skipped = field<int64_t>(scaler, "skipped", where + ".loss_scaler");
 
+  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"step", p.step}, {"total_steps", p.total_steps},
+                                   {"optimizer_steps", p.optimizer_steps}, {"global_batch", p.global_batch - 1}}) {
+    if (value < 0) throw CheckpointError(where + ": field '" + key + "' is out of range (" + progress.at(key).dump() + ")");
+  }
   m.world_size = field<int>(root, "world_size", path);
+  if (m.world_size < 1) throw CheckpointError(path + ": field 'world_size' is " + std::to_string(m.world_size) + ", not positive");
   for (const json& unit : field<json>(root, "units", path)) {
     m.units.push_back({field<std::string>(unit, "name", path + " units"), field<int64_t>(unit, "numel", path + " units")});
+    if (m.units.back().numel < 0) throw CheckpointError(path + ": units '" + m.units.back().name + "' has a negative numel");
   }
   const json model = field<json>(root, "model", path);
   m.model_source = field<std::string>(model, "source", path + " model");
@@ -108,10 +114,13 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
     CheckpointFile entry;
     entry.name = field<std::string>(file, "file", path + " files");
     entry.bytes = field<uint64_t>(file, "bytes", path + " files");
+    if (!is_plain_file_name(entry.name)) {
+      throw CheckpointError(path + ": files file '" + entry.name + "' is not a file name in the checkpoint's directory");
+    }
     const std::string crc = field<std::string>(file, "crc32", path + " files");
-    char* end = nullptr;
-    entry.crc32 = static_cast<uint32_t>(std::strtoul(crc.c_str(), &end, 16));
-    if (crc.empty() || *end != '\0') throw CheckpointError(path + ": files crc32 '" + crc + "' is not hexadecimal");
+    const auto parsed = parse_crc32_hex(crc);
+    if (!parsed) throw CheckpointError(path + ": files crc32 '" + crc + "' is not hexadecimal (a CRC-32: 1 to 8 hex digits)");
+    entry.crc32 = *parsed;
     m.files.push_back(entry);
   }
   if (m.files.empty() || m.units.empty()) throw CheckpointError(path + ": lists no rank files or no units");

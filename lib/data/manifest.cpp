@@ -6,6 +6,7 @@
 
 #include "data/pair_shard.h"
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace st {
 
@@ -52,7 +53,7 @@ Manifest read_manifest(const std::string& directory) {
   json in;
   try {
     in = json::parse(file);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
     throw DataError(path + ": not valid JSON (" + error.what() + ")");
   }
   auto fail = [&](const std::string& what) { return DataError(path + ": " + what); };
@@ -65,12 +66,21 @@ Manifest read_manifest(const std::string& directory) {
     Manifest manifest;
     if (!find_enum(in.at("kind").get<std::string>(), manifest.kind)) throw fail("field 'kind' must be dpo or sft");
     manifest.vocab_size = in.at("vocab_size").get<int64_t>();
+    if (manifest.vocab_size <= 0) throw fail("field 'vocab_size' is " + std::to_string(manifest.vocab_size) + ", not positive");
     manifest.split = in.value("split", "");
     manifest.source = in.value("source", "");
-    for (const json& shard : in.at("shards")) {
-      manifest.shards.push_back({shard.at("file").get<std::string>(), shard.at("pairs").get<uint64_t>(),
-                                 shard.at("tokens").get<uint64_t>(),
-                                 static_cast<uint32_t>(std::stoul(shard.at("crc32").get<std::string>(), nullptr, 16))});
+    const json& shards = in.at("shards");
+    if (!shards.is_array()) throw fail("field 'shards' must be a list");
+    for (const json& shard : shards) {
+      const auto file = shard.at("file").get<std::string>();
+      if (!is_plain_file_name(file)) {
+        throw fail("shards file '" + file + "' is not a file name in the dataset's directory");
+      }
+      const auto crc = parse_crc32_hex(shard.at("crc32").get<std::string>());
+      if (!crc) {
+        throw fail("shards crc32 '" + shard.at("crc32").get<std::string>() + "' is not hexadecimal (a CRC-32: 1 to 8 hex digits)");
+      }
+      manifest.shards.push_back({file, shard.at("pairs").get<uint64_t>(), shard.at("tokens").get<uint64_t>(), *crc});
     }
     if (in.contains("reference")) {
       const json& reference = in.at("reference");

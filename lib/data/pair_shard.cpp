@@ -1,6 +1,7 @@
 #include "data/pair_shard.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "util/check.h"
 #include "util/errors.h"
@@ -60,7 +61,8 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   ST_CHECK_HDF5(H5Fflush(root, H5F_SCOPE_LOCAL));
 }
 
-PairShardReader::PairShardReader(const std::string& path) : path_(path) {
+// HDF5's own failures on a damaged file name the call; the path is added here.
+PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
   try {
     file_ = open_hdf5_file(path);
   } catch (const IoError& error) {
@@ -69,6 +71,10 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
   const hid_t root = file_.get();
   auto fail = [&](const std::string& what) -> DataError {
     return DataError(path + ": " + what + "; regenerate it with `shardtune prep` or `shardtune synth`");
+  };
+  auto unstored = [](const std::string& dataset, const DatasetShape& shape) {
+    return "dataset '" + dataset + "' claims " + std::to_string(shape.length) + " entries but stores " +
+           std::to_string(shape.stored_bytes) + " bytes (the file is truncated or damaged)";
   };
   const auto format = read_string_attribute(root, "format");
   if (format != std::string(kPairFormatName)) {
@@ -111,6 +117,9 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
       throw fail("dataset '" + name + "_offsets' must be 1-D uint64 of num_pairs + 1 = " +
                  std::to_string(pairs_ + 1) + " entries");
     }
+    for (const auto& [dataset, shape, bytes] : {std::tuple{name, *tokens, 4}, {name + "_offsets", *offsets, 8}}) {
+      if (!shape.storage_holds(bytes)) throw fail(unstored(dataset, shape));
+    }
     Column column;
     column.tokens = open_dataset_for_reads(root, name, kTokenChunkCacheBytes);
     const Hdf5Handle offset_set =
@@ -135,6 +144,7 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
       throw fail(std::string("dataset '") + kLossMaskDataset + "' must be 1-D uint8 with one entry per completion token (" +
                  std::to_string(completion_tokens) + "), in an sft shard");
     }
+    if (!mask->storage_holds(1)) throw fail(unstored(kLossMaskDataset, *mask));
     loss_mask_ = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLossMaskDataset, H5P_DEFAULT)));
   }
   const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);
@@ -147,6 +157,7 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
       if (!shape->matches_type || shape->length != pairs_) {
         throw fail("reference log-prob datasets must be float32 with num_pairs entries");
       }
+      if (!shape->storage_holds(4)) throw fail(unstored("ref_chosen_logp / ref_rejected_logp", *shape));
     }
     const Hdf5Handle chosen = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, "ref_chosen_logp", H5P_DEFAULT)));
     const Hdf5Handle rejected = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, "ref_rejected_logp", H5P_DEFAULT)));
@@ -154,6 +165,8 @@ PairShardReader::PairShardReader(const std::string& path) : path_(path) {
     ref_rejected_ = read_1d_dataset<float>(rejected.get(), 0, pairs_);
     has_ref_ = true;
   }
+} catch (const IoError& error) {
+  throw DataError(path + ": " + error.what());
 }
 
 int64_t PairShardReader::row_length(size_t index) const {

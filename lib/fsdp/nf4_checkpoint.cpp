@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "hf/safetensors_dtype.h"
 #include "model/nf4.h"
 #include "util/errors.h"
 
@@ -50,10 +51,10 @@ class WeightReader {
   // `name` must hold `numel` elements of `dtype`.
   void check(const std::string& name, at::ScalarType dtype, int64_t numel) const {
     const SafetensorsEntry& entry = checkpoint_.entry(name);
-    if (entry.dtype != dtype || entry.numel() != numel) {
+    if (scalar_type(entry.dtype) != dtype || entry.numel() != numel) {
       throw ModelError(checkpoint_.directory() + ": tensor '" + name + "' should hold " + std::to_string(numel) + " " +
                        c10::toString(dtype) + " values for " + spec_.name + " in nf4, not " +
-                       std::to_string(entry.numel()) + " " + c10::toString(entry.dtype));
+                       std::to_string(entry.numel()) + " " + c10::toString(scalar_type(entry.dtype)));
     }
   }
 

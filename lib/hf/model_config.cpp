@@ -1,6 +1,7 @@
 // config.json -> ModelConfig. Every message names the file, the field and what would fix it.
 #include "hf/model_config.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -165,6 +166,38 @@ void parse_quantization(const ConfigReader& reader, const json& quantization, Mo
   config.nf4_double_quant = quantization.value("bnb_4bit_use_double_quant", false);
 }
 
+// The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
+// could not exist is refused before any of that arithmetic, and before allocating for it.
+void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
+  constexpr int64_t kMaxDimension = int64_t{1} << 24;   // any one size: far past every model's
+  constexpr long double kMaxParameters = 1e15;          // 2500 x Llama 3.1 405B
+  for (const auto& [key, value] : {std::pair<const char*, int64_t>{"vocab_size", config.vocab_size},
+                                   {"hidden_size", config.hidden_size},
+                                   {"intermediate_size", config.intermediate_size},
+                                   {"num_hidden_layers", config.num_hidden_layers},
+                                   {"num_attention_heads", config.num_attention_heads},
+                                   {"head_dim", config.head_dim},
+                                   {"max_position_embeddings", config.max_position_embeddings},
+                                   {"sliding_window", config.sliding_window}}) {
+    if (value > kMaxDimension) {
+      reader.fail(key, "= " + std::to_string(value) + " exceeds 2^24, more than any model has (the file is damaged)");
+    }
+  }
+  // In floating point: with every size below 2^24 this cannot overflow, the int64 count can.
+  const auto hidden = static_cast<long double>(config.hidden_size);
+  const auto q = static_cast<long double>(config.num_attention_heads) * static_cast<long double>(config.head_dim);
+  const auto kv = static_cast<long double>(config.num_key_value_heads) * static_cast<long double>(config.head_dim);
+  const long double layer = hidden * (2 * q + 2 * kv) + 3 * hidden * static_cast<long double>(config.intermediate_size);
+  const long double count = static_cast<long double>(config.num_hidden_layers) * layer +
+                            2 * static_cast<long double>(config.vocab_size) * hidden;
+  if (count > kMaxParameters) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3g", static_cast<double>(count));
+    reader.fail("hidden_size", std::string("and the other sizes describe a model of ") + text +
+                                   " parameters, past the 1e15 shardtune takes (the file is damaged)");
+  }
+}
+
 }  // namespace
 
 int64_t ModelConfig::parameter_count() const {
@@ -248,6 +281,7 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
     reader.fail("torch_dtype", "is '" + dtype + "'; expected " + enum_choices<TorchDtype>());
   }
   if (reader.has("quantization_config")) parse_quantization(reader, root.at("quantization_config"), config);
+  check_model_size(reader, config);
   return config;
 }
 
@@ -263,7 +297,7 @@ ModelConfig load_model_config(const std::string& path) {
   json root;
   try {
     root = json::parse(in);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
     throw ModelError(file.string() + ": not valid JSON (" + error.what() + ")");
   }
   return parse_model_config(root, file.string());

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hf/lora_target.h"
 #include "hf/model_config.h"
 #include "util/enum_names.h"
 
@@ -34,18 +35,6 @@ enum class LayerParam {
   input_norm, post_attention_norm
 };
 inline constexpr size_t kLayerParamCount = 16;
-
-// lora.target_modules words: the projections an adapter can wrap (the table row that names one
-// says which weight).
-enum class LoraTarget { q, k, v, o, gate, up, down };
-template <>
-struct EnumNames<LoraTarget> {
-  static constexpr NamedValue<LoraTarget> table[] = {{LoraTarget::q, "q"},       {LoraTarget::k, "k"},
-                                                     {LoraTarget::v, "v"},       {LoraTarget::o, "o"},
-                                                     {LoraTarget::gate, "gate"}, {LoraTarget::up, "up"},
-                                                     {LoraTarget::down, "down"}};
-};
-inline constexpr size_t kLoraTargetCount = 7;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
 enum class Dim { none, vocab, hidden, intermediate, q_size, kv_size };

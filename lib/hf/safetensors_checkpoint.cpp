@@ -20,7 +20,7 @@ std::map<std::string, std::string> read_weight_map(const fs::path& index_path) {
   json index;
   try {
     index = json::parse(in);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
     throw ModelError(index_path.string() + ": not valid JSON (" + error.what() + ")");
   }
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {

@@ -1,29 +1,32 @@
-// The safetensors dtypes shardtune reads and writes (F32, BF16, F16; U8 for the packed codes and
-// quantization state of bitsandbytes 4-bit checkpoints) and their libtorch types.
+// The safetensors dtypes shardtune reads and writes (safetensors_header.h) as libtorch types.
 #pragma once
 
 #include <c10/core/ScalarType.h>
 
 #include <optional>
-#include <string>
+
+#include "hf/safetensors_header.h"
 
 namespace st {
 
-inline std::optional<at::ScalarType> scalar_type_from_safetensors(const std::string& dtype) {
-  if (dtype == "F32") return at::kFloat;
-  if (dtype == "BF16") return at::kBFloat16;
-  if (dtype == "F16") return at::kHalf;
-  if (dtype == "U8") return at::kByte;
-  return std::nullopt;
+inline at::ScalarType scalar_type(SafetensorsDtype dtype) {
+  switch (dtype) {
+    case SafetensorsDtype::F32: return at::kFloat;
+    case SafetensorsDtype::BF16: return at::kBFloat16;
+    case SafetensorsDtype::F16: return at::kHalf;
+    case SafetensorsDtype::U8: return at::kByte;
+  }
+  return at::kFloat;
 }
 
-inline std::string safetensors_dtype_name(at::ScalarType type) {
+// nullopt for a type safetensors files of shardtune do not hold.
+inline std::optional<SafetensorsDtype> safetensors_dtype(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return "F32";
-    case at::kBFloat16: return "BF16";
-    case at::kHalf: return "F16";
-    case at::kByte: return "U8";
-    default: return "";
+    case at::kFloat: return SafetensorsDtype::F32;
+    case at::kBFloat16: return SafetensorsDtype::BF16;
+    case at::kHalf: return SafetensorsDtype::F16;
+    case at::kByte: return SafetensorsDtype::U8;
+    default: return std::nullopt;
   }
 }
 

@@ -11,25 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "hf/safetensors_header.h"
 #include "util/mapped_file.h"
 
 namespace st {
 
-struct SafetensorsEntry {
-  std::string name;
-  at::ScalarType dtype = at::kFloat;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0;  // byte offsets into the data section
-  uint64_t end = 0;
-
-  int64_t numel() const;
-};
-
 class SafetensorsFile {
  public:
-  static constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit
-
-  // Throws ModelError naming the file (and the tensor) for every malformed header.
+  // Throws ModelError naming the file (and the tensor) for every malformed header
+  // (parse_safetensors_header).
   explicit SafetensorsFile(const std::string& path);
 
   const std::string& path() const { return file_.path(); }

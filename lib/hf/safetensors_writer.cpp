@@ -36,15 +36,15 @@ SafetensorsLayout::SafetensorsLayout(const std::vector<TensorSpec>& specs) : spe
   uint64_t cursor = 0;
   std::map<std::string, uint64_t> relative;
   for (const TensorSpec& spec : specs_) {
-    const std::string dtype = safetensors_dtype_name(spec.dtype);
-    if (dtype.empty()) {
+    const std::optional<SafetensorsDtype> dtype = safetensors_dtype(spec.dtype);
+    if (!dtype) {
       throw ModelError("safetensors: tensor '" + spec.name + "' has unsupported dtype " +
                        std::string(c10::toString(spec.dtype)) + " (write F32, BF16 or F16)");
     }
     if (relative.count(spec.name) != 0) {
       throw ModelError("safetensors: tensor '" + spec.name + "' appears twice");
     }
-    header[spec.name] = {{"dtype", dtype}, {"shape", spec.shape},
+    header[spec.name] = {{"dtype", enum_name(*dtype)}, {"shape", spec.shape},
                          {"data_offsets", {cursor, cursor + spec.bytes()}}};
     relative[spec.name] = cursor;
     cursor += spec.bytes();

@@ -45,7 +45,7 @@ std::vector<ScoreRequest> read_score_requests(const std::string& path, int64_t v
     json line;
     try {
       line = json::parse(text);
-    } catch (const json::parse_error& error) {
+    } catch (const json::exception& error) {
       throw DataError(where + ": not valid JSON (" + error.what() + ")");
     }
     if (!line.is_object()) throw DataError(where + ": expected a JSON object per line");

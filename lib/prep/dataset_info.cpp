@@ -36,7 +36,7 @@ nlohmann::ordered_json read_index(const std::string& path) {
   nlohmann::ordered_json info;
   try {
     info = nlohmann::ordered_json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw ConfigError(path + ": not valid JSON (" + e.what() + ")");
   }
   if (!info.is_object()) throw ConfigError(path + ": not a JSON object of dataset entries");

@@ -21,11 +21,12 @@ bool starts_json_array(std::istream& in) {
 std::vector<TextRecord> json_array_records(const std::string& text, const std::string& path) {
   std::vector<TextRecord> records;
   uint64_t line = 1;
-  size_t i = text.find('[');
-  line += static_cast<uint64_t>(std::count(text.begin(), text.begin() + static_cast<int64_t>(i), '\n'));
+  size_t i = text.find_first_not_of(" \t\r\n");
+  line += static_cast<uint64_t>(std::count(text.begin(), text.begin() + static_cast<int64_t>(std::min(i, text.size())), '\n'));
   auto fail = [&](const std::string& what) {
     return DataError(path + ":" + std::to_string(line) + ": " + what + " (a JSON array of records was expected)");
   };
+  if (i == std::string::npos || text[i] != '[') throw fail("the text does not start with '['");
   ++i;
   bool expect_element = true;  // after '[' or ','
   while (true) {
@@ -52,7 +53,7 @@ std::vector<TextRecord> json_array_records(const std::string& text, const std::s
       if (c == '\n') ++line;
       if (in_string) {
         if (c == '\\') {
-          ++i;
+          if (++i < text.size() && text[i] == '\n') ++line;  // an escape takes the next character, whatever it is
         } else if (c == '"') {
           in_string = false;
           if (depth == 0) {
@@ -74,6 +75,7 @@ std::vector<TextRecord> json_array_records(const std::string& text, const std::s
         break;
       }
     }
+    i = std::min(i, text.size());  // an escape at the very end steps past it
     size_t end = i;
     while (end > begin && blank(text[end - 1])) --end;
     records.push_back({first_line, text.substr(begin, end - begin)});

@@ -67,7 +67,7 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
   json line;
   try {
     line = json::parse(text);
-  } catch (const json::parse_error&) {
+  } catch (const json::exception&) {
     return LineProblem{LineReason::bad_json, "not valid JSON"};
   }
   if (!line.is_object()) return LineProblem{LineReason::bad_json, "not a JSON object"};

@@ -80,65 +80,70 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
   }
 }
 
-std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages) const {
-  check_turns(messages, kind_);
-  std::string out;
+// A rendering is opening + one turn per message + the generation header, each turn written the
+// same wherever it stands (the system prompt of llama2 and mistral goes into the first user
+// turn), so render_conversation renders every span once: linear in the conversation.
+std::string ChatTemplate::opening(const std::vector<ChatMessage>& messages) const {
+  switch (kind_) {
+    case TemplateKind::llama3: return "<|begin_of_text|>";
+    case TemplateKind::qwen:
+      return system_first(messages) ? "" : "<|im_start|>system\n" + std::string(kQwenDefaultSystem) + "<|im_end|>\n";
+    case TemplateKind::chatml:
+    case TemplateKind::llama2: return "";
+    case TemplateKind::mistral: return "<s>";
+    case TemplateKind::plain: return bos_;
+  }
+  return "";
+}
+
+std::string ChatTemplate::turn(const std::vector<ChatMessage>& messages, size_t i) const {
+  const ChatMessage& m = messages[i];
+  // llama2 and mistral: the system prompt opens the first user turn (check_turns: index 1).
+  const bool first_user_after_system = i == 1 && system_first(messages);
   switch (kind_) {
     case TemplateKind::llama3:
-      out = "<|begin_of_text|>";
-      for (const ChatMessage& m : messages) {
-        out += std::string("<|start_header_id|>") + enum_name(m.role) + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
-      }
-      return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+      return std::string("<|start_header_id|>") + enum_name(m.role) + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
     case TemplateKind::qwen:
-      if (!system_first(messages)) out = "<|im_start|>system\n" + std::string(kQwenDefaultSystem) + "<|im_end|>\n";
-      [[fallthrough]];
-    case TemplateKind::chatml:
-      for (const ChatMessage& m : messages) out += std::string("<|im_start|>") + enum_name(m.role) + "\n" + m.content + "<|im_end|>\n";
-      return out + "<|im_start|>assistant\n";
-    case TemplateKind::llama2: {
-      // Every user turn opens with <s>[INST]; the system prompt goes inside the first one (a
-      // system-only prompt: inside an empty user turn).
-      std::string system;
-      if (messages.size() == 1 && system_first(messages)) {
-        return "<s>[INST] <<SYS>>\n" + messages.front().content + "\n<</SYS>>\n\n [/INST]";
-      }
-      for (const ChatMessage& m : messages) {
-        if (m.role == ChatRole::system) {
-          system = "<<SYS>>\n" + m.content + "\n<</SYS>>\n\n";
-        } else if (m.role == ChatRole::user) {
-          out += "<s>[INST] " + system + m.content + " [/INST]";
-          system.clear();
-        } else {
-          out += " " + m.content + " </s>";
-        }
-      }
-      return out;
-    }
-    case TemplateKind::mistral: {
-      // One <s>; the system prompt opens the first user turn; replies end with </s>.
-      if (messages.size() == 1 && system_first(messages)) {
-        throw std::invalid_argument("template 'mistral' writes the system prompt into the first user turn, so a "
-                                    "prompt of a system message alone has no rendering; add the user's message");
-      }
-      out = "<s>";
-      std::string system = system_first(messages) ? messages.front().content + "\n\n" : "";
-      for (size_t i = system_first(messages) ? 1 : 0; i < messages.size(); ++i) {
-        if (messages[i].role == ChatRole::user) {
-          out += " [INST] " + system + messages[i].content + " [/INST]";
-          system.clear();
-        } else {
-          out += render_completion(messages[i].content);
-        }
-      }
-      return out;
-    }
-    case TemplateKind::plain:
-      out = bos_;
-      for (size_t i = 0; i < messages.size(); ++i) out += (i ? "\n" : "") + messages[i].content;
-      return out + "\n";
+    case TemplateKind::chatml: return std::string("<|im_start|>") + enum_name(m.role) + "\n" + m.content + "<|im_end|>\n";
+    case TemplateKind::llama2:
+      if (m.role == ChatRole::system) return "";
+      if (m.role == ChatRole::assistant) return " " + m.content + " </s>";
+      return "<s>[INST] " + (first_user_after_system ? "<<SYS>>\n" + messages[0].content + "\n<</SYS>>\n\n" : "") +
+             m.content + " [/INST]";
+    case TemplateKind::mistral:
+      if (m.role == ChatRole::system) return "";
+      if (m.role == ChatRole::assistant) return render_completion(m.content);
+      return " [INST] " + (first_user_after_system ? messages[0].content + "\n\n" : "") + m.content + " [/INST]";
+    case TemplateKind::plain: return (i ? "\n" : "") + m.content;
   }
-  return out;
+  return "";
+}
+
+std::string ChatTemplate::generation_header() const {
+  switch (kind_) {
+    case TemplateKind::llama3: return "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    case TemplateKind::qwen:
+    case TemplateKind::chatml: return "<|im_start|>assistant\n";
+    case TemplateKind::llama2:
+    case TemplateKind::mistral: return "";
+    case TemplateKind::plain: return "\n";
+  }
+  return "";
+}
+
+std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages) const {
+  check_turns(messages, kind_);
+  if (messages.size() == 1 && system_first(messages)) {
+    // A system message alone: llama2 puts it in an empty user turn; mistral has no such turn.
+    if (kind_ == TemplateKind::llama2) return "<s>[INST] <<SYS>>\n" + messages.front().content + "\n<</SYS>>\n\n [/INST]";
+    if (kind_ == TemplateKind::mistral) {
+      throw std::invalid_argument("template 'mistral' writes the system prompt into the first user turn, so a "
+                                  "prompt of a system message alone has no rendering; add the user's message");
+    }
+  }
+  std::string out = opening(messages);
+  for (size_t i = 0; i < messages.size(); ++i) out += turn(messages, i);
+  return out + generation_header();
 }
 
 std::string ChatTemplate::render_completion(const std::string& reply) const {
@@ -171,22 +176,24 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
     const bool trainable = messages[i].role == ChatRole::assistant && messages[i].trained;
     if (trainable && (train_on == TrainOn::all || i == last)) replies.push_back(i);
   }
-  const std::vector<ChatMessage> before_first(messages.begin(), messages.begin() + static_cast<int64_t>(replies[0]));
-  RenderedConversation out{render_prompt(before_first), {}};
-  std::string rendered = out.prompt;
+  RenderedConversation out{opening(messages), {}};
+  for (size_t i = 0; i < replies[0]; ++i) out.prompt += turn(messages, i);
+  out.prompt += generation_header();
   for (size_t k = 0; k < replies.size(); ++k) {
-    out.completion.push_back({render_completion(messages[replies[k]].content), true});
-    rendered += out.completion.back().text;
+    const std::string completion = render_completion(messages[replies[k]].content);
+    out.completion.push_back({completion, true});
     if (k + 1 == replies.size()) break;
-    // The turns up to the next reply: that reply's prompt less what is already rendered.
-    const std::vector<ChatMessage> before_next(messages.begin(), messages.begin() + static_cast<int64_t>(replies[k + 1]));
-    const std::string next_prompt = render_prompt(before_next);
-    if (next_prompt.compare(0, rendered.size(), rendered) != 0) {
+    // The next reply's prompt is what is rendered so far, less its generation header, plus the
+    // turns up to that reply: it must continue the header and reply just written.
+    std::string next = turn(messages, replies[k]);
+    for (size_t i = replies[k] + 1; i < replies[k + 1]; ++i) next += turn(messages, i);
+    next += generation_header();
+    const std::string written = generation_header() + completion;
+    if (next.compare(0, written.size(), written) != 0) {
       throw std::invalid_argument(std::string("template '") + enum_name(kind_) +
                                   "' has no multi-turn rendering to train every assistant turn on; use --train-on last");
     }
-    out.completion.push_back({next_prompt.substr(rendered.size()), false});
-    rendered = next_prompt;
+    out.completion.push_back({next.substr(written.size()), false});
   }
   return out;
 }

@@ -100,6 +100,11 @@ class ChatTemplate {
   ConversationIds conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
  private:
+  // A prompt is opening + turn(i) for each message + generation_header (render_prompt).
+  std::string opening(const std::vector<ChatMessage>& messages) const;
+  std::string turn(const std::vector<ChatMessage>& messages, size_t i) const;
+  std::string generation_header() const;
+
   TemplateKind kind_;
   const Tokenizer& tokenizer_;
   std::string bos_, eos_;  // plain: the model's (tokenizer_config.json), possibly empty

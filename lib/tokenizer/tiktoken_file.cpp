@@ -5,6 +5,7 @@
 // special tokens (ids from 128000, as Meta's tokenizer.py) complete it.
 #include <algorithm>
 #include <fstream>
+#include <unordered_set>
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer.h"
@@ -12,6 +13,8 @@
 
 namespace st {
 namespace {
+
+constexpr size_t kMaxTokenBytes = 512;  // Llama 3's and OpenAI's longest are 128
 
 constexpr const char* kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
@@ -50,19 +53,28 @@ Tokenizer Tokenizer::from_tiktoken(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw TokenizerError(file + ": cannot open");
   std::vector<std::pair<std::string, int32_t>> tokens;  // raw bytes, rank
+  std::unordered_set<int32_t> ranks_seen;
   std::string line, bytes;
   for (size_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const size_t space = line.find(' ');
-    int32_t rank = -1;
-    try {
-      if (space != std::string::npos) rank = std::stoi(line.substr(space + 1));
-    } catch (const std::exception&) {
-    }
-    if (space == std::string::npos || rank < 0 || !decode_base64(line.substr(0, space), bytes)) {
+    const std::string rank_text = space == std::string::npos ? "" : line.substr(space + 1);
+    const bool numeric = !rank_text.empty() && rank_text.size() <= 9 &&
+                         rank_text.find_first_not_of("0123456789") == std::string::npos;
+    if (!numeric || !decode_base64(line.substr(0, space), bytes)) {
       throw TokenizerError(file + ":" + std::to_string(number) +
                            ": expected '<base64 token> <rank>' (a tiktoken file); a SentencePiece tokenizer.model "
                            "is not supported: use the model's tokenizer.json");
+    }
+    // Each split of a token is a merge candidate: the cost grows with the square of its length.
+    if (bytes.size() > kMaxTokenBytes) {
+      throw TokenizerError(file + ":" + std::to_string(number) + ": a token of " + std::to_string(bytes.size()) +
+                           " bytes; tiktoken vocabularies' tokens are at most " + std::to_string(kMaxTokenBytes) +
+                           " bytes (the file is damaged)");
+    }
+    const auto rank = static_cast<int32_t>(std::stol(rank_text));
+    if (!ranks_seen.insert(rank).second) {
+      throw TokenizerError(file + ":" + std::to_string(number) + ": rank " + rank_text + " appears twice (the file is damaged)");
     }
     tokens.emplace_back(bytes, rank);
   }

@@ -115,9 +115,16 @@ void Tokenizer::index_added_tokens() {
   for (const AddedToken& token : added_) {
     added_by_first_byte_[static_cast<unsigned char>(token.content.front())].push_back(&token);
   }
-  size_t count = 0;
-  for (const auto& [text, id] : model_.vocab()) count = std::max(count, static_cast<size_t>(id) + 1);
-  for (const AddedToken& token : added_) count = std::max(count, static_cast<size_t>(token.id) + 1);
+  int64_t smallest = 0, largest = -1;
+  for (const auto& [text, id] : model_.vocab()) smallest = std::min<int64_t>(smallest, id), largest = std::max<int64_t>(largest, id);
+  for (const AddedToken& token : added_) smallest = std::min<int64_t>(smallest, token.id), largest = std::max<int64_t>(largest, token.id);
+  // Real vocabularies number their tokens densely from 0; a few unused ids are fine.
+  const int64_t limit = 2 * static_cast<int64_t>(model_.vocab().size() + added_.size()) + 1024;
+  if (smallest < 0 || largest >= limit) {
+    throw TokenizerError(source_ + ": token id " + std::to_string(smallest < 0 ? smallest : largest) + " is outside [0, " +
+                         std::to_string(limit) + "): ids must be below twice the number of tokens plus 1024 (the file is damaged)");
+  }
+  const auto count = static_cast<size_t>(largest + 1);
   token_text_.assign(count, "");
   added_by_id_.assign(count, nullptr);
   for (const auto& [text, id] : model_.vocab()) token_text_[static_cast<size_t>(id)] = text;

@@ -59,7 +59,10 @@ class Tokenizer {
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
   static Tokenizer from_json(const std::string& file);      // tokenizer_json.cpp
   static Tokenizer from_tiktoken(const std::string& file);  // tiktoken_file.cpp: Llama 3's
-  void index_added_tokens();  // sorts added_ longest first, fills added_by_first_byte_ and the by-id tables
+  // Sorts added_ longest first, fills added_by_first_byte_ and the by-id tables. Throws
+  // TokenizerError for a negative id or ids spread far past the number of tokens (the tables
+  // are by id: such a file would make a reader allocate for ids no vocabulary has).
+  void index_added_tokens();
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
   // The earliest added token in text[from, ...), longest first at a position; npos if none.
   size_t find_added(std::string_view text, size_t from, const AddedToken*& token) const;

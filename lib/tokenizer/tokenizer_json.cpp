@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,7 +62,9 @@ BpeModel read_model(const Reader& r, const Json& model) {
   std::unordered_map<std::string, int32_t> vocab;
   vocab.reserve(model["vocab"].size());
   for (const auto& [token, id] : model["vocab"].items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0) r.fail("model.vocab[\"" + token + "\"]", "expected an id >= 0");
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX) {
+      r.fail("model.vocab[\"" + token + "\"]", "expected an id in [0, 2^31)");
+    }
     vocab.emplace(token, id.get<int32_t>());
   }
   std::vector<std::pair<std::string, std::string>> merges;
@@ -149,7 +152,7 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   Json json;
   try {
     json = Json::parse(text.str());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     throw TokenizerError(file + ": not valid JSON (" + e.what() + ")");
   }
   if (!json.is_object() || !json.contains("model")) r.fail("model", "missing; is this a tokenizer.json?");
@@ -211,9 +214,10 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   for (size_t i = 0; i < added.size(); ++i) {
     const std::string field = "added_tokens[" + std::to_string(i) + "]";
     const Json& entry = added[i];
-    if (!entry.is_object() || !entry.contains("id") || !entry.contains("content") || !entry["content"].is_string() ||
+    if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_number_integer() || entry["id"].get<int64_t>() < 0 ||
+        entry["id"].get<int64_t>() > INT32_MAX || !entry.contains("content") || !entry["content"].is_string() ||
         entry["content"].get<std::string>().empty()) {
-      r.fail(field, "expected {\"id\": N, \"content\": \"...\"}");
+      r.fail(field, "expected {\"id\": N in [0, 2^31), \"content\": \"...\"}");
     }
     if (Reader::flag(entry, "single_word")) r.fail(field + ".single_word", "true is not supported");
     AddedToken token{entry["content"].get<std::string>(), entry["id"].get<int32_t>(), Reader::flag(entry, "special"),
@@ -230,7 +234,7 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
       const Json config = Json::parse(config_in);
       tokenizer.bos_token_ = config_token(config, "bos_token");
       tokenizer.eos_token_ = config_token(config, "eos_token");
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {
       throw TokenizerError(config_file + ": not valid JSON (" + e.what() + ")");
     }
   }

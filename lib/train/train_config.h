@@ -6,7 +6,7 @@
 #include "ckpt/ckpt_options.h"
 #include "data/data_options.h"
 #include "distributed/dist_options.h"
-#include "model/lora.h"
+#include "model/lora_options.h"
 #include "model/model_options.h"
 #include "optim/optim_options.h"
 #include "train/train_options.h"

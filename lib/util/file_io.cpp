@@ -67,6 +67,18 @@ std::string crc32_hex(uint32_t crc) {
   return text;
 }
 
+std::optional<uint32_t> parse_crc32_hex(const std::string& text) {
+  if (text.empty() || text.size() > 8 || text.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(std::stoul(text, nullptr, 16));
+}
+
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
 uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end) {
   const ReadOnlyFd fd(path, O_RDONLY);
   struct stat info {};

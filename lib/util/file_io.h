@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace st {
@@ -16,6 +17,11 @@ uint32_t file_crc32(const std::string& path);
 uint32_t file_ends_crc32(const std::string& path, uint64_t bytes_each_end);
 // A CRC-32 as manifests and messages write it: 8 lowercase hex digits.
 std::string crc32_hex(uint32_t crc);
+// The inverse, for manifests read back: 1 to 8 hex digits, nothing else; nullopt otherwise.
+std::optional<uint32_t> parse_crc32_hex(const std::string& text);
+// Whether a manifest's file entry names a file inside its own directory: not empty, no '/', not
+// "." or "..". A manifest from elsewhere must not make a reader open files outside it.
+bool is_plain_file_name(const std::string& name);
 void sync_file(const std::string& path);
 void sync_directory(const std::string& path);
 // Writes `text` to path.tmp, fsyncs it and renames it over `path`.

@@ -109,7 +109,15 @@ std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& na
     shape.length = length;
     shape.matches_type = ST_CHECK_HDF5(H5Tequal(stored.get(), type)) > 0;
   }
+  shape.stored_bytes = H5Dget_storage_size(dataset.get());
   return shape;
+}
+
+bool DatasetShape::storage_holds(uint64_t element_bytes) const {
+  constexpr uint64_t kMaxInflation = 1100, kSlackBytes = 64 << 10;
+  const uint64_t limit = stored_bytes > (UINT64_MAX - kSlackBytes) / kMaxInflation ? UINT64_MAX
+                                                                                   : stored_bytes * kMaxInflation + kSlackBytes;
+  return length <= limit / element_bytes;
 }
 
 Hdf5Handle open_dataset_for_reads(hid_t file, const std::string& name, size_t cache_bytes) {

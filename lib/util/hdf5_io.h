@@ -42,6 +42,11 @@ void write_1d_dataset(hid_t file, const std::string& name, const std::vector<T>&
 struct DatasetShape {
   uint64_t length = 0;
   bool matches_type = false;
+  uint64_t stored_bytes = 0;  // allocated in the file (compressed size; 0 when never written)
+  // Whether `length` elements of `element_bytes` can come from what is stored: at most deflate's
+  // ratio (~1032:1) over the stored bytes, plus 64 KiB. A dataset's extent is only a number in
+  // its header, so a reader checks this before allocating for a whole dataset or a slice.
+  bool storage_holds(uint64_t element_bytes) const;
 };
 std::optional<DatasetShape> inspect_1d_dataset(hid_t file, const std::string& name, hid_t type);
 

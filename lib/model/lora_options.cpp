@@ -1,0 +1,47 @@
+#include "model/lora_options.h"
+
+#include <array>
+#include <cmath>
+#include <sstream>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+size_t index_of(LoraTarget target) { return static_cast<size_t>(target); }
+
+}  // namespace
+
+std::vector<LoraTarget> lora_targets(const std::string& target_modules) {
+  std::array<bool, kLoraTargetCount> chosen{};
+  std::stringstream words(target_modules);
+  std::string word;
+  while (std::getline(words, word, ',')) {
+    const auto first = word.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    word = word.substr(first, word.find_last_not_of(" \t") - first + 1);
+    LoraTarget target{};
+    if (!find_enum(word, target)) {
+      throw ConfigError("lora.target_modules = '" + target_modules + "': '" + word + "' is not one of " +
+                        enum_choices<LoraTarget>() + " (comma-separated)");
+    }
+    chosen[index_of(target)] = true;
+  }
+  std::vector<LoraTarget> targets;
+  for (const auto& entry : EnumNames<LoraTarget>::table) {
+    if (chosen[index_of(entry.value)]) targets.push_back(entry.value);
+  }
+  if (targets.empty()) {
+    throw ConfigError("lora.target_modules = '" + target_modules + "' names no projection; choose from " +
+                      enum_choices<LoraTarget>());
+  }
+  return targets;
+}
+
+double lora_scale(const LoraOptions& options) {
+  const auto r = static_cast<double>(options.r);
+  return options.alpha / (options.rslora ? std::sqrt(r) : r);
+}
+
+}  // namespace st
