@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/errors.h"
+#include "util/file_io.h"
 
 namespace st {
 namespace {
@@ -28,8 +29,9 @@ std::map<std::string, std::string> read_weight_map(const fs::path& index_path) {
   }
   std::map<std::string, std::string> weight_map;
   for (const auto& [name, file] : index["weight_map"].items()) {
-    if (!file.is_string()) {
-      throw ModelError(index_path.string() + ": weight_map['" + name + "'] must be a file name");
+    if (!file.is_string() || !is_plain_file_name(file.get<std::string>())) {
+      throw ModelError(index_path.string() + ": weight_map['" + name + "'] = " + file.dump() +
+                       " must be a file name in the checkpoint's directory (no '/', not '..')");
     }
     weight_map[name] = file.get<std::string>();
   }

@@ -173,5 +173,22 @@ TEST_F(SafetensorsTest, CheckpointDirectoryErrors) {
   }
 }
 
+TEST_F(SafetensorsTest, IndexNamesOnlyFilesInItsDirectory) {
+  // A hub index must not make the reader map files elsewhere (the file exists, one level up).
+  write_safetensors_checkpoint(dir_.string(), sample(), 100000);
+  const std::string outside = dir_.filename().string() + "_outside.safetensors";
+  fs::copy_file(dir_ / "model-00001-of-00002.safetensors", dir_.parent_path() / outside,
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir_ / "model.safetensors.index.json") << R"({"weight_map": {"a.weight": "../)" + outside + "\"}}";
+  try {
+    SafetensorsCheckpoint checkpoint(dir_.string());
+    FAIL() << "an index entry outside the directory accepted";
+  } catch (const ModelError& error) {
+    EXPECT_NE(std::string(error.what()).find("weight_map['a.weight'] = \"../" + outside + "\" must be a file name"),
+              std::string::npos) << error.what();
+  }
+  fs::remove(dir_.parent_path() / outside);
+}
+
 }  // namespace
 }  // namespace st
