@@ -69,6 +69,7 @@ BpeModel read_model(const Reader& r, const Json& model) {
   }
   std::vector<std::pair<std::string, std::string>> merges;
   const Json& list = model.contains("merges") ? model["merges"] : Json::array();
+  if (!list.is_array()) r.fail("model.merges", "expected a list of merges");
   merges.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& merge = list[i];
@@ -162,7 +163,10 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
     const Json& normalizer = json["normalizer"];
     std::vector<std::pair<const Json*, std::string>> parts;
     if (r.type_of(normalizer, "normalizer") == "Sequence") {
-      for (size_t i = 0; i < normalizer.value("normalizers", Json::array()).size(); ++i) {
+      if (!normalizer.contains("normalizers") || !normalizer["normalizers"].is_array()) {
+        r.fail("normalizer.normalizers", "expected the list of a Sequence");
+      }
+      for (size_t i = 0; i < normalizer["normalizers"].size(); ++i) {
         parts.emplace_back(&normalizer["normalizers"][i], "normalizer.normalizers[" + std::to_string(i) + "]");
       }
     } else {
@@ -175,7 +179,10 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   if (json.contains("pre_tokenizer") && !json["pre_tokenizer"].is_null()) {
     const Json& pre = json["pre_tokenizer"];
     if (r.type_of(pre, "pre_tokenizer") == "Sequence") {
-      for (size_t i = 0; i < pre.value("pretokenizers", Json::array()).size(); ++i) {
+      if (!pre.contains("pretokenizers") || !pre["pretokenizers"].is_array()) {
+        r.fail("pre_tokenizer.pretokenizers", "expected the list of a Sequence");
+      }
+      for (size_t i = 0; i < pre["pretokenizers"].size(); ++i) {
         steps.emplace_back(&pre["pretokenizers"][i], "pre_tokenizer.pretokenizers[" + std::to_string(i) + "]");
       }
     } else {
@@ -211,6 +218,7 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   int64_t largest = -1;
   for (const auto& [token, id] : tokenizer.model_.vocab()) largest = std::max<int64_t>(largest, id);
   const Json& added = json.value("added_tokens", Json::array());
+  if (!added.is_array()) r.fail("added_tokens", "expected a list of {\"id\", \"content\"}");
   for (size_t i = 0; i < added.size(); ++i) {
     const std::string field = "added_tokens[" + std::to_string(i) + "]";
     const Json& entry = added[i];
