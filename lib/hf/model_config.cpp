@@ -49,15 +49,21 @@ class ConfigReader {
   double number_or(const std::string& key, double fallback) const {
     return has(key) ? number(root_, key, key) : fallback;
   }
-  bool boolean_or(const std::string& key, bool fallback) const {
-    if (!has(key)) return fallback;
-    if (!root_.at(key).is_boolean()) fail(key, "must be true or false, got " + root_.at(key).dump());
-    return root_.at(key).get<bool>();
+  // `path` names the field in messages (e.g. "quantization_config.load_in_4bit").
+  bool boolean_or(const json& object, const std::string& key, const std::string& path, bool fallback) const {
+    if (!has(object, key)) return fallback;
+    if (!object.at(key).is_boolean()) fail(path, "must be true or false, got " + object.at(key).dump());
+    return object.at(key).get<bool>();
+  }
+  bool boolean_or(const std::string& key, bool fallback) const { return boolean_or(root_, key, key, fallback); }
+  std::string string_or(const json& object, const std::string& key, const std::string& path,
+                        const std::string& fallback) const {
+    if (!has(object, key)) return fallback;
+    if (!object.at(key).is_string()) fail(path, "must be a string, got " + object.at(key).dump());
+    return object.at(key).get<std::string>();
   }
   std::string string_or(const std::string& key, const std::string& fallback) const {
-    if (!has(key)) return fallback;
-    if (!root_.at(key).is_string()) fail(key, "must be a string, got " + root_.at(key).dump());
-    return root_.at(key).get<std::string>();
+    return string_or(root_, key, key, fallback);
   }
   const json& root() const { return root_; }
 
@@ -87,8 +93,10 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
     rope.factor = required("factor");
     rope.low_freq_factor = required("low_freq_factor");
     rope.high_freq_factor = required("high_freq_factor");
-    rope.original_max_position_embeddings =
-        static_cast<int64_t>(required("original_max_position_embeddings"));
+    const std::string original = field + ".original_max_position_embeddings";
+    if (!reader.has(scaling, "original_max_position_embeddings")) reader.fail(original, "is missing for rope type " + type);
+    rope.original_max_position_embeddings = reader.integer(scaling, "original_max_position_embeddings", original);
+    if (rope.original_max_position_embeddings <= 0) reader.fail(original, "must be > 0");
     if (rope.high_freq_factor <= rope.low_freq_factor) {
       reader.fail(field + ".high_freq_factor", "must exceed low_freq_factor");
     }
@@ -154,16 +162,22 @@ void parse_quantization(const ConfigReader& reader, const json& quantization, Mo
   const std::string fix = "; shardtune reads bitsandbytes 4-bit nf4 checkpoints (train.method = qlora) and "
                           "full-precision ones: point model.path at the full-precision model";
   if (!quantization.is_object()) reader.fail("quantization_config", "must be an object" + fix);
-  const std::string method = quantization.value("quant_method", "");
+  const auto boolean = [&](const char* key) {
+    return reader.boolean_or(quantization, key, std::string("quantization_config.") + key, false);
+  };
+  const auto text = [&](const char* key, const char* fallback) {
+    return reader.string_or(quantization, key, std::string("quantization_config.") + key, fallback);
+  };
+  const std::string method = text("quant_method", "");
   if (method != "bitsandbytes") reader.fail("quantization_config.quant_method", "is '" + method + "'" + fix);
-  if (quantization.value("load_in_8bit", false)) {
+  if (boolean("load_in_8bit")) {
     reader.fail("quantization_config.load_in_8bit", "is true: 8-bit bitsandbytes weights are not read" + fix);
   }
-  if (!quantization.value("load_in_4bit", false)) reader.fail("quantization_config.load_in_4bit", "is not true" + fix);
-  const std::string type = quantization.value("bnb_4bit_quant_type", "fp4");
+  if (!boolean("load_in_4bit")) reader.fail("quantization_config.load_in_4bit", "is not true" + fix);
+  const std::string type = text("bnb_4bit_quant_type", "fp4");
   if (type != "nf4") reader.fail("quantization_config.bnb_4bit_quant_type", "is '" + type + "'" + fix);
   config.weight_storage = WeightStorage::bnb_nf4;
-  config.nf4_double_quant = quantization.value("bnb_4bit_use_double_quant", false);
+  config.nf4_double_quant = boolean("bnb_4bit_use_double_quant");
 }
 
 // The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
