@@ -12,7 +12,8 @@ namespace st {
 
 std::string format_config_value(double value) {
   // Whole numbers read best without an exponent ("1800", not "1.8e+03").
-  if (value == static_cast<double>(static_cast<int64_t>(value)) && std::abs(value) < 1e15) {
+  // (The range first: casting a double past int64 is undefined.)
+  if (std::abs(value) < 1e15 && value == std::trunc(value)) {
     return std::to_string(static_cast<int64_t>(value));
   }
   char text[32];
