@@ -180,6 +180,22 @@ void parse_quantization(const ConfigReader& reader, const json& quantization, Mo
   config.nf4_double_quant = boolean("bnb_4bit_use_double_quant");
 }
 
+// Parameters of `config`, counted in `Number`: int64 for the count, long double to check that
+// the int64 count cannot overflow (check_model_size).
+template <typename Number>
+Number count_parameters(const ModelConfig& config) {
+  const auto hidden = static_cast<Number>(config.hidden_size);
+  const auto intermediate = static_cast<Number>(config.intermediate_size);
+  const Number q = static_cast<Number>(config.num_attention_heads) * static_cast<Number>(config.head_dim);
+  const Number kv = static_cast<Number>(config.num_key_value_heads) * static_cast<Number>(config.head_dim);
+  const Number attention = hidden * (q + 2 * kv) + q * hidden + (config.qkv_bias ? q + 2 * kv : 0) +
+                           (config.o_proj_bias ? hidden : 0);
+  const Number mlp = 3 * hidden * intermediate + (config.mlp_bias ? 2 * intermediate + hidden : 0);
+  const Number layer = attention + mlp + 2 * hidden;
+  const Number embeddings = static_cast<Number>(config.vocab_size) * hidden * (config.tie_word_embeddings ? 1 : 2);
+  return embeddings + static_cast<Number>(config.num_hidden_layers) * layer + hidden;
+}
+
 // The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
 // could not exist is refused before any of that arithmetic, and before allocating for it.
 void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
@@ -198,12 +214,7 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
     }
   }
   // In floating point: with every size below 2^24 this cannot overflow, the int64 count can.
-  const auto hidden = static_cast<long double>(config.hidden_size);
-  const auto q = static_cast<long double>(config.num_attention_heads) * static_cast<long double>(config.head_dim);
-  const auto kv = static_cast<long double>(config.num_key_value_heads) * static_cast<long double>(config.head_dim);
-  const long double layer = hidden * (2 * q + 2 * kv) + 3 * hidden * static_cast<long double>(config.intermediate_size);
-  const long double count = static_cast<long double>(config.num_hidden_layers) * layer +
-                            2 * static_cast<long double>(config.vocab_size) * hidden;
+  const long double count = count_parameters<long double>(config);
   if (count > kMaxParameters) {
     char text[32];
     std::snprintf(text, sizeof(text), "%.3g", static_cast<double>(count));
@@ -214,16 +225,7 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
 
 }  // namespace
 
-int64_t ModelConfig::parameter_count() const {
-  const int64_t attention = hidden_size * (q_size() + 2 * kv_size()) + q_size() * hidden_size +
-                            (qkv_bias ? q_size() + 2 * kv_size() : 0) +
-                            (o_proj_bias ? hidden_size : 0);
-  const int64_t mlp = 3 * hidden_size * intermediate_size +
-                      (mlp_bias ? 2 * intermediate_size + hidden_size : 0);
-  const int64_t layer = attention + mlp + 2 * hidden_size;
-  const int64_t embeddings = vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
-  return embeddings + num_hidden_layers * layer + hidden_size;
-}
+int64_t ModelConfig::parameter_count() const { return count_parameters<int64_t>(*this); }
 
 ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (!root.is_object()) throw ModelError(source + ": expected a JSON object");

@@ -112,7 +112,6 @@ Tokenizer Tokenizer::from_tiktoken(const std::string& file) {
     tokenizer.added_.push_back({specials[i], static_cast<int32_t>(largest + 1 + static_cast<int64_t>(i)), true, false, false});
   }
   tokenizer.index_added_tokens();
-  tokenizer.vocab_size_ = largest + 1 + static_cast<int64_t>(specials.size());
   tokenizer.bos_token_ = "<|begin_of_text|>";
   tokenizer.eos_token_ = "<|end_of_text|>";
   return tokenizer;

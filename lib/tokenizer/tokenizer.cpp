@@ -124,7 +124,8 @@ void Tokenizer::index_added_tokens() {
     throw TokenizerError(source_ + ": token id " + std::to_string(smallest < 0 ? smallest : largest) + " is outside [0, " +
                          std::to_string(limit) + "): ids must be below twice the number of tokens plus 1024 (the file is damaged)");
   }
-  const auto count = static_cast<size_t>(largest + 1);
+  vocab_size_ = largest + 1;
+  const auto count = static_cast<size_t>(vocab_size_);
   token_text_.assign(count, "");
   added_by_id_.assign(count, nullptr);
   for (const auto& [text, id] : model_.vocab()) token_text_[static_cast<size_t>(id)] = text;

@@ -59,7 +59,8 @@ class Tokenizer {
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
   static Tokenizer from_json(const std::string& file);      // tokenizer_json.cpp
   static Tokenizer from_tiktoken(const std::string& file);  // tiktoken_file.cpp: Llama 3's
-  // Sorts added_ longest first, fills added_by_first_byte_ and the by-id tables. Throws
+  // Sorts added_ longest first, fills added_by_first_byte_ and the by-id tables, and sets
+  // vocab_size_ (one more than the largest id of the vocabulary and the added tokens). Throws
   // TokenizerError for a negative id or ids spread far past the number of tokens (the tables
   // are by id: such a file would make a reader allocate for ids no vocabulary has).
   void index_added_tokens();

@@ -215,8 +215,6 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
     }
   }
 
-  int64_t largest = -1;
-  for (const auto& [token, id] : tokenizer.model_.vocab()) largest = std::max<int64_t>(largest, id);
   const Json& added = json.value("added_tokens", Json::array());
   if (!added.is_array()) r.fail("added_tokens", "expected a list of {\"id\", \"content\"}");
   for (size_t i = 0; i < added.size(); ++i) {
@@ -230,11 +228,9 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
     if (Reader::flag(entry, "single_word")) r.fail(field + ".single_word", "true is not supported");
     AddedToken token{entry["content"].get<std::string>(), entry["id"].get<int32_t>(), Reader::flag(entry, "special"),
                      Reader::flag(entry, "lstrip"), Reader::flag(entry, "rstrip")};
-    largest = std::max<int64_t>(largest, token.id);
     tokenizer.added_.push_back(std::move(token));
   }
   tokenizer.index_added_tokens();
-  tokenizer.vocab_size_ = largest + 1;
 
   const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();
   if (std::ifstream config_in{config_file}) {
