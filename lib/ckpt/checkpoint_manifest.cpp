@@ -95,7 +95,7 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   p.scaler.skipped = field<int64_t>(scaler, "skipped", where + ".loss_scaler");
 
   for (const auto& [key, value] : {std::pair<const char*, int64_t>{"step", p.step}, {"total_steps", p.total_steps},
-                                   {"optimizer_steps", p.optimizer_steps}, {"global_batch", p.global_batch - 1}}) {
+                                   {"optimizer_steps", p.optimizer_steps}, {"global_batch", p.global_batch}}) {
     if (value < 0) throw CheckpointError(where + ": field '" + key + "' is out of range (" + progress.at(key).dump() + ")");
   }
   m.world_size = field<int>(root, "world_size", path);

@@ -22,7 +22,7 @@ inline constexpr int kCheckpointFormatVersion = 1;
 struct TrainProgress {
   int64_t step = 0;              // optimizer steps completed
   int64_t total_steps = 0;       // of the run (the LR schedule's length)
-  int64_t global_batch = 0;      // pairs per step; the sampler cursor counts in these
+  int64_t global_batch = 0;      // pairs per step; the sampler cursor counts in these; 0 = not recorded
   SamplerCursor cursor;          // the next unseen training sample
   int64_t optimizer_steps = 0;   // AdamW bias-correction count (fp16-skipped steps excluded)
   LossScalerState scaler;

@@ -182,6 +182,17 @@ TEST_F(CheckpointFilesTest, BadManifestsAreNamed) {
   json = nlohmann::json::parse(format_checkpoint_manifest(sample_manifest()));
   json["files"][0]["crc32"] = "xyz";
   expect_manifest_error(dir_, json.dump(), "not hexadecimal");
+  json = nlohmann::json::parse(format_checkpoint_manifest(sample_manifest()));
+  json["progress"]["global_batch"] = -1;
+  expect_manifest_error(dir_, json.dump(), "'global_batch' is out of range (-1)");
+}
+
+TEST_F(CheckpointFilesTest, UnrecordedGlobalBatchReadsAsZero) {
+  // 0 = not recorded: the resumed run then takes the global batch from its own config.
+  CheckpointManifest m = sample_manifest();
+  m.progress.global_batch = 0;
+  std::ofstream(dir_ / kCheckpointManifestName) << format_checkpoint_manifest(m);
+  EXPECT_EQ(read_checkpoint_manifest(dir_.string()).progress.global_batch, 0);
 }
 
 TEST_F(CheckpointFilesTest, MetricsAfterTheCheckpointAreDropped) {
