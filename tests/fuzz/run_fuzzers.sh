@@ -3,9 +3,9 @@
 # -DST_BUILD_FUZZERS=ON build (all, or the ones named) on its seeds (corpus/<target>) and the
 # regression inputs, with the limits that make a finding: any crash or sanitizer report, an
 # input slower than 1 s, a single allocation over 128 MiB (inputs are at most 64 KiB) or 2 GiB
-# resident. Two targets run at a time. New inputs and artifacts go to $ST_FUZZ_WORK (default
-# <build dir>/fuzz-work); a finding prints its reproducer and fails the run. Per target it
-# prints the executions, the coverage (edges) reached and the corpus size.
+# resident. $ST_FUZZ_JOBS targets (default 2) run at a time. New inputs and artifacts go to
+# $ST_FUZZ_WORK (default <build dir>/fuzz-work); a finding prints its reproducer and fails the
+# run. Per target it prints the executions, the coverage (edges) reached and the corpus size.
 set -euo pipefail
 build=${1:?usage: run_fuzzers.sh <fuzz build dir> <seconds per target> [target ...]}
 seconds=${2:?seconds per target}
@@ -57,7 +57,7 @@ for target in "${targets[@]}"; do
   [ -x "$build/tests/fuzz/fuzz_$target" ] || { echo "run_fuzzers: no program fuzz_$target" >&2; exit 2; }
   fuzz_one "$target" &
   running=$((running + 1))
-  if [ $running -ge 2 ]; then
+  if [ $running -ge "${ST_FUZZ_JOBS:-2}" ]; then
     wait -n || failed=1
     running=$((running - 1))
   fi
