@@ -5,8 +5,6 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 
-#include "ckpt/checkpoint_directory.h"
-#include "ckpt/checkpoint_model.h"
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
@@ -16,6 +14,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "generate_prompts.h"
+#include "inference_source.h"
 #include "model/generation.h"
 #include "util/device.h"
 #include "util/errors.h"
@@ -29,8 +28,8 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 struct GenerateCommand {
-  std::string model, preset, checkpoint, tokenizer, input, output;
-  uint64_t preset_seed = 0;
+  InferenceSource source;
+  std::string input, output;
   std::optional<TemplateKind> chat_template;
   bool raw = false, json_check = false, overwrite = false;
   std::vector<std::string> stop;
@@ -45,15 +44,9 @@ po::options_description generate_options(GenerateCommand& o) {
   po::options_description options(
       "shardtune generate (--model DIR | --checkpoint DIR | --preset NAME) --input prompts.jsonl --output out.jsonl",
       110, 50);
+  options.add_options()("help", "print this help and exit");
+  add_inference_source_options(options, o.source);
   options.add_options()
-      ("help", "print this help and exit")
-      ("model", po::value(&o.model), "Hugging Face model directory (config.json + *.safetensors)")
-      ("checkpoint", po::value(&o.checkpoint),
-       "a step_* checkpoint or a checkpoint directory (its newest complete one); LoRA ones are merged onto their base")
-      ("preset", po::value(&o.preset), "a built-in shape with seeded random weights (tests)")
-      ("preset-seed", po::value(&o.preset_seed)->default_value(0), "random-weight seed for --preset")
-      ("tokenizer", po::value(&o.tokenizer),
-       "directory with tokenizer.json (default: the model's, or the directory the checkpoint's run read)")
       ("template", optional_enum_flag(&o.chat_template, "generate", "template", "auto"),
        template_help.c_str())
       ("raw", po::bool_switch(&o.raw), "encode text prompts as written (after the BOS), without a chat template")
@@ -78,8 +71,7 @@ po::options_description generate_options(GenerateCommand& o) {
 }
 
 void check_options(const GenerateCommand& o) {
-  const int sources = !o.model.empty() + !o.checkpoint.empty() + !o.preset.empty();
-  if (sources != 1) throw ConfigError("generate: give exactly one of --model DIR, --checkpoint DIR or --preset NAME");
+  check_inference_source(o.source, "generate");
   if (o.input.empty() || o.output.empty()) throw ConfigError("generate: --input and --output are required");
   const SamplingOptions& s = o.generation.sampling;
   if (o.generation.max_new_tokens <= 0 || o.generation.batch_size <= 0) {
@@ -95,11 +87,6 @@ void check_options(const GenerateCommand& o) {
   if (!o.overwrite && fs::exists(o.output)) {
     throw ConfigError("generate: --output " + o.output + " exists; pass --overwrite to replace it or choose another path");
   }
-}
-
-bool has_tokenizer(const std::string& directory) {
-  return !directory.empty() && (fs::exists(fs::path(directory) / "tokenizer.json") ||
-                                fs::exists(fs::path(directory) / "tokenizer.model"));
 }
 
 // Where the first stop string starts in `text`; npos if none does.
@@ -119,16 +106,12 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     check_options(o);
     const Timer timer;
     MpiCommunicator communicator(world.comm(), world.watchdog());
-    const std::string checkpoint = o.checkpoint.empty() ? "" : resolve_resume(o.checkpoint, o.checkpoint).value();
     const c10::Device device = select_device(o.device, world.local_device());
     const auto options =
         at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
-    const LoadedModel model = checkpoint.empty() ? load_model(o.model, o.preset, o.preset_seed, options)
-                                                 : load_checkpoint_model(checkpoint, communicator, options);
-    // --tokenizer, else the one beside the model (for a checkpoint: where its run read the model).
-    const std::string tokenizer_dir = !o.tokenizer.empty() ? o.tokenizer : has_tokenizer(model.directory) ? model.directory : "";
-    std::optional<Tokenizer> tokenizer;
-    if (!tokenizer_dir.empty()) tokenizer = Tokenizer::from_file(tokenizer_dir);
+    const InferenceModel loaded = load_inference_model(o.source, communicator, options);
+    const LoadedModel& model = loaded.model;
+    const std::optional<Tokenizer>& tokenizer = loaded.tokenizer;
     if (!tokenizer && (!o.stop.empty() || o.json_check)) {
       throw ConfigError("generate: --stop and --json-check read the text, which needs a tokenizer: pass --tokenizer DIR");
     }
@@ -146,10 +129,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     for (size_t i = first; i < last; ++i) mine.push_back(prompts[i].ids);
 
     GenerationOptions generation = o.generation;
-    generation.eos_ids = model.config.eos_token_ids;
-    if (tokenizer && !tokenizer->eos_token().empty()) {
-      if (const auto eos = tokenizer->token_id(tokenizer->eos_token())) generation.eos_ids.push_back(*eos);
-    }
+    generation.eos_ids = end_of_sequence_ids(model.config, tokenizer ? &*tokenizer : nullptr);
     size_t longest_stop = 0;
     for (const std::string& stop : o.stop) longest_stop = std::max(longest_stop, stop.size());
     if (!o.stop.empty()) {  // a stop string of n bytes lies within the last n + 1 tokens

@@ -6,6 +6,7 @@
 
 namespace st {
 
+int run_eval(std::vector<std::string> args, int& argc, char**& argv);
 int run_generate(std::vector<std::string> args, int& argc, char**& argv);
 int run_export(std::vector<std::string> args, int& argc, char**& argv);
 int run_estimate(std::vector<std::string> args, int& argc, char**& argv);

@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"prep", "token-id JSONL -> HDF5 pair dataset (train/val shards + manifest)", st::run_prep},
     {"synth", "a learnable synthetic pair dataset for demos, tests and benchmarks", st::run_synth},
     {"export", "a sharded checkpoint -> a consolidated Hugging Face model (safetensors)", st::run_export},
+    {"eval", "benchmark tasks (multiple choice, perplexity, generation) scored as lm-evaluation-harness scores them", st::run_eval},
     {"generate", "completions of prompts under a model or checkpoint (greedy or sampled, KV cache)", st::run_generate},
     {"score", "log-probs of completions under a model (JSONL in, JSONL out)", st::run_score},
     {"estimate", "memory per GPU and per host for a model, cluster shape and sharding", st::run_estimate},

@@ -1,0 +1,202 @@
+// `shardtune eval`: benchmark tasks (multiple choice, perplexity, generation with an answer
+// filter; lib/eval) on a model, a checkpoint or a preset, their metrics computed as
+// lm-evaluation-harness computes them. Documents are split across ranks in contiguous blocks;
+// rank 0 gathers the sample records, aggregates and writes results.json (and --log-samples)
+// once every task has run, so a failure leaves no output behind.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "command_options.h"
+#include "command_runner.h"
+#include "commands.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/string_gather.h"
+#include "distributed/world.h"
+#include "eval/eval_context.h"
+#include "eval/eval_results.h"
+#include "eval/eval_runner.h"
+#include "eval/task_file.h"
+#include "exit_codes.h"
+#include "inference_source.h"
+#include "util/build_info.h"
+#include "util/device.h"
+#include "util/errors.h"
+#include "util/file_io.h"
+#include "util/log.h"
+#include "util/timer.h"
+
+namespace st {
+namespace {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct EvalCommand {
+  InferenceSource source;
+  std::vector<std::string> tasks;
+  std::string output, log_samples;
+  int64_t limit = 0, max_length = 0, generation_batch = 8;
+  bool add_bos = false, overwrite = false;
+  std::optional<TemplateKind> chat_template;
+  ScorerOptions scorer;
+  InferenceDtype dtype = InferenceDtype::fp32;
+  DeviceChoice device = DeviceChoice::automatic;
+};
+
+po::options_description eval_options(EvalCommand& o) {
+  static const std::string template_help =
+      "chat template for tasks with chat_template = true: " + enum_choices<TemplateKind>() + "|auto (the tokenizer's)";
+  po::options_description options(
+      "shardtune eval (--model DIR | --checkpoint DIR | --preset NAME) --tasks a.jsonl[,b.jsonl] --output results.json",
+      110, 50);
+  options.add_options()("help", "print this help and exit");
+  add_inference_source_options(options, o.source);
+  options.add_options()
+      ("tasks", po::value(&o.tasks)->composing(), "task files (JSONL: a {\"task\": ...} header, then documents), "
+       "comma-separated or repeated; docs/evaluation.md")
+      ("output", po::value(&o.output), "results JSON: per task each metric's value and standard error, the settings")
+      ("log-samples", po::value(&o.log_samples), "also write each document's inputs, scores and prediction (JSONL)")
+      ("limit", po::value(&o.limit)->default_value(0), "the first N documents of each task (0 = all)")
+      ("max-length", po::value(&o.max_length)->default_value(0),
+       "tokens the model sees at once (0 = config.json's max_position_embeddings)")
+      ("add-bos", po::bool_switch(&o.add_bos), "begin contexts with the BOS token (the harness's add_bos_token)")
+      ("template", optional_enum_flag(&o.chat_template, "eval", "template", "auto"), template_help.c_str())
+      ("batch-size", po::value(&o.generation_batch)->default_value(8), "prompts decoded together (generate_until)")
+      ("chunk-tokens", po::value(&o.scorer.chunk_tokens)->default_value(1024), "tokens per lm_head log-prob chunk")
+      ("batch-tokens", po::value(&o.scorer.max_batch_tokens)->default_value(8192), "padded tokens per forward pass")
+      ("dtype", enum_flag(&o.dtype, "eval", "dtype"), "compute dtype: fp32|bf16")
+      ("device", enum_flag(&o.device, "eval", "device"), "auto (GPU when present) | cpu | cuda")
+      ("overwrite", po::bool_switch(&o.overwrite), "replace existing --output / --log-samples files");
+  return options;
+}
+
+std::vector<std::string> task_paths(const std::vector<std::string>& values) {
+  std::vector<std::string> paths;
+  for (const std::string& value : values) {
+    std::stringstream list(value);
+    for (std::string path; std::getline(list, path, ',');) {
+      if (!path.empty()) paths.push_back(path);
+    }
+  }
+  return paths;
+}
+
+void check_options(const EvalCommand& o) {
+  check_inference_source(o.source, "eval");
+  if (task_paths(o.tasks).empty() || o.output.empty()) throw ConfigError("eval: --tasks and --output are required");
+  if (o.limit < 0 || o.max_length < 0 || o.generation_batch <= 0 || o.scorer.chunk_tokens <= 0 ||
+      o.scorer.max_batch_tokens <= 0) {
+    throw ConfigError("eval: --limit and --max-length must be >= 0; --batch-size, --chunk-tokens and --batch-tokens > 0");
+  }
+  for (const std::string& path : {o.output, o.log_samples}) {
+    if (!path.empty() && !o.overwrite && fs::exists(path)) {
+      throw ConfigError("eval: " + path + " exists; pass --overwrite to replace it or choose another path");
+    }
+  }
+}
+
+EncodeSettings encode_settings(const EvalCommand& o, const ModelConfig& config, const Tokenizer& tokenizer) {
+  EncodeSettings settings;
+  settings.add_bos = o.add_bos;
+  settings.max_length = o.max_length > 0 ? o.max_length : config.max_position_embeddings;
+  const std::optional<int32_t> bos = tokenizer.bos_token().empty() ? std::nullopt : tokenizer.token_id(tokenizer.bos_token());
+  const std::optional<int32_t> eos = tokenizer.eos_token().empty() ? std::nullopt : tokenizer.token_id(tokenizer.eos_token());
+  if (bos) settings.bos_id = *bos;
+  if (o.add_bos && !bos) throw ConfigError("eval: --add-bos, but the tokenizer names no bos_token (tokenizer_config.json)");
+  // The harness conditions empty contexts on BOS, else on the end-of-text token.
+  if (bos) {
+    settings.prefix_id = *bos;
+  } else if (eos) {
+    settings.prefix_id = *eos;
+  } else if (!config.eos_token_ids.empty()) {
+    settings.prefix_id = config.eos_token_ids.front();
+  } else {
+    throw ConfigError("eval: neither the tokenizer (bos_token, eos_token) nor config.json (eos_token_id) names a token "
+                      "to condition empty contexts on; add bos_token to tokenizer_config.json");
+  }
+  return settings;
+}
+
+}  // namespace
+
+int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
+  World world(argc, argv);
+  return run_guarded([&] {
+    EvalCommand o;
+    if (!parse_command_options("eval", args, eval_options(o), world.rank())) return kExitOk;
+    check_options(o);
+    const Timer timer;
+    std::vector<EvalTask> tasks;  // all read first: a bad file is refused before the model loads
+    std::set<std::string> names;
+    for (const std::string& path : task_paths(o.tasks)) {
+      tasks.push_back(read_task_file(path, o.limit));
+      if (!names.insert(tasks.back().spec.name).second) {
+        throw ConfigError("eval: two task files are named '" + tasks.back().spec.name + "' (" + path +
+                          "); give one a \"name\" in its header");
+      }
+    }
+
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const c10::Device device = select_device(o.device, world.local_device());
+    const auto options =
+        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
+    InferenceModel loaded = load_inference_model(o.source, communicator, options);
+    if (!loaded.tokenizer) throw ConfigError("eval: tasks are text, which needs a tokenizer: pass --tokenizer DIR");
+    const Tokenizer& tokenizer = *loaded.tokenizer;
+    std::optional<ChatTemplate> chat;
+    const std::optional<TemplateKind> kind = o.chat_template ? o.chat_template : detect_template(tokenizer);
+    if (kind) chat.emplace(*kind, tokenizer);
+
+    EvalSettings settings;
+    settings.encode = encode_settings(o, loaded.model.config, tokenizer);
+    settings.eos_ids = end_of_sequence_ids(loaded.model.config, &tokenizer);
+    settings.generation_batch = o.generation_batch;
+    WholeWeightsModel model(llama_weights(loaded.model.tensors, loaded.model.config), loaded.model.config, o.scorer);
+
+    nlohmann::ordered_json results;
+    results["model"] = {{"source", loaded.model.description}, {"fingerprint", loaded.fingerprint},
+                        {"dtype", enum_name(o.dtype)}};
+    results["shardtune"] = {{"version", shardtune_version()}, {"ranks", world.size()}};
+    std::string sample_lines;
+    for (const EvalTask& task : tasks) {
+      const std::vector<std::string> contexts = document_contexts(task, chat ? &*chat : nullptr);
+      const size_t count = task.docs.size();
+      const size_t first = count * static_cast<size_t>(world.rank()) / static_cast<size_t>(world.size());
+      const size_t last = count * static_cast<size_t>(world.rank() + 1) / static_cast<size_t>(world.size());
+      std::string block;
+      for (const nlohmann::json& sample : evaluate_documents(task, contexts, tokenizer, settings, model, first, last)) {
+        block += sample.dump() + "\n";
+      }
+      std::vector<nlohmann::json> samples;
+      for (const std::string& rank_block : all_gather_strings(communicator, block)) {
+        std::stringstream lines(rank_block);
+        for (std::string line; std::getline(lines, line);) samples.push_back(nlohmann::json::parse(line));
+      }
+      const nlohmann::ordered_json run = {{"limit", o.limit}, {"max_length", settings.encode.max_length},
+                                          {"add_bos", o.add_bos},
+                                          {"template", task.spec.chat_template && chat ? enum_name(chat->kind()) : "none"}};
+      const nlohmann::ordered_json result = task_result(task, samples, run);
+      log0("eval: ", task.spec.name, " (", enum_name(task.spec.kind), ", ", samples.size(), " documents, ",
+           task.spec.num_fewshot, "-shot): ", metrics_line(result));
+      results["results"][task.spec.name] = result;
+      for (const nlohmann::json& sample : samples) {
+        nlohmann::ordered_json line = {{"task", task.spec.name}};
+        for (const auto& [key, value] : sample.items()) line[key] = value;
+        sample_lines += line.dump() + "\n";
+      }
+    }
+    if (world.rank() == 0) {
+      if (!o.log_samples.empty()) write_file_atomically(o.log_samples, sample_lines);
+      write_file_atomically(o.output, results.dump(2) + "\n");
+    }
+    communicator.barrier();
+    log0("eval: ", tasks.size(), " task(s) on ", loaded.model.description, " (", enum_name(o.dtype), " on ",
+         device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(), " s; wrote ", o.output,
+         o.log_samples.empty() ? "" : " and " + o.log_samples);
+    return kExitOk;
+  });
+}
+
+}  // namespace st
