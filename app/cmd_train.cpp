@@ -34,7 +34,7 @@ std::string final_summary(const TrainResult& result, const TrainConfig& config) 
     out << "; final loss " << losses.loss;
     if (losses.reward_accuracy) out << ", reward accuracy " << *losses.reward_accuracy;
   }
-  if (result.last_eval) {
+  if (result.last_eval && result.last_eval->samples > 0) {  // validation data, not tasks alone
     const LossSummary& losses = result.last_eval->losses;
     out << "; eval loss " << losses.loss;
     if (losses.reward_accuracy) out << ", eval reward accuracy " << *losses.reward_accuracy;

@@ -7,6 +7,9 @@
 #   slurm/chain.sh N [sbatch options...] [-- launch.slurm arguments...]
 #   slurm/chain.sh 4 --time=24:00:00 --export=ALL,CONFIG=run.ini
 # SHARDTUNE_LAUNCH: the batch script (default: launch.slurm beside this file).
+# EVAL_TASKS=a.jsonl,b.jsonl and CHECKPOINTS=<the run's checkpoint directory>: one more job,
+# eval.slurm beside this file, scores those tasks on the final checkpoint once the last job
+# succeeded (afterok); EVAL_ARGS are its `shardtune eval` options (e.g. "--tokenizer DIR").
 set -euo pipefail
 count=${1:?usage: chain.sh N [sbatch options...] [-- launch.slurm arguments...]}
 shift
@@ -25,3 +28,11 @@ for _ in $(seq "$count"); do
   previous=${previous%%;*}  # "id;cluster" on federated clusters
   echo "$previous"
 done
+if [ -n "${EVAL_TASKS:-}" ]; then
+  : "${CHECKPOINTS:?chain.sh: EVAL_TASKS needs CHECKPOINTS, the checkpoint directory of the run}"
+  export EVAL_TASKS CHECKPOINTS
+  read -r -a eval_args <<<"${EVAL_ARGS:-}"
+  job=$(sbatch --parsable --dependency=afterok:"$previous" "${sbatch_args[@]}" \
+    "$(dirname "$(realpath "$0")")/eval.slurm" "${eval_args[@]}")
+  echo "${job%%;*}"
+fi

@@ -15,9 +15,10 @@ namespace st {
 class EvalModel {
  public:
   virtual ~EvalModel() = default;
-  // Per request, log p of each completion given the prompt.
+  // Per request, log p of each completion given the prompt (`logp`; token_logps may be empty).
+  // Collective for models whose forward is (sharded ones): every rank calls it, with any count.
   virtual std::vector<std::vector<ScoreResult>> score(const std::vector<SharedPromptRequest>& requests) = 0;
-  // `first_index`: the global index of prompts[0] (the stop predicate's index).
+  // `first_index`: the global index of prompts[0] (the stop predicate's index). Collective as score.
   virtual std::vector<GenerationResult> generate(const std::vector<std::vector<int64_t>>& prompts,
                                                  const GenerationOptions& options, size_t first_index) = 0;
   virtual const ModelConfig& config() const = 0;

@@ -43,7 +43,7 @@ std::vector<json> multiple_choice(const EvalTask& task, const std::vector<std::s
       logps.push_back(score.logp);
       chars.push_back(count_characters(doc.choices[c]));
       bytes.push_back(static_cast<int64_t>(doc.choices[c].size()));
-      tokens.push_back(static_cast<int64_t>(score.token_logps.size()));
+      tokens.push_back(static_cast<int64_t>(requests[request].completions[completion].size()));
       per_char.push_back(score.logp / static_cast<double>(chars.back()));
       per_byte.push_back(score.logp / static_cast<double>(bytes.back()));
     }

@@ -22,29 +22,30 @@ int64_t row_length(const SharedPromptRequest& request) {
   return length;
 }
 
-void score_rows(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& inverse_frequencies,
-                const std::vector<SharedPromptRequest>& requests, size_t first, size_t last, const ScorerOptions& options,
-                std::vector<std::vector<ScoreResult>>& results) {
+}  // namespace
+
+SharedPromptRows shared_prompt_rows(const std::vector<SharedPromptRequest>& requests, size_t first, size_t last) {
   int64_t width = 1;
   for (size_t i = first; i < last; ++i) width = std::max(width, row_length(requests[i]));
   const auto rows = static_cast<int64_t>(last - first);
   const auto long_options = at::TensorOptions(at::kLong);
-  at::Tensor input_ids = at::zeros({rows, width}, long_options);
-  at::Tensor targets = at::full({rows, width}, kIgnoreTarget, long_options);
-  RowLayout layout;
+  SharedPromptRows out;
+  out.input_ids = at::zeros({rows, width}, long_options);
+  out.targets = at::full({rows, width}, kIgnoreTarget, long_options);
+  RowLayout& layout = out.layout;
   layout.position_ids = at::zeros({rows, width}, long_options);
   layout.segment_ids = at::full({rows, width}, kPaddingSegment, long_options);
   layout.branch_ids = at::full({rows, width}, kSharedBranch, long_options);
   layout.sequence_ids = at::full({rows, width}, -1, long_options);
-  auto ids = input_ids.accessor<int64_t, 2>();
-  auto target = targets.accessor<int64_t, 2>();
+  auto ids = out.input_ids.accessor<int64_t, 2>();
+  auto target = out.targets.accessor<int64_t, 2>();
   auto positions = layout.position_ids.accessor<int64_t, 2>();
   auto segments = layout.segment_ids.accessor<int64_t, 2>();
   auto branches = layout.branch_ids.accessor<int64_t, 2>();
   auto sequences = layout.sequence_ids.accessor<int64_t, 2>();
-  int64_t sequence = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    const SharedPromptRequest& request = requests[first + static_cast<size_t>(r)];
+    const size_t index = first + static_cast<size_t>(r);
+    const SharedPromptRequest& request = requests[index];
     const auto shared = static_cast<int64_t>(request.prompt_ids.size()) - 1;
     int64_t t = 0;
     for (; t < shared; ++t) {
@@ -53,9 +54,11 @@ void score_rows(const LlamaWeights& weights, const ModelConfig& config, const at
       segments[r][t] = r;
     }
     int64_t branch = 0;
-    for (const auto& completion : request.completions) {
+    for (size_t c = 0; c < request.completions.size(); ++c) {
+      const std::vector<int64_t>& completion = request.completions[c];
       if (completion.empty()) continue;
       ++branch;
+      const auto sequence = static_cast<int64_t>(out.completions.size());
       for (size_t j = 0; j < completion.size(); ++j, ++t) {
         ids[r][t] = j == 0 ? request.prompt_ids.back() : completion[j - 1];
         target[r][t] = completion[j];
@@ -64,26 +67,31 @@ void score_rows(const LlamaWeights& weights, const ModelConfig& config, const at
         branches[r][t] = branch;
         sequences[r][t] = sequence;
       }
-      ++sequence;
+      out.completions.emplace_back(index, c);
     }
   }
-  layout.sequences = std::max<int64_t>(sequence, 1);
-  const TokenBatch batch = make_token_batch(input_ids, targets, inverse_frequencies, weights.embed.scalar_type(),
-                                            options.chunk_tokens, layout, config.sliding_window);
-  const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
-  const float* values = logps.data_ptr<float>();
-  for (size_t i = first; i < last; ++i) {  // (row, position) order: a row's branches one after another
-    for (const auto& completion : requests[i].completions) {
-      ScoreResult result;
-      result.token_logps.assign(values, values + completion.size());
-      values += completion.size();
-      for (float value : result.token_logps) result.logp += value;
-      results[i].push_back(std::move(result));
-    }
-  }
+  layout.sequences = std::max<int64_t>(static_cast<int64_t>(out.completions.size()), 1);
+  return out;
 }
 
-}  // namespace
+std::vector<std::pair<size_t, size_t>> shared_prompt_batches(const std::vector<SharedPromptRequest>& requests,
+                                                             int64_t max_batch_tokens) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  size_t first = 0;
+  while (first < requests.size()) {
+    size_t last = first + 1;
+    int64_t widest = row_length(requests[first]);
+    while (last < requests.size()) {
+      const int64_t next_widest = std::max(widest, row_length(requests[last]));
+      if (next_widest * static_cast<int64_t>(last - first + 1) > max_batch_tokens) break;
+      widest = next_widest;
+      ++last;
+    }
+    batches.emplace_back(first, last);
+    first = last;
+  }
+  return batches;
+}
 
 std::vector<std::vector<ScoreResult>> score_shared_prompts(const LlamaWeights& weights, const ModelConfig& config,
                                                            const std::vector<SharedPromptRequest>& requests,
@@ -93,19 +101,21 @@ std::vector<std::vector<ScoreResult>> score_shared_prompts(const LlamaWeights& w
     if (request.prompt_ids.empty()) throw ModelError("score_shared_prompts: a prompt needs at least one token");
   }
   std::vector<std::vector<ScoreResult>> results(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) results[i].resize(requests[i].completions.size());
   const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
-  size_t first = 0;
-  while (first < requests.size()) {
-    size_t last = first + 1;
-    int64_t widest = row_length(requests[first]);
-    while (last < requests.size()) {
-      const int64_t next_widest = std::max(widest, row_length(requests[last]));
-      if (next_widest * static_cast<int64_t>(last - first + 1) > options.max_batch_tokens) break;
-      widest = next_widest;
-      ++last;
+  for (const auto& [first, last] : shared_prompt_batches(requests, options.max_batch_tokens)) {
+    const SharedPromptRows rows = shared_prompt_rows(requests, first, last);
+    const TokenBatch batch = make_token_batch(rows.input_ids, rows.targets, inverse_frequencies, weights.embed.scalar_type(),
+                                              options.chunk_tokens, rows.layout, config.sliding_window);
+    const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
+    const float* values = logps.data_ptr<float>();
+    for (const auto& [request, completion] : rows.completions) {  // (row, position) order
+      ScoreResult& result = results[request][completion];
+      const size_t count = requests[request].completions[completion].size();
+      result.token_logps.assign(values, values + count);
+      values += count;
+      for (float value : result.token_logps) result.logp += value;
     }
-    score_rows(weights, config, inverse_frequencies, requests, first, last, options, results);
-    first = last;
   }
   return results;
 }

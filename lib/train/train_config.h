@@ -6,6 +6,7 @@
 #include "ckpt/ckpt_options.h"
 #include "data/data_options.h"
 #include "distributed/dist_options.h"
+#include "eval/eval_options.h"
 #include "model/lora_options.h"
 #include "model/model_options.h"
 #include "optim/optim_options.h"
@@ -22,6 +23,7 @@ struct TrainConfig {
   DistOptions dist;
   CkptOptions ckpt;
   LoraOptions lora;
+  EvalOptions eval;
 };
 
 }  // namespace st

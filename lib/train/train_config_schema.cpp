@@ -135,6 +135,17 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       at_least(0).meaning("0 = detect"));
   schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort", above(0).unit("s"));
 
+  schema.section("eval", "benchmark tasks at every evaluation (docs/evaluation.md)");
+  schema.add(&c.eval.tasks, "tasks",
+             "task files (JSONL: a {\"task\": ...} header, then documents) scored at every evaluation "
+             "(train.eval_every and the end) with the current weights; metrics eval/<task>/<metric>",
+             any_value().lists("task files", "arc.jsonl, gsm8k.jsonl"));
+  schema.add(&c.eval.limit, "limit", "the first documents of each task; 0 = all", at_least(0).meaning("0 = all"));
+  schema.add(&c.eval.tokenizer, "tokenizer", "directory of tokenizer.json for the tasks; empty = model.path's");
+  schema.add(&c.eval.max_length, "max_length", "tokens the model sees at once; 0 = config.json's max_position_embeddings",
+      at_least(0).unit("tokens").meaning("0 = the model's"));
+  schema.add(&c.eval.add_bos, "add_bos", "begin contexts with the BOS token (the harness's add_bos_token)");
+
   schema.section("ckpt", "sharded checkpoints and the consolidated HF export");
   schema.add(&c.ckpt.dir, "dir", "checkpoint directory; empty = <train.output_dir>/checkpoints");
   schema.add(&c.ckpt.every, "every", "optimizer steps between checkpoints; 0 = at the end only",

@@ -156,15 +156,15 @@ EvalRecord reduce_eval_record(Communicator& world, Stage stage, const LossSums& 
 }
 
 std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {
-  const bool eval = r.contains("eval/loss");
+  const bool eval = r.contains("eval/seconds");
   const std::string p = eval ? "eval/" : "";
-  char text[512];
-  int n = std::snprintf(text, sizeof(text), "%sstep %lld/%lld  loss %.4f", eval ? "eval " : "",
-                        static_cast<long long>(r.at("step").get<int64_t>()), static_cast<long long>(total_steps),
-                        r.at(p + "loss").get<double>());
+  char text[1024];
+  int n = std::snprintf(text, sizeof(text), "%sstep %lld/%lld", eval ? "eval " : "",
+                        static_cast<long long>(r.at("step").get<int64_t>()), static_cast<long long>(total_steps));
   const auto add = [&](const char* format, double value) {
-    n += std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), format, value);
+    if (n < static_cast<int>(sizeof(text))) n += std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), format, value);
   };
+  if (r.contains(p + "loss")) add("  loss %.4f", r.at(p + "loss").get<double>());
   if (r.contains(p + "rewards/accuracies")) {
     add("  acc %.3f", r.at(p + "rewards/accuracies").get<double>());
     add("  margin %.4f", r.at(p + "rewards/margins").get<double>());
@@ -177,7 +177,7 @@ std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {
     if (r.contains("mfu")) add("  mfu %.1f%%", 100.0 * r.at("mfu").get<double>());
     add("  mem %.2f GiB", r.at("peak_memory_gib").get<double>());
     if (r.at("skipped_steps").get<int64_t>() > 0) add("  skipped %.0f", r.at("skipped_steps").get<double>());
-  } else {
+  } else if (r.contains("eval/samples")) {
     add("  (%.0f samples)", r.at("eval/samples").get<double>());
   }
   return text;

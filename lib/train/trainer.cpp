@@ -11,6 +11,7 @@
 #include "ckpt/hf_export.h"
 #include "ckpt/peft_export.h"
 #include "distributed/value_gather.h"
+#include "fsdp/shard_source.h"
 #include "optim/lr_schedule.h"
 #include "train/flops.h"
 #include "train/metrics_file.h"
@@ -57,7 +58,11 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& options)
-    : config_(config), options_(options), world_(world), run_(setup_run(config, world, options)) {
+    : config_(config),
+      options_(options),
+      world_(world),
+      tasks_(config, model_config_of(config.model.path, config.model.preset)),
+      run_(setup_run(config, world, options)) {
   loss_options_ = {config.dpo.loss, config.dpo.beta, config.dpo.label_smoothing, config.dpo.simpo_gamma, config.dpo.ftx};
 }
 
@@ -155,6 +160,19 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
 EvalRecord Trainer::evaluate(int64_t step) {
   const Timer timer;
   c10::NoGradGuard no_grad;
+  EvalRecord record;
+  record.step = step;
+  record.json["step"] = step;
+  if (run_.data.val) record = evaluate_validation(step);
+  if (!tasks_.tasks().empty()) {
+    tasks_.run(run_.engine->model(), *run_.host, world_.rank(), world_.size(), step, record.json);
+    record.json["eval/seconds"] = timer.seconds();
+  }
+  return record;
+}
+
+EvalRecord Trainer::evaluate_validation(int64_t step) {
+  const Timer timer;
   // Several validation datasets: each evaluated alone, and all together.
   const auto& parts = run_.data.val_parts;
   const size_t part_count = parts.size() > 1 ? parts.size() : 0;
@@ -308,7 +326,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       emit(record.json);
     }
     const int64_t eval_every = config_.train.eval_every;
-    if (run_.data.val && eval_every > 0 && result.steps % eval_every == 0 && result.steps != total) {
+    if (evaluates() && eval_every > 0 && result.steps % eval_every == 0 && result.steps != total) {
       drain_device_into(window);
       result.last_eval = evaluate(result.steps);
       emit(result.last_eval->json);
@@ -353,7 +371,7 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
     return stop;
   };
   const bool exporting = config_.ckpt.export_hf;
-  if (run_.data.val) {
+  if (evaluates()) {
     if (const StopKind stop = stop_before("eval", "", exporting ? "the final eval and the export are skipped; "
                                                                   "--resume auto writes the export"
                                                                 : "the final eval is skipped");
@@ -364,7 +382,7 @@ StopKind Trainer::finish_run(TrainResult& result, const std::function<void(const
     emit(result.last_eval->json);
   }
   if (!exporting) return StopKind::none;
-  if (const StopKind stop = stop_before("export", run_.data.val ? " and the final eval" : "",
+  if (const StopKind stop = stop_before("export", evaluates() ? " and the final eval" : "",
                                         "the export is skipped; --resume auto writes it");
       stop != StopKind::none) {
     return stop;

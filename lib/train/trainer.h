@@ -16,6 +16,7 @@
 #include "train/objectives.h"
 #include "train/run_setup.h"
 #include "train/stop_request.h"
+#include "train/task_evaluation.h"
 #include "train/train_config.h"
 #include "train/train_metrics.h"
 
@@ -57,8 +58,10 @@ class Trainer {
   // Collective: the window's record over all ranks (the one host read of its sums); resets it.
   TrainRecord log_window(WindowStats& window, const StepOutcome& outcome, const StepBatch& batch, double lr,
                          int64_t steps, int64_t skipped);
-  // Collective: an evaluation over the validation data after `step` steps.
+  // Collective: an evaluation over the validation data and the [eval] tasks after `step` steps.
   EvalRecord evaluate(int64_t step);
+  EvalRecord evaluate_validation(int64_t step);
+  bool evaluates() const { return run_.data.val || !tasks_.tasks().empty(); }
   // The share of each data.train dataset in the samples trained so far (empty unless a mixture).
   std::vector<double> mixture_shares() const;
   // Collective: saves when ckpt.every, the end or a stop request asks for it; returns the stop
@@ -80,6 +83,7 @@ class Trainer {
   TrainConfig config_;
   RunOptions options_;
   World& world_;
+  TaskEvaluation tasks_;  // read before the model loads: a bad task file stops the run first
   RunSetup run_;
   PreferenceLossOptions loss_options_;
   double reference_seconds_ = 0.0;        // the online reference's forwards since the step began

@@ -41,6 +41,57 @@ case "$case_name" in
     $compare "$work/ckpt.json" "$work/ckpt.jsonl" "$work/export.json" "$work/export.jsonl" 1e-12 ||
       fail "the checkpoint's metrics differ from its export's"
     ;;
+  during_training_equals_eval_command)
+    # [eval] tasks at every evaluation on the training ranks: the metrics land in metrics.jsonl
+    # (and TensorBoard), equal `shardtune eval` on the checkpoint of the same step, and a run
+    # resumed from that checkpoint logs the same ones after it.
+    synth_data --dir "$work/data" --pairs 200
+    train_tasks() {
+      local dir=$1
+      shift
+      run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
+        --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" --train.micro_batch=2 \
+        --train.grad_accum=1 --train.global_batch=0 --train.max_steps=4 --train.eval_every=2 --ckpt.every=2 \
+        --eval.tasks="$fix/mc.jsonl, $fix/ppl.jsonl, $fix/gen.jsonl" --eval.tokenizer="$fix/model" --eval.max_length=96 "$@"
+    }
+    train_tasks "$work/run"
+    expect_output 'eval step 2: mc \(7 documents, 2-shot\): acc [0-9.]+ ± [0-9.]+'
+    expect_output 'eval step 4: gen \(6 documents, 1-shot\): exact_match [0-9.]+'
+    expect_output 'eval step 4/4  loss [0-9.]+'
+    tensorboard_matches_metrics "$work/run"
+    run --exit 0 "$mpiexec" -np 3 --oversubscribe "$bin" eval --checkpoint "$work/run/checkpoints/step_00000002" \
+      --tokenizer "$fix/model" --tasks "$fix/mc.jsonl,$fix/ppl.jsonl,$fix/gen.jsonl" --max-length 96 --output "$work/step2.json"
+    "$python" - "$work/run/metrics.jsonl" "$work/step2.json" <<'PY' || fail "the run's step-2 task metrics differ from shardtune eval on its checkpoint"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+run = next(r for r in records if r["step"] == 2 and "eval/mc/acc" in r)
+results = json.load(open(sys.argv[2]))["results"]
+exact = ("acc", "acc_norm", "acc_bytes", "exact_match")
+bad = 0
+for task, result in results.items():
+    for name, metric in result["metrics"].items():
+        mine = run["eval/%s/%s" % (task, name)]
+        same = mine == metric["value"] if name in exact else abs(mine - metric["value"]) <= 1e-4 * abs(metric["value"])
+        if metric["stderr"] is not None:
+            same = same and abs(run["eval/%s/%s_stderr" % (task, name)] - metric["stderr"]) <= 1e-12
+        if not same:
+            print("eval/%s/%s: run %r, eval command %r" % (task, name, mine, metric["value"]))
+            bad += 1
+print("compared %d task metrics" % sum(len(r["metrics"]) for r in results.values()))
+sys.exit(1 if bad else 0)
+PY
+    train_tasks "$work/resumed" --train.resume="$work/run/checkpoints/step_00000002"
+    "$python" - "$work/run/metrics.jsonl" "$work/resumed/metrics.jsonl" <<'PY' || fail "the resumed run's task metrics differ"
+import json, sys
+def task_records(path):
+    return {r["step"]: {k: v for k, v in r.items() if k.count("/") == 2 and k.startswith("eval/")}
+            for r in map(json.loads, open(path)) if "eval/mc/acc" in r}
+straight, resumed = task_records(sys.argv[1]), task_records(sys.argv[2])
+assert sorted(straight) == [2, 4] and sorted(resumed) == [4], (sorted(straight), sorted(resumed))
+assert straight[4] == resumed[4], (straight[4], resumed[4])
+print("step 4: %d task metrics equal" % len(resumed[4]))
+PY
+    ;;
   bad_task_files_write_nothing)
     cp "$fix/mc.jsonl" "$work/good.jsonl"
     printf '%s\n' '{"task": {"kind": "multiple_choice"}}' '{"context": "a", "choices": ["x", "y"], "gold": 0}' \

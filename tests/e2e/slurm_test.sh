@@ -133,10 +133,14 @@ case "$case_name" in
   chain_resumes_across_jobs)
     # Three chained jobs: the first gets USR1 at step 10 (as before its time limit), saves and
     # ends without requeueing itself; the second resumes and completes; the third finds the run
-    # complete and ends at once.
+    # complete and ends at once. A fourth, eval.slurm, scores a task on the final checkpoint.
     job_options "$work/chain"
-    mapfile -t jobs < <("$ST_SOURCE_DIR/slurm/chain.sh" 3 "${options[@]}" -- "${arguments[@]}" --train.max_steps=30)
-    [ "${#jobs[@]}" = 3 ] || fail "chain.sh printed ${#jobs[@]} job ids: ${jobs[*]}"
+    fix=${ST_EVAL_FIXTURES:?run through ctest}
+    mapfile -t jobs < <(EVAL_TASKS="$fix/mc.jsonl" CHECKPOINTS="$work/chain/checkpoints" \
+      EVAL_ARGS="--tokenizer $fix/model --max-length 96" \
+      "$ST_SOURCE_DIR/slurm/chain.sh" 3 "${options[@]}" -- "${arguments[@]}" --train.max_steps=30)
+    [ "${#jobs[@]}" = 4 ] || fail "chain.sh printed ${#jobs[@]} job ids: ${jobs[*]}"
+    scontrol show job "${jobs[3]}" | grep -q "Dependency=afterok:${jobs[2]}" || fail "the eval job does not follow job 3"
     scontrol show job "${jobs[2]}" | grep -q "Dependency=afterany:${jobs[1]}" || fail "job 3 does not depend on job 2"
     wait_for_step "$work/chain" 10
     scancel --signal=USR1 "${jobs[0]}" || fail "scancel --signal=USR1 failed"
@@ -151,6 +155,12 @@ case "$case_name" in
     grep -q 'the run is already complete' "$work/chain.out" || fail "job 3 did not find the run complete"
     steps=$(metric --file "$work/chain/metrics.jsonl" --key loss --pick steps)
     [ "$steps" = "5 10 15 20 25 30" ] || fail "metrics.jsonl train records at steps '$steps', expected 5 10 ... 30 once each"
+    slurm_wait_job "${jobs[3]}" 300 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+    [ "$(slurm_job_state "${jobs[3]}")" = COMPLETED ] || fail "the eval job ended $(slurm_job_state "${jobs[3]}"): $(tail -5 "$work/chain.out")"
+    grep -q 'eval: 1 task(s) on checkpoint .*step_00000030 (step 30) (fp32 on cpu, 4 rank(s))' "$work/chain.out" ||
+      fail "the eval job did not score the final checkpoint on 4 ranks"
+    grep -q '"acc_norm"' "$work/chain/eval/results.json" || fail "no eval/results.json beside the checkpoints"
+    [ "$(wc -l <"$work/chain/eval/results.samples.jsonl")" = 7 ] || fail "expected 7 sample lines"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -85,9 +85,9 @@ TEST_F(TaskFileTest, MultipleChoiceWithFewShotFromItsOwnDocuments) {
 TEST_F(TaskFileTest, OtherKindsAndASeparateFewShotFile) {
   write("train.jsonl", "{\"context\": \"Q: 9?\", \"target\": \"#### 9\"}\n");
   const EvalTask generation = read_task_file(write("gen.jsonl",
-      R"({"task": {"name": "arith", "kind": "generate_until", "num_fewshot": 1, "fewshot_file": "train.jsonl", "until": ["\n"], "max_gen_toks": 8, "filter": {"regex": "#### ([0-9]+)"}, "exact_match": {"ignore_case": true}}}
+      R"JSON({"task": {"name": "arith", "kind": "generate_until", "num_fewshot": 1, "fewshot_file": "train.jsonl", "until": ["\n"], "max_gen_toks": 8, "filter": {"regex": "#### ([0-9]+)"}, "exact_match": {"ignore_case": true}}}
 {"context": "Q: 5?", "target": "#### 5", "answer": "5"}
-)"));
+)JSON"));
   EXPECT_EQ(generation.spec.name, "arith");
   EXPECT_EQ(generation.spec.until, std::vector<std::string>{"\n"});
   EXPECT_EQ(generation.docs[0].answer, "5");

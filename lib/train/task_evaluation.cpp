@@ -1,0 +1,102 @@
+#include "train/task_evaluation.h"
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "distributed/string_gather.h"
+#include "eval/eval_context.h"
+#include "eval/eval_results.h"
+#include "eval/task_file.h"
+#include "train/sharded_eval_model.h"
+#include "util/errors.h"
+#include "util/log.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string tokenizer_directory(const TrainConfig& config) {
+  if (!config.eval.tokenizer.empty()) return config.eval.tokenizer;
+  const fs::path model(config.model.path);
+  if (!config.model.path.empty() && (fs::exists(model / "tokenizer.json") || fs::exists(model / "tokenizer.model"))) {
+    return config.model.path;
+  }
+  throw ConfigError("eval.tasks are text, which needs a tokenizer: set eval.tokenizer = DIR (a directory with "
+                    "tokenizer.json)" + std::string(config.model.path.empty() ? "" : "; model.path has none"));
+}
+
+}  // namespace
+
+TaskEvaluation::TaskEvaluation(const TrainConfig& config, const ModelConfig& model_config) {
+  for (const std::string& path : eval_task_paths(config.eval.tasks)) tasks_.push_back(read_task_file(path, config.eval.limit));
+  std::set<std::string> names;
+  can_generate_ = config.train.method == TrainMethod::full;
+  for (const EvalTask& task : tasks_) {
+    if (!names.insert(task.spec.name).second) {
+      throw ConfigError("eval.tasks: two task files are named '" + task.spec.name + "' (" + task.path +
+                        "); give one a \"name\" in its header");
+    }
+    if (task.spec.kind == TaskKind::generate_until && !can_generate_) {
+      throw ConfigError("eval.tasks: " + task.path + " is a generate_until task; during training those need "
+                        "train.method = full (the whole model is gathered to decode); evaluate it after the run "
+                        "with `shardtune eval --checkpoint`");
+    }
+  }
+  if (tasks_.empty()) return;
+  tokenizer_ = Tokenizer::from_file(tokenizer_directory(config));
+  std::optional<ChatTemplate> chat;
+  if (const std::optional<TemplateKind> kind = detect_template(*tokenizer_)) chat.emplace(*kind, *tokenizer_);
+  for (const EvalTask& task : tasks_) contexts_.push_back(document_contexts(task, chat ? &*chat : nullptr));
+
+  EncodeSettings& encode = settings_.encode;
+  encode.add_bos = config.eval.add_bos;
+  encode.max_length = config.eval.max_length > 0 ? config.eval.max_length : model_config.max_position_embeddings;
+  const auto id_of = [&](const std::string& token) -> std::optional<int32_t> {
+    return token.empty() ? std::nullopt : tokenizer_->token_id(token);
+  };
+  const std::optional<int32_t> bos = id_of(tokenizer_->bos_token()), eos = id_of(tokenizer_->eos_token());
+  if (bos) encode.bos_id = *bos;
+  if (encode.add_bos && !bos) throw ConfigError("eval.add_bos = true, but the tokenizer names no bos_token");
+  if (bos || eos || !model_config.eos_token_ids.empty()) {
+    encode.prefix_id = bos ? *bos : eos ? *eos : model_config.eos_token_ids.front();
+  } else {
+    throw ConfigError("eval.tasks: neither the tokenizer nor config.json names a BOS or EOS token to condition "
+                      "empty contexts on; add bos_token to tokenizer_config.json");
+  }
+  settings_.eos_ids = model_config.eos_token_ids;
+  if (eos) settings_.eos_ids.push_back(*eos);
+  // As many padded tokens per forward as a training micro-batch holds.
+  max_batch_tokens_ = config.data.micro_batch_tokens > 0 ? config.data.micro_batch_tokens
+                                                         : config.train.micro_batch * config.data.cutoff_len;
+}
+
+void TaskEvaluation::run(FsdpModel& model, Communicator& host, int rank, int ranks, int64_t step,
+                         nlohmann::ordered_json& record) {
+  ShardedEvalModel sharded(model, host, max_batch_tokens_, can_generate_);
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const EvalTask& task = tasks_[t];
+    const size_t count = task.docs.size();
+    const size_t first = count * static_cast<size_t>(rank) / static_cast<size_t>(ranks);
+    const size_t last = count * static_cast<size_t>(rank + 1) / static_cast<size_t>(ranks);
+    std::string block;
+    for (const nlohmann::json& sample : evaluate_documents(task, contexts_[t], *tokenizer_, settings_, sharded, first, last)) {
+      block += sample.dump() + "\n";
+    }
+    std::vector<nlohmann::json> samples;
+    for (const std::string& rank_block : all_gather_strings(host, block)) {
+      std::stringstream lines(rank_block);
+      for (std::string line; std::getline(lines, line);) samples.push_back(nlohmann::json::parse(line));
+    }
+    const nlohmann::ordered_json result = task_result(task, samples, {});
+    for (const auto& [name, metric] : result.at("metrics").items()) {
+      record["eval/" + task.spec.name + "/" + name] = metric.at("value");
+      if (!metric.at("stderr").is_null()) record["eval/" + task.spec.name + "/" + name + "_stderr"] = metric.at("stderr");
+    }
+    log0("eval step ", step, ": ", task.spec.name, " (", samples.size(), " documents, ", task.spec.num_fewshot,
+         "-shot): ", metrics_line(result));
+  }
+}
+
+}  // namespace st
