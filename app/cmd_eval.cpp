@@ -97,28 +97,6 @@ void check_options(const EvalCommand& o) {
   }
 }
 
-EncodeSettings encode_settings(const EvalCommand& o, const ModelConfig& config, const Tokenizer& tokenizer) {
-  EncodeSettings settings;
-  settings.add_bos = o.add_bos;
-  settings.max_length = o.max_length > 0 ? o.max_length : config.max_position_embeddings;
-  const std::optional<int32_t> bos = tokenizer.bos_token().empty() ? std::nullopt : tokenizer.token_id(tokenizer.bos_token());
-  const std::optional<int32_t> eos = tokenizer.eos_token().empty() ? std::nullopt : tokenizer.token_id(tokenizer.eos_token());
-  if (bos) settings.bos_id = *bos;
-  if (o.add_bos && !bos) throw ConfigError("eval: --add-bos, but the tokenizer names no bos_token (tokenizer_config.json)");
-  // The harness conditions empty contexts on BOS, else on the end-of-text token.
-  if (bos) {
-    settings.prefix_id = *bos;
-  } else if (eos) {
-    settings.prefix_id = *eos;
-  } else if (!config.eos_token_ids.empty()) {
-    settings.prefix_id = config.eos_token_ids.front();
-  } else {
-    throw ConfigError("eval: neither the tokenizer (bos_token, eos_token) nor config.json (eos_token_id) names a token "
-                      "to condition empty contexts on; add bos_token to tokenizer_config.json");
-  }
-  return settings;
-}
-
 }  // namespace
 
 int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
@@ -150,7 +128,7 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     if (kind) chat.emplace(*kind, tokenizer);
 
     EvalSettings settings;
-    settings.encode = encode_settings(o, loaded.model.config, tokenizer);
+    settings.encode = encode_settings_for(tokenizer, loaded.model.config, o.add_bos, o.max_length, "eval");
     settings.eos_ids = end_of_sequence_ids(loaded.model.config, &tokenizer);
     settings.generation_batch = o.generation_batch;
     WholeWeightsModel model(llama_weights(loaded.model.tensors, loaded.model.config), loaded.model.config, o.scorer);
@@ -162,18 +140,8 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     std::string sample_lines;
     for (const EvalTask& task : tasks) {
       const std::vector<std::string> contexts = document_contexts(task, chat ? &*chat : nullptr);
-      const size_t count = task.docs.size();
-      const size_t first = count * static_cast<size_t>(world.rank()) / static_cast<size_t>(world.size());
-      const size_t last = count * static_cast<size_t>(world.rank() + 1) / static_cast<size_t>(world.size());
-      std::string block;
-      for (const nlohmann::json& sample : evaluate_documents(task, contexts, tokenizer, settings, model, first, last)) {
-        block += sample.dump() + "\n";
-      }
-      std::vector<nlohmann::json> samples;
-      for (const std::string& rank_block : all_gather_strings(communicator, block)) {
-        std::stringstream lines(rank_block);
-        for (std::string line; std::getline(lines, line);) samples.push_back(nlohmann::json::parse(line));
-      }
+      const std::vector<nlohmann::json> samples =
+          evaluate_task_on_ranks(task, contexts, tokenizer, settings, model, communicator);
       const nlohmann::ordered_json run = {{"limit", o.limit}, {"max_length", settings.encode.max_length},
                                           {"add_bos", o.add_bos},
                                           {"template", task.spec.chat_template && chat ? enum_name(chat->kind()) : "none"}};

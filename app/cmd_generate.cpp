@@ -12,6 +12,8 @@
 #include "distributed/string_gather.h"
 #include "distributed/value_gather.h"
 #include "distributed/world.h"
+#include "eval/eval_requests.h"
+#include "eval/stop_strings.h"
 #include "exit_codes.h"
 #include "generate_prompts.h"
 #include "inference_source.h"
@@ -89,13 +91,6 @@ void check_options(const GenerateCommand& o) {
   }
 }
 
-// Where the first stop string starts in `text`; npos if none does.
-size_t stop_at(const std::string& text, const std::vector<std::string>& stops) {
-  size_t first = std::string::npos;
-  for (const std::string& stop : stops) first = std::min(first, text.find(stop));
-  return first;
-}
-
 }  // namespace
 
 int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
@@ -130,14 +125,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
 
     GenerationOptions generation = o.generation;
     generation.eos_ids = end_of_sequence_ids(model.config, tokenizer ? &*tokenizer : nullptr);
-    size_t longest_stop = 0;
-    for (const std::string& stop : o.stop) longest_stop = std::max(longest_stop, stop.size());
-    if (!o.stop.empty()) {  // a stop string of n bytes lies within the last n + 1 tokens
-      generation.stop = [&](size_t, const std::vector<int64_t>& ids) {
-        const size_t tail = std::min(ids.size(), longest_stop + 1);
-        return stop_at(tokenizer->decode({ids.end() - static_cast<int64_t>(tail), ids.end()}), o.stop) != std::string::npos;
-      };
-    }
+    if (!o.stop.empty()) generation.stop = stop_string_predicate(*tokenizer, o.stop);
     const auto results = generate(llama_weights(model.tensors, model.config), model.config, mine, generation, first);
 
     std::string block;
@@ -150,7 +138,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
       line["completion_ids"] = result.ids;
       if (tokenizer) {
         std::string text = tokenizer->decode(result.ids);
-        if (result.finish == FinishReason::stop) text = text.substr(0, stop_at(text, o.stop));
+        if (result.finish == FinishReason::stop) text = text.substr(0, first_stop(text, o.stop));
         line["text"] = text;
         if (o.json_check) {
           const bool valid = !nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false).is_discarded();

@@ -57,12 +57,4 @@ InferenceModel load_inference_model(const InferenceSource& source, Communicator&
   return loaded;
 }
 
-std::vector<int64_t> end_of_sequence_ids(const ModelConfig& config, const Tokenizer* tokenizer) {
-  std::vector<int64_t> ids = config.eos_token_ids;
-  if (tokenizer != nullptr && !tokenizer->eos_token().empty()) {
-    if (const auto eos = tokenizer->token_id(tokenizer->eos_token())) ids.push_back(*eos);
-  }
-  return ids;
-}
-
 }  // namespace st

@@ -35,7 +35,4 @@ struct InferenceModel {
 InferenceModel load_inference_model(const InferenceSource& source, Communicator& communicator,
                                     const at::TensorOptions& options);
 
-// The ids that end a generation: config.json's eos_token_id(s) and the tokenizer's eos_token.
-std::vector<int64_t> end_of_sequence_ids(const ModelConfig& config, const Tokenizer* tokenizer);
-
 }  // namespace st

@@ -1,10 +1,40 @@
 #include "eval/eval_requests.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "util/errors.h"
 
 namespace st {
+
+EncodeSettings encode_settings_for(const Tokenizer& tokenizer, const ModelConfig& config, bool add_bos, int64_t max_length,
+                                   const std::string& who) {
+  EncodeSettings settings;
+  settings.add_bos = add_bos;
+  settings.max_length = max_length > 0 ? max_length : config.max_position_embeddings;
+  const auto id_of = [&](const std::string& token) -> std::optional<int32_t> {
+    return token.empty() ? std::nullopt : tokenizer.token_id(token);
+  };
+  const std::optional<int32_t> bos = id_of(tokenizer.bos_token()), eos = id_of(tokenizer.eos_token());
+  if (bos) settings.bos_id = *bos;
+  if (add_bos && !bos) throw ConfigError(who + ": add_bos, but the tokenizer names no bos_token (tokenizer_config.json)");
+  // The harness conditions empty contexts on BOS, else on the end-of-text token.
+  if (bos || eos || !config.eos_token_ids.empty()) {
+    settings.prefix_id = bos ? *bos : eos ? *eos : config.eos_token_ids.front();
+  } else {
+    throw ConfigError(who + ": neither the tokenizer (bos_token, eos_token) nor config.json (eos_token_id) names a "
+                      "token to condition empty contexts on; add bos_token to tokenizer_config.json");
+  }
+  return settings;
+}
+
+std::vector<int64_t> end_of_sequence_ids(const ModelConfig& config, const Tokenizer* tokenizer) {
+  std::vector<int64_t> ids = config.eos_token_ids;
+  if (tokenizer != nullptr && !tokenizer->eos_token().empty()) {
+    if (const auto eos = tokenizer->token_id(tokenizer->eos_token())) ids.push_back(*eos);
+  }
+  return ids;
+}
 
 std::vector<int64_t> encode_text(const Tokenizer& tokenizer, const std::string& text, const EncodeSettings& settings) {
   std::vector<int64_t> ids;

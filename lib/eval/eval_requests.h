@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hf/model_config.h"
 #include "model/sequence_scorer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -20,6 +21,16 @@ struct EncodeSettings {
   int64_t bos_id = -1;         // for add_bos; -1: the tokenizer has none
   int64_t max_length = 2048;   // tokens the model sees at once
 };
+
+// The settings a model and its tokenizer imply: BOS from the tokenizer's bos_token, the prefix
+// token (BOS, else EOS, else config.json's eos_token_id), `max_length` 0 = the model's
+// max_position_embeddings. Throws ConfigError (prefixed by `who`) when add_bos has no BOS or no
+// token can condition an empty context.
+EncodeSettings encode_settings_for(const Tokenizer& tokenizer, const ModelConfig& config, bool add_bos, int64_t max_length,
+                                   const std::string& who);
+
+// The ids that end a generation: config.json's eos_token_id(s) and the tokenizer's eos_token.
+std::vector<int64_t> end_of_sequence_ids(const ModelConfig& config, const Tokenizer* tokenizer);
 
 std::vector<int64_t> encode_text(const Tokenizer& tokenizer, const std::string& text, const EncodeSettings& settings);
 

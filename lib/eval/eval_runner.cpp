@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <sstream>
 
+#include "distributed/string_gather.h"
 #include "eval/eval_metrics.h"
+#include "eval/stop_strings.h"
 
 namespace st {
 namespace {
@@ -88,13 +91,6 @@ std::vector<json> rolling(const EvalTask& task, const Tokenizer& tokenizer, cons
   return samples;
 }
 
-// Where the first stop string starts in `text`; npos if none does.
-size_t stop_position(const std::string& text, const std::vector<std::string>& stops) {
-  size_t position = std::string::npos;
-  for (const std::string& stop : stops) position = std::min(position, text.find(stop));
-  return position;
-}
-
 std::vector<json> generation(const EvalTask& task, const std::vector<std::string>& contexts, const Tokenizer& tokenizer,
                              const EvalSettings& settings, EvalModel& model, size_t first, size_t last) {
   const TaskSpec& spec = task.spec;
@@ -106,19 +102,13 @@ std::vector<json> generation(const EvalTask& task, const std::vector<std::string
   options.max_new_tokens = spec.max_gen_toks;
   options.batch_size = settings.generation_batch;
   options.eos_ids = settings.eos_ids;
-  size_t longest_stop = 0;
-  for (const std::string& stop : spec.until) longest_stop = std::max(longest_stop, stop.size());
-  options.stop = [&](size_t, const std::vector<int64_t>& ids) {  // a stop of n bytes lies in the last n + 1 tokens
-    const size_t tail = std::min(ids.size(), longest_stop + 1);
-    return stop_position(tokenizer.decode({ids.end() - static_cast<std::ptrdiff_t>(tail), ids.end()}), spec.until) !=
-           std::string::npos;
-  };
+  options.stop = stop_string_predicate(tokenizer, spec.until);
   const std::vector<GenerationResult> results = model.generate(prompts, options, first);
   std::vector<json> samples;
   for (size_t d = first; d < last; ++d) {
     const EvalDoc& doc = task.docs[d];
     std::string output = tokenizer.decode(results[d - first].ids);
-    const size_t stop = stop_position(output, spec.until);
+    const size_t stop = first_stop(output, spec.until);
     if (stop != std::string::npos) output.resize(stop);
     const std::string filtered = filter_answer(output, spec.filter);
     samples.push_back({{"doc", d}, {"line", doc.line}, {"context", contexts[d]}, {"output", output},
@@ -142,6 +132,23 @@ std::vector<json> evaluate_documents(const EvalTask& task, const std::vector<std
       return generation(task, contexts, tokenizer, settings, model, first, last);
   }
   return {};
+}
+
+std::vector<json> evaluate_task_on_ranks(const EvalTask& task, const std::vector<std::string>& contexts, const Tokenizer& tokenizer,
+                                         const EvalSettings& settings, EvalModel& model, Communicator& world) {
+  const size_t count = task.docs.size();
+  const size_t first = count * static_cast<size_t>(world.rank()) / static_cast<size_t>(world.size());
+  const size_t last = count * static_cast<size_t>(world.rank() + 1) / static_cast<size_t>(world.size());
+  std::string block;
+  for (const json& sample : evaluate_documents(task, contexts, tokenizer, settings, model, first, last)) {
+    block += sample.dump() + "\n";
+  }
+  std::vector<json> samples;
+  for (const std::string& rank_block : all_gather_strings(world, block)) {
+    std::stringstream lines(rank_block);
+    for (std::string line; std::getline(lines, line);) samples.push_back(json::parse(line));
+  }
+  return samples;
 }
 
 }  // namespace st

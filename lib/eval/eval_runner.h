@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/communicator.h"
 #include "eval/eval_model.h"
 #include "eval/eval_requests.h"
 #include "eval/eval_task.h"
@@ -26,5 +27,11 @@ struct EvalSettings {
 std::vector<nlohmann::json> evaluate_documents(const EvalTask& task, const std::vector<std::string>& contexts,
                                                const Tokenizer& tokenizer, const EvalSettings& settings,
                                                EvalModel& model, size_t first, size_t last);
+
+// Collective over `world`: this rank's contiguous block of the task's documents evaluated, then
+// every rank's sample records gathered, in document order, on every rank.
+std::vector<nlohmann::json> evaluate_task_on_ranks(const EvalTask& task, const std::vector<std::string>& contexts,
+                                                   const Tokenizer& tokenizer, const EvalSettings& settings,
+                                                   EvalModel& model, Communicator& world);
 
 }  // namespace st

@@ -2,9 +2,7 @@
 
 #include <filesystem>
 #include <set>
-#include <sstream>
 
-#include "distributed/string_gather.h"
 #include "eval/eval_context.h"
 #include "eval/eval_results.h"
 #include "eval/task_file.h"
@@ -50,45 +48,18 @@ TaskEvaluation::TaskEvaluation(const TrainConfig& config, const ModelConfig& mod
   if (const std::optional<TemplateKind> kind = detect_template(*tokenizer_)) chat.emplace(*kind, *tokenizer_);
   for (const EvalTask& task : tasks_) contexts_.push_back(document_contexts(task, chat ? &*chat : nullptr));
 
-  EncodeSettings& encode = settings_.encode;
-  encode.add_bos = config.eval.add_bos;
-  encode.max_length = config.eval.max_length > 0 ? config.eval.max_length : model_config.max_position_embeddings;
-  const auto id_of = [&](const std::string& token) -> std::optional<int32_t> {
-    return token.empty() ? std::nullopt : tokenizer_->token_id(token);
-  };
-  const std::optional<int32_t> bos = id_of(tokenizer_->bos_token()), eos = id_of(tokenizer_->eos_token());
-  if (bos) encode.bos_id = *bos;
-  if (encode.add_bos && !bos) throw ConfigError("eval.add_bos = true, but the tokenizer names no bos_token");
-  if (bos || eos || !model_config.eos_token_ids.empty()) {
-    encode.prefix_id = bos ? *bos : eos ? *eos : model_config.eos_token_ids.front();
-  } else {
-    throw ConfigError("eval.tasks: neither the tokenizer nor config.json names a BOS or EOS token to condition "
-                      "empty contexts on; add bos_token to tokenizer_config.json");
-  }
-  settings_.eos_ids = model_config.eos_token_ids;
-  if (eos) settings_.eos_ids.push_back(*eos);
+  settings_.encode = encode_settings_for(*tokenizer_, model_config, config.eval.add_bos, config.eval.max_length, "eval.tasks");
+  settings_.eos_ids = end_of_sequence_ids(model_config, &*tokenizer_);
   // As many padded tokens per forward as a training micro-batch holds.
   max_batch_tokens_ = config.data.micro_batch_tokens > 0 ? config.data.micro_batch_tokens
                                                          : config.train.micro_batch * config.data.cutoff_len;
 }
 
-void TaskEvaluation::run(FsdpModel& model, Communicator& host, int rank, int ranks, int64_t step,
-                         nlohmann::ordered_json& record) {
+void TaskEvaluation::run(FsdpModel& model, Communicator& host, int64_t step, nlohmann::ordered_json& record) {
   ShardedEvalModel sharded(model, host, max_batch_tokens_, can_generate_);
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const EvalTask& task = tasks_[t];
-    const size_t count = task.docs.size();
-    const size_t first = count * static_cast<size_t>(rank) / static_cast<size_t>(ranks);
-    const size_t last = count * static_cast<size_t>(rank + 1) / static_cast<size_t>(ranks);
-    std::string block;
-    for (const nlohmann::json& sample : evaluate_documents(task, contexts_[t], *tokenizer_, settings_, sharded, first, last)) {
-      block += sample.dump() + "\n";
-    }
-    std::vector<nlohmann::json> samples;
-    for (const std::string& rank_block : all_gather_strings(host, block)) {
-      std::stringstream lines(rank_block);
-      for (std::string line; std::getline(lines, line);) samples.push_back(nlohmann::json::parse(line));
-    }
+    const std::vector<nlohmann::json> samples = evaluate_task_on_ranks(task, contexts_[t], *tokenizer_, settings_, sharded, host);
     const nlohmann::ordered_json result = task_result(task, samples, {});
     for (const auto& [name, metric] : result.at("metrics").items()) {
       record["eval/" + task.spec.name + "/" + name] = metric.at("value");

@@ -25,10 +25,9 @@ class TaskEvaluation {
   TaskEvaluation(const TrainConfig& config, const ModelConfig& model_config);
 
   const std::vector<EvalTask>& tasks() const { return tasks_; }
-  // Collective over `host` (the world on the CPU backend): every task on this rank's documents
-  // (rank `rank` of `ranks`), gathered and aggregated; the metrics go into `record`, a line per
-  // task to the console.
-  void run(FsdpModel& model, Communicator& host, int rank, int ranks, int64_t step, nlohmann::ordered_json& record);
+  // Collective over `host` (the world on the CPU backend): every task on this rank's documents,
+  // gathered and aggregated; the metrics go into `record`, a line per task to the console.
+  void run(FsdpModel& model, Communicator& host, int64_t step, nlohmann::ordered_json& record);
 
  private:
   std::vector<EvalTask> tasks_;

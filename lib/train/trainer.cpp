@@ -165,7 +165,7 @@ EvalRecord Trainer::evaluate(int64_t step) {
   record.json["step"] = step;
   if (run_.data.val) record = evaluate_validation(step);
   if (!tasks_.tasks().empty()) {
-    tasks_.run(run_.engine->model(), *run_.host, world_.rank(), world_.size(), step, record.json);
+    tasks_.run(run_.engine->model(), *run_.host, step, record.json);
     record.json["eval/seconds"] = timer.seconds();
   }
   return record;
