@@ -58,6 +58,12 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
     throw ConfigError(field("file_name") + ": " + out.file + " is not a file (directories of files are not read; "
                       "concatenate them into one JSON or JSONL file)");
   }
+  if (entry.contains("formatting") && !entry["formatting"].is_string()) {
+    throw ConfigError(field("formatting") + " is " + entry["formatting"].dump() + ", not a string (alpaca or sharegpt)");
+  }
+  if (entry.contains("ranking") && !entry["ranking"].is_boolean()) {
+    throw ConfigError(field("ranking") + " is " + entry["ranking"].dump() + ", not true or false");
+  }
   const std::string formatting = entry.value("formatting", std::string("alpaca"));
   const bool known = find_enum(formatting, out.format);
   if (!known || (out.format != RecordFormat::alpaca && out.format != RecordFormat::sharegpt)) {
