@@ -93,7 +93,7 @@ print("step 4: %d task metrics equal" % len(resumed[4]))
 PY
     ;;
   bad_task_files_write_nothing)
-    cp "$fix/mc.jsonl" "$work/good.jsonl"
+    cp "$fix/mc_zero.jsonl" "$work/good.jsonl"  # no few-shot file to carry along
     printf '%s\n' '{"task": {"kind": "multiple_choice"}}' '{"context": "a", "choices": ["x", "y"], "gold": 0}' \
       '{"context": "b", "choices": ["x", "y"]}' >"$work/no_gold.jsonl"
     run --exit 1 "$mpiexec" -np 2 "$bin" eval --model "$fix/model" --tasks "$work/good.jsonl,$work/no_gold.jsonl" \
@@ -114,7 +114,7 @@ PY
     run --exit 2 "$bin" eval --model "$fix/model" --tasks "$work/good.jsonl" --output "$work/kept.json"
     expect_output "eval: $work/kept.json exists; pass --overwrite"
     [ "$(cat "$work/kept.json")" = precious ] || fail "an existing output was touched"
-    run --exit 1 "$bin" eval --preset debug --tasks "$work/good.jsonl" --output "$work/out.json"
+    run --exit 2 "$bin" eval --preset debug --tasks "$work/good.jsonl" --output "$work/out.json"
     expect_output "tasks are text, which needs a tokenizer: pass --tokenizer DIR"
     ;;
   *)
