@@ -14,7 +14,7 @@ hand (`e2e_config_reference_is_current` checks it). A run is configured by an IN
 line, which win; `shardtune train --dry-run` validates both and writes the resolved config.
 Worked examples: `examples/*.ini`; guide: [training](training.md).
 HEAD
-for command in train export estimate score prep synth precompute-ref bench plot env; do
+for command in train export estimate eval generate score prep synth precompute-ref bench plot env; do
   printf '\n## shardtune %s\n\n```text\n' "$command"
   if [ "$command" = precompute-ref ] || [ "$command" = bench ]; then  # the config keys are train's, listed above
     "$bin" "$command" --help 2>/dev/null | sed -e 's/[[:space:]]*$//' -e '/^Config keys:/,$d'
