@@ -6,6 +6,7 @@
 #include "eval/eval_context.h"
 #include "eval/eval_results.h"
 #include "eval/task_file.h"
+#include "fsdp/shard_source.h"
 #include "train/sharded_eval_model.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -27,7 +28,7 @@ std::string tokenizer_directory(const TrainConfig& config) {
 
 }  // namespace
 
-TaskEvaluation::TaskEvaluation(const TrainConfig& config, const ModelConfig& model_config) {
+TaskEvaluation::TaskEvaluation(const TrainConfig& config) {
   for (const std::string& path : eval_task_paths(config.eval.tasks)) tasks_.push_back(read_task_file(path, config.eval.limit));
   std::set<std::string> names;
   can_generate_ = config.train.method == TrainMethod::full;
@@ -43,6 +44,7 @@ TaskEvaluation::TaskEvaluation(const TrainConfig& config, const ModelConfig& mod
     }
   }
   if (tasks_.empty()) return;
+  const ModelConfig model_config = model_config_of(config.model.path, config.model.preset);
   tokenizer_ = Tokenizer::from_file(tokenizer_directory(config));
   std::optional<ChatTemplate> chat;
   if (const std::optional<TemplateKind> kind = detect_template(*tokenizer_)) chat.emplace(*kind, *tokenizer_);

@@ -22,7 +22,8 @@ namespace st {
 class TaskEvaluation {
  public:
   // Throws DataError (task files) or ConfigError (no tokenizer; generate_until in a LoRA run).
-  TaskEvaluation(const TrainConfig& config, const ModelConfig& model_config);
+  // Reads the model's config.json only when there are tasks.
+  explicit TaskEvaluation(const TrainConfig& config);
 
   const std::vector<EvalTask>& tasks() const { return tasks_; }
   // Collective over `host` (the world on the CPU backend): every task on this rank's documents,

@@ -180,6 +180,15 @@ std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {
   } else if (r.contains("eval/samples")) {
     add("  (%.0f samples)", r.at("eval/samples").get<double>());
   }
+  if (eval) {  // benchmark tasks: eval/<task>/<metric>
+    for (const auto& [key, value] : r.items()) {
+      const bool task_metric = key.rfind("eval/", 0) == 0 && std::count(key.begin(), key.end(), '/') == 2 &&
+                               key.size() > 7 && key.compare(key.size() - 7, 7, "_stderr") != 0 && value.is_number();
+      if (task_metric && n < static_cast<int>(sizeof(text))) {
+        n += std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), "  %s %.4g", key.c_str() + 5, value.get<double>());
+      }
+    }
+  }
   return text;
 }
 

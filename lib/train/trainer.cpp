@@ -11,7 +11,6 @@
 #include "ckpt/hf_export.h"
 #include "ckpt/peft_export.h"
 #include "distributed/value_gather.h"
-#include "fsdp/shard_source.h"
 #include "optim/lr_schedule.h"
 #include "train/flops.h"
 #include "train/metrics_file.h"
@@ -61,7 +60,7 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
     : config_(config),
       options_(options),
       world_(world),
-      tasks_(config, model_config_of(config.model.path, config.model.preset)),
+      tasks_(config),
       run_(setup_run(config, world, options)) {
   loss_options_ = {config.dpo.loss, config.dpo.beta, config.dpo.label_smoothing, config.dpo.simpo_gamma, config.dpo.ftx};
 }

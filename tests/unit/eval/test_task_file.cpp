@@ -11,6 +11,7 @@
 #include "eval/eval_requests.h"
 #include "eval/python_random.h"
 #include "eval/task_file.h"
+#include "template_tokenizer.h"
 #include "util/errors.h"
 
 namespace st {
@@ -96,6 +97,19 @@ TEST_F(TaskFileTest, OtherKindsAndASeparateFewShotFile) {
   const EvalTask rolling = read_task_file(write("ppl.jsonl", "{\"task\": {\"kind\": \"loglikelihood_rolling\"}}\n{\"text\": \"Some text.\"}\n"));
   EXPECT_EQ(rolling.docs[0].text, "Some text.");
   EXPECT_EQ(rolling.spec.until, std::vector<std::string>{"\n\n"});  // the few-shot delimiter by default
+}
+
+TEST_F(TaskFileTest, ChatTemplateTurnsTheExamplesIntoTurns) {
+  write("train.jsonl", "{\"context\": \"Q: 9?\", \"target\": \"#### 9\"}\n");
+  const EvalTask task = read_task_file(write("chat.jsonl",
+      "{\"task\": {\"kind\": \"generate_until\", \"num_fewshot\": 1, \"fewshot_file\": \"train.jsonl\", "
+      "\"description\": \"Be exact.\", \"chat_template\": true}}\n{\"context\": \"Q: 5?\", \"target\": \"#### 5\"}\n"));
+  const Tokenizer tokenizer = Tokenizer::from_file(testing::write_template_tokenizer((dir_ / "tok").string(), true));
+  const ChatTemplate chatml(TemplateKind::chatml, tokenizer);
+  EXPECT_EQ(document_contexts(task, &chatml)[0],
+            "<|im_start|>system\nBe exact.<|im_end|>\n<|im_start|>user\nQ: 9?<|im_end|>\n"
+            "<|im_start|>assistant\n#### 9<|im_end|>\n<|im_start|>user\nQ: 5?<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_THROW(document_contexts(task, nullptr), DataError);  // asks for a template the model lacks
 }
 
 TEST_F(TaskFileTest, BadFilesAreRefusedWithLineFieldAndFix) {
