@@ -6,6 +6,7 @@
 
 #include "util/errors.h"
 #include "util/file_io.h"
+#include "util/json_integer.h"
 
 namespace st {
 namespace {
@@ -16,6 +17,12 @@ using nlohmann::json;
 template <typename T>
 T field(const json& object, const std::string& key, const std::string& where) {
   if (!object.contains(key)) throw CheckpointError(where + ": field '" + key + "' is missing");
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (const std::optional<T> value = json_integer<T>(object.at(key))) return *value;
+    throw CheckpointError(where + ": field '" + key + "' is " + object.at(key).dump() + ", not an integer in [" +
+                          std::to_string(std::numeric_limits<T>::min()) + ", " +
+                          std::to_string(std::numeric_limits<T>::max()) + "]");
+  }
   try {
     return object.at(key).get<T>();
   } catch (const json::exception&) {

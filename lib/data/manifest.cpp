@@ -7,6 +7,7 @@
 #include "data/pair_shard.h"
 #include "util/errors.h"
 #include "util/file_io.h"
+#include "util/json_integer.h"
 
 namespace st {
 
@@ -57,15 +58,24 @@ Manifest read_manifest(const std::string& directory) {
     throw DataError(path + ": not valid JSON (" + error.what() + ")");
   }
   auto fail = [&](const std::string& what) { return DataError(path + ": " + what); };
+  auto integer = [&](const json& object, const char* key, auto kind) {
+    using T = decltype(kind);
+    const std::optional<T> value = json_integer<T>(object.at(key));
+    if (!value) {
+      throw fail("field '" + std::string(key) + "' is " + object.at(key).dump() + ", not " +
+                 (std::is_unsigned_v<T> ? "a non-negative integer" : "an integer"));
+    }
+    return *value;
+  };
   try {
     if (in.at("format") != kPairFormatName) throw fail("field 'format' is not " + std::string(kPairFormatName));
-    if (in.at("format_version").get<int64_t>() > kPairFormatVersion) {
+    if (integer(in, "format_version", int64_t{}) > kPairFormatVersion) {
       throw fail("field 'format_version' is newer than this build reads (" +
                  std::to_string(kPairFormatVersion) + "); upgrade shardtune");
     }
     Manifest manifest;
     if (!find_enum(in.at("kind").get<std::string>(), manifest.kind)) throw fail("field 'kind' must be dpo or sft");
-    manifest.vocab_size = in.at("vocab_size").get<int64_t>();
+    manifest.vocab_size = integer(in, "vocab_size", int64_t{});
     if (manifest.vocab_size <= 0) throw fail("field 'vocab_size' is " + std::to_string(manifest.vocab_size) + ", not positive");
     manifest.split = in.value("split", "");
     manifest.source = in.value("source", "");
@@ -80,12 +90,12 @@ Manifest read_manifest(const std::string& directory) {
       if (!crc) {
         throw fail("shards crc32 '" + shard.at("crc32").get<std::string>() + "' is not hexadecimal (a CRC-32: 1 to 8 hex digits)");
       }
-      manifest.shards.push_back({file, shard.at("pairs").get<uint64_t>(), shard.at("tokens").get<uint64_t>(), *crc});
+      manifest.shards.push_back({file, integer(shard, "pairs", uint64_t{}), integer(shard, "tokens", uint64_t{}), *crc});
     }
     if (in.contains("reference")) {
       const json& reference = in.at("reference");
       manifest.reference = ReferenceInfo{reference.at("model").get<std::string>(),
-                                         reference.at("cutoff_len").get<int64_t>(),
+                                         integer(reference, "cutoff_len", int64_t{}),
                                          reference.at("dtype").get<std::string>(),
                                          reference.value("fingerprint", std::string()),
                                          reference.value("template", std::string())};

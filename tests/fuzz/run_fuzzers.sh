@@ -28,20 +28,24 @@ fuzz_one() {
   local options=() inputs=("$corpus" "$here/corpus/$target")
   [ -f "$here/dict/$target.dict" ] && options+=("-dict=$here/dict/$target.dict")
   [ -d "$here/regressions/$target" ] && inputs+=("$here/regressions/$target")
-  local status=0
-  "$program" -max_total_time="$seconds" -timeout=1 -malloc_limit_mb=128 -rss_limit_mb=2048 -max_len=65536 \
-    -print_final_stats=1 -artifact_prefix="$artifacts" "${options[@]}" "${inputs[@]}" >"$log" 2>&1 || status=$?
-  # A timeout may be the machine's load: it counts once it also happens alone.
-  local slow
-  slow=$(ls "$artifacts"timeout-* 2>/dev/null | head -1 || true)
-  if [ $status -ne 0 ] && [ -n "$slow" ] && "$program" -timeout=1 "$slow" >"$log.rerun" 2>&1; then
+  # A timeout may be the machine's load: it counts once it also happens alone. One that does not
+  # is dropped and the target goes on for the rest of its time (libFuzzer stops at a timeout).
+  local status=0 started=$SECONDS left=$seconds slow
+  : >"$log"
+  while [ "$left" -gt 0 ]; do
+    status=0
+    "$program" -max_total_time="$left" -timeout=1 -malloc_limit_mb=128 -rss_limit_mb=2048 -max_len=65536 \
+      -print_final_stats=1 -artifact_prefix="$artifacts" "${options[@]}" "${inputs[@]}" >>"$log" 2>&1 || status=$?
+    slow=$(ls "$artifacts"timeout-* 2>/dev/null | head -1 || true)
+    [ $status -ne 0 ] && [ -n "$slow" ] && "$program" -timeout=1 "$slow" >"$log.rerun" 2>&1 || break
     echo "$target: $slow took over 1 s under load but not alone; dropped" >>"$log"
     rm -f "$slow"
     status=0
-  fi
+    left=$((seconds - (SECONDS - started)))
+  done
   local last execs
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
-  execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -1)
+  execs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | awk '{n += $1} END {print n}')
   printf '%-20s %s  execs %s  %s\n' "$target" "$([ $status -eq 0 ] && echo ok || echo FINDING)" "${execs:-?}" \
     "$(sed -nE 's/.*(cov: [0-9]+ ft: [0-9]+ corp: [0-9]+).*/\1/p' <<<"$last")"
   if [ $status -ne 0 ]; then
