@@ -50,7 +50,8 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& directory)
       auto& file = by_file[file_name];
       if (file == nullptr) {
         const fs::path shard = root / file_name;
-        if (!fs::exists(shard)) {
+        std::error_code unreadable;  // e.g. a name too long for the file system
+        if (!fs::exists(shard, unreadable)) {
           throw ModelError(index_path.string() + ": lists '" + file_name +
                            "', which does not exist in " + directory + "; copy the whole checkpoint");
         }

@@ -54,7 +54,8 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
   }
   DatasetInfoEntry out;
   out.file = (std::filesystem::path(directory) / entry["file_name"].get<std::string>()).string();
-  if (!std::filesystem::is_regular_file(out.file)) {
+  std::error_code unreadable;  // a name too long for the file system is not a file either
+  if (!std::filesystem::is_regular_file(out.file, unreadable)) {
     throw ConfigError(field("file_name") + ": " + out.file + " is not a file (directories of files are not read; "
                       "concatenate them into one JSON or JSONL file)");
   }

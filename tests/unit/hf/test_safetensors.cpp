@@ -188,6 +188,16 @@ TEST_F(SafetensorsTest, IndexNamesOnlyFilesInItsDirectory) {
               std::string::npos) << error.what();
   }
   fs::remove(dir_.parent_path() / outside);
+  // A name longer than the file system allows is a missing file, not a filesystem_error.
+  const std::string long_name(300, 'x');
+  std::ofstream(dir_ / "model.safetensors.index.json", std::ios::trunc)
+      << R"({"weight_map": {"a.weight": ")" + long_name + "\"}}";
+  try {
+    SafetensorsCheckpoint checkpoint(dir_.string());
+    FAIL() << "a 300-character shard name accepted";
+  } catch (const ModelError& error) {
+    EXPECT_NE(std::string(error.what()).find("which does not exist in"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace

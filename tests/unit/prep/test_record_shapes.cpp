@@ -235,7 +235,8 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
          {"gone", {{"file_name", "missing.json"}}},
          {"images", {{"file_name", "data.json"}, {"columns", {{"images", "images"}}}}},
          {"odd_ranking", {{"file_name", "data.json"}, {"ranking", {{"a", 1}}}}},
-         {"odd_format", {{"file_name", "data.json"}, {"formatting", 3}}}});
+         {"odd_format", {{"file_name", "data.json"}, {"formatting", 3}}},
+         {"long_name", {{"file_name", std::string(300, 'x') + ".json"}}}});
   const DatasetInfoEntry pref = read_dataset_info(dir_.string(), "pref", PairKind::dpo);
   EXPECT_EQ(pref.file, (dir_ / "data.json").string());
   EXPECT_EQ(pref.format, RecordFormat::sharegpt);
@@ -252,7 +253,7 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
             std::string::npos);
   EXPECT_NE(error_of("sft", PairKind::dpo).find("is not a ranking dataset"), std::string::npos);
   EXPECT_NE(error_of("nope", PairKind::sft)
-                .find("dataset 'nope' is not there; it has: gone, hub, images, odd_format, odd_ranking, pref, sft"),
+                .find("dataset 'nope' is not there; it has: gone, hub, images, long_name, odd_format, odd_ranking, pref, sft"),
             std::string::npos);
   EXPECT_NE(error_of("hub", PairKind::sft).find("field 'file_name' is missing: shardtune reads local files only"),
             std::string::npos);
@@ -261,6 +262,7 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   EXPECT_NE(error_of("odd_ranking", PairKind::sft).find("field 'ranking' is {\"a\":1}, not true or false"),
             std::string::npos);
   EXPECT_NE(error_of("odd_format", PairKind::sft).find("field 'formatting' is 3, not a string"), std::string::npos);
+  EXPECT_NE(error_of("long_name", PairKind::sft).find(".json is not a file"), std::string::npos);
 
   // The listing (`prep --dataset-info DIR` alone): every entry in file order, read with the kind
   // its ranking says, or refused with the reason read_dataset_info gives.
@@ -269,7 +271,8 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   for (const DatasetInfoListing& item : listing) {
     seen += item.name + (item.entry ? std::string("=") + enum_name(item.entry->kind) : " refused") + ", ";
   }
-  EXPECT_EQ(seen, "gone refused, hub refused, images refused, odd_format refused, odd_ranking refused, pref=dpo, sft=sft, ");
+  EXPECT_EQ(seen, "gone refused, hub refused, images refused, long_name refused, odd_format refused, odd_ranking refused, "
+                  "pref=dpo, sft=sft, ");
   EXPECT_EQ(listing[1].refusal.rfind("dataset 'hub' field 'file_name' is missing", 0), 0u) << listing[1].refusal;
 }
 
