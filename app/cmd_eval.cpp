@@ -5,8 +5,6 @@
 // once every task has run, so a failure leaves no output behind.
 #include <boost/program_options.hpp>
 #include <filesystem>
-#include <set>
-#include <sstream>
 
 #include "command_options.h"
 #include "command_runner.h"
@@ -15,6 +13,7 @@
 #include "distributed/string_gather.h"
 #include "distributed/world.h"
 #include "eval/eval_context.h"
+#include "eval/eval_options.h"
 #include "eval/eval_results.h"
 #include "eval/eval_runner.h"
 #include "eval/task_file.h"
@@ -72,13 +71,11 @@ po::options_description eval_options(EvalCommand& o) {
   return options;
 }
 
+// --tasks, repeated or comma-separated.
 std::vector<std::string> task_paths(const std::vector<std::string>& values) {
   std::vector<std::string> paths;
   for (const std::string& value : values) {
-    std::stringstream list(value);
-    for (std::string path; std::getline(list, path, ',');) {
-      if (!path.empty()) paths.push_back(path);
-    }
+    for (std::string& path : eval_task_paths(value)) paths.push_back(std::move(path));
   }
   return paths;
 }
@@ -106,20 +103,12 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     if (!parse_command_options("eval", args, eval_options(o), world.rank())) return kExitOk;
     check_options(o);
     const Timer timer;
-    std::vector<EvalTask> tasks;  // all read first: a bad file is refused before the model loads
-    std::set<std::string> names;
-    for (const std::string& path : task_paths(o.tasks)) {
-      tasks.push_back(read_task_file(path, o.limit));
-      if (!names.insert(tasks.back().spec.name).second) {
-        throw ConfigError("eval: two task files are named '" + tasks.back().spec.name + "' (" + path +
-                          "); give one a \"name\" in its header");
-      }
-    }
+    // All read first: a bad file is refused before the model loads.
+    const std::vector<EvalTask> tasks = read_task_files(task_paths(o.tasks), o.limit, "eval");
 
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const c10::Device device = select_device(o.device, world.local_device());
-    const auto options =
-        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
+    const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     InferenceModel loaded = load_inference_model(o.source, communicator, options);
     if (!loaded.tokenizer) throw ConfigError("eval: tasks are text, which needs a tokenizer: pass --tokenizer DIR");
     const Tokenizer& tokenizer = *loaded.tokenizer;

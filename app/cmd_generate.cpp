@@ -102,8 +102,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     const Timer timer;
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const c10::Device device = select_device(o.device, world.local_device());
-    const auto options =
-        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
+    const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     const InferenceModel loaded = load_inference_model(o.source, communicator, options);
     const LoadedModel& model = loaded.model;
     const std::optional<Tokenizer>& tokenizer = loaded.tokenizer;

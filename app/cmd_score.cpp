@@ -12,6 +12,7 @@
 #include "distributed/string_gather.h"
 #include "distributed/world.h"
 #include "exit_codes.h"
+#include "inference_source.h"
 #include "hf/model_source.h"
 #include "model/score_jsonl.h"
 #include "model/sequence_scorer.h"
@@ -75,8 +76,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     check_options(o);
     const Timer timer;
     const c10::Device device = select_device(o.device, world.local_device());
-    const auto tensor_options =
-        at::TensorOptions().device(device).dtype(o.dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
+    const at::TensorOptions tensor_options = inference_tensor_options(o.dtype, device);
     const LoadedModel model = load_model(o.model, o.preset, o.seed, tensor_options);
     const auto requests = read_score_requests(o.input, model.config.vocab_size,
                                               model.config.max_position_embeddings);

@@ -10,16 +10,12 @@
 #include "util/file_io.h"
 
 namespace st {
-namespace {
 
 namespace fs = std::filesystem;
 
-bool has_tokenizer(const std::string& directory) {
-  return !directory.empty() && (fs::exists(fs::path(directory) / "tokenizer.json") ||
-                                fs::exists(fs::path(directory) / "tokenizer.model"));
+at::TensorOptions inference_tensor_options(InferenceDtype dtype, const c10::Device& device) {
+  return at::TensorOptions().device(device).dtype(dtype == InferenceDtype::bf16 ? at::kBFloat16 : at::kFloat);
 }
-
-}  // namespace
 
 void add_inference_source_options(boost::program_options::options_description& options, InferenceSource& source) {
   namespace po = boost::program_options;
@@ -51,7 +47,7 @@ InferenceModel load_inference_model(const InferenceSource& source, Communicator&
                          crc32_hex(file_crc32((fs::path(step) / kCheckpointManifestName).string()));
   }
   const std::string directory = !source.tokenizer.empty() ? source.tokenizer
-                                : has_tokenizer(loaded.model.directory) ? loaded.model.directory
+                                : holds_tokenizer(loaded.model.directory) ? loaded.model.directory
                                                                         : "";
   if (!directory.empty()) loaded.tokenizer = Tokenizer::from_file(directory);
   return loaded;

@@ -10,11 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "command_options.h"
 #include "distributed/communicator.h"
 #include "hf/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace st {
+
+// The weights' and activations' dtype (--dtype) on `device`.
+at::TensorOptions inference_tensor_options(InferenceDtype dtype, const c10::Device& device);
 
 struct InferenceSource {
   std::string model, checkpoint, preset, tokenizer;

@@ -121,11 +121,8 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
   MicroBatch batch;
   batch.input_ids = at::full({row_count, width}, options.pad_id, long_options);
   batch.targets = at::full({row_count, width}, kIgnoreTarget, long_options);
+  batch.layout = padding_row_layout(row_count, width);
   RowLayout& layout = batch.layout;
-  layout.position_ids = at::zeros({row_count, width}, long_options);
-  layout.segment_ids = at::full({row_count, width}, kPaddingSegment, long_options);
-  layout.branch_ids = at::full({row_count, width}, kSharedBranch, long_options);
-  layout.sequence_ids = at::full({row_count, width}, -1, long_options);
   const auto sequence_count = static_cast<int64_t>(pairs.size()) * (kind == PairKind::dpo ? 2 : 1);
   layout.sequences = sequence_count;
   batch.target_counts = at::zeros({sequence_count}, long_options);

@@ -25,4 +25,8 @@ struct RowLayout {
   bool defined() const { return position_ids.defined(); }
 };
 
+// [rows, width] host tensors of padding (position 0, kPaddingSegment, kSharedBranch, sequence
+// -1), for a collation to fill in; `sequences` left 0.
+RowLayout padding_row_layout(int64_t rows, int64_t width);
+
 }  // namespace st

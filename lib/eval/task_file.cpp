@@ -216,4 +216,17 @@ EvalTask read_task_file(const std::string& path, int64_t limit) {
   return task;
 }
 
+std::vector<EvalTask> read_task_files(const std::vector<std::string>& paths, int64_t limit, const std::string& who) {
+  std::vector<EvalTask> tasks;
+  std::set<std::string> names;
+  for (const std::string& path : paths) {
+    tasks.push_back(read_task_file(path, limit));
+    if (!names.insert(tasks.back().spec.name).second) {
+      throw ConfigError(who + ": two task files are named '" + tasks.back().spec.name + "' (" + path +
+                        "); give one a \"name\" in its header");
+    }
+  }
+  return tasks;
+}
+
 }  // namespace st

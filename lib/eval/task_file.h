@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "eval/eval_task.h"
 
@@ -14,5 +15,9 @@ namespace st {
 // fix: unknown kind or header field, missing or mistyped fields, gold out of range, empty
 // choices, a regex that does not compile, too few few-shot documents.
 EvalTask read_task_file(const std::string& path, int64_t limit = 0);
+
+// Every file of `paths`, read as above; two tasks of one name are refused (results are keyed by
+// name), the message prefixed by `who` ("eval", "eval.tasks").
+std::vector<EvalTask> read_task_files(const std::vector<std::string>& paths, int64_t limit, const std::string& who);
 
 }  // namespace st

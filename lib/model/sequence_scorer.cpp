@@ -39,24 +39,34 @@ void score_batch(const LlamaWeights& weights, const ModelConfig& config, const a
 
 }  // namespace
 
+std::vector<std::pair<size_t, size_t>> padded_batches(size_t count, const std::function<int64_t(size_t)>& length,
+                                                      int64_t max_batch_tokens) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  size_t first = 0;
+  while (first < count) {
+    size_t last = first + 1;
+    int64_t longest = length(first);
+    while (last < count) {
+      const int64_t next_longest = std::max(longest, length(last));
+      if (next_longest * static_cast<int64_t>(last - first + 1) > max_batch_tokens) break;
+      longest = next_longest;
+      ++last;
+    }
+    batches.emplace_back(first, last);
+    first = last;
+  }
+  return batches;
+}
+
 std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const ModelConfig& config,
                                          const std::vector<ScoreRequest>& requests,
                                          const ScorerOptions& options) {
   c10::NoGradGuard no_grad;
   std::vector<ScoreResult> results(requests.size());
   const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
-  size_t first = 0;
-  while (first < requests.size()) {
-    size_t last = first + 1;
-    int64_t longest = length_of(requests[first]);
-    while (last < requests.size()) {
-      const int64_t next_longest = std::max(longest, length_of(requests[last]));
-      if (next_longest * static_cast<int64_t>(last - first + 1) > options.max_batch_tokens) break;
-      longest = next_longest;
-      ++last;
-    }
+  const auto length = [&](size_t i) { return length_of(requests[i]); };
+  for (const auto& [first, last] : padded_batches(requests.size(), length, options.max_batch_tokens)) {
     score_batch(weights, config, inverse_frequencies, requests, first, last, options, results);
-    first = last;
   }
   return results;
 }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "hf/model_config.h"
@@ -24,6 +26,12 @@ struct ScorerOptions {
   int64_t chunk_tokens = 1024;          // lm_head log-prob chunk (tokens)
   int64_t max_batch_tokens = 8192;      // padded tokens per forward pass
 };
+
+// Consecutive [first, last) ranges of `count` rows, row i `length(i)` tokens long, whose
+// right-padded batch (rows x the longest) holds at most max_batch_tokens; a row longer than
+// that is a batch alone. The scorers' batching.
+std::vector<std::pair<size_t, size_t>> padded_batches(size_t count, const std::function<int64_t(size_t)>& length,
+                                                      int64_t max_batch_tokens);
 
 // Runs on the weights' device and dtype; results come back in request order.
 std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const ModelConfig& config,

@@ -32,11 +32,8 @@ SharedPromptRows shared_prompt_rows(const std::vector<SharedPromptRequest>& requ
   SharedPromptRows out;
   out.input_ids = at::zeros({rows, width}, long_options);
   out.targets = at::full({rows, width}, kIgnoreTarget, long_options);
+  out.layout = padding_row_layout(rows, width);
   RowLayout& layout = out.layout;
-  layout.position_ids = at::zeros({rows, width}, long_options);
-  layout.segment_ids = at::full({rows, width}, kPaddingSegment, long_options);
-  layout.branch_ids = at::full({rows, width}, kSharedBranch, long_options);
-  layout.sequence_ids = at::full({rows, width}, -1, long_options);
   auto ids = out.input_ids.accessor<int64_t, 2>();
   auto target = out.targets.accessor<int64_t, 2>();
   auto positions = layout.position_ids.accessor<int64_t, 2>();
@@ -76,21 +73,7 @@ SharedPromptRows shared_prompt_rows(const std::vector<SharedPromptRequest>& requ
 
 std::vector<std::pair<size_t, size_t>> shared_prompt_batches(const std::vector<SharedPromptRequest>& requests,
                                                              int64_t max_batch_tokens) {
-  std::vector<std::pair<size_t, size_t>> batches;
-  size_t first = 0;
-  while (first < requests.size()) {
-    size_t last = first + 1;
-    int64_t widest = row_length(requests[first]);
-    while (last < requests.size()) {
-      const int64_t next_widest = std::max(widest, row_length(requests[last]));
-      if (next_widest * static_cast<int64_t>(last - first + 1) > max_batch_tokens) break;
-      widest = next_widest;
-      ++last;
-    }
-    batches.emplace_back(first, last);
-    first = last;
-  }
-  return batches;
+  return padded_batches(requests.size(), [&](size_t i) { return row_length(requests[i]); }, max_batch_tokens);
 }
 
 std::vector<std::vector<ScoreResult>> score_shared_prompts(const LlamaWeights& weights, const ModelConfig& config,

@@ -30,6 +30,9 @@ struct NormalizerStep {
   std::string pattern, content;
 };
 
+// Whether `directory` holds a tokenizer from_file reads (tokenizer.json or tokenizer.model).
+bool holds_tokenizer(const std::string& directory);
+
 class Tokenizer {
  public:
   // `path`: a tokenizer.json or tiktoken rank file, or a model directory holding tokenizer.json

@@ -127,6 +127,11 @@ std::string config_token(const Json& config, const char* key) {
 
 }  // namespace
 
+bool holds_tokenizer(const std::string& directory) {
+  return !directory.empty() && (std::filesystem::exists(directory + "/tokenizer.json") ||
+                                std::filesystem::exists(directory + "/tokenizer.model"));
+}
+
 Tokenizer Tokenizer::from_file(const std::string& path) {
   std::string file = path;
   if (std::filesystem::is_directory(path)) {

@@ -1,7 +1,5 @@
 #include "train/task_evaluation.h"
 
-#include <filesystem>
-#include <set>
 
 #include "eval/eval_context.h"
 #include "eval/eval_results.h"
@@ -14,14 +12,9 @@
 namespace st {
 namespace {
 
-namespace fs = std::filesystem;
-
 std::string tokenizer_directory(const TrainConfig& config) {
   if (!config.eval.tokenizer.empty()) return config.eval.tokenizer;
-  const fs::path model(config.model.path);
-  if (!config.model.path.empty() && (fs::exists(model / "tokenizer.json") || fs::exists(model / "tokenizer.model"))) {
-    return config.model.path;
-  }
+  if (holds_tokenizer(config.model.path)) return config.model.path;
   throw ConfigError("eval.tasks are text, which needs a tokenizer: set eval.tokenizer = DIR (a directory with "
                     "tokenizer.json)" + std::string(config.model.path.empty() ? "" : "; model.path has none"));
 }
@@ -29,14 +22,9 @@ std::string tokenizer_directory(const TrainConfig& config) {
 }  // namespace
 
 TaskEvaluation::TaskEvaluation(const TrainConfig& config) {
-  for (const std::string& path : eval_task_paths(config.eval.tasks)) tasks_.push_back(read_task_file(path, config.eval.limit));
-  std::set<std::string> names;
+  tasks_ = read_task_files(eval_task_paths(config.eval.tasks), config.eval.limit, "eval.tasks");
   can_generate_ = config.train.method == TrainMethod::full;
   for (const EvalTask& task : tasks_) {
-    if (!names.insert(task.spec.name).second) {
-      throw ConfigError("eval.tasks: two task files are named '" + task.spec.name + "' (" + task.path +
-                        "); give one a \"name\" in its header");
-    }
     if (task.spec.kind == TaskKind::generate_until && !can_generate_) {
       throw ConfigError("eval.tasks: " + task.path + " is a generate_until task; during training those need "
                         "train.method = full (the whole model is gathered to decode); evaluate it after the run "

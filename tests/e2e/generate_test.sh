@@ -19,19 +19,8 @@ train_run() {
 # A byte-level tokenizer over the debug preset's 512 ids: the 256 bytes, <s>, </s> and ChatML's
 # markers (so the chat template is detected), beside the model as a Hugging Face one would be.
 write_tokenizer() {
-  "$python" - "$1" <<'PY'
-import json, sys
-printable = lambda b: ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or b >= 0xAE
-vocab, extra = {}, 256
-for b in range(256):
-    vocab[chr(b if printable(b) else extra)] = b
-    extra += 0 if printable(b) else 1
-added = [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(["<s>", "</s>", "<|im_start|>", "<|im_end|>"])]
-tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []}, "added_tokens": added,
-             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}}
-json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
-json.dump({"bos_token": "<s>", "eos_token": "<|im_end|>"}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
-PY
+  "$python" -c 'import sys; sys.path.insert(0, sys.argv[1]); import eval_fixtures; eval_fixtures.tokenizer_files(sys.argv[2], eos="<|im_end|>")' \
+    "$ST_SOURCE_DIR/tests/reference" "$1"
 }
 
 synth_data --dir "$work/data" --pairs 200

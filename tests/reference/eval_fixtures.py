@@ -67,7 +67,9 @@ GEN_TRAIN = [{"context": "Q: 1 + 1?\nA:", "target": " 2"}, {"context": "Q: 5 - 5
              {"context": "Q: 6 / 2?\nA:", "target": " 3"}]
 
 
-def tokenizer_files(directory):
+def tokenizer_files(directory, eos="</s>"):
+    """A byte-level tokenizer: ids 0-255 the bytes (GPT-2's alphabet, no merges), 256-259 <s>, </s>
+    and ChatML's markers (so the chat template is detected); BOS <s>, EOS `eos`."""
     printable = lambda b: ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or b >= 0xAE
     vocab, extra = {}, 256
     for b in range(256):
@@ -78,7 +80,7 @@ def tokenizer_files(directory):
         json.dump({"model": {"type": "BPE", "vocab": vocab, "merges": []}, "added_tokens": added,
                    "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}}, f)
     with open(os.path.join(directory, "tokenizer_config.json"), "w") as f:
-        json.dump({"bos_token": "<s>", "eos_token": "</s>"}, f)
+        json.dump({"bos_token": "<s>", "eos_token": eos}, f)
 
 
 def encode(text):  # no merges: every byte is its own token
