@@ -2,8 +2,9 @@
 # spack_test.sh <shardtune binary> <case>: the Spack recipe (spack/repo) with a real Spack, as a
 # cluster user runs it. concretize_cpu_and_gpu: the GPU spec concretizes for two architectures
 # with every package buildable and nothing installed, and cuda_arch reaches nccl and py-torch; the
-# CPU spec concretizes onto a site's externals (spack/externals/debian12.yaml) with shardtune the
-# only package built. install_test_root: `spack install --test=root` of the CPU spec onto those
+# GPU spec also concretizes onto the site packages.yaml that docs/install.md prints; the CPU spec
+# concretizes onto a site's externals (spack/externals/debian12.yaml) with shardtune the only
+# package built. install_test_root: `spack install --test=root` of the CPU spec onto those
 # externals builds, runs the recipe's check() (unit and MPI tiers) and installs; Spack's own Tcl
 # module then puts shardtune, launch.slurm, the examples and the docs where launch.slurm's
 # comments say they are.
@@ -49,6 +50,17 @@ case "$case_name" in
     done
     run --exit 1 "$spack" -C "$work/bare" spec -I shardtune@main +cuda
     expect_output "cuda_arch=90 for H100"
+    # The site packages.yaml that docs/install.md prints, as printed: the GPU spec links the
+    # site's openmpi, hdf5, cuda and nccl and builds only what the site lacks.
+    awk '/^### A site.s externals/ { section = 1 } section && /^```yaml$/ { body = 1; next }
+      body && /^```$/ { exit } body' "$ST_SOURCE_DIR/docs/install.md" >"$work/docs_packages.yaml"
+    [ -s "$work/docs_packages.yaml" ] || fail "no packages.yaml under docs/install.md's \"A site's externals\""
+    scope "$work/docs_site" "$work/docs_packages.yaml"
+    run --exit 0 "$spack" -C "$work/docs_site" spec -I shardtune@main +cuda cuda_arch=90
+    for package in openmpi hdf5 cuda nccl; do
+      grep -Eq "^\[e\]\s+\^$package@" <<<"$out" || fail "docs/install.md's $package external was not used"
+    done
+    grep -E '^ -\s+\^py-torch@' <<<"$out" | grep -q "+cuda.*cuda_arch=90" || fail "py-torch is not +cuda cuda_arch=90 on the docs' externals"
     [ -n "$externals" ] || skip "the GPU spec concretizes; no externals file fits this machine for the CPU spec"
     scope "$work/site" "$externals"
     run --exit 0 "$spack" -C "$work/site" spec -I shardtune@main ~cuda
