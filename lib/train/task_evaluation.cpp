@@ -1,6 +1,5 @@
 #include "train/task_evaluation.h"
 
-
 #include "eval/eval_context.h"
 #include "eval/eval_results.h"
 #include "eval/task_file.h"
