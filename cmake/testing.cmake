@@ -145,6 +145,29 @@ add_test(NAME reference_fixtures
 set_tests_properties(reference_fixtures PROPERTIES LABELS unit FIXTURES_SETUP reference
                                                    TIMEOUT 300)
 
+# The oracles (label `oracle`): the tools users run today, in the tests' Python environment
+# (tests/python/requirements.txt, made by scripts/install-deps.sh --with-test-python), and the
+# real vocabularies they read (tests/tokenizer/vocabularies.sh unpacks them once, the fixture
+# `vocabularies`). Without either a test skips (77) saying how to get it; ST_REQUIRE_ORACLES=1 in
+# the environment (./scripts/test.sh sets it) makes that a failure.
+execute_process(COMMAND ${CMAKE_SOURCE_DIR}/scripts/python-env-path.sh OUTPUT_VARIABLE _st_python_env
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+set(ST_ORACLE_PYTHON "${_st_python_env}/bin/python" CACHE FILEPATH
+    "Python of the tests' oracle environment (scripts/install-deps.sh --with-test-python)")
+set(ST_VOCABULARIES ${CMAKE_BINARY_DIR}/vocabularies)
+add_test(NAME vocabularies COMMAND ${CMAKE_SOURCE_DIR}/tests/tokenizer/vocabularies.sh unpack ${ST_VOCABULARIES})
+set_tests_properties(vocabularies PROPERTIES LABELS oracle FIXTURES_SETUP vocabularies TIMEOUT 120
+                                             ENVIRONMENT "ST_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+
+# st_add_oracle_test(<name> [TIMEOUT s] COMMAND ...): a script test against an oracle; its command
+# gets the vocabularies' folder from ST_VOCABULARIES and the Python from ST_ORACLE_PYTHON.
+function(st_add_oracle_test name)
+  st_add_script_test(${name} LABEL oracle ${ARGN})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT
+    "ST_ORACLE_PYTHON=${ST_ORACLE_PYTHON}" "ST_VOCABULARIES=${ST_VOCABULARIES}")
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 FIXTURES_REQUIRED vocabularies)
+endfunction()
+
 # Unit tests that read the reference fixtures.
 function(st_add_reference_test target)
   st_add_test_executable(${target} ${ARGN})

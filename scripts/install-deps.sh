@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs shardtune's build and test dependencies from Debian/Ubuntu packages.
-# Idempotent: packages already present are skipped, so reruns take seconds.
+# Installs shardtune's build and test dependencies from Debian/Ubuntu packages; with
+# --with-test-python also the tests' Python environment (scripts/install-test-python.sh).
+# Idempotent: what is present already is skipped, so reruns take seconds.
 set -euo pipefail
+with_test_python=0
+[ "${1:-}" = --with-test-python ] && with_test_python=1
 
 packages=(
   build-essential cmake pkg-config git
@@ -16,7 +19,8 @@ packages=(
   libprotobuf-dev protobuf-compiler  # TensorBoard event files (messages compiled at build time)
   libpcre2-dev                       # tokenizer: pre-tokenizer regexes with Unicode classes
   libicu-dev                         # tokenizer: NFC normalizer (Qwen2)
-  nodejs                             # tests: the JavaScript tokenizers the C++ ones are checked against
+  python3-venv                       # tests: the oracles' Python environment (tests/python)
+  xz-utils                           # tests: the real vocabularies' compressed copy (tests/data/tokenizers)
   python3-torch                      # tests/reference: the independent Llama reference
   python3-yaml                       # tests/packaging: reads spack.yaml
   python3-h5py                       # e2e: reads the shards prep wrote from text
@@ -49,18 +53,17 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# A nodejs from elsewhere (NodeSource) ships its own npm, which Debian's npm package conflicts with.
-command -v npm >/dev/null || missing+=(npm)
 sudo_cmd=()
 [ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  unpack_lmod
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 unpack_lmod
+if [ "$with_test_python" = 1 ]; then
+  "$(dirname "$0")/install-test-python.sh"
+fi

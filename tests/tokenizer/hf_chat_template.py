@@ -1,0 +1,76 @@
+"""hf_chat_template.py MODE MODEL_DIR CONVERSATIONS.jsonl [CHAT_TEMPLATE_FILE]: the model's own Jinja
+chat_template (its tokenizer_config.json, or the file given) rendered by transformers'
+apply_chat_template, as a user of transformers or TRL gets it. One JSON line per conversation:
+  render: for {"messages", "reply"}: the prompt (with the generation prompt) and the whole
+          conversation with the reply appended;
+  turns:  for {"messages": [..., the assistant's last reply]}: multi-turn SFT as the template
+          defines it: the whole rendering's ids (the model's tokenizer, no special tokens added),
+          the loss mask over them (1 on each assistant reply, from where the template's generation
+          prompt for that turn ends to where its rendering of the turn ends), and the same cut in
+          text, `pieces`: [text, trained] runs that make up the whole rendering."""
+import json
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from transformers import AutoTokenizer  # noqa: E402
+
+mode, model_dir, conversations = sys.argv[1:4]
+tokenizer = AutoTokenizer.from_pretrained(model_dir)
+chat_template = open(sys.argv[4], encoding="utf-8").read() if len(sys.argv) > 4 else None
+# Llama 3's template appends the generation prompt even without add_generation_prompt: a turn ends
+# before it.
+GENERATION_HEADER = "<|start_header_id|>assistant<|end_header_id|>\n\n"
+
+
+def render(messages, add_generation_prompt):
+    return tokenizer.apply_chat_template(messages, chat_template=chat_template, tokenize=False,
+                                         add_generation_prompt=add_generation_prompt)
+
+
+def encode(text):
+    return tokenizer.encode(text, add_special_tokens=False)
+
+
+def turns(messages):
+    whole = render(messages, False)
+    ids = encode(whole)
+    mask = [0] * len(ids)
+
+    def tokens_before(text):
+        if not whole.startswith(text):
+            raise ValueError(f"not a prefix of the conversation: {json.dumps(text)}")
+        prefix = encode(text)
+        if prefix != ids[:len(prefix)]:
+            raise ValueError(f"ids of a prefix differ: {json.dumps(text)}")
+        return len(prefix)
+
+    pieces, cut = [], 0
+    for k, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        end = render(messages[:k + 1], False)
+        if end.endswith(GENERATION_HEADER) and not message["content"].endswith(GENERATION_HEADER):
+            end = end[:-len(GENERATION_HEADER)]
+        start = render(messages[:k], True)
+        for t in range(tokens_before(start), tokens_before(end)):
+            mask[t] = 1
+        pieces += [[whole[cut:len(start)], 0], [whole[len(start):len(end)], 1]]
+        cut = len(end)
+    pieces.append([whole[cut:], 0])
+    return {"ids": ids, "mask": mask, "pieces": pieces}
+
+
+for line in open(conversations, encoding="utf-8"):
+    if not line.strip():
+        continue
+    conversation = json.loads(line)
+    messages = conversation["messages"]
+    if mode == "render":
+        row = {"prompt": render(messages, True),
+               "whole": render(messages + [{"role": "assistant", "content": conversation["reply"]}], False)}
+    elif mode == "turns":
+        row = turns(messages)
+    else:
+        sys.exit(f"unknown mode {mode}: render or turns")
+    print(json.dumps(row, ensure_ascii=False))
