@@ -8,6 +8,7 @@ with_test_python=0
 
 packages=(
   build-essential cmake pkg-config git
+  ccache                             # compiler cache outside the clone (scripts/compiler-cache.sh)
   libtorch-dev                       # libtorch 1.13 (CPU) + TorchConfig.cmake
   libopenblas0-pthread               # fast BLAS behind libtorch (Debian otherwise links the reference BLAS)
   libopenmpi-dev openmpi-bin         # MPI

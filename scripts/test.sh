@@ -1,22 +1,42 @@
 #!/usr/bin/env bash
-# The README's test command: installs dependencies, configures, builds, runs the parsers' fuzz
-# targets briefly, and runs every test tier that runs on CPU (unit, mpi, e2e); cuda tests are
-# built and skip without a GPU.
+# The README's test command: installs dependencies (the Debian packages and the tests' Python
+# environment), configures, builds, runs the parsers' fuzz targets briefly, and runs every test tier
+# that runs on CPU (unit, mpi, e2e, oracle); cuda tests are built and skip without a GPU. An oracle
+# test may not skip here (ST_REQUIRE_ORACLES=1). Prints the time of each phase, how many tests ran
+# and skipped in each tier, and the 20 slowest tests.
 # Extra arguments go to ctest (e.g. ./scripts/test.sh -L unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 build=${ST_BUILD_DIR:-build}
+phases=()
+phase_start=$start
+# phase_done <name>: records and prints how long the phase since the last one took.
+phase_done() {
+  local now
+  now=$(date +%s)
+  phases+=("$(printf '%-8s %5d s' "$1" $((now - phase_start)))")
+  echo "test.sh: $1 done in $((now - phase_start)) s ($((now - start)) s so far)"
+  phase_start=$now
+}
 
-./scripts/install-deps.sh
+./scripts/install-deps.sh --with-test-python
+phase_done deps
 
+# A compiler cache outside the clone (scripts/compiler-cache.sh): a clone in another folder, or a
+# rerun after a clean, compiles only what changed.
+# shellcheck source=compiler-cache.sh
+source scripts/compiler-cache.sh
 # Where the CUDA toolkit is installed the GPU backend must compile (CI checks this), else AUTO.
 cuda=${ST_ENABLE_CUDA:-AUTO}
 if [ "$cuda" = AUTO ] && [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda" \
+  "${compiler_cache_flags[@]}"
+compiler_cache_zero
 cmake --build "$build" -j"$(nproc)"
-echo "test.sh: build done after $(( $(date +%s) - start )) s"
+compiler_cache_report
+phase_done build
 
 # The parsers' fuzz targets (tests/fuzz), a clang build of their sources alone under ASan and
 # UBSan, each run for a short fixed time on its corpus: a regression of a fixed finding, or a new
@@ -24,24 +44,33 @@ echo "test.sh: build done after $(( $(date +%s) - start )) s"
 fuzz_seconds=${ST_FUZZ_SECONDS:-20}
 if [ "$fuzz_seconds" -gt 0 ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=OFF \
-    -DST_BUILD_FUZZERS=ON -DST_ENABLE_CUDA=OFF >/dev/null
+    -DST_BUILD_FUZZERS=ON -DST_ENABLE_CUDA=OFF "${compiler_cache_flags[@]}" >/dev/null
   cmake --build "$build-fuzz" -j"$(nproc)" --target fuzzers
   rm -rf "$build-fuzz/fuzz-work"
   tests/fuzz/run_fuzzers.sh "$build-fuzz" "$fuzz_seconds"
-  echo "test.sh: fuzz targets done after $(( $(date +%s) - start )) s"
+  phase_done fuzz
 fi
 
 cd "$build"
-# Where the time goes, printed after the run (passed or not): the 20 slowest tests. The report
-# keeps the run's exit status, and reads its input to the end (head would close the pipe early, and
-# pipefail would turn sort's SIGPIPE into a failed run).
-slowest() {
+# Printed after the run, passed or not: the phases, each tier's tests (ran, skipped, seconds of
+# test time) and the 20 slowest tests. The report keeps the run's exit status, and reads its input
+# to the end (head would close the pipe early, and pipefail would turn sort's SIGPIPE into a failed
+# run).
+report() {
   local status=$?
-  echo "test.sh: the 20 slowest tests (seconds):"
-  sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log 2>/dev/null \
-    | sort -rn | awk 'NR <= 20 { print "  " $0 }' || true
+  phase_done tests
+  echo "test.sh: phases"
+  printf '  %s\n' "${phases[@]}"
+  printf '  %-8s %5d s\n' total $(($(date +%s) - start))
+  if [ -f ctest.log ]; then
+    ctest -N --show-only=json-v1 >ctest-tests.json && python3 ../scripts/tier_summary.py ctest.log ctest-tests.json || true
+    echo "test.sh: the 20 slowest tests (seconds):"
+    sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log 2>/dev/null \
+      | sort -rn | awk 'NR <= 20 { print "  " $0 }' || true
+  fi
   exit "$status"
 }
-trap slowest EXIT
+trap report EXIT
+export ST_REQUIRE_ORACLES=1
 ctest --output-on-failure -j"$(nproc)" "$@" | tee ctest.log
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

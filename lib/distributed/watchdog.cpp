@@ -34,7 +34,7 @@ Watchdog::~Watchdog() {
 
 void Watchdog::set_timeout(double timeout_s) { timeout_s_.store(timeout_s); }
 
-void Watchdog::set_liveness(std::function<void()> on_wake, std::function<std::string()> on_expiry) {
+void Watchdog::set_liveness(std::function<void()> on_wake, std::function<std::string(double)> on_expiry) {
   {
     std::lock_guard<std::mutex> live(liveness_mutex_);
     on_wake_ = std::move(on_wake);
@@ -42,6 +42,15 @@ void Watchdog::set_liveness(std::function<void()> on_wake, std::function<std::st
   }
   std::lock_guard<std::mutex> lock(mutex_);
   start_thread_locked();  // answers pings before this rank's first collective, too
+}
+
+std::string Watchdog::liveness_report(bool failed) {
+  // Long enough for a busy peer's watchdog to wake, short next to any deadline.
+  const double timeout = timeout_s_.load();
+  double wait_s = std::min(3.0, std::max(0.5, timeout / 2.0));
+  if (failed) wait_s += timeout / 4.0;
+  std::lock_guard<std::mutex> live(liveness_mutex_);
+  return on_expiry_ ? on_expiry_(wait_s) : "a rank is stuck, died, or skipped this collective";
 }
 
 Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll, const void* owner) {
@@ -118,12 +127,7 @@ void Watchdog::run() {
              << " s (dist.timeout_s = " << timeout_s_.load()
              << ")";
       lock.unlock();
-      std::string liveness = "a rank is stuck, died, or skipped this collective";
-      {
-        std::lock_guard<std::mutex> live(liveness_mutex_);
-        if (on_expiry_) liveness = on_expiry_();
-      }
-      abort_world(reason.str() + "; " + liveness);
+      abort_world(reason.str() + "; " + liveness_report());
     }
     for (Ticket ticket : finished) entries_.erase(ticket);
   }

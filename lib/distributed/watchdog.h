@@ -51,10 +51,15 @@ class Watchdog {
 
   // Liveness for timeout messages (distributed/roll_call.h): `on_wake` runs each time the
   // thread wakes while a collective has waited long (a quarter of the deadline),
-  // to answer the other ranks' pings; `on_expiry` before an abort, its text appended to the
-  // reason. Healthy collectives never wait that long, so this thread calls into MPI only when
-  // the job already hangs. Empty functions detach them; this returns once neither runs.
-  void set_liveness(std::function<void()> on_wake, std::function<std::string()> on_expiry);
+  // to answer the other ranks' pings; `on_expiry(wait_s)` before an abort, waiting up to wait_s
+  // for answers, its text appended to the reason. Healthy collectives never wait that long, so
+  // this thread calls into MPI only when the job already hangs. Empty functions detach them;
+  // this returns once neither runs.
+  void set_liveness(std::function<void()> on_wake, std::function<std::string(double wait_s)> on_expiry);
+  // Who stopped answering, from any thread: after a timeout (the peers in the hung collective
+  // answer at once), or after a failed collective (`failed`: the peers still in it answer only
+  // once they have waited a quarter of the deadline, so this waits that long too).
+  std::string liveness_report(bool failed = false);
 
   // `operation` names the collective; the current context (unit, step) is appended.
   // `owner` tags the ticket for disarm_all (a poll that uses its owner's state).
@@ -79,7 +84,7 @@ class Watchdog {
   std::atomic<double> timeout_s_;
   std::mutex liveness_mutex_;  // held while a liveness function runs; never with mutex_
   std::function<void()> on_wake_;
-  std::function<std::string()> on_expiry_;
+  std::function<std::string(double)> on_expiry_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::map<Ticket, Entry> entries_;

@@ -48,15 +48,21 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
     roll_call_ = std::make_unique<RollCall>(MPI_COMM_WORLD, hostnames_);
     RollCall* roll_call = roll_call_.get();
     watchdog_.set_liveness([roll_call] { roll_call->answer_pings(); },
-                           [roll_call, this] {
-                             // Long enough for a busy peer's watchdog to wake, short next to any deadline.
-                             const double wait_s = std::min(3.0, std::max(0.5, watchdog_.timeout() / 2.0));
-                             return roll_call->describe(roll_call->silent_ranks(wait_s));
-                           });
+                           [roll_call](double wait_s) { return roll_call->describe(roll_call->silent_ranks(wait_s)); });
+    // A dead peer can make a collective fail on the ranks left instead of hang: that report
+    // names the step and who stopped answering too.
+    set_mpi_failure_context([this] {
+      const CollectiveContext& context = current_collective_context();
+      std::string where;
+      if (context.unit >= 0) where += "on unit " + std::to_string(context.unit);
+      if (context.step >= 0) where += std::string(where.empty() ? "" : " ") + "step " + std::to_string(context.step);
+      return (where.empty() ? "" : " (" + where + ")") + "; " + watchdog_.liveness_report(/*failed=*/true);
+    });
   }
 }
 
 World::~World() {
+  set_mpi_failure_context({});
   watchdog_.set_liveness({}, {});
   roll_call_.reset();
   int finalized = 0;

@@ -307,6 +307,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     const double lr = learning_rate(config_.optim, step, total);
     const ScopedCollectiveContext collective_context(step + 1, -1);  // timeouts name the step
     const StepOutcome outcome = train_step(batch, lr, window);
+    fault_pace_step(step + 1, step_timer.seconds());
     window.seconds += step_timer.seconds();
     skipped += outcome.skipped ? 1 : 0;
     result.steps = step + 1;

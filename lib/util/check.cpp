@@ -4,6 +4,7 @@
 #include <hdf5.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "util/abort.h"
 #include "util/log.h"
@@ -27,6 +28,33 @@ std::string describe_check_failure(const char* call, const char* file, int line,
 
 void fail_check(const char* call, const char* file, int line, const std::string& detail) {
   abort_world(describe_check_failure(call, file, line, detail));
+}
+
+namespace {
+std::mutex mpi_failure_context_mutex;
+std::function<std::string()> mpi_failure_context;
+}  // namespace
+
+void set_mpi_failure_context(std::function<std::string()> describe) {
+  std::lock_guard<std::mutex> lock(mpi_failure_context_mutex);
+  mpi_failure_context = std::move(describe);
+}
+
+void fail_mpi_check(const char* call, const char* file, int line, int code) {
+  std::string detail = mpi_error_string(code);
+  // The context may call MPI itself (a roll call); a failure in there reports without it.
+  static thread_local bool describing = false;
+  std::function<std::string()> describe;
+  {
+    std::lock_guard<std::mutex> lock(mpi_failure_context_mutex);
+    describe = mpi_failure_context;
+  }
+  if (describe && !describing) {
+    describing = true;
+    detail += describe();
+    describing = false;
+  }
+  fail_check(call, file, line, detail);
 }
 
 std::string mpi_error_string(int code) {

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 
 #include "util/errors.h"
@@ -18,6 +19,13 @@ std::string describe_check_failure(const char* call, const char* file, int line,
 
 [[noreturn]] void fail_check(const char* call, const char* file, int line,
                              const std::string& detail);
+
+// A failed MPI call: its error text, then what the failure context adds (below), then the abort.
+[[noreturn]] void fail_mpi_check(const char* call, const char* file, int line, int code);
+// Who else failed, for a failed MPI call's report: a dead or cut-off peer makes the call fail on
+// the ranks left, and the report names it as a timeout would ("(on unit 3 step 15); ranks 2-3 on
+// st-n2 stopped answering"). lib/distributed's World sets it; empty clears it.
+void set_mpi_failure_context(std::function<std::string()> describe);
 
 std::string mpi_error_string(int code);
 // The messages on HDF5's error stack of this thread, innermost first, one per line.
@@ -38,8 +46,7 @@ T check_hdf5(T result, const char* call, const char* file, int line) {
 #define ST_CHECK_MPI(call)                                                       \
   do {                                                                           \
     const int st_mpi_rc_ = (call);                                               \
-    if (st_mpi_rc_ != MPI_SUCCESS)                                               \
-      ::st::fail_check(#call, __FILE__, __LINE__, ::st::mpi_error_string(st_mpi_rc_)); \
+    if (st_mpi_rc_ != MPI_SUCCESS) ::st::fail_mpi_check(#call, __FILE__, __LINE__, st_mpi_rc_); \
   } while (0)
 
 // Evaluates to the call's result (an hid_t or herr_t) so it can wrap opens.

@@ -15,6 +15,8 @@ struct InjectedFaults {
   int signal = 0;
   int64_t kill_in_save_step = -1;
   long long stall_rank = -1, stall_step = -1, stall_unit = -1;
+  long long pace_from_step = -1;
+  double pace_seconds = 0;
 };
 
 InjectedFaults read_faults() {
@@ -31,6 +33,9 @@ InjectedFaults read_faults() {
     if (std::sscanf(spec, "%lld:%lld:%lld", &faults.stall_rank, &faults.stall_step, &faults.stall_unit) != 3) {
       faults.stall_rank = -1;
     }
+  }
+  if (const char* spec = std::getenv("ST_TEST_STEP_SECONDS")) {
+    if (std::sscanf(spec, "%lld:%lf", &faults.pace_from_step, &faults.pace_seconds) != 2) faults.pace_from_step = -1;
   }
   return faults;
 }
@@ -56,6 +61,12 @@ void fault_stall_before_gather(int rank, int64_t step, size_t unit) {
     return;
   }
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+void fault_pace_step(int64_t step, double took_s) {
+  const InjectedFaults& f = faults();
+  if (f.pace_from_step < 0 || step < f.pace_from_step || took_s >= f.pace_seconds) return;
+  std::this_thread::sleep_for(std::chrono::duration<double>(f.pace_seconds - took_s));
 }
 
 }  // namespace st

@@ -4,6 +4,9 @@
 // `watchdog_abort sleep`: the last rank is alive outside any collective; `watchdog_abort stop`:
 // it is frozen (SIGSTOP, as a dead or cut-off host). Either way the roll call names it, and
 // only it: the others answer from inside the collective they wait in.
+// `watchdog_abort fail`: rank 0 does not hang but fails an MPI call (as a send to a dead peer
+// fails), with the others in the collective and the last rank asleep outside it: the failure's
+// report names the step and, from the roll call, the last rank.
 #include <ATen/ATen.h>
 #include <unistd.h>
 
@@ -12,15 +15,21 @@
 
 #include "distributed/mpi_communicator.h"
 #include "distributed/world.h"
+#include "util/check.h"
 
 int main(int argc, char** argv) {
-  st::World world(argc, argv, /*collective_timeout_s=*/3.0);
+  const bool fail = argc > 1 && std::strcmp(argv[1], "fail") == 0;
+  // Failing: a deadline long next to the roll call, which must speak before any timeout does.
+  st::World world(argc, argv, /*collective_timeout_s=*/fail ? 8.0 : 3.0);
   st::MpiCommunicator communicator(world.comm(), world.watchdog());
   st::ScopedCollectiveContext context(/*step=*/3, /*unit=*/7);
   const at::Tensor values = at::ones({4});
   if (world.rank() == world.size() - 1) {
     if (argc > 1 && std::strcmp(argv[1], "stop") == 0) raise(SIGSTOP);
     sleep(120);  // stuck elsewhere: never joins the collective
+  } else if (fail && world.rank() == 0) {
+    int value = 0;
+    ST_CHECK_MPI(MPI_Send(&value, 1, MPI_INT, /*dest=*/world.size() + 5, /*tag=*/0, world.comm()));
   } else {
     communicator.all_reduce(values, st::ReduceOp::sum);
   }

@@ -33,6 +33,15 @@ TEST(CheckMacrosDeathTest, MpiFailureAbortsWithCallAndLocation) {
               "failing_mpi_call\\(\\) failed at tests/unit/util/test_check.cpp:[0-9]+: MPI error code");
 }
 
+TEST(CheckMacrosDeathTest, MpiFailureCarriesWhatTheFailureContextSays) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  set_mpi_failure_context([] { return std::string(" (step 7); rank 3 on h2 stopped answering"); });
+  EXPECT_EXIT(ST_CHECK_MPI(failing_mpi_call()), ::testing::ExitedWithCode(134),
+              "failing_mpi_call\\(\\) failed at tests/unit/util/test_check.cpp:[0-9]+: MPI error code [0-9]+ "
+              "\\(step 7\\); rank 3 on h2 stopped answering");
+  set_mpi_failure_context({});
+}
+
 TEST(CheckMacrosDeathTest, AssertAbortsWithConditionAndMessage) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const int shards = 3;
