@@ -59,6 +59,17 @@ wait_job() {
   fail "job $1 is $state after $2 s, expected $3: $(tail -n 20 "$shared"/*.out)"
 }
 expect_in() { grep -Eq -- "$2" "$1" || fail "$1 lacks /$2/: $(tail -20 "$1")"; }
+# wait_for_step_of_running_job <run dir> <job> <step> <seconds>: until metrics.jsonl has the step;
+# a job that ended before it fails the test at once, with its log.
+wait_for_step_of_running_job() {
+  for _ in $(seq $(($4 * 2))); do
+    grep -Eq "\"step\": *$3[,}]" "$1/metrics.jsonl" 2>/dev/null && return 0
+    [[ "$(job_state "$2")" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)$ ]] &&
+      fail "job $2 ended $(job_state "$2") before step $3: $(tail -30 "$1.out")"
+    sleep 0.5
+  done
+  fail "no step $3 in $1/metrics.jsonl after $4 s: $(tail -8 "$1.out")"
+}
 # expect_finished <run dir> <job>: completed, with a checkpoint and an export.
 expect_finished() {
   wait_job "$2" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'
@@ -106,7 +117,7 @@ node_loss() {
   global_batch=$global
   on_one_host 4 "$shared/straight" "${args[@]}"
   job=$(ST_TEST_STEP_SECONDS=$pace submit "$shared/job" --nodes=1-2 --ntasks-per-node=2 -- "${args[@]}")
-  wait_for_text "$shared/job/metrics.jsonl" '"step": *12[,}]' 900
+  wait_for_step_of_running_job "$shared/job" "$job" 12 900
   cut_at=$(date +%s)
   "$fault" 2
   wait_for_text "$shared/job.out" 'shardtune: training failed \(exit [0-9]+\)' 300
