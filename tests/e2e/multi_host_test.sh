@@ -71,6 +71,13 @@ wait_for_step_of_running_job() {
   done
   fail "no step $3 in $1/metrics.jsonl after $4 s: $(tail -8 "$1.out")"
 }
+# expect_finished <run dir> <job>: completed, with a checkpoint and an export.
+expect_finished() {
+  wait_job "$2" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL'
+  [ "$(job_state "$2")" = COMPLETED ] || fail "job $2 ended $(job_state "$2"): $(tail -30 "$1.out")"
+  [ -f "$1/checkpoints/latest/COMPLETE" ] || fail "no COMPLETE checkpoint in $1/checkpoints/latest"
+  [ -f "$1/export/model.safetensors" ] || fail "no export in $1/export"
+}
 # Every checkpoint marked COMPLETE has each rank file of its manifest, at its size and CRC-32.
 expect_checkpoints_intact() {
   python3 - "$1/checkpoints" <<'PY' || fail "a complete checkpoint of $1 is damaged"
