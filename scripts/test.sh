@@ -7,6 +7,7 @@
 # Extra arguments go to ctest (e.g. ./scripts/test.sh -L unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 start=$(date +%s)
 build=${ST_BUILD_DIR:-build}
 phases=()
@@ -63,7 +64,7 @@ report() {
   printf '  %s\n' "${phases[@]}"
   printf '  %-8s %5d s\n' total $(($(date +%s) - start))
   if [ -f ctest.log ]; then
-    ctest -N --show-only=json-v1 >ctest-tests.json && python3 ../scripts/tier_summary.py ctest.log ctest-tests.json || true
+    ctest -N --show-only=json-v1 >ctest-tests.json && python3 "$root/scripts/tier_summary.py" ctest.log ctest-tests.json || true
     echo "test.sh: the 20 slowest tests (seconds):"
     sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log 2>/dev/null \
       | sort -rn | awk 'NR <= 20 { print "  " $0 }' || true
