@@ -1,6 +1,6 @@
 """tiktoken_from_json.py TOKENIZER_JSON OUT: writes a byte-level BPE tokenizer.json's vocabulary
 (its regular tokens, not the added ones) as a tiktoken rank file, "<base64 bytes> <rank>" per
-line - the format of Llama 3's original tokenizer.model - so js_parity.sh can check the tiktoken
+line - the format of Llama 3's original tokenizer.model - so tokenizer_parity.sh can check the tiktoken
 loader against the tokenizer.json encoders on the same vocabulary."""
 import base64
 import json

@@ -1,6 +1,6 @@
 // tokenize_corpus <tokenizer.json or model dir> <corpus.jsonl> <ids.jsonl>: encodes each line
 // (a JSON string) and writes its ids as a JSON array per line; prints the throughput on one core.
-// js_parity.sh runs it next to the JavaScript encoder on the same corpus.
+// tokenizer_parity.sh runs it next to Hugging Face tokenizers (hf_encode.py) on the same corpus.
 #include <nlohmann/json.hpp>
 
 #include <chrono>

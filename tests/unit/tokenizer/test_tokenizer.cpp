@@ -1,6 +1,6 @@
 // The tokenizer on small handmade tokenizer.json files: merge order, ignore_merges, added
 // tokens, the Split + ByteLevel pre-tokenizer, byte fallback, and the refusals that name the
-// file and field. Real vocabularies are checked against JavaScript encoders (js_parity.sh).
+// file and field. Real vocabularies are checked against Hugging Face tokenizers (tests/tokenizer/tokenizer_parity.sh).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
