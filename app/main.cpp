@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "exit_codes.h"
 #include "util/build_info.h"
+#include "util/errors.h"
 
 namespace {
 
@@ -71,7 +72,12 @@ int main(int argc, char** argv) {
   }
   for (const auto& command : kCommands) {
     if (first == command.name) {
-      return command.run(std::vector<std::string>(argv + 2, argv + argc), argc, argv);
+      try {
+        return command.run(std::vector<std::string>(argv + 2, argv + argc), argc, argv);
+      } catch (const st::ConfigError& error) {  // before a command's own guard: its start-up
+        std::cerr << "shardtune: error: " << error.what() << "\n";
+        return st::kExitConfigError;
+      }
     }
   }
   std::cerr << "shardtune: unknown command '" << first << "'\n\n";

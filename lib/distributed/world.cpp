@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
+#include "distributed/startup_deadline.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -22,6 +24,10 @@ std::string current_hostname() {
 
 World::World(int& argc, char**& argv, double collective_timeout_s)
     : watchdog_(collective_timeout_s) {
+  // Until every rank has started and met the others, no collective watchdog runs: a rank that
+  // died in MPI_Init would leave the rest waiting there for ever.
+  std::optional<StartupDeadline> startup(std::in_place, "MPI start-up (MPI_Init and the host exchange)",
+                                         startup_timeout_s());
   int provided = MPI_THREAD_SINGLE;
   ST_CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
   const bool thread_multiple = provided >= MPI_THREAD_MULTIPLE;
@@ -41,6 +47,7 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
   for (int rank = 0; rank < size_; ++rank) hostnames_.emplace_back(&all[rank * kWidth]);
   silence_hdf5_error_printing();
   topology_ = detect_topology(MPI_COMM_WORLD);
+  startup.reset();
   if (!thread_multiple) {
     warn0("MPI provides thread level ", provided,
           " < MPI_THREAD_MULTIPLE: a watchdog abort may wait for the blocked collective");

@@ -137,6 +137,18 @@ case "$case_name" in
     expect_output "$work/bad.ini:5: unknown key 'train.micro_bach'. Did you mean train.micro_batch\?"
     [ ! -e "$work/run" ] || fail "a failed parse created the run directory"
     ;;
+  startup_timeout_named)
+    # The start-up deadline comes from the environment (no config is read before MPI starts):
+    # a bad value names the variable and the fix; a good one lets the command run.
+    run --exit 2 env SHARDTUNE_STARTUP_TIMEOUT_S=soon "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" \
+      --train.output_dir="$work/run"
+    expect_output "SHARDTUNE_STARTUP_TIMEOUT_S='soon' is not a positive number of seconds. set it to e.g. 300"
+    [ ! -e "$work/run" ] || fail "a rejected start-up setting created the run directory"
+    run --exit 2 env SHARDTUNE_STARTUP_TIMEOUT_S=-5 "$bin" env
+    expect_output "SHARDTUNE_STARTUP_TIMEOUT_S='-5' is not a positive number"
+    run --exit 0 env SHARDTUNE_STARTUP_TIMEOUT_S=30 "$bin" env
+    expect_output 'shardtune env: 1 rank'
+    ;;
   validation_error_two_ranks)
     run --exit 2 "$mpiexec" -np 2 "$bin" train --dry-run --train.output_dir="$work/run" \
       --train.micro_batch=4 --train.grad_accum=8 --train.global_batch=256

@@ -7,10 +7,13 @@
 // `watchdog_abort fail`: rank 0 does not hang but fails an MPI call (as a send to a dead peer
 // fails), with the others in the collective and the last rank asleep outside it: the failure's
 // report names the step and, from the roll call, the last rank.
+// `watchdog_abort startup`: the last rank hangs before MPI_Init (as one that crashed inside it
+// leaves the others): the others' start-up deadline (SHARDTUNE_STARTUP_TIMEOUT_S) ends them.
 #include <ATen/ATen.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "distributed/mpi_communicator.h"
@@ -19,6 +22,12 @@
 
 int main(int argc, char** argv) {
   const bool fail = argc > 1 && std::strcmp(argv[1], "fail") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "startup") == 0) {
+    // Open MPI's launcher names the rank before MPI_Init.
+    const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    if (rank != nullptr && size != nullptr && std::atoi(rank) == std::atoi(size) - 1) sleep(120);
+  }
   // Failing: a deadline long next to the roll call, which must speak before any timeout does.
   st::World world(argc, argv, /*collective_timeout_s=*/fail ? 8.0 : 3.0);
   st::MpiCommunicator communicator(world.comm(), world.watchdog());
