@@ -14,6 +14,13 @@ CollectiveContext& current_collective_context() {
   return context;
 }
 
+std::string describe_context(const CollectiveContext& context) {
+  std::string where;
+  if (context.unit >= 0) where += "on unit " + std::to_string(context.unit);
+  if (context.step >= 0) where += std::string(where.empty() ? "" : " ") + "step " + std::to_string(context.step);
+  return where;
+}
+
 ScopedCollectiveContext::ScopedCollectiveContext(int64_t step, int unit)
     : saved_(current_collective_context()) {
   current_collective_context() = CollectiveContext{step, unit};
@@ -54,10 +61,8 @@ std::string Watchdog::liveness_report(bool failed) {
 }
 
 Watchdog::Ticket Watchdog::arm(const std::string& operation, CompletionPoll poll, const void* owner) {
-  const CollectiveContext& context = current_collective_context();
-  std::string description = operation;
-  if (context.unit >= 0) description += " on unit " + std::to_string(context.unit);
-  if (context.step >= 0) description += " step " + std::to_string(context.step);
+  const std::string where = describe_context(current_collective_context());
+  std::string description = where.empty() ? operation : operation + " " + where;
 
   const auto now = std::chrono::steady_clock::now();
   const auto budget = std::chrono::duration_cast<std::chrono::steady_clock::duration>(

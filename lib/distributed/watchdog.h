@@ -22,6 +22,8 @@ struct CollectiveContext {
   int unit = -1;      // FSDP unit index, -1 = none
 };
 CollectiveContext& current_collective_context();  // thread-local
+// "on unit 3 step 12", "step 12", or "" outside training: for messages about a collective.
+std::string describe_context(const CollectiveContext& context);
 
 class ScopedCollectiveContext {
  public:

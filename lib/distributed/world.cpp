@@ -59,10 +59,7 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
     // A dead peer can make a collective fail on the ranks left instead of hang: that report
     // names the step and who stopped answering too.
     set_mpi_failure_context([this] {
-      const CollectiveContext& context = current_collective_context();
-      std::string where;
-      if (context.unit >= 0) where += "on unit " + std::to_string(context.unit);
-      if (context.step >= 0) where += std::string(where.empty() ? "" : " ") + "step " + std::to_string(context.step);
+      const std::string where = describe_context(current_collective_context());
       return (where.empty() ? "" : " (" + where + ")") + "; " + watchdog_.liveness_report(/*failed=*/true);
     });
   }

@@ -22,7 +22,8 @@ std::string describe_check_failure(const char* call, const char* file, int line,
       break;
     }
   }
-  return log_prefix() + " " + call + " failed at " + path + ":" + std::to_string(line) + ": " +
+  // No log prefix here: whoever prints the text (abort_world, the error handler) adds it once.
+  return std::string(call) + " failed at " + path + ":" + std::to_string(line) + ": " +
          detail;
 }
 

@@ -12,13 +12,18 @@ namespace {
 int failing_mpi_call() { return MPI_ERR_COUNT; }
 int succeeding_mpi_call() { return MPI_SUCCESS; }
 
-TEST(CheckMacros, FailureDescriptionNamesCallFileLineRankAndHost) {
-  set_log_identity(3, 16, "node07");
+// Rank and host come from the log prefix of whoever prints the text, once.
+TEST(CheckMacros, FailureDescriptionNamesCallFileAndLine) {
   const std::string text = describe_check_failure("MPI_Allreduce(x)", "/src/shardtune/lib/distributed/a.cpp",
                                                   42, "MPI_ERR_TRUNCATE: message truncated");
-  EXPECT_EQ(text,
-            "[r3/16 node07] MPI_Allreduce(x) failed at lib/distributed/a.cpp:42: MPI_ERR_TRUNCATE: message "
-            "truncated");
+  EXPECT_EQ(text, "MPI_Allreduce(x) failed at lib/distributed/a.cpp:42: MPI_ERR_TRUNCATE: message truncated");
+}
+
+TEST(CheckMacrosDeathTest, AbortNamesRankAndHostOnce) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  set_log_identity(3, 16, "node07");
+  EXPECT_EXIT(ST_CHECK_MPI(failing_mpi_call()), ::testing::ExitedWithCode(134),
+              "(^|\n)\\[r3/16 node07\\] failing_mpi_call\\(\\) failed at");
   set_log_identity(-1, -1, "");
 }
 
