@@ -112,9 +112,7 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     InferenceModel loaded = load_inference_model(o.source, communicator, options);
     if (!loaded.tokenizer) throw ConfigError("eval: tasks are text, which needs a tokenizer: pass --tokenizer DIR");
     const Tokenizer& tokenizer = *loaded.tokenizer;
-    std::optional<ChatTemplate> chat;
-    const std::optional<TemplateKind> kind = o.chat_template ? o.chat_template : detect_template(tokenizer);
-    if (kind) chat.emplace(*kind, tokenizer);
+    const std::optional<ChatTemplate> chat = ChatTemplate::named_or_implied(o.chat_template, tokenizer);
 
     EvalSettings settings;
     settings.encode = encode_settings_for(tokenizer, loaded.model.config, o.add_bos, o.max_length, "eval");

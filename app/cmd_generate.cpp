@@ -109,11 +109,8 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     if (!tokenizer && (!o.stop.empty() || o.json_check)) {
       throw ConfigError("generate: --stop and --json-check read the text, which needs a tokenizer: pass --tokenizer DIR");
     }
-    std::optional<ChatTemplate> chat;
-    if (tokenizer && !o.raw) {
-      const std::optional<TemplateKind> kind = o.chat_template ? o.chat_template : detect_template(*tokenizer);
-      if (kind) chat.emplace(*kind, *tokenizer);
-    }
+    const std::optional<ChatTemplate> chat =
+        tokenizer && !o.raw ? ChatTemplate::named_or_implied(o.chat_template, *tokenizer) : std::nullopt;
     const int64_t room = model.config.max_position_embeddings - o.generation.max_new_tokens;
     const auto prompts = read_generation_prompts(o.input, tokenizer ? &*tokenizer : nullptr, chat ? &*chat : nullptr,
                                                  model.config.vocab_size, room);

@@ -107,15 +107,17 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     std::unique_ptr<ChatTemplate> chat;
     if (!tokenizer_path.empty()) {
       tokenizer = Tokenizer::from_file(tokenizer_path);
-      if (!template_kind) {
-        template_kind = detect_template(*tokenizer);
-        if (!template_kind) {
-          throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
-                            "the chat format with --template llama2|plain|...");
-        }
-        log0("prep: --template auto: ", enum_name(*template_kind), " (from the tokenizer's special tokens)");
+      std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(template_kind, *tokenizer);
+      if (!chosen) {
+        throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
+                          "the chat format with --template llama2|plain|...");
       }
-      chat = std::make_unique<ChatTemplate>(*template_kind, *tokenizer);
+      if (!template_kind) {
+        template_kind = chosen->kind();
+        log0("prep: --template auto: ", enum_name(*template_kind), " (from the tokenizer's special tokens)",
+             chosen->default_system().empty() ? "" : ", with the model template's default system prompt");
+      }
+      chat = std::make_unique<ChatTemplate>(std::move(*chosen));
       o.chat = chat.get();
       o.info.tokenizer = tokenizer_path;
       o.info.chat_template = enum_name(*template_kind);

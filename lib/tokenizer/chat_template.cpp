@@ -54,6 +54,54 @@ std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer) {
   return std::nullopt;
 }
 
+std::string chatml_default_system(const std::string& jinja) {
+  const std::string open = "<|im_start|>system", close = "<|im_end|>";
+  for (size_t at = jinja.find(open); at != std::string::npos; at = jinja.find(open, at + 1)) {
+    size_t from = at + open.size();
+    if (jinja.compare(from, 1, "\n") == 0) {
+      from += 1;
+    } else if (jinja.compare(from, 2, "\\n") == 0) {
+      from += 2;
+    } else {
+      continue;
+    }
+    const size_t end = jinja.find(close, from);
+    if (end == std::string::npos) break;
+    const std::string literal = jinja.substr(from, end - from);
+    // Jinja code between the two (a branch that writes the conversation's own system message)
+    // is no literal; escapes inside a Jinja string literal are undone.
+    std::string text;
+    bool code = literal.empty() || literal.find("{{") != std::string::npos || literal.find("{%") != std::string::npos;
+    for (size_t i = 0; i < literal.size() && !code; ++i) {
+      const char c = literal[i];
+      if (c == '\\' && i + 1 < literal.size()) {
+        const char next = literal[++i];
+        text += next == 'n' ? '\n' : next;
+      } else if (c == '\'' || c == '"' || c == '+') {
+        code = true;
+      } else {
+        text += c;
+      }
+    }
+    if (!code) return text;
+  }
+  return "";
+}
+
+std::optional<ChatTemplate> ChatTemplate::implied_by(const Tokenizer& tokenizer) {
+  const std::optional<TemplateKind> kind = detect_template(tokenizer);
+  if (!kind) return std::nullopt;
+  ChatTemplate chat(*kind, tokenizer);
+  if (*kind == TemplateKind::chatml) chat.default_system_ = chatml_default_system(tokenizer.chat_template());
+  return chat;
+}
+
+std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<TemplateKind> named,
+                                                           const Tokenizer& tokenizer) {
+  if (named) return ChatTemplate(*named, tokenizer);
+  return implied_by(tokenizer);
+}
+
 ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind_(kind), tokenizer_(tokenizer) {
   switch (kind) {
     case TemplateKind::llama3:
@@ -65,8 +113,10 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
     case TemplateKind::mistral:
       for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, enum_name(kind));
       break;
-    case TemplateKind::chatml:
     case TemplateKind::qwen:
+      default_system_ = kQwenDefaultSystem;
+      [[fallthrough]];
+    case TemplateKind::chatml:
       for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, enum_name(kind));
       break;
     case TemplateKind::plain:
@@ -87,8 +137,9 @@ std::string ChatTemplate::opening(const std::vector<ChatMessage>& messages) cons
   switch (kind_) {
     case TemplateKind::llama3: return "<|begin_of_text|>";
     case TemplateKind::qwen:
-      return system_first(messages) ? "" : "<|im_start|>system\n" + std::string(kQwenDefaultSystem) + "<|im_end|>\n";
     case TemplateKind::chatml:
+      return system_first(messages) || default_system_.empty() ? ""
+                                                               : "<|im_start|>system\n" + default_system_ + "<|im_end|>\n";
     case TemplateKind::llama2: return "";
     case TemplateKind::mistral: return "<s>";
     case TemplateKind::plain: return bos_;

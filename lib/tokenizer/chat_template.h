@@ -72,11 +72,21 @@ struct ConversationIds {
 // share <s>/</s>: name those).
 std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer);
 
+// The system prompt a ChatML model's own Jinja template writes when a conversation has none:
+// the text of its literal '<|im_start|>system\n...<|im_end|>' string (Qwen 2.5: "You are Qwen,
+// ...", SmolLM2: "You are a helpful AI assistant named SmolLM, ..."); "" when it writes none.
+std::string chatml_default_system(const std::string& jinja);
+
 class ChatTemplate {
  public:
   // Throws TokenizerError when the tokenizer lacks a special token the template writes (e.g.
   // llama3 on a tokenizer without <|eot_id|>), naming the token and the template.
   ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer);
+  // The template the tokenizer implies (detect_template) as the model's own renders it: ChatML
+  // with the default system prompt of its Jinja, if it has one. nullopt as detect_template.
+  static std::optional<ChatTemplate> implied_by(const Tokenizer& tokenizer);
+  // The named template, else the implied one (a command's --template, default auto).
+  static std::optional<ChatTemplate> named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer);
 
   // The prompt as text: the messages (system first if any, then alternating user / assistant,
   // ending with a user turn; or a system message alone, which the completion answers) and the
@@ -95,6 +105,7 @@ class ChatTemplate {
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
   TemplateKind kind() const { return kind_; }
+  const std::string& default_system() const { return default_system_; }
   std::vector<int32_t> prompt_ids(const std::vector<ChatMessage>& messages) const;
   std::vector<int32_t> completion_ids(const std::string& reply) const;
   ConversationIds conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
@@ -108,6 +119,7 @@ class ChatTemplate {
   TemplateKind kind_;
   const Tokenizer& tokenizer_;
   std::string bos_, eos_;  // plain: the model's (tokenizer_config.json), possibly empty
+  std::string default_system_;  // chatml, qwen: written when a prompt has no system message
 };
 
 }  // namespace st

@@ -57,6 +57,8 @@ class Tokenizer {
   // The model's bos_token / eos_token from tokenizer_config.json beside tokenizer.json; "" if none.
   const std::string& bos_token() const { return bos_token_; }
   const std::string& eos_token() const { return eos_token_; }
+  // The model's own Jinja chat template (tokenizer_config.json or chat_template.jinja); "" if none.
+  const std::string& chat_template() const { return chat_template_; }
 
  private:
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
@@ -82,6 +84,7 @@ class Tokenizer {
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order
   int64_t vocab_size_ = 0;
   std::string bos_token_, eos_token_;
+  std::string chat_template_;
 };
 
 }  // namespace st

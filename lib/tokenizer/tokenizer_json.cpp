@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "tokenizer/tokenizer.h"
@@ -125,6 +126,26 @@ std::string config_token(const Json& config, const char* key) {
   return "";
 }
 
+// The model's Jinja chat template: tokenizer_config.json's "chat_template" (a string, or named
+// templates of which "default" is the one), else chat_template.jinja beside it (transformers 5
+// writes it there); "" if neither.
+std::string model_chat_template(const Json* config, const std::filesystem::path& folder) {
+  if (config != nullptr && config->contains("chat_template")) {
+    const Json& entry = (*config)["chat_template"];
+    if (entry.is_string()) return entry.get<std::string>();
+    if (entry.is_array()) {
+      for (const Json& named : entry) {
+        if (named.is_object() && named.value("name", "") == "default" && named.contains("template") &&
+            named["template"].is_string()) {
+          return named["template"].get<std::string>();
+        }
+      }
+    }
+  }
+  std::ifstream jinja(folder / "chat_template.jinja", std::ios::binary);
+  return jinja ? std::string(std::istreambuf_iterator<char>(jinja), {}) : std::string();
+}
+
 }  // namespace
 
 bool holds_tokenizer(const std::string& directory) {
@@ -238,15 +259,18 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   tokenizer.index_added_tokens();
 
   const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();
+  Json config;
   if (std::ifstream config_in{config_file}) {
     try {
-      const Json config = Json::parse(config_in);
+      config = Json::parse(config_in);
       tokenizer.bos_token_ = config_token(config, "bos_token");
       tokenizer.eos_token_ = config_token(config, "eos_token");
     } catch (const Json::exception& e) {
       throw TokenizerError(config_file + ": not valid JSON (" + e.what() + ")");
     }
   }
+  tokenizer.chat_template_ =
+      model_chat_template(config.is_object() ? &config : nullptr, std::filesystem::path(file).parent_path());
   return tokenizer;
 }
 

@@ -33,8 +33,7 @@ TaskEvaluation::TaskEvaluation(const TrainConfig& config) {
   if (tasks_.empty()) return;
   const ModelConfig model_config = model_config_of(config.model.path, config.model.preset);
   tokenizer_ = Tokenizer::from_file(tokenizer_directory(config));
-  std::optional<ChatTemplate> chat;
-  if (const std::optional<TemplateKind> kind = detect_template(*tokenizer_)) chat.emplace(*kind, *tokenizer_);
+  const std::optional<ChatTemplate> chat = ChatTemplate::implied_by(*tokenizer_);
   for (const EvalTask& task : tasks_) contexts_.push_back(document_contexts(task, chat ? &*chat : nullptr));
 
   settings_.encode = encode_settings_for(*tokenizer_, model_config, config.eval.add_bos, config.eval.max_length, "eval.tasks");

@@ -1,4 +1,4 @@
-// render_template <tokenizer dir> <template> <conversations.jsonl> [--turns]: for each line
+// render_template <tokenizer dir> <template|auto> <conversations.jsonl> [--turns]: for each line
 // {"messages": [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as
 // shardtune's chat template renders them; with --turns, for each {"messages": [..., last reply]}
 // the ids and loss mask of multi-turn SFT (every assistant turn trained) and the text cut the
@@ -8,6 +8,8 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "tokenizer/chat_template.h"
@@ -20,7 +22,13 @@ int main(int argc, char** argv) {
   }
   try {
     const st::Tokenizer tokenizer = st::Tokenizer::from_file(argv[1]);
-    const st::ChatTemplate chat(st::parse_enum<st::TemplateKind>(argv[2], "template"), tokenizer);
+    // auto: the template the tokenizer implies, as the model's own Jinja renders it.
+    const std::optional<st::ChatTemplate> chosen = st::ChatTemplate::named_or_implied(
+        std::string(argv[2]) == "auto" ? std::nullopt
+                                       : std::optional<st::TemplateKind>(st::parse_enum<st::TemplateKind>(argv[2], "template")),
+        tokenizer);
+    if (!chosen) throw std::invalid_argument(std::string(argv[1]) + " implies no template");
+    const st::ChatTemplate& chat = *chosen;
     std::ifstream in(argv[3]);
     for (std::string line; std::getline(in, line);) {
       const nlohmann::json conversation = nlohmann::json::parse(line);

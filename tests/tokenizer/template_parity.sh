@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# template_parity.sh <render_template binary> <vocabulary> <template> <vocabularies dir> [chat_template file]:
+# template_parity.sh <render_template binary> <vocabulary|model dir> <template|auto> <vocabularies dir> [chat_template file]:
 # shardtune's chat template against the model's own Jinja chat_template (tokenizer_config.json,
 # or the given file - templates/ - over that vocabulary), rendered by transformers'
 # apply_chat_template in the tests' Python environment (hf_chat_template.py):
@@ -15,7 +15,10 @@
 # Contents carry no surrounding whitespace (Llama 3's template trims it). `chatml` is plain
 # ChatML: its conversations always have a system message, since without one Qwen's template
 # writes its default (that is template `qwen`). `mistral` has no system-only prompt (its template
-# puts the system prompt into the first user turn).
+# puts the system prompt into the first user turn). `auto` is the template the tokenizer implies,
+# with the default system prompt the model's own template writes (Qwen 2.5's, SmolLM2's): half of
+# its conversations have no system message. A model dir (an absolute path: the SmolLM2 fixture)
+# stands for a vocabulary.
 set -euo pipefail
 tool=$1 vocabulary=$2 template=$3 vocabularies=$4 chat_template=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +27,7 @@ source "$here/vocabularies.sh"
 need_oracles "$vocabularies"
 python=$ST_ORACLE_PYTHON
 model=$vocabularies/$vocabulary
+[[ "$vocabulary" == /* ]] && model=$vocabulary
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$python" - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
@@ -33,8 +37,8 @@ texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日
          "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash"]
 with open(sys.argv[1], "w") as out:
     for i in range(200):
-        messages = [{"role": "system", "content": random.choice(texts)}]
-        if i % 10 != 0 or sys.argv[3] == "mistral":  # every tenth prompt is the system message alone
+        messages = [{"role": "system", "content": random.choice(texts)}] if sys.argv[3] != "auto" or i % 2 else []
+        if i % 10 != 0 or sys.argv[3] == "mistral" or not messages:  # every tenth prompt is the system message alone
             for turn in range(random.randint(0, 3)):
                 messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
             messages.append({"role": "user", "content": random.choice(texts)})

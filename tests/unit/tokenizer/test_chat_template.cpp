@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -58,6 +59,59 @@ TEST(ChatTemplate, QwenAddsItsDefaultSystemPromptOnlyWhenThereIsNone) {
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(ChatTemplate(TemplateKind::chatml, tokenizer).render_prompt({{ChatRole::user, "Hi"}}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
+// The default system prompt of a ChatML model's own Jinja: SmolLM2's (a real newline in its
+// chat_template.jinja), Qwen 2.5's (an escaped one, after a tools branch that writes the
+// conversation's own system message), none where the template writes only the messages.
+TEST(ChatTemplate, DefaultSystemPromptIsReadFromTheModelsJinja) {
+  EXPECT_EQ(chatml_default_system("{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+                                  "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging "
+                                  "Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + "
+                                  "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"),
+            "You are a helpful AI assistant named SmolLM, trained by Hugging Face");
+  EXPECT_EQ(chatml_default_system("{%- if tools %}{{- '<|im_start|>system\\n' }}{%- if messages[0]['role'] == 'system' %}"
+                                  "{{- messages[0]['content'] }}{%- endif %}{{- '<|im_end|>\\n' }}{%- else %}"
+                                  "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + "
+                                  "messages[0]['content'] + '<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou "
+                                  "are Qwen, created by Alibaba Cloud. You\\'re helpful.<|im_end|>\\n' }}{%- endif %}"),
+            "You are Qwen, created by Alibaba Cloud. You're helpful.");
+  EXPECT_EQ(chatml_default_system("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+                                  "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"),
+            "");
+  EXPECT_EQ(chatml_default_system(""), "");
+}
+
+// With no template named, ChatML as the model's own Jinja (tokenizer_config.json's chat_template,
+// else chat_template.jinja beside it) writes it: its default system prompt when there is none.
+TEST(ChatTemplate, ImpliedChatmlWritesTheModelsDefaultSystemPrompt) {
+  const std::string dir =
+      testing::write_template_tokenizer(testing::process_temp_path("chat_tok_jinja"), /*with_config=*/true);
+  std::filesystem::remove(std::filesystem::path(dir) / "chat_template.jinja");
+  {  // ChatML's special tokens only (the test tokenizer has Llama 3's too, which imply llama3)
+    Json json = Json::parse(std::ifstream(dir + "/tokenizer.json"));
+    Json kept = Json::array();
+    for (const Json& token : json["added_tokens"]) {
+      if (token["content"].get<std::string>().find("<|im_") == 0) kept.push_back(token);
+    }
+    json["added_tokens"] = kept;
+    std::ofstream(dir + "/tokenizer.json") << json.dump();
+  }
+  const Tokenizer plain = Tokenizer::from_file(dir);
+  ASSERT_TRUE(ChatTemplate::implied_by(plain));
+  EXPECT_EQ(ChatTemplate::implied_by(plain)->render_prompt({{ChatRole::user, "Hi"}}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  std::ofstream(std::filesystem::path(dir) / "chat_template.jinja")
+      << "{{ '<|im_start|>system\nBe kind.<|im_end|>\n' }}";
+  const Tokenizer with_jinja = Tokenizer::from_file(dir);
+  const std::optional<ChatTemplate> implied = ChatTemplate::implied_by(with_jinja);
+  ASSERT_TRUE(implied);
+  EXPECT_EQ(implied->kind(), TemplateKind::chatml);
+  EXPECT_EQ(implied->render_prompt({{ChatRole::user, "Hi"}}),
+            "<|im_start|>system\nBe kind.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(implied->render_prompt(kConversation).rfind("<|im_start|>system\nBe brief.<|im_end|>", 0), 0u);
+  // A named template is as named: plain ChatML.
+  EXPECT_EQ(ChatTemplate::named_or_implied(TemplateKind::chatml, with_jinja)->default_system(), "");
 }
 
 const std::vector<ChatMessage> kThreeTurns = {{ChatRole::system, "S"}, {ChatRole::user, "a"}, {ChatRole::assistant, "b"},

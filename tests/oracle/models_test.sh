@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# models_test.sh <shardtune binary> <case> <vocabularies dir> <smollm2 dir>: shardtune's models
+# against transformers (and PEFT) on the CPU in fp32, in the tests' Python environment
+# (transformers_check.py: `score` log-probs to 1e-5, greedy `generate` token for token):
+# - fixture_<llama_gqa|qwen2_bias|mistral_window>: the reference fixtures (tests/reference:
+#   GQA + llama3 rope scaling; Qwen2 biases + tied embeddings; Mistral's sliding window);
+# - trained_export: the export of a DPO run trained from llama_gqa;
+# - lora_adapter_in_peft: a LoRA run's adapter directory loaded by PEFT onto its base computes
+#   what shardtune's merged export computes (tests/reference/peft_load_parity.py);
+# - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
+#   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
+#   and a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads.
+# shellcheck source=../e2e/harness.sh
+source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
+# shellcheck source=../tokenizer/vocabularies.sh
+source "$ST_SOURCE_DIR/tests/tokenizer/vocabularies.sh"
+need_oracles "$3"
+smollm2=$4
+fixtures=${ST_REFERENCE_DIR:?the reference fixtures (ctest fixture reference)}
+python=$ST_ORACLE_PYTHON
+here=$ST_SOURCE_DIR/tests/oracle
+data=$ST_SOURCE_DIR/tests/data/llamafactory
+# Quiet the oracles' import-time notes (bitsandbytes' optional kernels, triton).
+oracle() { "$python" "$@" 2> >(grep -v -e "kernels" -e "triton" -e "Loading weights" >&2); }
+check() { oracle "$here/transformers_check.py" "$@" || fail "transformers_check.py $*"; }
+
+# need_smollm2: the fixture made the model, or the test skips (fails under ST_REQUIRE_ORACLES=1).
+need_smollm2() {
+  if [ -f "$smollm2/MISSING" ]; then
+    [ "${ST_REQUIRE_ORACLES:-0}" = 1 ] && fail "$(cat "$smollm2/MISSING") (ST_REQUIRE_ORACLES=1: an oracle test may not skip here)"
+    echo "skipped: $(cat "$smollm2/MISSING")"
+    exit 77
+  fi
+  [ -f "$smollm2/.complete" ] || fail "no SmolLM2 checkpoint in $smollm2 (run through ctest: its fixture smollm2 makes it)"
+}
+
+# demo_pairs <out.jsonl> <count>: the first pairs of LlamaFactory's dpo_en_demo as token ids of
+# SmolLM2's tokenizer and chat template (transformers'), chosen replies as completions, cut to
+# 256 tokens in all.
+demo_pairs() {
+  oracle - "$smollm2" "$data/dpo_en_demo.json" "$1" "$2" <<'PY'
+import json, sys
+import transformers
+model, source, out, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+with open(out, "w") as f:
+    for record in json.load(open(source))[:count]:
+        messages = [{"role": "user" if turn["from"] == "human" else "assistant", "content": turn["value"]}
+                    for turn in record["conversations"]]
+        prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        prompt = list(prompt["input_ids"] if hasattr(prompt, "keys") else prompt)[-160:]
+        completion = tokenizer(record["chosen"]["value"] + "<|im_end|>\n", add_special_tokens=False)["input_ids"]
+        f.write(json.dumps({"prompt_ids": prompt, "completion_ids": completion[:256 - len(prompt)]}) + "\n")
+PY
+}
+
+# real_prompts <out.jsonl> <count>: instructions of LlamaFactory's alpaca_en_demo as chat messages.
+real_prompts() {
+  oracle - "$data/alpaca_en_demo.json" "$1" "$2" <<'PY'
+import json, sys
+source, out, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(out, "w") as f:
+    written = 0
+    for record in json.load(open(source)):
+        text = (record["instruction"] + ("\n" + record["input"] if record.get("input") else "")).strip()
+        if len(text) > 300:
+            continue
+        f.write(json.dumps({"messages": [{"role": "user", "content": text}]}) + "\n")
+        written += 1
+        if written == count:
+            break
+PY
+}
+
+case "$case_name" in
+  fixture_*)
+    name=${case_name#fixture_}
+    check score "$bin" "$fixtures/$name" "$fixtures/pairs.jsonl" "$work/score"
+    check generate "$bin" "$fixtures/$name" "$fixtures/greedy_$name.jsonl" "$work/generate" 10
+    ;;
+  trained_export)
+    # DPO from llama_gqa on ids within its vocabulary (97); the export is what transformers reads.
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 96 
+    run --exit 0 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" \
+      --train.output_dir="$work/run" --train.max_steps=6 --train.micro_batch=2 --train.grad_accum=2 \
+      --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    check score "$bin" "$work/run/export" "$fixtures/pairs.jsonl" "$work/score"
+    check generate "$bin" "$work/run/export" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
+    # Training moved the weights: the export's scores are not the base's.
+    run --exit 0 "$bin" score --model "$fixtures/llama_gqa" --input "$fixtures/pairs.jsonl" --output "$work/base.jsonl"
+    ! cmp -s "$work/base.jsonl" "$work/score/scores.jsonl" || fail "the trained export scores as its base does"
+    ;;
+  lora_adapter_in_peft)
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 64
+    run --exit 0 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" \
+      --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
+      --lora.target_modules=q,v,down --optim.lr=5e-3 --train.max_steps=5 --train.micro_batch=2 \
+      --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/merged" --merge --dtype fp32
+    oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$fixtures/llama_gqa" "$work/lora/export" \
+      "$work/merged" || fail "PEFT's adapter and shardtune's merged export differ"
+    ;;
+  smollm2_score)
+    need_smollm2
+    demo_pairs "$work/pairs.jsonl" 12
+    check score "$bin" "$smollm2" "$work/pairs.jsonl" "$work/score"
+    ;;
+  smollm2_generate)
+    need_smollm2
+    real_prompts "$work/prompts.jsonl" 20
+    check generate "$bin" "$smollm2" "$work/prompts.jsonl" "$work/generate" 24
+    ;;
+  smollm2_template)
+    need_smollm2
+    "$ST_SOURCE_DIR/tests/tokenizer/template_parity.sh" "$ST_RENDER_TEMPLATE" "$smollm2" auto "$3" ||
+      fail "SmolLM2's chat template renders otherwise"
+    ;;
+  smollm2_train_export)
+    # A few DPO and SFT steps on LlamaFactory's demo data, prepped with the model's own tokenizer
+    # and template; each export loads in transformers and scores as shardtune scores it.
+    need_smollm2
+    demo_pairs "$work/pairs.jsonl" 4
+    for stage in dpo sft; do
+      dataset=dpo_en_demo
+      [ "$stage" = sft ] && dataset=alpaca_en_demo
+      run --exit 0 "$bin" prep --kind "$stage" --tokenizer "$smollm2" --dataset-info "$data" --dataset "$dataset" \
+        --output "$work/$stage-data" --cutoff-len 192
+      run --exit 0 "$bin" train --model.path="$smollm2" --train.stage="$stage" --data.train="$work/$stage-data/train" \
+        --train.output_dir="$work/$stage" --train.max_steps=2 --train.micro_batch=1 --train.grad_accum=2 \
+        --train.global_batch=2 --train.eval_every=0 --optim.lr=1e-5 --optim.warmup_steps=0 \
+        --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+      expect_output "step 2/2"
+      check score "$bin" "$work/$stage/export" "$work/pairs.jsonl" "$work/$stage-score"
+    done
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"

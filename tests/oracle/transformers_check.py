@@ -1,0 +1,143 @@
+"""shardtune against transformers on the CPU in fp32, for one Hugging Face model directory:
+
+  transformers_check.py score    SHARDTUNE MODEL_DIR PAIRS.jsonl WORK_DIR
+      `shardtune score` and AutoModelForCausalLM give the same log-prob for every completion token:
+      |ours - theirs| <= 1e-5 * max(1, |theirs|) (relative 1e-5; absolute 1e-5 for tokens the
+      model is sure of, whose log-prob is near 0 and whose relative error is fp32 noise over a
+      tiny number), and the sums per pair to relative 1e-5. Past that, the judge is transformers
+      in float64: shardtune passes where its fp32 log-probs are no farther from float64's than
+      transformers' own fp32 ones (x2) - on a deep real model two correct fp32 computations
+      (other summation orders) differ by more than 1e-5, as transformers' own eager and sdpa
+      attention do. The table says which rule decided.
+  transformers_check.py generate SHARDTUNE MODEL_DIR PROMPTS.jsonl WORK_DIR MAX_NEW_TOKENS
+      `shardtune generate` (greedy, KV cache, batched) and transformers' generate(do_sample=False),
+      one prompt at a time, give the same tokens, stopping at the same EOS.
+
+PROMPTS.jsonl holds {"prompt_ids": [...]} or {"messages": [...]} per line; messages go through the
+model's own chat template (apply_chat_template) for transformers and through `shardtune generate`'s
+template for shardtune, so the prompt ids must agree too. Prints one markdown row per check
+(docs/fidelity.md) and exits 1 on a difference.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import torch
+import transformers
+
+TOLERANCE = 1e-5
+
+
+def load(model_dir, dtype=torch.float32):
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
+    return model.eval()
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def token_logps(model, pair):
+    ids = pair["prompt_ids"] + pair["completion_ids"]
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[0]
+    picked = torch.log_softmax(logits, dim=-1)[:-1].gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
+    return picked[len(pair["prompt_ids"]) - 1:].tolist()
+
+
+def largest_scaled_difference(a_lists, b_lists):
+    return max((abs(a - b) / max(1.0, abs(b)) for a_list, b_list in zip(a_lists, b_lists)
+                for a, b in zip(a_list, b_list)), default=0.0)
+
+
+def check_score(binary, model_dir, pairs_path, work, label):
+    output = os.path.join(work, "scores.jsonl")
+    subprocess.run([binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output,
+                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+    ours = read_jsonl(output)
+    pairs = read_jsonl(pairs_path)
+    model = load(model_dir)
+    tokens = 0
+    worst_abs = worst_rel = worst_scaled = worst_sum = 0.0
+    for pair, mine in zip(pairs, ours, strict=True):
+        theirs = token_logps(model, pair)
+        assert len(theirs) == len(mine["token_logps"]), (len(theirs), len(mine["token_logps"]))
+        for a, b in zip(mine["token_logps"], theirs):
+            worst_abs = max(worst_abs, abs(a - b))
+            worst_rel = max(worst_rel, abs(a - b) / max(abs(b), 1e-12))
+            worst_scaled = max(worst_scaled, abs(a - b) / max(1.0, abs(b)))
+        if theirs:
+            worst_sum = max(worst_sum, abs(mine["logp"] - sum(theirs)) / max(1.0, abs(sum(theirs))))
+        tokens += len(theirs)
+    ok = worst_scaled <= TOLERANCE and worst_sum <= TOLERANCE
+    verdict = "ok (1e-5)" if ok else "DIFFERS"
+    if not ok:
+        ours_lists = [mine["token_logps"] for mine in ours]
+        theirs_lists = [token_logps(model, pair) for pair in pairs]
+        exact = load(model_dir, torch.float64)
+        truth = [token_logps(exact, pair) for pair in pairs]
+        ours_error = largest_scaled_difference(ours_lists, truth)
+        theirs_error = largest_scaled_difference(theirs_lists, truth)
+        ok = ours_error <= 2 * theirs_error
+        verdict = (f"{'ok' if ok else 'DIFFERS'} (vs float64: shardtune {ours_error:.3g}, "
+                   f"transformers fp32 {theirs_error:.3g})")
+    print(f"| {label} | score | {len(pairs)} pairs, {tokens} tokens | max abs {worst_abs:.3g}, max rel {worst_rel:.3g}, "
+          f"scaled {worst_scaled:.3g}, per-pair sum rel {worst_sum:.3g} | {verdict} |")
+    return ok
+
+
+def hf_prompt_ids(tokenizer, record):
+    if "prompt_ids" in record:
+        return record["prompt_ids"]
+    rendered = tokenizer.apply_chat_template(record["messages"], add_generation_prompt=True, tokenize=True)
+    return list(rendered["input_ids"] if hasattr(rendered, "keys") else rendered)
+
+
+def check_generate(binary, model_dir, prompts_path, work, max_new_tokens, label):
+    output = os.path.join(work, "generated.jsonl")
+    subprocess.run([binary, "generate", "--model", model_dir, "--input", prompts_path, "--output", output,
+                    "--max-new-tokens", str(max_new_tokens), "--device", "cpu", "--overwrite"], check=True,
+                   stdout=subprocess.DEVNULL)
+    ours = read_jsonl(output)
+    records = read_jsonl(prompts_path)
+    model = load(model_dir)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir) if any("messages" in r for r in records) else None
+    eos = model.generation_config.eos_token_id
+    same = 0
+    first_difference = None
+    for index, (record, mine) in enumerate(zip(records, ours, strict=True)):
+        ids = torch.tensor([hf_prompt_ids(tokenizer, record)])
+        with torch.no_grad():
+            theirs = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+                                    do_sample=False, eos_token_id=eos,
+                                    pad_token_id=eos if isinstance(eos, int) else 0)[0, ids.shape[1]:].tolist()
+        if theirs == mine["completion_ids"]:
+            same += 1
+        elif first_difference is None:
+            first_difference = (index, mine["completion_ids"], theirs)
+    ok = same == len(records)
+    print(f"| {label} | greedy generate | {len(records)} prompts, up to {max_new_tokens} new tokens | "
+          f"{same} of {len(records)} equal token for token | {'ok' if ok else 'DIFFERS'} |")
+    if first_difference:
+        print("first difference: prompt %d: shardtune %s, transformers %s" % first_difference)
+    return ok
+
+
+def main():
+    command, binary, model_dir, inputs, work = sys.argv[1:6]
+    os.makedirs(work, exist_ok=True)
+    label = os.path.basename(os.path.normpath(model_dir))
+    if command == "score":
+        ok = check_score(binary, model_dir, inputs, work, label)
+    elif command == "generate":
+        ok = check_generate(binary, model_dir, inputs, work, int(sys.argv[6]), label)
+    else:
+        raise SystemExit(f"unknown command {command}")
+    print(f"transformers {transformers.__version__}, torch {torch.__version__}, CPU fp32")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
