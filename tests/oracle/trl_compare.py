@@ -1,0 +1,81 @@
+"""Per-step agreement of a shardtune run's metrics.jsonl with TRL's log of the same run
+(trl_dpo.py): every step present in both, and for each metric
+
+  loss, logps/chosen, logps/rejected, grad_norm, learning rate   relative 1e-5
+  rewards/chosen, rejected, margins                              1e-5 x beta x |logps| (below)
+  rewards/accuracies                                             equal
+
+A reward is beta x (policy log-prob - reference log-prob): a difference of two sums of about
+|logps| nats each, so two correct fp32 computations of it differ by fp32 noise on |logps|, not on
+the (small) reward; its tolerance is relative 1e-5 of the terms it is the difference of.
+Prints one markdown row and the worst step of each metric; exits 1 on a difference.
+
+The hinge loss max(0, 1 - beta h) is 1 minus a term near 1 once it is small: its error is
+relative 1e-5 of that term (1), not of the small difference (--loss-is-a-difference).
+
+usage: trl_compare.py SHARDTUNE_METRICS.jsonl TRL_LOG.jsonl BETA LABEL [--loss-is-a-difference]
+           [--defined-otherwise NAME,... WHY]
+
+--defined-otherwise: metrics the two log by another definition (named in the table with why),
+not compared; everything else still is.
+"""
+import json
+import sys
+
+TOLERANCE = 1e-5
+# shardtune's name -> TRL's where they differ
+NAMES = {"lr": "learning_rate"}
+RELATIVE = ["loss", "logps/chosen", "logps/rejected", "grad_norm", "lr"]
+REWARDS = ["rewards/chosen", "rewards/rejected", "rewards/margins"]
+
+
+def read(path):
+    with open(path) as f:
+        return {record["step"]: record for record in (json.loads(line) for line in f if line.strip()) if "loss" in record}
+
+
+def main():
+    ours_path, theirs_path, beta, label = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+    options = sys.argv[5:]
+    loss_is_a_difference = "--loss-is-a-difference" in options
+    skipped, why = [], ""
+    if "--defined-otherwise" in options:
+        at = options.index("--defined-otherwise")
+        skipped, why = options[at + 1].split(","), options[at + 2]
+    ours, theirs = read(ours_path), read(theirs_path)
+    steps = sorted(set(ours) & set(theirs))
+    if not steps or len(steps) != len(theirs):
+        raise SystemExit(f"trl_compare: shardtune has steps {sorted(ours)}, TRL {sorted(theirs)}")
+    worst = {}
+    failed = []
+    for step in steps:
+        a, b = ours[step], theirs[step]
+        scale = beta * max(abs(b["logps/chosen"]), abs(b["logps/rejected"]), 1.0)
+        for name in RELATIVE + REWARDS + ["rewards/accuracies"]:
+            if name in skipped:
+                continue
+            x, y = a[name], b[NAMES.get(name, name)]
+            if name == "rewards/accuracies":
+                error = 0.0 if x == y else 1.0
+            elif name in REWARDS:
+                error = abs(x - y) / scale
+            elif name == "loss" and loss_is_a_difference:
+                error = abs(x - y) / max(abs(y), 1.0)
+            else:
+                error = abs(x - y) / max(abs(y), 1e-12) if y != 0 else abs(x)
+            if error > worst.get(name, (-1.0,))[0]:
+                worst[name] = (error, step, x, y)
+            if error > TOLERANCE:
+                failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r} ({error:.3g})")
+    summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in RELATIVE + REWARDS + ["rewards/accuracies"]
+                        if name not in skipped)
+    if skipped:
+        summary += f"; not compared: {', '.join(skipped)} ({why})"
+    print(f"| {label} | {len(steps)} steps | {summary} | {'ok' if not failed else 'DIFFERS'} |")
+    for line in failed[:8]:
+        print("  " + line)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

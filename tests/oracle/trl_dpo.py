@@ -1,0 +1,99 @@
+"""TRL's own DPOTrainer on the CPU in fp32, as the oracle of `shardtune train --train.stage dpo`:
+trains MODEL_DIR on the pairs of PAIRS.jsonl ({"prompt_ids", "chosen_ids", "rejected_ids"} per
+line, the token ids shardtune's prep reads too), in file order, and writes TRL's per-step log
+(loss, grad_norm, learning_rate, rewards/*, logps/*) as one JSON line per optimizer step.
+
+usage: trl_dpo.py MODEL_DIR PAIRS.jsonl OUT.jsonl --steps N --micro-batch B --grad-accum A
+           --lr LR --beta BETA --loss sigmoid|hinge|ipo|sigmoid+sft --sft-weight W
+           --weight-decay WD --warmup-steps S --schedule cosine|linear|constant --grad-clip C
+
+What is fixed to match shardtune rather than TRL's defaults, and why:
+- the order: TRL (transformers' Trainer) shuffles with its seed; here a sequential sampler, as
+  shardtune's `--data.shuffle=false` (manifest order), so both see the same pairs each step;
+- the ids: the dataset is already tokenized, so TRL's own tokenization (tested elsewhere: the
+  tokenizer and chat-template oracles) is skipped;
+- the optimizer: torch's AdamW (transformers' `adamw_torch`), no dropout (the models have none).
+"""
+import argparse
+import json
+
+import datasets
+import torch
+import transformers
+from torch.utils.data import SequentialSampler
+
+import trl
+
+
+class InOrderDPOTrainer(trl.DPOTrainer):
+    """DPOTrainer that takes token ids as given and draws pairs in file order."""
+
+    def _prepare_dataset(self, dataset, processing_class, args, dataset_name):
+        return dataset
+
+    def _get_train_sampler(self, *args, **kwargs):
+        return SequentialSampler(self.train_dataset)
+
+
+def id_tokenizer(vocab_size):
+    """A tokenizer of tokens t0..t{vocab-1} (pad t0, BOS t1, EOS t2, as shardtune synth's ids): TRL
+    wants one for its padding id, and the data is ids already."""
+    from tokenizers import Tokenizer, models
+    vocab = {f"t{i}": i for i in range(vocab_size)}
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="t0")),
+                                                pad_token="t0", bos_token="t1", eos_token="t2")
+
+
+class StepLog(transformers.TrainerCallback):
+    def __init__(self, path):
+        self.out = open(path, "w")
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs and "loss" in logs:
+            self.out.write(json.dumps({"step": state.global_step, **logs}) + "\n")
+            self.out.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model_dir")
+    parser.add_argument("pairs")
+    parser.add_argument("out")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--micro-batch", type=int, default=2)
+    parser.add_argument("--grad-accum", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument("--loss", default="sigmoid")
+    parser.add_argument("--sft-weight", type=float, default=1.0)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--warmup-steps", type=int, default=0)
+    parser.add_argument("--schedule", default="cosine")
+    parser.add_argument("--grad-clip", type=float, default=1.0)
+    parser.add_argument("--work", default="/tmp/trl_dpo_work")
+    a = parser.parse_args()
+
+    with open(a.pairs) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    dataset = datasets.Dataset.from_list(
+        [{"prompt_ids": r["prompt_ids"], "chosen_ids": r["chosen_ids"], "rejected_ids": r["rejected_ids"]} for r in rows])
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
+    ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
+    loss_types = a.loss.split("+")
+    config = trl.DPOConfig(
+        output_dir=a.work, max_steps=a.steps, per_device_train_batch_size=a.micro_batch,
+        gradient_accumulation_steps=a.grad_accum, learning_rate=a.lr, beta=a.beta, loss_type=loss_types,
+        loss_weights=[1.0 if t != "sft" else a.sft_weight for t in loss_types] if len(loss_types) > 1 else None,
+        weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, lr_scheduler_type=a.schedule,
+        max_grad_norm=a.grad_clip, optim="adamw_torch", adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
+        logging_steps=1, save_strategy="no", report_to=[], use_cpu=True, bf16=False, fp16=False,
+        max_length=None, dataloader_drop_last=True, seed=42, dataset_num_proc=None, remove_unused_columns=False)
+    trainer = InOrderDPOTrainer(model=model, ref_model=ref_model, args=config, train_dataset=dataset,
+                                processing_class=id_tokenizer(model.config.vocab_size), callbacks=[StepLog(a.out)])
+    trainer.train()
+    print(f"trl {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}: "
+          f"{a.steps} DPO steps ({a.loss}) written to {a.out}")
+
+
+if __name__ == "__main__":
+    main()
