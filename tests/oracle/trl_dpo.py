@@ -6,6 +6,8 @@ line, the token ids shardtune's prep reads too), in file order, and writes TRL's
 usage: trl_dpo.py MODEL_DIR PAIRS.jsonl OUT.jsonl --steps N --micro-batch B --grad-accum A
            --lr LR --beta BETA --loss sigmoid|hinge|ipo|sigmoid+sft --sft-weight W
            --weight-decay WD --warmup-steps S --schedule cosine|linear|constant --grad-clip C
+           [--adapter PEFT_DIR]   (LoRA: train this PEFT adapter on the model; the reference is the
+                                   model with adapters off, TRL's way for a PEFT model)
 
 What is fixed to match shardtune rather than TRL's defaults, and why:
 - the order: TRL (transformers' Trainer) shuffles with its seed; here a sequential sampler, as
@@ -70,6 +72,7 @@ def main():
     parser.add_argument("--warmup-steps", type=int, default=0)
     parser.add_argument("--schedule", default="cosine")
     parser.add_argument("--grad-clip", type=float, default=1.0)
+    parser.add_argument("--adapter")
     parser.add_argument("--work", default="/tmp/trl_dpo_work")
     a = parser.parse_args()
 
@@ -79,6 +82,10 @@ def main():
         [{"prompt_ids": r["prompt_ids"], "chosen_ids": r["chosen_ids"], "rejected_ids": r["rejected_ids"]} for r in rows])
     model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
     ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
+    if a.adapter:
+        import peft
+        model = peft.PeftModel.from_pretrained(model, a.adapter, is_trainable=True)
+        ref_model = None
     loss_types = a.loss.split("+")
     config = trl.DPOConfig(
         output_dir=a.work, max_steps=a.steps, per_device_train_batch_size=a.micro_batch,

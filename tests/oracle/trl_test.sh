@@ -7,7 +7,8 @@
 # grad norm and learning rate agree (trl_compare.py).
 # - dpo_sigmoid: on 1 rank, 2 ranks, with packed rows and with shared prompts (TRL cannot pack
 #   DPO: its unpacked run is the oracle of both);
-# - dpo_ipo, dpo_hinge: the other losses (IPO averaged per token in both).
+# - dpo_ipo, dpo_hinge: the other losses (IPO averaged per token in both);
+# - dpo_lora: LoRA against TRL + PEFT from the same adapter.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -74,6 +75,17 @@ case "$case_name" in
     trl hinge "${common[@]}" --loss hinge --schedule constant_with_warmup
     ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=constant --dpo.loss=hinge
     agree one hinge "hinge, 1 rank" --loss-is-a-difference
+    ;;
+  dpo_lora)
+    # TRL + PEFT train the adapter shardtune starts from (its seeded A, B = 0: the export of a
+    # first step at learning rate 0, the warmup's), the reference being the model with adapters
+    # off in both.
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down)
+    steps=1 ours start 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 "${lora[@]}" \
+      --ckpt.export=true --ckpt.export_dtype=fp32
+    trl lora "${common[@]}" --loss sigmoid --schedule cosine --adapter "$work/start/export"
+    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine "${lora[@]}"
+    agree one lora "LoRA (r 4, q v down), sigmoid, 1 rank"
     ;;
   *) fail "unknown case" ;;
 esac
