@@ -73,15 +73,17 @@ def main():
     parser.add_argument("--schedule", default="cosine")
     parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--adapter")
+    parser.add_argument("--float64", action="store_true", help="the whole run in float64 (the judge of fp32 noise)")
     parser.add_argument("--work", default="/tmp/trl_dpo_work")
     a = parser.parse_args()
 
+    dtype = torch.float64 if a.float64 else torch.float32
     with open(a.pairs) as f:
         rows = [json.loads(line) for line in f if line.strip()]
     dataset = datasets.Dataset.from_list(
         [{"prompt_ids": r["prompt_ids"], "chosen_ids": r["chosen_ids"], "rejected_ids": r["rejected_ids"]} for r in rows])
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
-    ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=torch.float32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
     if a.adapter:
         import peft
         model = peft.PeftModel.from_pretrained(model, a.adapter, is_trainable=True)

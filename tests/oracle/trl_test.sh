@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trl_test.sh <shardtune binary> <case> <vocabularies dir>: `shardtune train` against TRL's own
+# trl_test.sh <shardtune binary> <case> <vocabularies dir> <smollm2 dir>: `shardtune train` against TRL's own
 # DPOTrainer (trl_dpo.py) on the CPU in fp32: the same tiny model (the llama_gqa reference
 # fixture: GQA, llama3 rope scaling), the same 128 pairs in file order, the same
 # hyperparameters (AdamW with weight decay, warmup + schedule, gradient clipping, gradient
@@ -8,7 +8,8 @@
 # - dpo_sigmoid: on 1 rank, 2 ranks, with packed rows and with shared prompts (TRL cannot pack
 #   DPO: its unpacked run is the oracle of both);
 # - dpo_ipo, dpo_hinge: the other losses (IPO averaged per token in both);
-# - dpo_lora: LoRA against TRL + PEFT from the same adapter.
+# - dpo_lora: LoRA against TRL + PEFT from the same adapter;
+# - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -18,6 +19,7 @@ fixtures=${ST_REFERENCE_DIR:?the reference fixtures (ctest fixture reference)}
 python=$ST_ORACLE_PYTHON
 here=$ST_SOURCE_DIR/tests/oracle
 steps=24 beta=0.1
+cd "$here" || fail "no $here"  # trl_sft.py imports trl_dpo.py
 
 run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --vocab 97 --pairs 128 --seed 3
 run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/data" --kind dpo
@@ -30,11 +32,13 @@ trl() {
     --beta "$beta" --work "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
     fail "TRL's DPOTrainer failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
 }
-# ours <name> <ranks> <train options...>: shardtune's run of the same, in $work/<name>.
+# ours <name> <ranks> <train options...>: shardtune's run of the same, in $work/<name>
+# ($model and $train_data: another model and data than the DPO cases').
 ours() {
   local name=$1 ranks=$2
   shift 2
-  run --exit 0 "$mpiexec" -np "$ranks" "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" \
+  run --exit 0 "$mpiexec" -np "$ranks" "$bin" train --model.path="${model:-$fixtures/llama_gqa}" \
+    --data.train="${train_data:-$work/data/train}" \
     --data.shuffle=false --train.output_dir="$work/$name" --train.max_steps="$steps" --dpo.beta="$beta" \
     --train.log_every=1 --train.eval_every=0 --train.dtype=fp32 --progress off "$@"
 }
@@ -86,6 +90,73 @@ case "$case_name" in
     trl lora "${common[@]}" --loss sigmoid --schedule cosine --adapter "$work/start/export"
     ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine "${lora[@]}"
     agree one lora "LoRA (r 4, q v down), sigmoid, 1 rank"
+    ;;
+  sft_multi_turn)
+    # SFT against TRL's SFTTrainer: conversations of 1-3 turns from LlamaFactory's alpaca demo,
+    # prepped with SmolLM2's tokenizer and chat template over a tiny random model of its
+    # vocabulary (every assistant turn trained, the turns between masked), as token ids and
+    # labels for TRL; the loss normalised by the trained tokens of the whole step across its
+    # accumulation micro-batches (transformers' num_items_in_batch), on 1 and 2 ranks. The tiny
+    # model's pad_token_id is 0, a token the data never holds: transformers builds the embedding
+    # with padding_idx = pad_token_id, whose row never gets a gradient, and SmolLM2's own pad
+    # token is <|im_end|> (2), which ends every turn; shardtune trains every row it uses
+    # (docs/fidelity.md).
+    [ -f "$4/.complete" ] || fail "no SmolLM2 tokenizer in $4 (fixture smollm2)"
+    "$python" - "$4" "$work/tiny" "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" "$work/conversations.jsonl" <<'PY' ||
+import json, shutil, sys
+import torch, transformers
+smollm2, tiny, alpaca, out = sys.argv[1:5]
+torch.manual_seed(0)
+config = transformers.LlamaConfig(vocab_size=49152, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                                  tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, pad_token_id=0)
+transformers.LlamaForCausalLM(config).save_pretrained(tiny)
+for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
+    shutil.copy(f"{smollm2}/{name}", f"{tiny}/{name}")
+records = [r for r in json.load(open(alpaca)) if not r["input"] and len(r["instruction"]) + len(r["output"]) < 400]
+with open(out, "w") as f:
+    at = 0
+    for i in range(64):
+        messages = []
+        for _ in range(1 + i % 3):
+            messages += [{"role": "user", "content": records[at]["instruction"]},
+                         {"role": "assistant", "content": records[at]["output"]}]
+            at += 1
+        f.write(json.dumps({"messages": messages}) + "\n")
+PY
+      fail "could not make the tiny SmolLM2-vocabulary model"
+    run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
+      --output "$work/sft-data" --cutoff-len 256
+    # The shards as TRL's input: ids and each completion token's loss mask.
+    "${ST_REFERENCE_PYTHON:-python3}" - "$work/sft-data/train" "$work/sequences.jsonl" <<'PY' || fail "reading the shards"
+import glob, json, sys
+import h5py
+with open(sys.argv[2], "w") as out:
+    for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+        with h5py.File(path) as f:
+            p, po, c, co = f["prompt"][:], f["prompt_offsets"][:], f["completion"][:], f["completion_offsets"][:]
+            mask = f["completion_loss_mask"][:] if "completion_loss_mask" in f else None
+            for i in range(len(po) - 1):
+                row = {"prompt_ids": p[po[i]:po[i + 1]].tolist(), "completion_ids": c[co[i]:co[i + 1]].tolist()}
+                if mask is not None:
+                    row["loss_mask"] = mask[co[i]:co[i + 1]].tolist()
+                out.write(json.dumps(row) + "\n")
+PY
+    grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
+    "$python" "$here/trl_sft.py" "$work/tiny" "$work/sequences.jsonl" "$work/sft.trl.jsonl" --steps 12 \
+      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine \
+      --work "$work/trl-sft" >"$work/sft.trl.log" 2>&1 || fail "TRL's SFTTrainer failed: $(tail -5 "$work/sft.trl.log")"
+    # The same in float64: the judge where the fp32 runs differ by more than 1e-5 (trl_compare.py).
+    "$python" "$here/trl_sft.py" "$work/tiny" "$work/sequences.jsonl" "$work/sft64.trl.jsonl" --steps 12 \
+      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine --float64 \
+      --work "$work/trl-sft64" >"$work/sft64.trl.log" 2>&1 || fail "TRL's SFTTrainer in float64 failed: $(tail -5 "$work/sft64.trl.log")"
+    sft=(--train.stage=sft --optim.schedule=cosine "${ours_common[@]}")
+    model=$work/tiny train_data=$work/sft-data/train steps=12 ours sft-one 1 "${sft[@]}" --train.micro_batch=2 \
+      --train.grad_accum=2
+    agree sft-one sft "SFT, multi-turn masks, 1 rank" --float64 "$work/sft64.trl.jsonl"
+    model=$work/tiny train_data=$work/sft-data/train steps=12 ours sft-two 2 "${sft[@]}" --train.micro_batch=1 \
+      --train.grad_accum=2
+    agree sft-two sft "SFT, multi-turn masks, 2 ranks" --float64 "$work/sft64.trl.jsonl"
     ;;
   *) fail "unknown case" ;;
 esac
