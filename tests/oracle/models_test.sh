@@ -9,7 +9,9 @@
 #   what shardtune's merged export computes (tests/reference/peft_load_parity.py);
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
-#   and a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads.
+#   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
+#   `shardtune eval` against lm-evaluation-harness (multiple choice, rolling perplexity,
+#   generate_until with a regex filter, few-shot).
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -132,6 +134,12 @@ case "$case_name" in
       expect_output "step 2/2"
       check score "$bin" "$work/$stage/export" "$work/pairs.jsonl" "$work/$stage-score"
     done
+    ;;
+  smollm2_lm_eval)
+    # `shardtune eval` against lm-evaluation-harness itself on the real model (lm_eval_check.py).
+    need_smollm2
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 oracle "$here/lm_eval_check.py" "$bin" "$smollm2" "$work/lm_eval" ||
+      fail "shardtune eval and lm-evaluation-harness differ"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -1,0 +1,155 @@
+"""`shardtune eval` against lm-evaluation-harness itself (its `hf` model, CPU, fp32) on one model and
+the same documents: three local tasks, written both as shardtune task files and as harness task
+YAMLs over local JSON files -
+  st_mc   multiple_choice, 2-shot drawn from the task's own documents: acc, acc_norm (+ stderr)
+  st_ppl  loglikelihood_rolling: word_perplexity, byte_perplexity, bits_per_byte
+  st_gen  generate_until, 1-shot, until "\\n", a regex filter then exact_match (+ stderr)
+Every metric and standard error must agree: accuracies and exact match equal, perplexities and
+bits per byte to relative 1e-6 (past that the judge is the harness in float64, as for scores);
+the few-shot contexts are the same (each st_mc document's context, from both logs).
+Prints one markdown row per metric (docs/fidelity.md); exits 1 on a difference.
+
+usage: lm_eval_check.py SHARDTUNE MODEL_DIR WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+import lm_eval
+from lm_eval.tasks import TaskManager
+
+TOLERANCE = 1e-6
+
+# Questions a small instruct model answers partly right: capitals (mostly right) and products
+# (mostly wrong), so the accuracies are neither 0 nor 1.
+CAPITALS = [("France", "Paris"), ("Japan", "Tokyo"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Germany", "Berlin"),
+            ("Egypt", "Cairo"), ("Canada", "Ottawa"), ("Kenya", "Nairobi"), ("Peru", "Lima"), ("Norway", "Oslo"),
+            ("Greece", "Athens"), ("Chile", "Santiago"), ("Cuba", "Havana"), ("Poland", "Warsaw"),
+            ("Austria", "Vienna"), ("Ireland", "Dublin"), ("Portugal", "Lisbon"), ("Turkey", "Ankara")]
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog. It is a sentence that uses every letter.",
+    "Water boils at one hundred degrees Celsius at sea level, and freezes at zero.",
+    "In 1969, astronauts landed on the Moon for the first time and walked on its surface.",
+    "Photosynthesis turns light, water and carbon dioxide into sugar and oxygen in plants.",
+    "A haiku has three lines of five, seven and five syllables; it often names a season.",
+    "Café, naïve, façade: words borrowed from French keep their accents in careful English.",
+]
+
+
+def write_tasks(work):
+    cities = [city for _, city in CAPITALS]
+    mc, gen = [], []
+    for i, (country, city) in enumerate(CAPITALS):
+        choices = [city] + [cities[(i + k) % len(cities)] for k in (3, 7, 11)]
+        order = [(i + k) % 4 for k in range(4)]
+        shuffled = [choices[j] for j in order]
+        mc.append({"context": f"Q: What is the capital of {country}?\nA:", "choices": shuffled, "gold": order.index(0)})
+    # Products the model mostly gets wrong, with choices of unequal lengths (acc_norm differs).
+    for i in range(18):
+        a, b = 13 + 3 * i, 7 + (5 * i) % 13
+        choices = [str(a * b), str(a * b + 10), str(a + b), str(a * b * 10 + 1)]
+        order = [(i + k) % 4 for k in range(4)]
+        mc.append({"context": f"Q: What is {a} times {b}?\nA:", "choices": [choices[j] for j in order],
+                   "gold": order.index(0)})
+    for a in range(2, 14):
+        b = (a * 7) % 11 + 1
+        gen.append({"context": f"Q: What is {a} plus {b}?\nA:", "target": str(a + b)})
+    ppl = [{"text": text} for text in TEXTS]
+    headers = {
+        "st_mc": {"kind": "multiple_choice", "num_fewshot": 2, "fewshot_file": "st_mc.jsonl"},
+        "st_ppl": {"kind": "loglikelihood_rolling"},
+        "st_gen": {"kind": "generate_until", "num_fewshot": 1, "fewshot_file": "st_gen.jsonl", "until": ["\n"],
+                   "max_gen_toks": 8, "filter": {"regex": "(-?[0-9]+)", "group_select": 0, "fallback": "[invalid]"}},
+    }
+    documents = {"st_mc": mc, "st_ppl": ppl, "st_gen": gen}
+    for name, docs in documents.items():
+        with open(os.path.join(work, name + ".jsonl"), "w") as f:
+            f.write(json.dumps({"task": dict(headers[name], name=name)}) + "\n")
+            for doc in docs:
+                f.write(json.dumps(doc) + "\n")
+        with open(os.path.join(work, name + ".json"), "w") as f:  # the harness's local dataset
+            json.dump(docs, f)
+    data = lambda name: (f"dataset_path: json\ndataset_kwargs:\n  data_files:\n    test: {work}/{name}.json\n"
+                         f"test_split: test\nfewshot_split: test\n")
+    mean = lambda metric: f"  - metric: {metric}\n    aggregation: mean\n    higher_is_better: true\n"
+    yamls = {
+        "st_mc": (f"task: st_mc\n{data('st_mc')}output_type: multiple_choice\nnum_fewshot: 2\n"
+                  "doc_to_text: \"{{context}}\"\ndoc_to_choice: \"{{choices}}\"\ndoc_to_target: \"{{gold}}\"\n"
+                  f"metric_list:\n{mean('acc')}{mean('acc_norm')}"),
+        "st_ppl": (f"task: st_ppl\n{data('st_ppl')}output_type: loglikelihood_rolling\ndoc_to_text: \"\"\n"
+                   "doc_to_target: \"{{text}}\"\nmetric_list:\n"
+                   "  - metric: word_perplexity\n    aggregation: weighted_perplexity\n    higher_is_better: false\n"
+                   "  - metric: byte_perplexity\n    aggregation: weighted_perplexity\n    higher_is_better: false\n"
+                   "  - metric: bits_per_byte\n    aggregation: bits_per_byte\n    higher_is_better: false\n"),
+        "st_gen": (f"task: st_gen\n{data('st_gen')}output_type: generate_until\nnum_fewshot: 1\n"
+                   "doc_to_text: \"{{context}}\"\ndoc_to_target: \"{{target}}\"\n"
+                   "generation_kwargs:\n  until: [\"\\n\"]\n  max_gen_toks: 8\n  do_sample: false\n"
+                   "filter_list:\n  - name: strict\n    filter:\n      - function: regex\n"
+                   "        regex_pattern: \"(-?[0-9]+)\"\n        group_select: 0\n      - function: take_first\n"
+                   f"metric_list:\n{mean('exact_match')}"),
+    }
+    os.makedirs(os.path.join(work, "yaml"), exist_ok=True)
+    for name, text in yamls.items():
+        with open(os.path.join(work, "yaml", name + ".yaml"), "w") as f:
+            f.write(text)
+
+
+def harness(model_dir, work, dtype):
+    return lm_eval.simple_evaluate(
+        model="hf", model_args=f"pretrained={model_dir},dtype={dtype}", tasks=["st_mc", "st_ppl", "st_gen"],
+        task_manager=TaskManager(include_path=os.path.join(work, "yaml")), device="cpu", batch_size=1,
+        log_samples=True, random_seed=0, numpy_random_seed=1234, torch_random_seed=1234, fewshot_random_seed=1234)
+
+
+def main():
+    binary, model_dir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    write_tasks(work)
+    tasks = ",".join(os.path.join(work, name + ".jsonl") for name in ["st_mc", "st_ppl", "st_gen"])
+    subprocess.run([binary, "eval", "--model", model_dir, "--tasks", tasks, "--output", f"{work}/ours.json",
+                    "--log-samples", f"{work}/ours_samples.jsonl", "--device", "cpu", "--overwrite"], check=True,
+                   stdout=subprocess.DEVNULL)
+    ours = json.load(open(f"{work}/ours.json"))["results"]
+    theirs = harness(model_dir, work, "float32")
+    exact_run = None
+    rows, bad = [], 0
+    keys = {"st_mc": [("acc", "acc,none"), ("acc_norm", "acc_norm,none")],
+            "st_ppl": [("word_perplexity", "word_perplexity,none"), ("byte_perplexity", "byte_perplexity,none"),
+                       ("bits_per_byte", "bits_per_byte,none")],
+            "st_gen": [("exact_match", "exact_match,strict")]}
+    for task, pairs in keys.items():
+        for ours_name, key in pairs:
+            mine = ours[task]["metrics"][ours_name]
+            value, stderr = theirs["results"][task][key], theirs["results"][task].get(key.replace(",", "_stderr,"))
+            difference = abs(mine["value"] - value) / max(abs(value), 1e-12)
+            verdict = "equal" if difference == 0 else f"rel {difference:.2g}"
+            ok = difference <= TOLERANCE
+            if not ok and task == "st_ppl":
+                if exact_run is None:
+                    exact_run = harness(model_dir, work, "float64")
+                truth = exact_run["results"][task][key]
+                ok = abs(mine["value"] - truth) <= max(2 * abs(value - truth), TOLERANCE * abs(truth))
+                verdict += f" (float64 {truth:.10g}: shardtune {'closer' if ok else 'farther'})"
+            if isinstance(stderr, (int, float)) and mine.get("stderr") is not None:
+                ok = ok and abs(mine["stderr"] - stderr) <= TOLERANCE * max(abs(stderr), 1e-12)
+                verdict += f", stderr {mine['stderr']:.6g} / {stderr:.6g}"
+            bad += not ok
+            rows.append(f"| {task} | {ours_name} | {mine['value']:.10g} | {value:.10g} | {verdict} | "
+                        f"{'ok' if ok else 'DIFFERS'} |")
+    # The few-shot contexts: each multiple-choice document's whole context, from both logs.
+    our_contexts = [json.loads(line)["context"] for line in open(f"{work}/ours_samples.jsonl")
+                    if json.loads(line)["task"] == "st_mc"]
+    their_contexts = [sample["arguments"][0][0] for sample in
+                      sorted(theirs["samples"]["st_mc"], key=lambda s: s["doc_id"])]
+    same_contexts = sum(a.rstrip() == b.rstrip() for a, b in zip(our_contexts, their_contexts))
+    bad += same_contexts != len(their_contexts) or len(our_contexts) != len(their_contexts)
+    print("| task | metric | shardtune | lm-eval | difference | verdict |\n|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print(f"st_mc 2-shot contexts: {same_contexts} of {len(their_contexts)} equal; "
+          f"lm-eval {lm_eval.__version__ if hasattr(lm_eval, '__version__') else ''}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
