@@ -46,6 +46,36 @@ def id_tokenizer(vocab_size):
                                                 pad_token="t0", bos_token="t1", eos_token="t2")
 
 
+def training_arguments(data_name):
+    """The command line both TRL oracles share: model, data, log, and the hyperparameters."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model_dir")
+    parser.add_argument(data_name)
+    parser.add_argument("out")
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--micro-batch", type=int, default=2)
+    parser.add_argument("--grad-accum", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--warmup-steps", type=int, default=0)
+    parser.add_argument("--schedule", default="cosine")
+    parser.add_argument("--grad-clip", type=float, default=1.0)
+    parser.add_argument("--float64", action="store_true", help="the whole run in float64 (the judge of fp32 noise)")
+    parser.add_argument("--work", default="/tmp/trl_oracle_work")
+    return parser
+
+
+def shared_config(a):
+    """TrainingArguments both trainers take alike: torch's AdamW, one log per step, CPU, no saves."""
+    return dict(
+        output_dir=a.work, max_steps=a.steps, per_device_train_batch_size=a.micro_batch,
+        gradient_accumulation_steps=a.grad_accum, learning_rate=a.lr, weight_decay=a.weight_decay,
+        warmup_steps=a.warmup_steps, lr_scheduler_type=a.schedule, max_grad_norm=a.grad_clip, optim="adamw_torch",
+        adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, logging_steps=1, save_strategy="no", report_to=[],
+        use_cpu=True, bf16=False, fp16=False, max_length=None, dataloader_drop_last=True, seed=42,
+        dataset_num_proc=None, remove_unused_columns=False)
+
+
 class StepLog(transformers.TrainerCallback):
     def __init__(self, path):
         self.out = open(path, "w")
@@ -57,24 +87,11 @@ class StepLog(transformers.TrainerCallback):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("model_dir")
-    parser.add_argument("pairs")
-    parser.add_argument("out")
-    parser.add_argument("--steps", type=int, required=True)
-    parser.add_argument("--micro-batch", type=int, default=2)
-    parser.add_argument("--grad-accum", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser = training_arguments("pairs")
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--loss", default="sigmoid")
     parser.add_argument("--sft-weight", type=float, default=1.0)
-    parser.add_argument("--weight-decay", type=float, default=0.0)
-    parser.add_argument("--warmup-steps", type=int, default=0)
-    parser.add_argument("--schedule", default="cosine")
-    parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--adapter")
-    parser.add_argument("--float64", action="store_true", help="the whole run in float64 (the judge of fp32 noise)")
-    parser.add_argument("--work", default="/tmp/trl_dpo_work")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
@@ -90,13 +107,9 @@ def main():
         ref_model = None
     loss_types = a.loss.split("+")
     config = trl.DPOConfig(
-        output_dir=a.work, max_steps=a.steps, per_device_train_batch_size=a.micro_batch,
-        gradient_accumulation_steps=a.grad_accum, learning_rate=a.lr, beta=a.beta, loss_type=loss_types,
+        beta=a.beta, loss_type=loss_types,
         loss_weights=[1.0 if t != "sft" else a.sft_weight for t in loss_types] if len(loss_types) > 1 else None,
-        weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, lr_scheduler_type=a.schedule,
-        max_grad_norm=a.grad_clip, optim="adamw_torch", adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8,
-        logging_steps=1, save_strategy="no", report_to=[], use_cpu=True, bf16=False, fp16=False,
-        max_length=None, dataloader_drop_last=True, seed=42, dataset_num_proc=None, remove_unused_columns=False)
+        **shared_config(a))
     trainer = InOrderDPOTrainer(model=model, ref_model=ref_model, args=config, train_dataset=dataset,
                                 processing_class=id_tokenizer(model.config.vocab_size), callbacks=[StepLog(a.out)])
     trainer.train()
