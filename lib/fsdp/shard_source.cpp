@@ -44,11 +44,7 @@ ModelShards load_model_shards(const std::string& path, const std::string& preset
   }
   ModelShards shards;
   shards.config = load_model_config(path);
-  if (shards.config.weight_storage == WeightStorage::bnb_nf4) {
-    throw ModelError(path + " holds bitsandbytes 4-bit nf4 weights (config.json quantization_config): only a QLoRA "
-                     "run reads them, as its frozen base (train.method = qlora); for anything else point model.path "
-                     "at the full-precision model");
-  }
+  require_full_precision(shards.config, path);
   shards.units = build_unit_layouts(shards.config, shard_size);
   const SafetensorsCheckpoint checkpoint(path);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));

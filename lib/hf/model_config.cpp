@@ -369,4 +369,12 @@ json to_hf_config_json(const ModelConfig& config) {
   return out;
 }
 
+void require_full_precision(const ModelConfig& config, const std::string& path) {
+  if (config.weight_storage == WeightStorage::bnb_nf4) {
+    throw ModelError(path + " holds bitsandbytes 4-bit nf4 weights (config.json quantization_config): only a QLoRA "
+                     "run reads them, as its frozen base (train.method = qlora); for anything else point model.path "
+                     "at the full-precision model");
+  }
+}
+
 }  // namespace st

@@ -80,6 +80,8 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 // Reads <path> (a config.json file or a directory holding one). Throws ModelError.
 ModelConfig load_model_config(const std::string& path);
+// Throws ModelError naming `path` for 4-bit weights: only a QLoRA run reads them (its frozen base).
+void require_full_precision(const ModelConfig& config, const std::string& path);
 // The transformers class that loads a model of `type` ("LlamaForCausalLM", ...).
 const char* hf_architecture(ModelType type);
 // The config.json that transformers loads as LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM.

@@ -11,6 +11,7 @@ LoadedModel load_model(const std::string& path, const std::string& preset, uint6
   LoadedModel model;
   if (!path.empty()) {
     model.config = load_model_config(path);
+    require_full_precision(model.config, path);  // score, generate, eval: no 4-bit forward
     model.tensors = load_hf_weights(SafetensorsCheckpoint(path), model.config, options);
     model.description = path;
     model.directory = path;

@@ -7,6 +7,8 @@
 # - trained_export: the export of a DPO run trained from llama_gqa;
 # - lora_adapter_in_peft: a LoRA run's adapter directory loaded by PEFT onto its base computes
 #   what shardtune's merged export computes (tests/reference/peft_load_parity.py);
+# - bnb_nf4_checkpoint: a checkpoint bitsandbytes quantized (as transformers saves it) is read
+#   as a QLoRA base as bitsandbytes dequantizes it, and refused by score;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -101,6 +103,58 @@ case "$case_name" in
     run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/merged" --merge --dtype fp32
     oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$fixtures/llama_gqa" "$work/lora/export" \
       "$work/merged" || fail "PEFT's adapter and shardtune's merged export differ"
+    ;;
+  bnb_nf4_checkpoint)
+    # bitsandbytes quantizes SmolLM2 to NF4 with double quantization as transformers saves it
+    # (load_in_4bit). A QLoRA run reads it as stored: its first step (learning rate 0 in the
+    # warmup, B = 0) is the forward of the base as shardtune dequantizes it, whose log-probs must
+    # equal a full run's on the model bitsandbytes' own dequantize_4bit gives (written as fp32)
+    # to 1e-5. score, which has no 4-bit forward, refuses the checkpoint by name.
+    need_smollm2
+    oracle - "$smollm2" "$work/bnb" "$work/dequantized" <<'PY' || fail "bitsandbytes could not quantize SmolLM2"
+import shutil, sys
+import bitsandbytes.functional as F
+import torch, transformers
+source, quantized, dequantized = sys.argv[1:4]
+config = transformers.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                                         bnb_4bit_compute_dtype=torch.float32)
+model = transformers.AutoModelForCausalLM.from_pretrained(source, quantization_config=config, device_map="cpu",
+                                                          dtype=torch.float32)
+model.save_pretrained(quantized)
+plain = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+modules = dict(plain.named_modules())
+replaced = 0
+for name, module in model.named_modules():
+    if getattr(getattr(module, "weight", None), "quant_state", None) is not None:
+        weight = F.dequantize_4bit(module.weight.data, module.weight.quant_state).to(torch.float32)
+        modules[name].weight.data.copy_(weight.reshape(modules[name].weight.shape))
+        replaced += 1
+assert replaced == 7 * plain.config.num_hidden_layers, replaced
+plain.save_pretrained(dequantized)
+for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
+    shutil.copy(f"{source}/{name}", f"{dequantized}/{name}")
+print(f"bitsandbytes: {replaced} projections quantized, and dequantized into {dequantized}")
+PY
+    grep -q '"load_in_4bit": true' "$work/bnb/config.json" || fail "transformers wrote no 4-bit config"
+    run --exit 0 "$bin" prep --kind dpo --tokenizer "$work/dequantized" --dataset-info "$data" --dataset dpo_en_demo \
+      --output "$work/data" --cutoff-len 128
+    step=(--data.train="$work/data/train" --data.shuffle=false --train.max_steps=1 --train.micro_batch=1
+          --train.grad_accum=2 --optim.lr=5e-3 --optim.warmup_steps=2 --train.log_every=1 --train.eval_every=0 --progress off)
+    run --exit 0 "$bin" train --model.path="$work/bnb" --train.method=qlora --lora.double_quant=true --lora.r=4 \
+      --train.output_dir="$work/qlora" "${step[@]}"
+    run --exit 0 "$bin" train --model.path="$work/dequantized" --train.output_dir="$work/full" "${step[@]}"
+    "$python" - "$work/qlora/metrics.jsonl" "$work/full/metrics.jsonl" <<'PY' || fail "the QLoRA base reads otherwise than bitsandbytes dequantizes"
+import json, sys
+qlora, full = (json.loads(open(path).readline()) for path in sys.argv[1:3])
+worst = max(abs(qlora[k] - full[k]) / abs(full[k]) for k in ("logps/chosen", "logps/rejected"))
+print(f"| SmolLM2 QLoRA base read from bitsandbytes' NF4 (double quant) checkpoint | step-1 logps | chosen "
+      f"{qlora['logps/chosen']:.9g} vs {full['logps/chosen']:.9g}, rejected {qlora['logps/rejected']:.9g} vs "
+      f"{full['logps/rejected']:.9g} | max rel {worst:.2g} |")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+    run --exit 1 "$bin" score --model "$work/bnb" --input "$fixtures/pairs.jsonl" --output "$work/scores.jsonl"
+    expect_output "holds bitsandbytes 4-bit nf4 weights \\(config.json quantization_config\\): only a QLoRA run reads them"
+    [ ! -e "$work/scores.jsonl" ] || fail "a refused score wrote $work/scores.jsonl"
     ;;
   smollm2_score)
     need_smollm2
