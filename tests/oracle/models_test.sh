@@ -38,6 +38,27 @@ need_smollm2() {
   [ -f "$smollm2/.complete" ] || fail "no SmolLM2 checkpoint in $smollm2 (run through ctest: its fixture smollm2 makes it)"
 }
 
+# qlora_base_is <4-bit checkpoint> <double quant> <fp32 model> <data> <micro batch> <label>: a QLoRA
+# run's first step on the checkpoint (learning rate 0 in the warmup, the adapters' B = 0: the
+# base's forward) gives the log-probs of a full run's on the fp32 model, to 1e-5.
+qlora_base_is() {
+  local step=(--data.train="$4/train" --data.shuffle=false --train.max_steps=1 --train.micro_batch="$5"
+              --train.grad_accum=2 --optim.lr=5e-3 --optim.warmup_steps=2 --train.log_every=1 --train.eval_every=0
+              --progress off)
+  rm -rf "$work/qlora" "$work/full"
+  run --exit 0 "$bin" train --model.path="$1" --train.method=qlora --lora.double_quant="$2" --lora.r=4 \
+    --train.output_dir="$work/qlora" "${step[@]}"
+  run --exit 0 "$bin" train --model.path="$3" --train.output_dir="$work/full" "${step[@]}"
+  "$python" - "$work/qlora/metrics.jsonl" "$work/full/metrics.jsonl" "$6" <<'PY' || fail "$6: the QLoRA base reads otherwise"
+import json, sys
+qlora, full = (json.loads(open(path).readline()) for path in sys.argv[1:3])
+worst = max(abs(qlora[k] - full[k]) / abs(full[k]) for k in ("logps/chosen", "logps/rejected"))
+print(f"| {sys.argv[3]} | step-1 logps | chosen {qlora['logps/chosen']:.9g} vs {full['logps/chosen']:.9g}, rejected "
+      f"{qlora['logps/rejected']:.9g} vs {full['logps/rejected']:.9g} | max rel {worst:.2g} |")
+sys.exit(0 if worst <= 1e-5 else 1)
+PY
+}
+
 # demo_pairs <out.jsonl> <count>: the first pairs of LlamaFactory's dpo_en_demo as token ids of
 # SmolLM2's tokenizer and chat template (transformers'), chosen replies as completions, cut to
 # 256 tokens in all.
@@ -138,20 +159,8 @@ PY
     grep -q '"load_in_4bit": true' "$work/bnb/config.json" || fail "transformers wrote no 4-bit config"
     run --exit 0 "$bin" prep --kind dpo --tokenizer "$work/dequantized" --dataset-info "$data" --dataset dpo_en_demo \
       --output "$work/data" --cutoff-len 128
-    step=(--data.train="$work/data/train" --data.shuffle=false --train.max_steps=1 --train.micro_batch=1
-          --train.grad_accum=2 --optim.lr=5e-3 --optim.warmup_steps=2 --train.log_every=1 --train.eval_every=0 --progress off)
-    run --exit 0 "$bin" train --model.path="$work/bnb" --train.method=qlora --lora.double_quant=true --lora.r=4 \
-      --train.output_dir="$work/qlora" "${step[@]}"
-    run --exit 0 "$bin" train --model.path="$work/dequantized" --train.output_dir="$work/full" "${step[@]}"
-    "$python" - "$work/qlora/metrics.jsonl" "$work/full/metrics.jsonl" <<'PY' || fail "the QLoRA base reads otherwise than bitsandbytes dequantizes"
-import json, sys
-qlora, full = (json.loads(open(path).readline()) for path in sys.argv[1:3])
-worst = max(abs(qlora[k] - full[k]) / abs(full[k]) for k in ("logps/chosen", "logps/rejected"))
-print(f"| SmolLM2 QLoRA base read from bitsandbytes' NF4 (double quant) checkpoint | step-1 logps | chosen "
-      f"{qlora['logps/chosen']:.9g} vs {full['logps/chosen']:.9g}, rejected {qlora['logps/rejected']:.9g} vs "
-      f"{full['logps/rejected']:.9g} | max rel {worst:.2g} |")
-sys.exit(0 if worst <= 1e-5 else 1)
-PY
+    qlora_base_is "$work/bnb" true "$work/dequantized" "$work/data" 1 \
+      "SmolLM2 QLoRA base read from bitsandbytes' NF4 (double quant) checkpoint"
     # llama_gqa's down_proj rows (96) are no whole number of blocks (64): bitsandbytes 0.50.2's CPU
     # dequantize_4bit (and its CPU forward) read those per row and get them wrong, so there the
     # reference is the format itself - the codes and absmax bitsandbytes stored, blocks of 64 over
@@ -189,19 +198,8 @@ print(f"llama_gqa: the format's reading is within {worst_format:.3f} x absmax of
 PY
     run --exit 0 "$bin" synth --jsonl "$work/gqa_pairs.jsonl" --vocab 97 --pairs 16 --seed 3
     run --exit 0 "$bin" prep --input "$work/gqa_pairs.jsonl" --vocab 97 --output "$work/gqa_data" --kind dpo
-    step=(--data.train="$work/gqa_data/train" --data.shuffle=false --train.max_steps=1 --train.micro_batch=2
-          --train.grad_accum=2 --optim.lr=5e-3 --optim.warmup_steps=2 --train.log_every=1 --train.eval_every=0 --progress off)
-    run --exit 0 "$bin" train --model.path="$work/bnb_gqa" --train.method=qlora --lora.double_quant=false --lora.r=4 \
-      --train.output_dir="$work/gqa_qlora" "${step[@]}"
-    run --exit 0 "$bin" train --model.path="$work/gqa_dequantized" --train.output_dir="$work/gqa_full" "${step[@]}"
-    "$python" - "$work/gqa_qlora/metrics.jsonl" "$work/gqa_full/metrics.jsonl" <<'PY' || fail "llama_gqa's QLoRA base reads otherwise than its NF4 format says"
-import json, sys
-qlora, full = (json.loads(open(path).readline()) for path in sys.argv[1:3])
-worst = max(abs(qlora[k] - full[k]) / abs(full[k]) for k in ("logps/chosen", "logps/rejected"))
-print(f"| llama_gqa QLoRA base read from bitsandbytes' NF4 checkpoint (rows of 96) | step-1 logps | chosen "
-      f"{qlora['logps/chosen']:.9g} vs {full['logps/chosen']:.9g} | max rel {worst:.2g} |")
-sys.exit(0 if worst <= 1e-5 else 1)
-PY
+    qlora_base_is "$work/bnb_gqa" false "$work/gqa_dequantized" "$work/gqa_data" 2 \
+      "llama_gqa QLoRA base read from bitsandbytes' NF4 checkpoint (rows of 96)"
     run --exit 1 "$bin" score --model "$work/bnb" --input "$fixtures/pairs.jsonl" --output "$work/scores.jsonl"
     expect_output "holds bitsandbytes 4-bit nf4 weights \\(config.json quantization_config\\): only a QLoRA run reads them"
     [ ! -e "$work/scores.jsonl" ] || fail "a refused score wrote $work/scores.jsonl"
