@@ -19,6 +19,8 @@ import sys
 import lm_eval
 from lm_eval.tasks import TaskManager
 
+from float64_judge import no_farther_from_exact
+
 TOLERANCE = 1e-6
 
 # Questions a small instruct model answers partly right: capitals (mostly right) and products
@@ -129,7 +131,7 @@ def main():
                 if exact_run is None:
                     exact_run = harness(model_dir, work, "float64")
                 truth = exact_run["results"][task][key]
-                ok = abs(mine["value"] - truth) <= max(2 * abs(value - truth), TOLERANCE * abs(truth))
+                ok = no_farther_from_exact(abs(mine["value"] - truth), abs(value - truth), floor=TOLERANCE * abs(truth))
                 verdict += f" (float64 {truth:.10g}: shardtune {'closer' if ok else 'farther'})"
             if isinstance(stderr, (int, float)) and mine.get("stderr") is not None:
                 ok = ok and abs(mine["stderr"] - stderr) <= TOLERANCE * max(abs(stderr), 1e-12)

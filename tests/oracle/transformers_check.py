@@ -26,6 +26,8 @@ import sys
 import torch
 import transformers
 
+from float64_judge import no_farther_from_exact
+
 TOLERANCE = 1e-5
 
 
@@ -61,8 +63,10 @@ def check_score(binary, model_dir, pairs_path, work, label):
     model = load(model_dir)
     tokens = 0
     worst_abs = worst_rel = worst_scaled = worst_sum = 0.0
+    theirs_lists = []
     for pair, mine in zip(pairs, ours, strict=True):
         theirs = token_logps(model, pair)
+        theirs_lists.append(theirs)
         assert len(theirs) == len(mine["token_logps"]), (len(theirs), len(mine["token_logps"]))
         for a, b in zip(mine["token_logps"], theirs):
             worst_abs = max(worst_abs, abs(a - b))
@@ -74,13 +78,11 @@ def check_score(binary, model_dir, pairs_path, work, label):
     ok = worst_scaled <= TOLERANCE and worst_sum <= TOLERANCE
     verdict = "ok (1e-5)" if ok else "DIFFERS"
     if not ok:
-        ours_lists = [mine["token_logps"] for mine in ours]
-        theirs_lists = [token_logps(model, pair) for pair in pairs]
         exact = load(model_dir, torch.float64)
         truth = [token_logps(exact, pair) for pair in pairs]
-        ours_error = largest_scaled_difference(ours_lists, truth)
+        ours_error = largest_scaled_difference([mine["token_logps"] for mine in ours], truth)
         theirs_error = largest_scaled_difference(theirs_lists, truth)
-        ok = ours_error <= 2 * theirs_error
+        ok = no_farther_from_exact(ours_error, theirs_error)
         verdict = (f"{'ok' if ok else 'DIFFERS'} (vs float64: shardtune {ours_error:.3g}, "
                    f"transformers fp32 {theirs_error:.3g})")
     print(f"| {label} | score | {len(pairs)} pairs, {tokens} tokens | max abs {worst_abs:.3g}, max rel {worst_rel:.3g}, "

@@ -27,6 +27,8 @@ not compared; everything else still is.
 import json
 import sys
 
+from float64_judge import no_farther_from_exact
+
 TOLERANCE = 1e-5
 # shardtune's name -> TRL's where they differ
 NAMES = {"lr": "learning_rate"}
@@ -75,7 +77,7 @@ def main():
             if error > TOLERANCE and step in exact and name != "rewards/accuracies":
                 z = exact[step][NAMES.get(name, name)]
                 ours_off, theirs_off = abs(x - z), abs(y - z)
-                if ours_off <= max(2 * theirs_off, 1e-7 * max(abs(z), 1.0)):
+                if no_farther_from_exact(ours_off, theirs_off, floor=1e-7 * max(abs(z), 1.0)):
                     judged += 1
                     continue
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r}, TRL float64 {z!r}")
