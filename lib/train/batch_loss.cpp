@@ -42,7 +42,8 @@ at::Tensor sum_of(const at::Tensor& values) { return values.detach().sum().to(at
 }  // namespace
 
 MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at::Tensor& policy,
-                                  const at::Tensor& reference, const PreferenceLossOptions& options) {
+                                  const at::Tensor& reference, const PreferenceLossOptions& options,
+                                  double step_pairs_per_micro_batch) {
   MicroBatchResult result;
   const bool padding = batch.pairs == 0;
   const auto sums_options = at::TensorOptions(at::kDouble).device(policy.device());
@@ -60,7 +61,10 @@ MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at
       const at::Tensor frozen = reference.detach().to(policy.scalar_type());
       ref = {frozen.slice(0, 0, rows), frozen.slice(0, rows), pair.chosen_tokens, pair.rejected_tokens};
     }
-    const PreferenceTerms terms = preference_loss(pair, ref, options);
+    const double micro_batch_weight =
+        step_pairs_per_micro_batch > 0.0 && !padding ? step_pairs_per_micro_batch / static_cast<double>(batch.pairs)
+                                                    : 1.0;
+    const PreferenceTerms terms = preference_loss(pair, ref, options, micro_batch_weight);
     result.summed_loss = terms.losses.sum();
     if (!padding) {
       outputs[output_slot(&LossSums::chosen_rewards)] = sum_of(terms.chosen_rewards);

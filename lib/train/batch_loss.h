@@ -91,9 +91,13 @@ struct MicroBatchResult {
 
 // `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order
 // (DPO: chosen of every pair, then rejected); `reference` is ignored for SFT and reference-free
-// losses. Rows after `valid_pairs` pairs are padding (weight 0; see padding_micro_batch).
+// losses. A batch of no pairs is padding (weight 0; see padding_micro_batch).
+// `step_pairs_per_micro_batch`: the step's pairs / its micro-batches over all ranks, which
+// dpo.nll_mean = micro_batch_tokens weighs each micro-batch's NLL by; 0 = this batch's pairs
+// (each micro-batch weighed by its pairs, as in an evaluation).
 MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at::Tensor& policy,
-                                  const at::Tensor& reference, const PreferenceLossOptions& options);
+                                  const at::Tensor& reference, const PreferenceLossOptions& options,
+                                  double step_pairs_per_micro_batch = 0.0);
 
 // A one-pair batch whose rows carry no target: what a rank runs when it has fewer
 // micro-batches than another in the same step (FSDP's collectives need every rank to run

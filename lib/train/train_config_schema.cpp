@@ -89,6 +89,13 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid", within(0, 0.5, true));
   schema.add(&c.dpo.simpo_gamma, "simpo_gamma", "SimPO target reward margin");
   schema.add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO)", at_least(0));
+  schema.add(&c.dpo.nll_mean, "nll_mean",
+      "how the chosen NLL of ftx and orpo is averaged: pair = each pair's mean token NLL over the pairs "
+      "(LlamaFactory); micro_batch_tokens = over each micro-batch's chosen tokens, then over micro-batches "
+      "(TRL)");
+  schema.add(&c.dpo.logged_logps, "logged_logps",
+      "log-probs behind logps/* and rewards/*: loss = those the loss uses (averages for ipo/simpo/orpo: "
+      "LlamaFactory, TRL CPO/ORPO); sum = summed (TRL DPOTrainer)");
   schema.add(&c.dpo.share_prompt, "share_prompt",
       "compute each pair's prompt once: one [prompt, chosen, rejected] segment whose rejected part never "
       "sees chosen; the same losses as two rows");

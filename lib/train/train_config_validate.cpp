@@ -55,6 +55,8 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   const std::string loss = enum_name(p.loss);
   problems.require(p.label_smoothing == 0.0 || p.loss == PreferenceLoss::sigmoid, "dpo.label_smoothing",
                    p.label_smoothing, "applies to dpo.loss = sigmoid only (dpo.loss = " + loss + ")");
+  problems.require(p.nll_mean == NllMean::pair || p.ftx > 0.0 || p.loss == PreferenceLoss::orpo, "dpo.nll_mean",
+                   p.nll_mean, "averages the NLL of dpo.ftx > 0 or dpo.loss = orpo, and this run has neither");
   const bool reference_free = p.loss == PreferenceLoss::simpo || p.loss == PreferenceLoss::orpo;
   problems.require(p.reference != ReferenceChoice::none || reference_free, "dpo.reference", p.reference,
                    "is only possible for dpo.loss = simpo|orpo; " + loss +

@@ -50,6 +50,27 @@ struct EnumNames<PreferenceLoss> {
                                                          {PreferenceLoss::orpo, "orpo"}};
 };
 
+// dpo.nll_mean: how the chosen completion's NLL term (dpo.ftx, and orpo's own) is averaged.
+// pair: each pair's mean token NLL, averaged over the pairs (LlamaFactory pref_ftx and ORPO);
+// micro_batch_tokens: over the chosen tokens of each micro-batch, then averaged over the step's
+// micro-batches (TRL's loss_type [..., "sft"] and its ORPO trainer). They differ where chosen
+// lengths differ. Details: docs/objectives.md.
+enum class NllMean { pair, micro_batch_tokens };
+template <>
+struct EnumNames<NllMean> {
+  static constexpr NamedValue<NllMean> table[] = {{NllMean::pair, "pair"},
+                                                  {NllMean::micro_batch_tokens, "micro_batch_tokens"}};
+};
+
+// dpo.logged_logps: the log-probs behind logps/* and rewards/*: loss = those the loss uses
+// (averages for ipo, simpo and orpo: LlamaFactory, TRL's CPO and ORPO trainers); sum = summed
+// completion log-probs for every loss (TRL's DPOTrainer).
+enum class LoggedLogps { loss, sum };
+template <>
+struct EnumNames<LoggedLogps> {
+  static constexpr NamedValue<LoggedLogps> table[] = {{LoggedLogps::loss, "loss"}, {LoggedLogps::sum, "sum"}};
+};
+
 // dpo.reference: where reference log-probs come from (resolved per run: train_plan.h).
 enum class ReferenceChoice { automatic, precomputed, online, none };
 template <>
@@ -90,6 +111,8 @@ struct DpoOptions {
   double label_smoothing = 0.0;
   double simpo_gamma = 0.5;
   double ftx = 0.0;
+  NllMean nll_mean = NllMean::pair;
+  LoggedLogps logged_logps = LoggedLogps::loss;
   bool share_prompt = false;
   ReferenceChoice reference = ReferenceChoice::automatic;
 };

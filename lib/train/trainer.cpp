@@ -31,11 +31,13 @@ namespace st {
 namespace {
 
 // A step's shape agreed over the ranks: the most micro-batches any rank has (the others run
-// zero-weight padding batches), and the global pair and completion-token counts the
-// summed losses are divided by.
+// zero-weight padding batches), the micro-batches of all ranks, and the global pair and
+// completion-token counts the summed losses are divided by.
 struct StepShape {
   int64_t micro_batches = 0;
-  double pairs = 0.0, target_tokens = 0.0;
+  double all_micro_batches = 0.0, pairs = 0.0, target_tokens = 0.0;
+
+  double pairs_per_micro_batch() const { return pairs / std::max(all_micro_batches, 1.0); }
 };
 
 StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& mine) {
@@ -48,6 +50,7 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
   StepShape shape;
   for (size_t rank = 0; rank < all.size() / 3; ++rank) {
     shape.micro_batches = std::max(shape.micro_batches, static_cast<int64_t>(all[3 * rank]));
+    shape.all_micro_batches += all[3 * rank];
     shape.pairs += all[3 * rank + 1];
     shape.target_tokens += all[3 * rank + 2];
   }
@@ -62,7 +65,8 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
       world_(world),
       tasks_(config),
       run_(setup_run(config, world, options)) {
-  loss_options_ = {config.dpo.loss, config.dpo.beta, config.dpo.label_smoothing, config.dpo.simpo_gamma, config.dpo.ftx};
+  loss_options_ = {config.dpo.loss,        config.dpo.beta,     config.dpo.label_smoothing, config.dpo.simpo_gamma,
+                   config.dpo.ftx,         config.dpo.nll_mean, config.dpo.logged_logps};
 }
 
 Trainer::~Trainer() = default;
@@ -84,7 +88,7 @@ LoaderOptions Trainer::loader_options(bool train) const {
 }
 
 // One batch of device inputs for the reference and the policy (host targets: no sync).
-MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro) {
+MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_pairs_per_micro_batch) {
   const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout);
   at::Tensor reference_logps;
   if (run_.plan.reference == ReferenceMode::precomputed) reference_logps = to_device_async(micro.ref_logps, run_.device);
@@ -95,7 +99,8 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro) {
     reference_seconds_ += timer.seconds();
   }
   const at::Tensor policy = run_.engine->model().sequence_logps(batch);
-  return micro_batch_loss(config_.train.stage, micro, policy, reference_logps, loss_options_);
+  return micro_batch_loss(config_.train.stage, micro, policy, reference_logps, loss_options_,
+                          step_pairs_per_micro_batch);
 }
 
 const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index) {
@@ -118,7 +123,7 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
       shape.micro_batches,
       [&](FsdpModel&, int64_t index) {
         const MicroBatch& micro = micro_or_padding(batch.micro_batches, index);
-        MicroBatchResult micro_result = run_micro_batch(micro);
+        MicroBatchResult micro_result = run_micro_batch(micro, shape.pairs_per_micro_batch());
         window.add(micro_result);
         window.flops += training_flops(run_.engine->model().config(), micro.segment_lengths,
                                        run_.plan.reference == ReferenceMode::online,

@@ -42,6 +42,24 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
   EXPECT_EQ(result.sums.target_tokens, static_cast<double>(batch.target_tokens));
 }
 
+// TRL averages its "sft" term over each micro-batch's chosen tokens, then over micro-batches:
+// a micro-batch of fewer pairs than the step's mean must weigh as much as a full one.
+TEST(MicroBatchLoss, MicroBatchTokenNllWeighsEveryMicroBatchAlike) {
+  const MicroBatch batch = two_pairs();
+  const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
+  PreferenceLossOptions options{PreferenceLoss::simpo, 0.1};
+  options.ftx = 1.0;
+  options.nll_mean = NllMean::micro_batch_tokens;
+  const double without = micro_batch_loss(Stage::dpo, batch, policy, {}, {PreferenceLoss::simpo, 0.1})
+                             .summed_loss.item<double>();
+  // chosen -3 over 2 tokens and -4 over 3: token mean 7 / 5. The step has 3 pairs per
+  // micro-batch, this one 2: its pairs carry 3 / 2 of that mean, 3 x 7 / 5 in all.
+  const double with = micro_batch_loss(Stage::dpo, batch, policy, {}, options, 3.0).summed_loss.item<double>();
+  EXPECT_NEAR(with - without, 3.0 * 7.0 / 5.0, 1e-5);
+  const double own = micro_batch_loss(Stage::dpo, batch, policy, {}, options).summed_loss.item<double>();
+  EXPECT_NEAR(own - without, 2.0 * 7.0 / 5.0, 1e-5) << "0: weighed by its own pairs";
+}
+
 TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
   std::vector<Pair> pairs(1);
   pairs[0] = {{1, 5}, {6, 7, 2}, {}, std::nullopt, std::nullopt};

@@ -134,6 +134,20 @@ TEST(ConfigValidate, DeclaredRanksPerNodeMustDivideTheJob) {
       << message;
 }
 
+TEST(ConfigValidate, NllMeanIsRefusedWhereNoNllIsTrained) {
+  TrainConfig config;
+  config.dpo.nll_mean = NllMean::micro_batch_tokens;
+  const std::string message = validation_error_of(config, 1);
+  EXPECT_NE(message.find("dpo.nll_mean = micro_batch_tokens"), std::string::npos) << message;
+  EXPECT_NE(message.find("dpo.ftx > 0 or dpo.loss = orpo"), std::string::npos) << message;
+  config.dpo.ftx = 0.5;
+  EXPECT_NO_THROW(validate_config(config, 1, {}));
+  config.dpo.ftx = 0.0;
+  config.dpo.loss = PreferenceLoss::orpo;
+  config.dpo.reference = ReferenceChoice::automatic;
+  EXPECT_NO_THROW(validate_config(config, 1, {}));
+}
+
 TEST(ConfigValidate, LabelSmoothingIsRefusedForEveryLossButSigmoid) {
   for (PreferenceLoss loss : {PreferenceLoss::ipo, PreferenceLoss::hinge, PreferenceLoss::simpo, PreferenceLoss::orpo}) {
     TrainConfig config;

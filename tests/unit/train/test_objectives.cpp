@@ -111,6 +111,54 @@ TEST(PreferenceLoss, FtxAddsTheChosenMeanTokenNll) {
   EXPECT_NEAR(loss_of(options), 0.5543552 + 2.5, 1e-7);  // chosen: -10 over 4 tokens
 }
 
+// dpo.nll_mean = micro_batch_tokens (TRL's "sft" loss term and ORPO trainer): the NLL over all
+// chosen tokens of the batch, each pair carrying that mean x the micro-batch weight.
+TEST(PreferenceLoss, FtxOverTheMicroBatchTokensIsTheBatchTokenMean) {
+  // chosen -10 over 4 tokens and -2 over 1: pair means 2.5 and 2, token mean 12 / 5 = 2.4
+  const PairLogps pol{values({-10.0, -2.0}), values({-14.0, -5.0}), values({4, 1}), values({2, 1})};
+  const PairLogps ref{values({-11.0, -2.0}), values({-12.0, -5.0}), values({4, 1}), values({2, 1})};
+  PreferenceLossOptions options{PreferenceLoss::sigmoid, 0.1};
+  const at::Tensor dpo = preference_loss(pol, ref, options).losses;
+  options.ftx = 0.5;
+  const at::Tensor per_pair = preference_loss(pol, ref, options).losses - dpo;
+  EXPECT_NEAR(per_pair[0].item<double>(), 0.5 * 2.5, 1e-12);
+  EXPECT_NEAR(per_pair[1].item<double>(), 0.5 * 2.0, 1e-12);
+  options.nll_mean = NllMean::micro_batch_tokens;
+  const at::Tensor tokens = preference_loss(pol, ref, options).losses - dpo;
+  EXPECT_NEAR(tokens[0].item<double>(), 0.5 * 2.4, 1e-12);
+  EXPECT_NEAR(tokens[1].item<double>(), 0.5 * 2.4, 1e-12);
+  const at::Tensor weighted = preference_loss(pol, ref, options, 1.5).losses - dpo;
+  EXPECT_NEAR(weighted[0].item<double>(), 1.5 * 0.5 * 2.4, 1e-12) << "x the micro-batch weight";
+}
+
+// ORPO's own NLL term follows dpo.nll_mean too (TRL's ORPOTrainer: cross-entropy over the batch).
+TEST(PreferenceLoss, OrpoNllOverTheMicroBatchTokens) {
+  const PairLogps pol{values({-10.0, -2.0}), values({-14.0, -5.0}), values({4, 1}), values({2, 1})};
+  PreferenceLossOptions options{PreferenceLoss::orpo, 0.1};
+  const at::Tensor per_pair = preference_loss(pol, {}, options).losses;
+  options.nll_mean = NllMean::micro_batch_tokens;
+  const at::Tensor tokens = preference_loss(pol, {}, options).losses;
+  EXPECT_NEAR((tokens - per_pair)[0].item<double>(), 2.4 - 2.5, 1e-12);
+  EXPECT_NEAR((tokens - per_pair)[1].item<double>(), 2.4 - 2.0, 1e-12);
+}
+
+// dpo.logged_logps = sum (TRL's DPOTrainer): ipo trains on averages but reports sums, and its
+// rewards are beta x the summed log-ratios; the loss is unchanged.
+TEST(PreferenceLoss, LoggedSumsChangeTheReportNotTheLoss) {
+  PreferenceLossOptions options{PreferenceLoss::ipo, 0.1};
+  const PreferenceTerms averaged = preference_loss(policy(), reference(), options);
+  options.logged_logps = LoggedLogps::sum;
+  const PreferenceTerms summed = preference_loss(policy(), reference(), options);
+  EXPECT_EQ(summed.losses.item<double>(), averaged.losses.item<double>());
+  EXPECT_EQ(summed.chosen_logps.item<double>(), -10.0);
+  EXPECT_EQ(summed.rejected_logps.item<double>(), -14.0);
+  EXPECT_NEAR(summed.chosen_rewards.item<double>(), 0.1 * (-10.0 + 11.0), 1e-12);
+  EXPECT_NEAR(summed.rejected_rewards.item<double>(), 0.1 * (-14.0 + 12.0), 1e-12);
+  EXPECT_NEAR(averaged.rejected_rewards.item<double>(), 0.1 * (-7.0 + 6.0), 1e-12);
+  options.loss = PreferenceLoss::simpo;
+  EXPECT_NEAR(preference_loss(policy(), {}, options).chosen_rewards.item<double>(), 0.1 * -10.0, 1e-12);
+}
+
 TEST(PreferenceLoss, WorksPerPairOnBatches) {
   const PairLogps pol{values({-10.0, -5.0}), values({-14.0, -5.0}), values({4, 1}), values({2, 1})};
   const PairLogps ref{values({-11.0, -5.0}), values({-12.0, -5.0}), values({4, 1}), values({2, 1})};
