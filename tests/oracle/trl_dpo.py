@@ -1,11 +1,15 @@
-"""TRL's own DPOTrainer on the CPU in fp32, as the oracle of `shardtune train --train.stage dpo`:
-trains MODEL_DIR on the pairs of PAIRS.jsonl ({"prompt_ids", "chosen_ids", "rejected_ids"} per
-line, the token ids shardtune's prep reads too), in file order, and writes TRL's per-step log
+"""TRL's own preference trainers on the CPU in fp32, as the oracle of `shardtune train --train.stage
+dpo`: trains MODEL_DIR on the pairs of PAIRS.jsonl ({"prompt_ids", "chosen_ids", "rejected_ids"}
+per line, the token ids shardtune's prep reads too), in file order, and writes TRL's per-step log
 (loss, grad_norm, learning_rate, rewards/*, logps/*) as one JSON line per optimizer step.
+--loss picks the trainer: sigmoid, hinge, ipo and sigmoid+sft (the DPO loss plus --sft-weight x
+TRL's "sft" term) are DPOTrainer's; simpo is CPOTrainer's (loss_type "simpo", cpo_alpha 0: no
+NLL term) and orpo ORPOTrainer's, both in trl.experimental since TRL 1.0.
 
 usage: trl_dpo.py MODEL_DIR PAIRS.jsonl OUT.jsonl --steps N --micro-batch B --grad-accum A
-           --lr LR --beta BETA --loss sigmoid|hinge|ipo|sigmoid+sft --sft-weight W
-           --weight-decay WD --warmup-steps S --schedule cosine|linear|constant --grad-clip C
+           --lr LR --beta BETA --loss sigmoid|hinge|ipo|sigmoid+sft|simpo|orpo --sft-weight W
+           --simpo-gamma G --weight-decay WD --warmup-steps S --schedule cosine|linear|constant
+           --grad-clip C
            [--adapter PEFT_DIR]   (LoRA: train this PEFT adapter on the model; the reference is the
                                    model with adapters off, TRL's way for a PEFT model)
 
@@ -35,6 +39,36 @@ class InOrderDPOTrainer(trl.DPOTrainer):
 
     def _get_train_sampler(self, *args, **kwargs):
         return SequentialSampler(self.train_dataset)
+
+
+def in_order_legacy(trainer_class):
+    """CPOTrainer / ORPOTrainer (TRL's older pipeline) taking rows already in their tokenized
+    layout (legacy_rows) and drawing them in file order."""
+
+    class InOrder(trainer_class):
+        def tokenize_row(self, feature, model=None):
+            return feature
+
+        def _get_train_sampler(self, *args, **kwargs):
+            return SequentialSampler(self.train_dataset)
+
+    return InOrder
+
+
+def legacy_rows(rows):
+    """The rows as CPO's and ORPO's tokenize_row would leave them: prompt + completion ids, the
+    prompt's labels -100."""
+    out = []
+    for r in rows:
+        prompt = r["prompt_ids"]
+        row = {"prompt_input_ids": prompt, "prompt_attention_mask": [1] * len(prompt)}
+        for side in ("chosen", "rejected"):
+            ids = prompt + r[f"{side}_ids"]
+            row[f"{side}_input_ids"] = ids
+            row[f"{side}_attention_mask"] = [1] * len(ids)
+            row[f"{side}_labels"] = [-100] * len(prompt) + r[f"{side}_ids"]
+        out.append(row)
+    return out
 
 
 def id_tokenizer(vocab_size):
@@ -91,15 +125,31 @@ def main():
     parser.add_argument("--beta", type=float, default=0.1)
     parser.add_argument("--loss", default="sigmoid")
     parser.add_argument("--sft-weight", type=float, default=1.0)
+    parser.add_argument("--simpo-gamma", type=float, default=0.5)
     parser.add_argument("--adapter")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
     with open(a.pairs) as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    tokenizer = id_tokenizer(model.config.vocab_size)
+    if a.loss in ("simpo", "orpo"):
+        from trl.experimental.cpo import CPOConfig, CPOTrainer
+        from trl.experimental.orpo import ORPOConfig, ORPOTrainer
+        if a.loss == "simpo":
+            trainer_class, config = CPOTrainer, CPOConfig(beta=a.beta, loss_type="simpo", cpo_alpha=0.0,
+                                                          simpo_gamma=a.simpo_gamma, **shared_config(a))
+        else:
+            trainer_class, config = ORPOTrainer, ORPOConfig(beta=a.beta, **shared_config(a))
+        trainer = in_order_legacy(trainer_class)(model=model, args=config,
+                                                 train_dataset=datasets.Dataset.from_list(legacy_rows(rows)),
+                                                 processing_class=tokenizer, callbacks=[StepLog(a.out)])
+        trainer.train()
+        print(f"trl {trl.__version__}: {a.steps} {trainer_class.__name__} steps ({a.loss}) written to {a.out}")
+        return
     dataset = datasets.Dataset.from_list(
         [{"prompt_ids": r["prompt_ids"], "chosen_ids": r["chosen_ids"], "rejected_ids": r["rejected_ids"]} for r in rows])
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
     ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
     if a.adapter:
         import peft
@@ -111,7 +161,7 @@ def main():
         loss_weights=[1.0 if t != "sft" else a.sft_weight for t in loss_types] if len(loss_types) > 1 else None,
         **shared_config(a))
     trainer = InOrderDPOTrainer(model=model, ref_model=ref_model, args=config, train_dataset=dataset,
-                                processing_class=id_tokenizer(model.config.vocab_size), callbacks=[StepLog(a.out)])
+                                processing_class=tokenizer, callbacks=[StepLog(a.out)])
     trainer.train()
     print(f"trl {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}: "
           f"{a.steps} DPO steps ({a.loss}) written to {a.out}")

@@ -7,7 +7,14 @@
 # grad norm and learning rate agree (trl_compare.py).
 # - dpo_sigmoid: on 1 rank, 2 ranks, with packed rows and with shared prompts (TRL cannot pack
 #   DPO: its unpacked run is the oracle of both);
-# - dpo_ipo, dpo_hinge: the other losses (IPO averaged per token in both);
+# - dpo_ipo, dpo_hinge: the other losses (IPO averaged per token in both; logged as TRL's sums
+#   with dpo.logged_logps = sum);
+# - dpo_sft_mix: DPO + the chosen NLL (TRL's loss_type [sigmoid, sft]) against dpo.ftx with
+#   dpo.nll_mean = micro_batch_tokens; the default (pair, LlamaFactory's) must differ;
+# - dpo_simpo: SimPO against TRL's CPOTrainer (loss_type simpo, cpo_alpha 0);
+# - dpo_orpo: ORPO against TRL's ORPOTrainer, on pairs whose prompt is BOS alone (TRL's ORPO NLL
+#   covers prompt tokens too, shardtune's the completion's: with a one-token prompt they are the
+#   same tokens); micro_batch_tokens must agree and pair must differ;
 # - dpo_lora: LoRA against TRL + PEFT from the same adapter;
 # - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks.
 # shellcheck source=../e2e/harness.sh
@@ -24,13 +31,14 @@ cd "$here" || fail "no $here"  # trl_sft.py imports trl_dpo.py
 run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --vocab 97 --pairs 128 --seed 3
 run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/data" --kind dpo
 
-# trl <name> <trl_dpo.py options...>: TRL's log of the run in $work/<name>.trl.jsonl.
+# trl <name> <trl_dpo.py options...>: TRL's log of the run in $work/<name>.trl.jsonl ($pairs:
+# other pairs than the DPO cases').
 trl() {
   local name=$1
   shift
-  "$python" "$here/trl_dpo.py" "$fixtures/llama_gqa" "$work/pairs.jsonl" "$work/$name.trl.jsonl" --steps "$steps" \
+  "$python" "$here/trl_dpo.py" "$fixtures/llama_gqa" "${pairs:-$work/pairs.jsonl}" "$work/$name.trl.jsonl" --steps "$steps" \
     --beta "$beta" --work "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
-    fail "TRL's DPOTrainer failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
+    fail "TRL's trainer failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
 }
 # ours <name> <ranks> <train options...>: shardtune's run of the same, in $work/<name>
 # ($model and $train_data: another model and data than the DPO cases').
@@ -46,6 +54,15 @@ ours() {
 agree() {
   "$python" "$here/trl_compare.py" "$work/$1/metrics.jsonl" "$work/$2.trl.jsonl" "$beta" "$3" "${@:4}" ||
     fail "$3: shardtune and TRL differ"
+}
+
+# differs <ours> <trl name> <label>: the two must NOT agree (the setting a case turns on matters).
+differs() {
+  if "$python" "$here/trl_compare.py" "$work/$1/metrics.jsonl" "$work/$2.trl.jsonl" "$beta" "$3" >"$work/$1.differs" 2>&1
+  then
+    fail "$3: agrees with TRL, so the setting the case checks changes nothing"
+  fi
+  head -1 "$work/$1.differs"
 }
 
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
@@ -67,11 +84,43 @@ case "$case_name" in
     ;;
   dpo_ipo)
     trl ipo "${common[@]}" --loss ipo --schedule linear
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=linear --dpo.loss=ipo
-    # The loss, the gradients and so the training are the same; the logged log-probs and rewards
-    # are per-token averages here (LlamaFactory's, the quantities IPO's loss uses) and sums in TRL.
-    agree one ipo "ipo, 1 rank" --defined-otherwise logps/chosen,logps/rejected,rewards/chosen,rewards/rejected,rewards/margins \
-      "logged as per-token averages, as LlamaFactory; TRL logs sums"
+    # Both train on per-token averages; TRL's DPOTrainer logs sums (dpo.logged_logps = sum), the
+    # default logs the averages the loss uses (LlamaFactory's), which must then differ.
+    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=linear --dpo.loss=ipo \
+      --dpo.logged_logps=sum
+    agree one ipo "ipo, 1 rank, logged sums"
+    ours averaged 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=linear \
+      --dpo.loss=ipo
+    differs averaged ipo "ipo, logged averages (LlamaFactory's)"
+    ;;
+  dpo_sft_mix)
+    trl mix "${common[@]}" --loss sigmoid+sft --sft-weight 0.5 --schedule cosine
+    ours tokens 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
+      --dpo.ftx=0.5 --dpo.nll_mean=micro_batch_tokens
+    agree tokens mix "sigmoid + 0.5 NLL over micro-batch tokens"
+    ours pairs 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine --dpo.ftx=0.5
+    differs pairs mix "sigmoid + 0.5 NLL per pair (LlamaFactory's pref_ftx)"
+    ;;
+  dpo_simpo)
+    trl simpo "${common[@]}" --loss simpo --simpo-gamma 0.5 --schedule cosine
+    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
+      --dpo.loss=simpo --dpo.simpo_gamma=0.5
+    agree one simpo "SimPO (gamma 0.5), 1 rank"
+    ;;
+  dpo_orpo)
+    "$python" - "$work/pairs.jsonl" "$work/bare.jsonl" <<'PY' || fail "could not write the one-token-prompt pairs"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        out.write(json.dumps({**json.loads(line), "prompt_ids": [1]}) + "\n")
+PY
+    run --exit 0 "$bin" prep --input "$work/bare.jsonl" --vocab 97 --output "$work/bare" --kind dpo
+    pairs=$work/bare.jsonl trl orpo "${common[@]}" --loss orpo --schedule cosine
+    orpo=("${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine --dpo.loss=orpo)
+    train_data=$work/bare/train ours tokens 1 "${orpo[@]}" --dpo.nll_mean=micro_batch_tokens
+    agree tokens orpo "ORPO, NLL over micro-batch tokens"
+    train_data=$work/bare/train ours pairs 1 "${orpo[@]}"
+    differs pairs orpo "ORPO, NLL per pair (LlamaFactory's)"
     ;;
   dpo_hinge)
     # transformers' "constant" has no warmup; shardtune's constant after its warmup is its
