@@ -13,7 +13,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "inference_source.h"
-#include "hf/model_source.h"
+#include "model/model_source.h"
 #include "model/score_jsonl.h"
 #include "model/sequence_scorer.h"
 #include "util/device.h"

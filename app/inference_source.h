@@ -12,7 +12,7 @@
 
 #include "command_options.h"
 #include "distributed/communicator.h"
-#include "hf/model_source.h"
+#include "model/model_source.h"
 #include "tokenizer/tokenizer.h"
 
 namespace st {

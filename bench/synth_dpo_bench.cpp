@@ -10,7 +10,7 @@
 #include <cstdlib>
 
 #include "data/pair_loader.h"
-#include "hf/model_source.h"
+#include "model/model_source.h"
 #include "model/llama_units.h"
 #include "model/token_logp.h"
 #include "util/timer.h"

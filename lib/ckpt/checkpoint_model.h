@@ -11,7 +11,7 @@
 
 #include "ckpt/checkpoint_manifest.h"
 #include "distributed/communicator.h"
-#include "hf/model_source.h"
+#include "model/model_source.h"
 
 namespace st {
 

@@ -1,9 +1,5 @@
-// A bitsandbytes 4-bit checkpoint (transformers load_in_4bit, saved with save_pretrained) read
-// as a QLoRA base without re-quantizing: per projection weight, the packed codes (`weight`,
-// uint8 [ceil(n / 2), 1]), the block absmax (`weight.absmax`: fp32, or 8-bit codes with
-// `weight.nested_absmax` and the offset in the quant state), the code tables (`weight.quant_map`,
-// `weight.nested_quant_map`) and `weight.quant_state.bitsandbytes__nf4` (JSON bytes: quant_type,
-// blocksize, shape, nested_offset). A rank reads only its own blocks' bytes.
+// A bitsandbytes 4-bit checkpoint read as a QLoRA base without re-quantizing: each projection
+// weight as stored (model/stored_nf4.h), a rank reading only its own blocks' bytes.
 #pragma once
 
 #include <ATen/core/Tensor.h>

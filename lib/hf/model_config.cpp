@@ -371,9 +371,9 @@ json to_hf_config_json(const ModelConfig& config) {
 
 void require_full_precision(const ModelConfig& config, const std::string& path) {
   if (config.weight_storage == WeightStorage::bnb_nf4) {
-    throw ModelError(path + " holds bitsandbytes 4-bit nf4 weights (config.json quantization_config): only a QLoRA "
-                     "run reads them, as its frozen base (train.method = qlora); for anything else point model.path "
-                     "at the full-precision model");
+    throw ModelError(path + " holds bitsandbytes 4-bit nf4 weights (config.json quantization_config): a run trains "
+                     "on them only as a QLoRA run's frozen base (train.method = qlora); to train every weight, point "
+                     "model.path at the full-precision model");
   }
 }
 

@@ -80,7 +80,7 @@ struct ModelConfig {
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 // Reads <path> (a config.json file or a directory holding one). Throws ModelError.
 ModelConfig load_model_config(const std::string& path);
-// Throws ModelError naming `path` for 4-bit weights: only a QLoRA run reads them (its frozen base).
+// Throws ModelError naming `path` for 4-bit weights, which a run trains on only as a QLoRA base.
 void require_full_precision(const ModelConfig& config, const std::string& path);
 // The transformers class that loads a model of `type` ("LlamaForCausalLM", ...).
 const char* hf_architecture(ModelType type);

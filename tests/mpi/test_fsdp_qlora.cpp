@@ -22,6 +22,7 @@
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "hf/safetensors_writer.h"
+#include "model/model_source.h"
 #include "model/nf4.h"
 #include "mpi_test_main.h"
 
@@ -238,9 +239,24 @@ TEST_P(QloraBase, ABitsandbytesCheckpointReadsAsTheShardsOfItsSource) {
   const at::NoGradGuard no_grad;
   const at::Tensor full = my_rows(dense_logps(config, init_preset_weights(config, kSeed, at::kFloat), 0.0),
                                   adapter_test_pairs().size());
-  const double error = relative_max_diff(engine_logps(model, /*base_only=*/true), full);
+  const at::Tensor base_logps = engine_logps(model, /*base_only=*/true);
+  const double error = relative_max_diff(base_logps, full);
   EXPECT_GT(error, 0.0);  // 4 bits are not the source
   EXPECT_LT(error, 0.05);
+  // score, generate and eval load the checkpoint whole, its NF4 weights dequantized: the very
+  // weights the QLoRA base computes with, and so its log-probs.
+  const LoadedModel loaded = load_model(stored, "", 0, at::kFloat);
+  const TensorMap source_weights = init_preset_weights(config, kSeed, at::kFloat);
+  for (const ParamSpec& spec : all_params(config)) {
+    const at::Tensor& source_weight = source_weights.at(spec.name);
+    const at::Tensor expected_weight =
+        is_projection_weight(spec.key)
+            ? nf4_dequantize(whole_nf4(source_weight, double_quant), at::kFloat).view(spec.shape)
+            : source_weight;
+    EXPECT_TRUE(at::equal(loaded.tensors.at(spec.name), expected_weight)) << spec.name;
+  }
+  EXPECT_LT(relative_max_diff(base_logps, my_rows(dense_logps(config, loaded.tensors, 0.0), adapter_test_pairs().size())),
+            1e-5);
   LoraOptions other = lora;
   other.double_quant = !double_quant;
   EXPECT_THROW(qlora_model_shards(stored, "", kSeed, other, at::kFloat, at::kCPU, *groups.shard), ModelError);

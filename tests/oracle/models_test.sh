@@ -130,7 +130,8 @@ case "$case_name" in
     # (load_in_4bit). A QLoRA run reads it as stored: its first step (learning rate 0 in the
     # warmup, B = 0) is the forward of the base as shardtune dequantizes it, whose log-probs must
     # equal a full run's on the model bitsandbytes' own dequantize_4bit gives (written as fp32)
-    # to 1e-5. score, which has no 4-bit forward, refuses the checkpoint by name.
+    # to 1e-5. `shardtune score` reads the checkpoint dequantized: its log-probs equal
+    # transformers' on that fp32 model.
     need_smollm2
     oracle - "$smollm2" "$work/bnb" "$work/dequantized" <<'PY' || fail "bitsandbytes could not quantize SmolLM2"
 import shutil, sys
@@ -200,9 +201,13 @@ PY
     run --exit 0 "$bin" prep --input "$work/gqa_pairs.jsonl" --vocab 97 --output "$work/gqa_data" --kind dpo
     qlora_base_is "$work/bnb_gqa" false "$work/gqa_dequantized" "$work/gqa_data" 2 \
       "llama_gqa QLoRA base read from bitsandbytes' NF4 checkpoint (rows of 96)"
-    run --exit 1 "$bin" score --model "$work/bnb" --input "$fixtures/pairs.jsonl" --output "$work/scores.jsonl"
-    expect_output "holds bitsandbytes 4-bit nf4 weights \\(config.json quantization_config\\): only a QLoRA run reads them"
-    [ ! -e "$work/scores.jsonl" ] || fail "a refused score wrote $work/scores.jsonl"
+    demo_pairs "$work/pairs.jsonl" 4
+    check score "$bin" "$work/bnb" "$work/pairs.jsonl" "$work/score" --transformers-reads "$work/dequantized"
+    check score "$bin" "$work/bnb_gqa" "$fixtures/pairs.jsonl" "$work/score_gqa" --transformers-reads "$work/gqa_dequantized"
+    # Training every weight of a 4-bit checkpoint is refused by name.
+    run --exit 1 "$bin" train --model.path="$work/bnb" --data.train="$work/data/train" --train.output_dir="$work/refused" \
+      --train.max_steps=1 --progress off
+    expect_output "holds bitsandbytes 4-bit nf4 weights \\(config.json quantization_config\\): a run trains on them only as a QLoRA"
     ;;
   smollm2_score)
     need_smollm2

@@ -13,6 +13,9 @@
       `shardtune generate` (greedy, KV cache, batched) and transformers' generate(do_sample=False),
       one prompt at a time, give the same tokens, stopping at the same EOS.
 
+--transformers-reads DIR (score): transformers loads DIR instead of MODEL_DIR - the same weights
+stored otherwise, as bitsandbytes' own dequantization of a 4-bit MODEL_DIR written in fp32.
+
 PROMPTS.jsonl holds {"prompt_ids": [...]} or {"messages": [...]} per line; messages go through the
 model's own chat template (apply_chat_template) for transformers and through `shardtune generate`'s
 template for shardtune, so the prompt ids must agree too. Prints one markdown row per check
@@ -54,13 +57,14 @@ def largest_scaled_difference(a_lists, b_lists):
                 for a, b in zip(a_list, b_list)), default=0.0)
 
 
-def check_score(binary, model_dir, pairs_path, work, label):
+def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
     output = os.path.join(work, "scores.jsonl")
     subprocess.run([binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output,
                     "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
     ours = read_jsonl(output)
     pairs = read_jsonl(pairs_path)
-    model = load(model_dir)
+    reference_dir = reference_dir or model_dir
+    model = load(reference_dir)
     tokens = 0
     worst_abs = worst_rel = worst_scaled = worst_sum = 0.0
     theirs_lists = []
@@ -78,7 +82,7 @@ def check_score(binary, model_dir, pairs_path, work, label):
     ok = worst_scaled <= TOLERANCE and worst_sum <= TOLERANCE
     verdict = "ok (1e-5)" if ok else "DIFFERS"
     if not ok:
-        exact = load(model_dir, torch.float64)
+        exact = load(reference_dir, torch.float64)
         truth = [token_logps(exact, pair) for pair in pairs]
         ours_error = largest_scaled_difference([mine["token_logps"] for mine in ours], truth)
         theirs_error = largest_scaled_difference(theirs_lists, truth)
@@ -128,13 +132,21 @@ def check_generate(binary, model_dir, prompts_path, work, max_new_tokens, label)
 
 
 def main():
-    command, binary, model_dir, inputs, work = sys.argv[1:6]
+    args = sys.argv[1:]
+    reference_dir = None
+    if "--transformers-reads" in args:
+        at = args.index("--transformers-reads")
+        reference_dir = args[at + 1]
+        del args[at:at + 2]
+    command, binary, model_dir, inputs, work = args[:5]
     os.makedirs(work, exist_ok=True)
     label = os.path.basename(os.path.normpath(model_dir))
+    if reference_dir:
+        label += f" (transformers: {os.path.basename(os.path.normpath(reference_dir))})"
     if command == "score":
-        ok = check_score(binary, model_dir, inputs, work, label)
+        ok = check_score(binary, model_dir, inputs, work, label, reference_dir)
     elif command == "generate":
-        ok = check_generate(binary, model_dir, inputs, work, int(sys.argv[6]), label)
+        ok = check_generate(binary, model_dir, inputs, work, int(args[5]), label)
     else:
         raise SystemExit(f"unknown command {command}")
     print(f"transformers {transformers.__version__}, torch {torch.__version__}, CPU fp32")

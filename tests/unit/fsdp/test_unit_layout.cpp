@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "fsdp/unit_shards.h"
-#include "hf/model_source.h"
+#include "model/model_source.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 

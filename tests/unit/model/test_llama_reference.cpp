@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "hf/model_source.h"
+#include "model/model_source.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "model/generation.h"

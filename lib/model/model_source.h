@@ -1,5 +1,7 @@
 // Where a model's config and weights come from: a Hugging Face directory or a preset with
 // seeded random weights. Whole-model (every tensor on this process); FSDP loads shards instead.
+// A bitsandbytes 4-bit checkpoint's NF4 weights are dequantized (model/stored_nf4.h): score,
+// generate and eval run it as bitsandbytes' dequantize_4bit defines its weights.
 #pragma once
 
 #include <ATen/core/Tensor.h>
