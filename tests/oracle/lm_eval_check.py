@@ -7,6 +7,8 @@ YAMLs over local JSON files -
 Every metric and standard error must agree: accuracies and exact match equal, perplexities and
 bits per byte to relative 1e-6 (past that the judge is the harness in float64, as for scores);
 the few-shot contexts are the same (each st_mc document's context, from both logs).
+The harness's YAMLs converted by scripts/lm_eval_task.py (the harness rendering its own
+documents) must give the same task files' documents and the same shardtune results.
 Prints one markdown row per metric (docs/fidelity.md); exits 1 on a difference.
 
 usage: lm_eval_check.py SHARDTUNE MODEL_DIR WORK_DIR
@@ -20,6 +22,9 @@ import lm_eval
 from lm_eval.tasks import TaskManager
 
 from float64_judge import no_farther_from_exact
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+import lm_eval_task  # noqa: E402
 
 TOLERANCE = 1e-6
 
@@ -104,15 +109,48 @@ def harness(model_dir, work, dtype):
         log_samples=True, random_seed=0, numpy_random_seed=1234, torch_random_seed=1234, fewshot_random_seed=1234)
 
 
+def shardtune_eval(binary, model_dir, task_dir, out, samples=None):
+    tasks = ",".join(os.path.join(task_dir, name + ".jsonl") for name in ["st_mc", "st_ppl", "st_gen"])
+    extra = ["--log-samples", samples] if samples else []
+    subprocess.run([binary, "eval", "--model", model_dir, "--tasks", tasks, "--output", out, "--device", "cpu",
+                    "--overwrite"] + extra, check=True, stdout=subprocess.DEVNULL)
+    return json.load(open(out))["results"]
+
+
+def converted_agree(binary, model_dir, work, ours):
+    """scripts/lm_eval_task.py on the harness's YAMLs: the same documents, the same results."""
+    converted = os.path.join(work, "converted")
+    for name in ["st_mc", "st_ppl", "st_gen"]:
+        lm_eval_task.convert(name, converted, os.path.join(work, "yaml"))
+    same_documents = all(
+        [json.loads(line) for line in open(os.path.join(work, name + ".jsonl"))][1:] ==
+        [json.loads(line) for line in open(os.path.join(converted, name + ".jsonl"))][1:]
+        for name in ["st_mc", "st_ppl", "st_gen"])
+    # A pipeline the task files cannot say is refused by name, not dropped.
+    with open(os.path.join(work, "yaml", "st_gen.yaml")) as f:
+        bad = f.read().replace("task: st_gen", "task: st_gen_lower").replace("- function: take_first",
+                                                                              "- function: lowercase")
+    os.makedirs(os.path.join(work, "bad_yaml"), exist_ok=True)
+    with open(os.path.join(work, "bad_yaml", "st_gen_lower.yaml"), "w") as f:
+        f.write(bad)
+    try:
+        lm_eval_task.convert("st_gen_lower", os.path.join(work, "refused"), os.path.join(work, "bad_yaml"))
+        refused = False
+    except SystemExit as error:
+        refused = "filter_list 'strict'" in str(error) and "'lowercase'" in str(error)
+        print(f"refused as it should be: {error}")
+    results = shardtune_eval(binary, model_dir, converted, f"{work}/converted.json")
+    same_results = all(results[task]["metrics"] == ours[task]["metrics"] for task in ours)
+    print(f"scripts/lm_eval_task.py on the harness's YAMLs: documents {'equal' if same_documents else 'DIFFER'}, "
+          f"shardtune eval results {'equal' if same_results else 'DIFFER'}")
+    return same_documents and same_results and refused
+
+
 def main():
     binary, model_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     write_tasks(work)
-    tasks = ",".join(os.path.join(work, name + ".jsonl") for name in ["st_mc", "st_ppl", "st_gen"])
-    subprocess.run([binary, "eval", "--model", model_dir, "--tasks", tasks, "--output", f"{work}/ours.json",
-                    "--log-samples", f"{work}/ours_samples.jsonl", "--device", "cpu", "--overwrite"], check=True,
-                   stdout=subprocess.DEVNULL)
-    ours = json.load(open(f"{work}/ours.json"))["results"]
+    ours = shardtune_eval(binary, model_dir, work, f"{work}/ours.json", f"{work}/ours_samples.jsonl")
     theirs = harness(model_dir, work, "float32")
     exact_run = None
     rows, bad = [], 0
@@ -150,6 +188,7 @@ def main():
     print("\n".join(rows))
     print(f"st_mc 2-shot contexts: {same_contexts} of {len(their_contexts)} equal; "
           f"lm-eval {lm_eval.__version__ if hasattr(lm_eval, '__version__') else ''}")
+    bad += not converted_agree(binary, model_dir, work, ours)
     sys.exit(1 if bad else 0)
 
 
