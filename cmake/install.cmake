@@ -1,4 +1,4 @@
-# `cmake --install`: bin/shardtune, share/shardtune/{slurm,examples}, share/doc/shardtune and the
+# `cmake --install`: bin/shardtune, share/shardtune/{slurm,examples,tools}, share/doc/shardtune and the
 # relocatable modulefiles (Lmod .lua + Tcl twin) under share/modulefiles/shardtune/<version>.
 set(st_modulefile ${CMAKE_SOURCE_DIR}/modulefiles/shardtune/${PROJECT_VERSION})
 if(NOT EXISTS ${st_modulefile}.lua OR NOT EXISTS ${st_modulefile})
@@ -10,5 +10,6 @@ install(FILES ${st_modulefile}.lua ${st_modulefile}
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shardtune/slurm
         USE_SOURCE_PERMISSIONS)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shardtune/examples)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/lm_eval_task.py DESTINATION ${CMAKE_INSTALL_DATADIR}/shardtune/tools)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})

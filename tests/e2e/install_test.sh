@@ -36,10 +36,11 @@ case "$case_name" in
     run --exit 0 cmake --install "$ST_BINARY_DIR" --prefix "$work/prefix"
     for file in bin/shardtune share/shardtune/slurm/launch.slurm share/shardtune/examples/demo.ini \
                 share/doc/shardtune/README.md share/modulefiles/shardtune/"$version".lua \
-                share/modulefiles/shardtune/"$version"; do
+                share/modulefiles/shardtune/"$version" share/shardtune/tools/lm_eval_task.py; do
       [ -e "$work/prefix/$file" ] || fail "the install lacks $file"
     done
     [ -x "$work/prefix/share/shardtune/slurm/launch.slurm" ] || fail "launch.slurm is not executable"
+    [ -x "$work/prefix/share/shardtune/tools/lm_eval_task.py" ] || fail "lm_eval_task.py is not executable"
     mv "$work/prefix" "$work/moved"  # modulefiles find the prefix from their own path
     modules="$work/moved/share/modulefiles"
 
