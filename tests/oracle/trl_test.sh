@@ -68,43 +68,38 @@ differs() {
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
 common=(--lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 2 --grad-accum 2)
 ours_common=(--optim.lr=5e-3 --optim.warmup_steps=2 --optim.weight_decay=0.01 --optim.grad_clip=1)
+one_rank=("${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2)  # TRL's geometry on 1 rank
 case "$case_name" in
   dpo_sigmoid)
     trl sigmoid "${common[@]}" --loss sigmoid --schedule cosine
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine
+    ours one 1 "${one_rank[@]}" --optim.schedule=cosine
     agree one sigmoid "sigmoid, 1 rank"
     ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 --optim.schedule=cosine
     agree two sigmoid "sigmoid, 2 ranks"
-    ours packed 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
-      --data.packing=true
+    ours packed 1 "${one_rank[@]}" --optim.schedule=cosine --data.packing=true
     agree packed sigmoid "sigmoid, packed rows"
-    ours shared 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
-      --dpo.share_prompt=true
+    ours shared 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.share_prompt=true
     agree shared sigmoid "sigmoid, shared prompts"
     ;;
   dpo_ipo)
     trl ipo "${common[@]}" --loss ipo --schedule linear
     # Both train on per-token averages; TRL's DPOTrainer logs sums (dpo.logged_logps = sum), the
     # default logs the averages the loss uses (LlamaFactory's), which must then differ.
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=linear --dpo.loss=ipo \
-      --dpo.logged_logps=sum
+    ours one 1 "${one_rank[@]}" --optim.schedule=linear --dpo.loss=ipo --dpo.logged_logps=sum
     agree one ipo "ipo, 1 rank, logged sums"
-    ours averaged 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=linear \
-      --dpo.loss=ipo
+    ours averaged 1 "${one_rank[@]}" --optim.schedule=linear --dpo.loss=ipo
     differs averaged ipo "ipo, logged averages (LlamaFactory's)"
     ;;
   dpo_sft_mix)
     trl mix "${common[@]}" --loss sigmoid+sft --sft-weight 0.5 --schedule cosine
-    ours tokens 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
-      --dpo.ftx=0.5 --dpo.nll_mean=micro_batch_tokens
+    ours tokens 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.ftx=0.5 --dpo.nll_mean=micro_batch_tokens
     agree tokens mix "sigmoid + 0.5 NLL over micro-batch tokens"
-    ours pairs 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine --dpo.ftx=0.5
+    ours pairs 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.ftx=0.5
     differs pairs mix "sigmoid + 0.5 NLL per pair (LlamaFactory's pref_ftx)"
     ;;
   dpo_simpo)
     trl simpo "${common[@]}" --loss simpo --simpo-gamma 0.5 --schedule cosine
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine \
-      --dpo.loss=simpo --dpo.simpo_gamma=0.5
+    ours one 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.loss=simpo --dpo.simpo_gamma=0.5
     agree one simpo "SimPO (gamma 0.5), 1 rank"
     ;;
   dpo_orpo)
@@ -116,7 +111,7 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
 PY
     run --exit 0 "$bin" prep --input "$work/bare.jsonl" --vocab 97 --output "$work/bare" --kind dpo
     pairs=$work/bare.jsonl trl orpo "${common[@]}" --loss orpo --schedule cosine
-    orpo=("${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine --dpo.loss=orpo)
+    orpo=("${one_rank[@]}" --optim.schedule=cosine --dpo.loss=orpo)
     train_data=$work/bare/train ours tokens 1 "${orpo[@]}" --dpo.nll_mean=micro_batch_tokens
     agree tokens orpo "ORPO, NLL over micro-batch tokens"
     train_data=$work/bare/train ours pairs 1 "${orpo[@]}"
@@ -126,7 +121,7 @@ PY
     # transformers' "constant" has no warmup; shardtune's constant after its warmup is its
     # "constant_with_warmup".
     trl hinge "${common[@]}" --loss hinge --schedule constant_with_warmup
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=constant --dpo.loss=hinge
+    ours one 1 "${one_rank[@]}" --optim.schedule=constant --dpo.loss=hinge
     agree one hinge "hinge, 1 rank" --loss-is-a-difference
     ;;
   dpo_lora)
@@ -134,10 +129,10 @@ PY
     # first step at learning rate 0, the warmup's), the reference being the model with adapters
     # off in both.
     lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down)
-    steps=1 ours start 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 "${lora[@]}" \
+    steps=1 ours start 1 "${one_rank[@]}" "${lora[@]}" \
       --ckpt.export=true --ckpt.export_dtype=fp32
     trl lora "${common[@]}" --loss sigmoid --schedule cosine --adapter "$work/start/export"
-    ours one 1 "${ours_common[@]}" --train.micro_batch=2 --train.grad_accum=2 --optim.schedule=cosine "${lora[@]}"
+    ours one 1 "${one_rank[@]}" --optim.schedule=cosine "${lora[@]}"
     agree one lora "LoRA (r 4, q v down), sigmoid, 1 rank"
     ;;
   sft_multi_turn)
