@@ -21,43 +21,6 @@ uint8_t nf4_code(float scaled) {
   return code;
 }
 
-at::Tensor dynamic_map() {
-  // Exponents 1e-6 .. 1 with 2^i fraction steps each, both signs, then 0 and 1 (bitsandbytes'
-  // arithmetic: fp32 linspace, midpoints, times the power of ten).
-  std::vector<at::Tensor> parts;
-  for (int i = 0; i < 7; ++i) {
-    const at::Tensor bounds = at::linspace(0.1, 1.0, (int64_t{1} << i) + 1, at::kFloat);
-    const at::Tensor means = (bounds.narrow(0, 0, bounds.size(0) - 1) + bounds.narrow(0, 1, bounds.size(0) - 1)) / 2.0;
-    const double power = std::pow(10.0, i - 6);
-    parts.push_back(means * power);
-    parts.push_back(means * -power);
-  }
-  parts.push_back(at::tensor({0.0f, 1.0f}));
-  return std::get<0>(at::cat(parts).sort());
-}
-
-uint8_t dynamic_code(const float* map, float x) {
-  int pivot = 127, upper_pivot = 255, lower_pivot = 0;
-  float lower = -1.0f, upper = 1.0f;
-  float value = map[pivot];
-  for (int step = 64; step > 0; step >>= 1) {
-    if (x > value) {
-      lower_pivot = pivot;
-      lower = value;
-      pivot += step;
-    } else {
-      upper_pivot = pivot;
-      upper = value;
-      pivot -= step;
-    }
-    value = map[pivot];
-  }
-  if (upper_pivot == 255) upper = map[upper_pivot];
-  if (lower_pivot == 0) lower = map[lower_pivot];
-  if (x > value) return static_cast<uint8_t>(x > (upper + value) * 0.5f ? upper_pivot : pivot);
-  return static_cast<uint8_t>(x < (lower + value) * 0.5f ? lower_pivot : pivot);
-}
-
 QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
   QuantizedAbsmax out;
   out.offset = offset;
@@ -72,12 +35,8 @@ QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
   uint8_t* codes = out.codes.data_ptr<uint8_t>();
   float* scales = out.absmax.data_ptr<float>();
   for (int64_t block = 0; block < blocks; ++block) {
-    const int64_t first = block * kAbsmaxBlockSize, end = std::min(n, first + kAbsmaxBlockSize);
-    float largest = 0.0f;
-    for (int64_t i = first; i < end; ++i) largest = std::max(largest, std::fabs(x[i]));
-    scales[block] = largest;
-    const float inverse = 1.0f / largest;  // the kernel's fp32 reciprocal
-    for (int64_t i = first; i < end; ++i) codes[i] = dynamic_code(values, x[i] * inverse);
+    const int64_t first = block * kAbsmaxBlockSize;
+    quantize_dynamic_block(x + first, std::min(n - first, kAbsmaxBlockSize), values, codes + first, scales + block);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "cuda/nf4_table.h"
+#include "util/dynamic_quant.h"  // dynamic_map, dynamic_code: the absmax codes of double quantization
 
 namespace st {
 
@@ -41,13 +42,9 @@ struct Nf4Tensor {
 // The code of one weight already scaled by 1 / absmax.
 uint8_t nf4_code(float scaled);
 
-inline constexpr int64_t kAbsmaxBlockSize = 256;
-// bitsandbytes' signed 8-bit dynamic map (functional.py create_dynamic_map(signed=True)): 256
-// sorted fp32 values in [-0.993, 1], 0 among them.
-at::Tensor dynamic_map();
-// The code of `x` (already scaled by 1 / absmax) in the sorted 256-value `map`: the kernel's
-// binary search and midpoint rule (kernels.cu dQuantize<0>).
-uint8_t dynamic_code(const float* map, float x);
+// Double quantization (bitsandbytes' compress_statistics): the block absmax values less their
+// mean, coded in the signed dynamic map (util/dynamic_quant.h) in blocks of 256.
+inline constexpr int64_t kAbsmaxBlockSize = kDynamicBlockSize;
 
 struct QuantizedAbsmax {
   at::Tensor codes;   // uint8 [blocks]: (absmax - offset) in the dynamic map

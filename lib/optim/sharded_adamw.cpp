@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
+#include "optim/adamw_host.h"
 #include "util/check.h"
 #include "util/errors.h"
 #include "util/torch_compat.h"
@@ -20,47 +20,6 @@ namespace st {
 namespace {
 
 using AdamWScalars = StAdamWScalars;
-
-// The fused update of elements [begin, end): decay, moments, parameter, in one pass.
-void fused_adamw(float* p, float* m, float* v, const float* g, float grad_scale, int64_t begin, int64_t end,
-                 const AdamWScalars& s, bool decay) {
-  for (int64_t i = begin; i < end; ++i) {
-    const float grad = g[i] * grad_scale;
-    if (decay) p[i] *= s.decay_factor;
-    m[i] = m[i] * s.beta1 + s.one_minus_beta1 * grad;
-    v[i] = v[i] * s.beta2 + s.one_minus_beta2 * grad * grad;
-    p[i] -= s.step_size * m[i] / (std::sqrt(v[i]) / s.correction2_sqrt + s.eps);  // addcdiv_'s order
-  }
-}
-
-// Calls work(begin, end) on up to `threads` threads over [0, n) in contiguous blocks.
-template <typename Work>
-void parallel_blocks(int64_t n, int threads, const Work& work) {
-  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(threads, n / 65536));
-  if (blocks == 1) return work(0, n);
-  std::vector<std::thread> pool;
-  const int64_t per_block = (n + blocks - 1) / blocks;
-  for (int64_t b = 0; b < blocks; ++b) {
-    pool.emplace_back([&, b] { work(b * per_block, std::min(n, (b + 1) * per_block)); });
-  }
-  for (auto& thread : pool) thread.join();
-}
-
-// Calls segment(first, last, decay) over [begin, end) split at the `decayed` ranges (sorted,
-// disjoint), which get weight decay.
-template <typename Segment>
-void for_each_segment(int64_t begin, int64_t end, const std::vector<ElementRange>& decayed, const Segment& segment) {
-  int64_t at_element = begin;
-  for (const ElementRange& range : decayed) {
-    const int64_t first = std::max(begin, range.offset);
-    const int64_t last = std::min(end, range.offset + range.length);
-    if (first >= last) continue;
-    if (at_element < first) segment(at_element, first, false);
-    segment(first, last, true);
-    at_element = last;
-  }
-  if (at_element < end) segment(at_element, end, false);
-}
 
 // The update of one host-resident shard.
 void host_step(at::Tensor& master, at::Tensor& exp_avg, at::Tensor& exp_avg_sq, const at::Tensor& grad,
@@ -135,11 +94,7 @@ bool ShardedAdamW::step(std::vector<at::Tensor>& masters, const std::vector<at::
   ++steps_;
   const double correction1 = 1.0 - std::pow(options_.beta1, static_cast<double>(steps_));
   const double correction2 = 1.0 - std::pow(options_.beta2, static_cast<double>(steps_));
-  const AdamWScalars scalars{static_cast<float>(options_.beta1), static_cast<float>(1.0 - options_.beta1),
-                             static_cast<float>(options_.beta2), static_cast<float>(1.0 - options_.beta2),
-                             static_cast<float>(options_.eps), static_cast<float>(lr / correction1),
-                             static_cast<float>(std::sqrt(correction2)),
-                             static_cast<float>(1.0 - lr * options_.weight_decay)};
+  const AdamWScalars scalars = adamw_scalars(options_, lr, steps_);
   bool copies_written = !compute_copies.empty();
   const auto host_resident = [&](const at::Tensor& master) { return options_.offload == Offload::cpu || master.is_cpu(); };
   float host_grad_scale = 1.0f;  // host updates read the factor once (offload copies the gradients anyway)

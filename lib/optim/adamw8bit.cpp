@@ -1,0 +1,71 @@
+#include "optim/adamw8bit.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "optim/adamw_host.h"
+#include "util/dynamic_quant.h"
+
+namespace st {
+namespace {
+
+int64_t blocks_of(int64_t n) { return (n + kDynamicBlockSize - 1) / kDynamicBlockSize; }
+
+at::Tensor dequantized(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap map) {
+  const at::Tensor values = dynamic_map(map).index_select(0, codes.to(at::kLong));
+  return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());
+}
+
+}  // namespace
+
+Moments8bit Moments8bit::zeros(int64_t n) {
+  const auto blocks = blocks_of(n);
+  return {at::zeros({n}, at::kByte), at::zeros({n}, at::kByte), at::zeros({blocks}, at::kFloat),
+          at::zeros({blocks}, at::kFloat)};
+}
+
+int64_t Moments8bit::bytes() const {
+  return static_cast<int64_t>(m_codes.nbytes() + v_codes.nbytes() + m_absmax.nbytes() + v_absmax.nbytes());
+}
+
+at::Tensor Moments8bit::exp_avg() const { return dequantized(m_codes, m_absmax, DynamicMap::signed_values); }
+
+at::Tensor Moments8bit::exp_avg_sq() const { return dequantized(v_codes, v_absmax, DynamicMap::unsigned_values); }
+
+void adamw8bit_host_step(at::Tensor& master, Moments8bit& moments, const at::Tensor& grad, float grad_scale,
+                         const std::vector<ElementRange>& decayed, const OptimOptions& options, double lr,
+                         int64_t step, int threads) {
+  const StAdamWScalars scalars = adamw_scalars(options, lr, step);
+  const at::Tensor host_grad = grad.to(at::kCPU).to(at::kFloat).contiguous();
+  const at::Tensor signed_map = dynamic_map(DynamicMap::signed_values).contiguous();
+  const at::Tensor unsigned_map = dynamic_map(DynamicMap::unsigned_values).contiguous();
+  const float* smap = signed_map.data_ptr<float>();
+  const float* umap = unsigned_map.data_ptr<float>();
+  float* p = master.data_ptr<float>();
+  const float* g = host_grad.data_ptr<float>();
+  uint8_t* m_codes = moments.m_codes.data_ptr<uint8_t>();
+  uint8_t* v_codes = moments.v_codes.data_ptr<uint8_t>();
+  float* m_absmax = moments.m_absmax.data_ptr<float>();
+  float* v_absmax = moments.v_absmax.data_ptr<float>();
+  parallel_blocks(
+      master.numel(), threads,
+      [&](int64_t begin, int64_t end) {
+        float m[kDynamicBlockSize], v[kDynamicBlockSize];
+        for (int64_t first = begin; first < end; first += kDynamicBlockSize) {
+          const int64_t n = std::min(end - first, kDynamicBlockSize), block = first / kDynamicBlockSize;
+          for (int64_t i = 0; i < n; ++i) {
+            m[i] = smap[m_codes[first + i]] * m_absmax[block];
+            v[i] = umap[v_codes[first + i]] * v_absmax[block];
+          }
+          for_each_segment(first, first + n, decayed, [&](int64_t from, int64_t to, bool decay) {
+            fused_adamw(p + first, m, v, g + first, grad_scale, from - first, to - first, scalars, decay);
+          });
+          quantize_dynamic_block(m, n, smap, m_codes + first, m_absmax + block);
+          quantize_dynamic_block(v, n, umap, v_codes + first, v_absmax + block);
+        }
+      },
+      kDynamicBlockSize);
+}
+
+}  // namespace st

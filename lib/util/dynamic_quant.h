@@ -1,0 +1,28 @@
+// bitsandbytes' 8-bit dynamic (tree) quantization, blockwise (Dettmers et al. 2022, "8-bit
+// Optimizers via Block-wise Quantization"): values scaled by their block's absmax and coded as
+// the nearest of 256 sorted map values (functional.py create_dynamic_map). The signed map codes
+// the NF4 absmax of double quantization and AdamW8bit's first moment; the unsigned map the
+// second moment. Blocks of 256, the last one shorter.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace st {
+
+inline constexpr int64_t kDynamicBlockSize = 256;
+
+enum class DynamicMap { signed_values, unsigned_values };
+
+// create_dynamic_map(signed=...): 256 sorted fp32 values, signed in [-0.993, 1], unsigned in [0, 1].
+at::Tensor dynamic_map(DynamicMap kind = DynamicMap::signed_values);
+// The code of `x` (already scaled by 1 / absmax) in the sorted 256-value `map`: the kernel's
+// binary search and midpoint rule (kernels.cu dQuantize<0>).
+uint8_t dynamic_code(const float* map, float x);
+// Codes `n` values of one block: `*absmax` = their largest magnitude, each value x its fp32
+// reciprocal coded in `map` (an all-zero block codes 0 x inf = NaN as the kernel does: never
+// read back, its absmax being 0).
+void quantize_dynamic_block(const float* values, int64_t n, const float* map, uint8_t* codes, float* absmax);
+
+}  // namespace st
