@@ -1,5 +1,8 @@
-// Fitting a pair into the cutoff length (prompt + longest response <= cutoff_len): cut the prompt
-// from the left first (keeping at least one token), then the responses from the right; or drop.
+// Fitting a pair into the cutoff length (prompt + longest response <= cutoff_len), or dropping it.
+// How many prompt and response tokens stay is LlamaFactory's infer_seqlen (a short response whole,
+// else a short prompt whole, else both in proportion to their lengths; at least one prompt
+// token); the responses lose their ends, the prompt its start - LlamaFactory cuts the prompt's
+// end, which drops the assistant header the response follows; TRL keeps the prompt's end too.
 #pragma once
 
 #include <cstdint>

@@ -100,12 +100,18 @@ def render(shape, kind, path, work):
 
 
 def fit(prompt, chosen, rejected, mask, cutoff):
-    """prep's documented truncation (docs/data-format.md): prompt from the left, keeping >= 1
-    token, then the responses from the right."""
+    """prep's documented truncation (docs/data-format.md): LlamaFactory's infer_seqlen shares
+    (processor_utils.py), the prompt keeping its end (>= 1 token), the responses their start."""
     longest = max(len(chosen), len(rejected))
     if len(prompt) + longest <= cutoff:
         return prompt, chosen, rejected, mask, False
-    keep = min(len(prompt), max(1, cutoff - longest))
+    if longest * 2 < cutoff:
+        most = cutoff
+    elif len(prompt) * 2 < cutoff:
+        most = cutoff - len(prompt)
+    else:
+        most = int(cutoff * (longest / (len(prompt) + longest)))
+    keep = min(len(prompt), max(cutoff - min(most, longest), min(len(prompt), 1)))
     room = cutoff - keep
     return prompt[len(prompt) - keep:], chosen[:room], rejected[:room], mask[:room], True
 

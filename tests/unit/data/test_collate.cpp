@@ -19,18 +19,32 @@ Pair make_pair(int prompt, int chosen, int rejected) {
   return pair;
 }
 
-TEST(Truncation, PromptFromTheLeftThenResponsesFromTheRight) {
+// LlamaFactory's infer_seqlen shares (its processor_utils.py), the prompt keeping its end.
+TEST(Truncation, LlamaFactorySharesThePromptKeepingItsEnd) {
   Pair fits = make_pair(3, 4, 2);
   EXPECT_EQ(fit_to_cutoff(fits, 7, TruncationPolicy::truncate), FitResult::kept);
+  // A short response (3 x 2 < 8) stays whole; the prompt gets the rest.
+  Pair short_response = make_pair(10, 3, 2);
+  EXPECT_EQ(fit_to_cutoff(short_response, 8, TruncationPolicy::truncate), FitResult::truncated);
+  EXPECT_EQ(short_response.prompt, (std::vector<int32_t>{15, 16, 17, 18, 19}));  // the end is kept
+  EXPECT_EQ(short_response.chosen.size(), 3u);
+  // A short prompt (3 x 2 < 8) stays whole; the responses get the rest.
+  Pair short_prompt = make_pair(3, 20, 1);
+  fit_to_cutoff(short_prompt, 8, TruncationPolicy::truncate);
+  EXPECT_EQ(short_prompt.prompt.size(), 3u);
+  EXPECT_EQ(short_prompt.chosen, (std::vector<int32_t>{40, 41, 42, 43, 44}));
+  EXPECT_EQ(short_prompt.rejected.size(), 1u);
+  // Both long: int(8 x 20 / 25) = 6 response tokens, 2 prompt tokens.
+  Pair both_long = make_pair(5, 20, 3);
+  fit_to_cutoff(both_long, 8, TruncationPolicy::truncate);
+  EXPECT_EQ(both_long.prompt, (std::vector<int32_t>{13, 14}));
+  EXPECT_EQ(both_long.chosen, (std::vector<int32_t>{40, 41, 42, 43, 44, 45}));
+  EXPECT_EQ(both_long.rejected.size(), 3u);
+  // int(8 x 4 / 14) = 2: LlamaFactory cuts the response too, though the prompt alone could go.
   Pair long_prompt = make_pair(10, 4, 2);
-  EXPECT_EQ(fit_to_cutoff(long_prompt, 8, TruncationPolicy::truncate), FitResult::truncated);
-  EXPECT_EQ(long_prompt.prompt, (std::vector<int32_t>{16, 17, 18, 19}));  // the end is kept
-  EXPECT_EQ(long_prompt.chosen.size(), 4u);
-  Pair long_response = make_pair(5, 20, 3);
-  fit_to_cutoff(long_response, 8, TruncationPolicy::truncate);
-  EXPECT_EQ(long_response.prompt, (std::vector<int32_t>{14}));  // one prompt token stays
-  EXPECT_EQ(long_response.chosen, (std::vector<int32_t>{40, 41, 42, 43, 44, 45, 46}));
-  EXPECT_EQ(long_response.rejected.size(), 3u);
+  fit_to_cutoff(long_prompt, 8, TruncationPolicy::truncate);
+  EXPECT_EQ(long_prompt.prompt.size(), 6u);
+  EXPECT_EQ(long_prompt.chosen.size(), 2u);
   Pair dropped = make_pair(10, 4, 2);
   EXPECT_EQ(fit_to_cutoff(dropped, 8, TruncationPolicy::drop), FitResult::dropped);
 }
@@ -81,13 +95,13 @@ TEST(Collate, SftLossMaskLeavesTheUntrainedTurnsWithoutTargets) {
   EXPECT_EQ(batch.target_counts[0].item<int64_t>(), 4);
 
   CollateOptions short_rows;
-  short_rows.cutoff_len = 6;  // the last prompt token + the first 5 completion tokens
+  short_rows.cutoff_len = 6;  // the short prompt (2 x 2 < 6) whole + the first 4 completion tokens
   const MicroBatch cut = collate_pairs({pair}, PairKind::sft, short_rows);
   EXPECT_EQ(cut.input_ids.size(1), 6);
-  EXPECT_EQ(cut.target_tokens, 3);
+  EXPECT_EQ(cut.target_tokens, 2);
   Pair truncated = pair;
   fit_to_cutoff(truncated, 6, TruncationPolicy::truncate);
-  EXPECT_EQ(truncated.loss_mask, (std::vector<uint8_t>{1, 1, 0, 0, 1}));
+  EXPECT_EQ(truncated.loss_mask, (std::vector<uint8_t>{1, 1, 0, 0}));
 }
 
 TEST(PlanMicroBatches, PairCountsTokenBudgetsAndLengthGrouping) {
