@@ -69,8 +69,13 @@ for method in full lora; do
       --train.output_dir="$work/$method" ${extra[$method]} >"$work/$method.log" 2>&1
   fi
   "$bin" plot "$work/$method/metrics.jsonl" -o "$work/$method.svg" --overwrite
-  score "$work/$method/export" "$work/$method.scores.jsonl"
-  generate "$work/$method/export" "$work/$method.generations.jsonl"
+  merged=$work/$method/export
+  if [ "$method" = lora ]; then  # the run exported PEFT's adapter directory; score reads a whole model
+    merged=$work/lora/merged
+    "$bin" export --checkpoint "$work/lora/checkpoints" --merge --dtype fp32 --output "$merged" --overwrite
+  fi
+  score "$merged" "$work/$method.scores.jsonl"
+  generate "$merged" "$work/$method.generations.jsonl"
 done
 
 log "shardtune eval next to lm-evaluation-harness, on the full run's export"
