@@ -60,7 +60,8 @@ common=(--model.path="$model" --data.train="$work/data/train" --data.val="$work/
   --progress off)
 declare -A extra=([full]="--optim.lr=5e-6" [lora]="--optim.lr=5e-5 --train.method=lora --lora.r=16 --lora.alpha=32 --lora.target_modules=q,k,v,o,gate,up,down")
 for method in full lora; do
-  if [ -f "$work/$method/export/config.json" ]; then  # rerun: delete WORK_DIR/<method> to train again
+  if [ -f "$work/$method/export/config.json" ] || [ -f "$work/$method/export/adapter_config.json" ]; then
+    # a rerun: delete WORK_DIR/<method> to train again
     log "DPO, $method: kept from an earlier run"
   else
     log "DPO, $method"
