@@ -16,10 +16,10 @@ LoadedModel load_model(const std::string& path, const std::string& preset, uint6
     if (model.config.weight_storage == WeightStorage::bnb_nf4) {
       // A bitsandbytes 4-bit checkpoint: its NF4 weights dequantized as bitsandbytes does.
       for (const ParamSpec& spec : all_params(model.config)) {
-        if (!stored_in_nf4(checkpoint, spec.name)) check_param_against_config(checkpoint, spec);
-        model.tensors[spec.name] = (stored_in_nf4(checkpoint, spec.name) ? StoredNf4Weight(checkpoint, spec).dequantized()
-                                                                         : checkpoint.read(spec.name))
-                                       .to(options);
+        const bool nf4 = stored_in_nf4(checkpoint, spec.name);
+        if (!nf4) check_param_against_config(checkpoint, spec);
+        const at::Tensor values = nf4 ? StoredNf4Weight(checkpoint, spec).dequantized() : checkpoint.read(spec.name);
+        model.tensors[spec.name] = values.to(options);
       }
     } else {
       model.tensors = load_hf_weights(checkpoint, model.config, options);

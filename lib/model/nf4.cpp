@@ -42,9 +42,7 @@ QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
 }
 
 at::Tensor dequantize_absmax(const QuantizedAbsmax& q) {
-  const at::Tensor values = dynamic_map().to(q.codes.device()).index_select(0, q.codes.to(at::kLong));
-  const at::Tensor scale = q.absmax.repeat_interleave(kAbsmaxBlockSize).narrow(0, 0, q.codes.numel());
-  return values * scale + q.offset;
+  return dequantize_dynamic(q.codes, q.absmax, DynamicMap::signed_values) + q.offset;
 }
 
 Nf4Tensor nf4_quantize(const at::Tensor& weights) {

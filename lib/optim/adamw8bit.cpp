@@ -12,11 +12,6 @@ namespace {
 
 int64_t blocks_of(int64_t n) { return (n + kDynamicBlockSize - 1) / kDynamicBlockSize; }
 
-at::Tensor dequantized(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap map) {
-  const at::Tensor values = dynamic_map(map).index_select(0, codes.to(at::kLong));
-  return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());
-}
-
 }  // namespace
 
 Moments8bit Moments8bit::zeros(int64_t n) {
@@ -29,9 +24,11 @@ int64_t Moments8bit::bytes() const {
   return static_cast<int64_t>(m_codes.nbytes() + v_codes.nbytes() + m_absmax.nbytes() + v_absmax.nbytes());
 }
 
-at::Tensor Moments8bit::exp_avg() const { return dequantized(m_codes, m_absmax, DynamicMap::signed_values); }
+at::Tensor Moments8bit::exp_avg() const { return dequantize_dynamic(m_codes, m_absmax, DynamicMap::signed_values); }
 
-at::Tensor Moments8bit::exp_avg_sq() const { return dequantized(v_codes, v_absmax, DynamicMap::unsigned_values); }
+at::Tensor Moments8bit::exp_avg_sq() const {
+  return dequantize_dynamic(v_codes, v_absmax, DynamicMap::unsigned_values);
+}
 
 void adamw8bit_host_step(at::Tensor& master, Moments8bit& moments, const at::Tensor& grad, float grad_scale,
                          const std::vector<ElementRange>& decayed, const OptimOptions& options, double lr,

@@ -47,6 +47,11 @@ uint8_t dynamic_code(const float* map, float x) {
   return static_cast<uint8_t>(x < (lower + value) * 0.5f ? lower_pivot : pivot);
 }
 
+at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind) {
+  const at::Tensor values = dynamic_map(kind).to(codes.device()).index_select(0, codes.to(at::kLong));
+  return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());
+}
+
 void quantize_dynamic_block(const float* values, int64_t n, const float* map, uint8_t* codes, float* absmax) {
   float largest = 0.0f;
   for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(values[i]));
