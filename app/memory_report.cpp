@@ -45,6 +45,7 @@ EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, 
   in.nodes = nodes;
   in.ranks_per_node = ranks_per_node;
   in.offload = config.optim.offload == Offload::cpu;
+  in.optimizer = config.optim.name;
   const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, on_gpu);
   in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(dtype)));
   in.on_gpu = on_gpu;
@@ -65,7 +66,8 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
   std::ostringstream out;
   out << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
       << in.ranks_per_node << " ranks; sharding " << enum_name(in.sharding) << " (units split over "
-      << e.shard_group << " ranks); offload " << (in.offload ? "cpu" : "none") << "\n"
+      << e.shard_group << " ranks); optimizer " << enum_name(in.optimizer) << ", offload "
+      << (in.offload ? "cpu" : "none") << "\n"
       << "micro-batch: " << in.micro_batch_rows << " row(s) x " << in.seq_len << " tokens"
       << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "") << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"

@@ -54,9 +54,9 @@ int main(int argc, char** argv) {
   ModelShards shards = init_model_shards(config, 1, ranks, rank);
   ShardState state;
   for (const at::Tensor& master : shards.masters) {
-    state.master.push_back(master);
-    state.exp_avg.push_back(master * 0.1);
-    state.exp_avg_sq.push_back(master.abs() * 1e-3);
+    state.of(StateKind::master).push_back(master);
+    state.of(StateKind::exp_avg).push_back(master * 0.1);
+    state.of(StateKind::exp_avg_sq).push_back(master.abs() * 1e-3);
   }
   if (rank == 0) std::filesystem::remove_all(dir);
   comm.barrier();
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   reset_peak_resident();
   const double rss_before = max_over_ranks(comm, static_cast<double>(resident_bytes()));
   timer.reset();
-  const HfExportResult exported = export_hf_model((dir / "export").string(), config, shards.units, loaded.master,
+  const HfExportResult exported = export_hf_model((dir / "export").string(), config, shards.units, loaded.of(StateKind::master),
                                                   {rank, ranks, true}, comm, options);
   const double export_s = max_over_ranks(comm, timer.seconds());
   const double export_peak = max_over_ranks(comm, static_cast<double>(peak_resident_bytes()));

@@ -55,6 +55,7 @@ std::string format_checkpoint_manifest(const CheckpointManifest& m) {
               {"format_version", m.format_version},
               {"progress", progress},
               {"world_size", m.world_size},
+              {"optimizer", enum_name(m.optimizer)},
               {"shard_count", m.shard_count()},
               {"units", units},
               {"model", {{"source", m.model_source}, {"config", m.model_config}}},
@@ -107,6 +108,13 @@ CheckpointManifest read_checkpoint_manifest(const std::string& directory) {
   }
   m.world_size = field<int>(root, "world_size", path);
   if (m.world_size < 1) throw CheckpointError(path + ": field 'world_size' is " + std::to_string(m.world_size) + ", not positive");
+  if (root.contains("optimizer")) {
+    const std::string name = field<std::string>(root, "optimizer", path);
+    if (!find_enum(name, m.optimizer)) {
+      throw CheckpointError(path + ": field 'optimizer' is \"" + name + "\", not one of " +
+                            enum_choices<OptimizerName>() + "; written by a newer shardtune?");
+    }
+  }
   for (const json& unit : field<json>(root, "units", path)) {
     m.units.push_back({field<std::string>(unit, "name", path + " units"), field<int64_t>(unit, "numel", path + " units")});
     if (m.units.back().numel < 0) throw CheckpointError(path + ": units '" + m.units.back().name + "' has a negative numel");

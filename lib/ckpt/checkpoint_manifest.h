@@ -12,6 +12,7 @@
 
 #include "data/sampler.h"
 #include "optim/loss_scaler.h"
+#include "optim/optim_options.h"
 
 namespace st {
 
@@ -43,6 +44,7 @@ struct CheckpointManifest {
   int format_version = kCheckpointFormatVersion;
   TrainProgress progress;
   int world_size = 0;               // ranks of the job that wrote it
+  OptimizerName optimizer = OptimizerName::adamw;  // which moments the rank files hold (absent: adamw)
   std::vector<CheckpointUnit> units;
   nlohmann::json model_config;      // config.json of the model (to_hf_config_json)
   std::string model_source;         // model.path, or the preset description

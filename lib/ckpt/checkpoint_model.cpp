@@ -69,12 +69,12 @@ LoadedModel load_checkpoint_model(const std::string& directory, Communicator& wo
   if (!adapters) {
     LoadedModel model{config, {}, "checkpoint " + directory + step,
                       fs::is_directory(manifest.model_source) ? manifest.model_source : ""};
-    for (auto& [name, tensor] : unit_tensors(units, masters.master)) model.tensors[name] = tensor.to(options);
+    for (auto& [name, tensor] : unit_tensors(units, masters.of(StateKind::master))) model.tensors[name] = tensor.to(options);
     return model;
   }
   const AdapterBase base = checked_adapter_base(manifest, directory, "checkpoint " + directory);
   LoadedModel model = load_model(base.path, base.preset, base.seed, at::TensorOptions().dtype(at::kFloat));
-  const TensorMap pairs = unit_tensors(units, masters.master);
+  const TensorMap pairs = unit_tensors(units, masters.of(StateKind::master));
   const double scale = checkpoint_adapter_scale(manifest);
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     for (const LoraTarget target : lora_targets(manifest.adapter.value("target_modules", ""))) {

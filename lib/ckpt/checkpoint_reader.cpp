@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "distributed/value_gather.h"
+#include "util/dynamic_quant.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/host_memory.h"
@@ -63,6 +64,14 @@ void verify_files(const CheckpointManifest& manifest, const std::string& directo
   }
 }
 
+// What a shard holds past its unit's elements: zero moments (8-bit: the code of 0, which keeps
+// a partly filled block's absmax what the real elements make it).
+double padding_value(StateKind kind) {
+  if (kind == StateKind::exp_avg_code) return zero_code(DynamicMap::signed_values);
+  if (kind == StateKind::exp_avg_sq_code) return zero_code(DynamicMap::unsigned_values);
+  return 0.0;
+}
+
 }  // namespace
 
 void check_checkpoint_model(const CheckpointManifest& manifest, const std::string& directory,
@@ -104,12 +113,19 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
   if (!same_units) throw CheckpointError(prefix + ": its parameter units differ from this model's");
 }
 
-ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments) {
+ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments, OptimizerName optimizer) {
+  std::vector<StateKind> kinds = {StateKind::master};
+  if (with_moments) {
+    const auto moments = optimizer == OptimizerName::adamw8bit
+                             ? std::vector<StateKind>{StateKind::exp_avg_code, StateKind::exp_avg_absmax,
+                                                      StateKind::exp_avg_sq_code, StateKind::exp_avg_sq_absmax}
+                             : std::vector<StateKind>{StateKind::exp_avg, StateKind::exp_avg_sq};
+    kinds.insert(kinds.end(), moments.begin(), moments.end());
+  }
   ShardState state;
-  for (StateKind kind : kAllStateKinds) {
-    if (kind != StateKind::master && !with_moments) continue;
+  for (StateKind kind : kinds) {
     for (const UnitLayout& unit : units) {
-      at::Tensor tensor = at::empty({unit.shard_numel}, at::kFloat);
+      at::Tensor tensor = at::empty({unit.shard_numel / state_kind_stride(kind)}, state_kind_dtype(kind));
       advise_huge_pages(tensor.data_ptr(), tensor.nbytes());  // a fault per 4 KiB page was half of a load
       state.of(kind).push_back(tensor);
     }
@@ -138,28 +154,36 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
     }
     return *slot;
   };
-  at::Tensor staging;  // for destinations that are not contiguous fp32 host memory
+  const int64_t old_multiple = shard_multiple_of(manifest.optimizer);
+  at::Tensor staging;  // for destinations that are not contiguous host tensors of the kind's dtype
   for (StateKind kind : kAllStateKinds) {
     const std::vector<at::Tensor>& destinations = into.of(kind);
     if (destinations.empty()) continue;
     if (destinations.size() != units.size()) throw CheckpointError("checkpoint: one destination per unit expected");
+    const at::ScalarType dtype = state_kind_dtype(kind);
+    const int64_t stride = state_kind_stride(kind);
     for (size_t u = 0; u < units.size(); ++u) {
       const UnitLayout& unit = units[u];
+      // In stored values: [first, last) of the unit is this shard's, the rest of it padding.
+      const int64_t shard_values = unit.shard_numel / stride;
       at::Tensor destination = destinations[u];
-      if (destination.numel() != unit.shard_numel) throw CheckpointError("checkpoint: destination of the wrong size");
-      const bool direct = destination.is_cpu() && destination.is_contiguous() && destination.scalar_type() == at::kFloat;
-      if (!direct && staging.numel() < unit.shard_numel) staging = at::empty({unit.shard_numel}, at::kFloat);
-      at::Tensor out = direct ? destination : staging.narrow(0, 0, unit.shard_numel);
-      const int64_t first = unit.shard_offset(shard);
-      const int64_t last = std::max(first, std::min(first + unit.shard_numel, unit.numel));
-      out.narrow(0, last - first, unit.shard_numel - (last - first)).zero_();  // padding past numel
-      const int64_t old_shard_numel = (unit.numel + old_count - 1) / old_count;
-      for (int64_t at_element = first; at_element < last;) {
-        const int64_t old_shard = at_element / old_shard_numel;
-        const int64_t old_end = std::min(last, (old_shard + 1) * old_shard_numel);
-        reader(old_shard).read(kind, unit.name, at_element - old_shard * old_shard_numel, old_end - at_element,
-                               out.data_ptr<float>() + (at_element - first));
-        at_element = old_end;
+      if (destination.numel() != shard_values) throw CheckpointError("checkpoint: destination of the wrong size");
+      const bool direct = destination.is_cpu() && destination.is_contiguous() && destination.scalar_type() == dtype;
+      if (!direct && (staging.numel() < shard_values || staging.scalar_type() != dtype)) {
+        staging = at::empty({shard_values}, dtype);
+      }
+      at::Tensor out = direct ? destination : staging.narrow(0, 0, shard_values);
+      const int64_t first = unit.shard_offset(shard) / stride;
+      const int64_t last = std::max(first, std::min(first + shard_values, (unit.numel + stride - 1) / stride));
+      out.narrow(0, last - first, shard_values - (last - first)).fill_(padding_value(kind));
+      const int64_t old_shard_values = shard_numel_of(unit.numel, old_count, old_multiple) / stride;
+      char* base = static_cast<char*>(out.data_ptr());
+      for (int64_t at_value = first; at_value < last;) {
+        const int64_t old_shard = at_value / old_shard_values;
+        const int64_t old_end = std::min(last, (old_shard + 1) * old_shard_values);
+        reader(old_shard).read(kind, unit.name, at_value - old_shard * old_shard_values, old_end - at_value,
+                               base + (at_value - first) * out.element_size());
+        at_value = old_end;
       }
       if (!direct) destination.copy_(out);
     }

@@ -23,8 +23,9 @@ struct LoadedCheckpoint {
   RngState rng;  // this shard's, when the shard count is unchanged; else empty
 };
 
-// Fresh fp32 host tensors, [shard_numel] per unit: masters, plus the moments if `with_moments`.
-ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments);
+// Fresh host tensors, one per unit: masters, plus the moments `optimizer` keeps if `with_moments`.
+ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments,
+                            OptimizerName optimizer = OptimizerName::adamw);
 
 // Throws CheckpointError unless the checkpoint was written for this model: the same config.json
 // fields and the same units, and for an adapter run the same adapters on the same base
@@ -34,8 +35,9 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
                             const nlohmann::json& adapter = nullptr);
 
 // Collective over `world`: verifies the files, then reads shard `shard` of `units` (laid out for
-// the new shard count) into `into`: one [shard_numel] tensor per unit for each kind wanted, any
-// device and dtype (kinds left empty are not read; export reads the masters only).
+// the new shard count) into `into`: one tensor per unit for each kind wanted, any device (kinds
+// left empty are not read; export reads the masters only). The checkpoint must have the kinds
+// asked for (its optimizer: check_checkpoint_optimizer).
 LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector<UnitLayout>& units, int shard,
                                  Communicator& world, const ShardState& into);
 

@@ -23,11 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Host fp32 contiguous copies (`copy` forces one even for host tensors, for async writes).
-std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& tensors, bool copy) {
+// Host contiguous copies in `kind`'s dtype (`copy` forces one even for host tensors, for async writes).
+std::vector<at::Tensor> to_host(const std::vector<at::Tensor>& tensors, StateKind kind, bool copy) {
   std::vector<at::Tensor> host;
   for (const at::Tensor& tensor : tensors) {
-    at::Tensor moved = tensor.to(at::kCPU, at::kFloat, /*non_blocking=*/false, copy).contiguous();
+    at::Tensor moved = tensor.to(at::kCPU, state_kind_dtype(kind), /*non_blocking=*/false, copy).contiguous();
     host.push_back(moved);
   }
   return host;
@@ -101,10 +101,10 @@ void CheckpointWriter::save(const TrainProgress& progress, const ShardState& sta
   if (!place_.writes) {
     job.done = true;
   } else if (options_.async) {
-    for (StateKind kind : kAllStateKinds) job.state.of(kind) = to_host(state.of(kind), /*copy=*/true);
+    for (StateKind kind : kAllStateKinds) job.state.of(kind) = to_host(state.of(kind), kind, /*copy=*/true);
     job.thread = std::thread([this, &job] { job.write(identity_.units, place_); });
   } else {
-    for (StateKind kind : kAllStateKinds) job.state.of(kind) = to_host(state.of(kind), /*copy=*/false);
+    for (StateKind kind : kAllStateKinds) job.state.of(kind) = to_host(state.of(kind), kind, /*copy=*/false);
     job.write(identity_.units, place_);
   }
   if (!options_.async) finish();
@@ -132,6 +132,7 @@ void CheckpointWriter::commit() {
     CheckpointManifest manifest;
     manifest.progress = job.progress;
     manifest.world_size = world_.size();
+    manifest.optimizer = identity_.optimizer;
     for (const UnitLayout& unit : identity_.units) manifest.units.push_back({unit.name, unit.numel});
     manifest.model_config = identity_.model_config;
     manifest.model_source = identity_.model_source;

@@ -30,6 +30,7 @@ struct CheckpointIdentity {
   std::vector<UnitLayout> units;  // this run's geometry
   std::string config;             // the resolved INI
   nlohmann::json adapter = nullptr;  // adapter runs: the adapters and the base they adapt; null otherwise
+  OptimizerName optimizer = OptimizerName::adamw;  // which moments the state holds
 };
 
 // This rank's place in the sharding: which shard it holds and whether it writes it (replicas

@@ -5,6 +5,7 @@
 #include "fsdp/quantized_base.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
+#include "util/dynamic_quant.h"
 #include "util/errors.h"
 
 namespace st {
@@ -100,9 +101,10 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   e.shard_group = shard_group_size(in);
   const auto units = build_unit_layouts(config, static_cast<int>(e.shard_group));
   // The trained units: the model's own, or an adapter run's adapters beside the frozen base.
+  const int64_t multiple = shard_multiple_of(in.optimizer);
   const auto trained = in.adapters.present() ? build_adapter_unit_layouts(config, in.adapters.targets, in.adapters.r,
-                                                                          static_cast<int>(e.shard_group))
-                                             : units;
+                                                                          static_cast<int>(e.shard_group), multiple)
+                                             : build_unit_layouts(config, static_cast<int>(e.shard_group), multiple);
   int64_t n = 0, largest_gradient = 0;
   for (size_t u = 0; u < trained.size(); ++u) {
     n += trained[u].shard_numel;
@@ -133,7 +135,8 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   const bool separate_compute_copy = (in.compute_bytes != 4 || (in.offload && in.on_gpu)) && !casts_per_gather(in);
   e.params = e.frozen_bytes + 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
   e.grads = 4 * n;
-  e.optimizer = 8 * n;
+  // adamw8bit: a code per moment and element, an fp32 absmax per moment and block of 256.
+  e.optimizer = in.optimizer == OptimizerName::adamw8bit ? 2 * n + 8 * (n / kDynamicBlockSize) : 8 * n;
   if (!in.on_gpu) {
     e.host_states = e.params + e.grads + e.optimizer;
   } else if (in.offload) {

@@ -12,6 +12,7 @@
 #include "fsdp/sharding.h"
 #include "hf/model_config.h"
 #include "model/lora.h"
+#include "optim/optim_options.h"
 
 namespace st {
 
@@ -31,6 +32,7 @@ struct EstimateInputs {
   int64_t nodes = 1;
   int64_t ranks_per_node = 8;
   bool offload = false;            // AdamW state and fp32 masters in host memory
+  OptimizerName optimizer = OptimizerName::adamw;  // adamw8bit: 2 bytes of moments per parameter, not 8
   int64_t compute_bytes = 2;       // 2 for bf16/fp16, 4 for fp32
   bool on_gpu = true;              // false: CPU training, everything is host memory
   int64_t micro_batch_rows = 2;    // rows per micro-batch (a plain DPO pair is 2)

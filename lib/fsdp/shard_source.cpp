@@ -36,16 +36,16 @@ std::string model_fingerprint(const std::string& path, const std::string& preset
 }
 
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
-                              int shard_size, int shard_rank) {
+                              int shard_size, int shard_rank, int64_t shard_multiple) {
   if (path.empty()) {
-    ModelShards shards = init_model_shards(preset_config(preset), seed, shard_size, shard_rank);
+    ModelShards shards = init_model_shards(preset_config(preset), seed, shard_size, shard_rank, shard_multiple);
     shards.description = model_source_description(path, preset, seed);
     return shards;
   }
   ModelShards shards;
   shards.config = load_model_config(path);
   require_full_precision(shards.config, path);
-  shards.units = build_unit_layouts(shards.config, shard_size);
+  shards.units = build_unit_layouts(shards.config, shard_size, shard_multiple);
   const SafetensorsCheckpoint checkpoint(path);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));
   shards.description = model_source_description(path, preset, seed);
@@ -56,11 +56,12 @@ namespace {
 
 // An adapter run's trained units and this rank's seeded masters of them.
 ModelShards fresh_adapters(const ModelConfig& config, std::string description, const LoraOptions& lora,
-                           int shard_size, int shard_rank) {
+                           int shard_size, int shard_rank, int64_t shard_multiple) {
   ModelShards shards;
   shards.config = config;
   shards.description = std::move(description);
-  shards.units = build_adapter_unit_layouts(config, lora_targets(lora.target_modules), lora.r, shard_size);
+  shards.units =
+      build_adapter_unit_layouts(config, lora_targets(lora.target_modules), lora.r, shard_size, shard_multiple);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, lora.seed));
   return shards;
 }
@@ -72,9 +73,9 @@ bool frozen_embedding_on_host(const ModelConfig& config, bool host_embedding, bo
 }
 
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
-                                 const at::Device& device, int shard_rank) {
+                                 const at::Device& device, int shard_rank, int64_t shard_multiple) {
   const int shard_size = static_cast<int>(base.units.front().padded_numel / base.units.front().shard_numel);
-  ModelShards shards = fresh_adapters(base.config, base.description, lora, shard_size, shard_rank);
+  ModelShards shards = fresh_adapters(base.config, base.description, lora, shard_size, shard_rank, shard_multiple);
   shards.base.units = std::move(base.units);
   const bool host_embedding = frozen_embedding_on_host(base.config, lora.host_embedding, device.is_cuda(), shard_size);
   for (at::Tensor& master : base.masters) {
@@ -87,10 +88,11 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
-                               Communicator& group) {
+                               Communicator& group, int64_t shard_multiple) {
   const int shard_size = group.size(), shard_rank = group.rank();
   const ModelConfig config = model_config_of(path, preset);
-  ModelShards shards = fresh_adapters(config, model_source_description(path, preset, seed), lora, shard_size, shard_rank);
+  ModelShards shards =
+      fresh_adapters(config, model_source_description(path, preset, seed), lora, shard_size, shard_rank, shard_multiple);
   std::optional<SafetensorsCheckpoint> checkpoint;
   if (!path.empty()) checkpoint.emplace(path);
   const auto values_of = [&](const UnitLayout& part) {  // fp32 on the host
@@ -117,10 +119,11 @@ ModelShards qlora_model_shards(const std::string& path, const std::string& prese
   return shards;
 }
 
-ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank) {
+ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank,
+                              int64_t shard_multiple) {
   ModelShards shards;
   shards.config = config;
-  shards.units = build_unit_layouts(config, shard_size);
+  shards.units = build_unit_layouts(config, shard_size, shard_multiple);
   for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, seed));
   shards.description = "seeded init (seed " + std::to_string(seed) + ")";
   return shards;

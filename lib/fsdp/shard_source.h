@@ -53,14 +53,15 @@ std::string model_source_description(const std::string& path, const std::string&
 std::string model_fingerprint(const std::string& path, const std::string& preset, uint64_t seed);
 
 // `path` non-empty: config.json + safetensors there; else the preset. Throws ModelError (also for
-// a bitsandbytes 4-bit checkpoint, which only qlora_model_shards reads).
+// a bitsandbytes 4-bit checkpoint, which only qlora_model_shards reads). `shard_multiple`: of
+// the trained units' shards (unit_layout.h), here and below.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
-                              int shard_size, int shard_rank);
+                              int shard_size, int shard_rank, int64_t shard_multiple = 1);
 // An adapter run from `base` (load_model_shards): the adapters' units as the trained masters (A
 // seeded per parameter by lora.seed, B zero: the first forward is the base's), the base moved to
 // a FrozenBase in `compute_dtype` on `device`, one unit at a time.
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
-                                 const at::Device& device, int shard_rank);
+                                 const at::Device& device, int shard_rank, int64_t shard_multiple = 1);
 
 // A QLoRA run (train.method = qlora): the adapters as adapter_model_shards makes them, and the
 // base read one unit at a time (`path`, else the preset) and held as NF4 on `device`, each rank
@@ -68,9 +69,10 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 // A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h).
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
-                               Communicator& group);
+                               Communicator& group, int64_t shard_multiple = 1);
 
 // A preset-like seeded init for an explicit config (tests, benchmarks).
-ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank);
+ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank,
+                              int64_t shard_multiple = 1);
 
 }  // namespace st

@@ -7,40 +7,50 @@
 namespace st {
 namespace {
 
-UnitLayout make_unit(std::string name, const std::vector<ParamSpec>& specs, int group_size) {
+UnitLayout make_unit(std::string name, const std::vector<ParamSpec>& specs, int group_size, int64_t shard_multiple) {
   UnitLayout unit;
   unit.name = std::move(name);
   for (const ParamSpec& spec : specs) {
     unit.params.push_back({spec, unit.numel});
     unit.numel += spec.numel();
   }
-  unit.padded_numel = std::max<int64_t>(1, (unit.numel + group_size - 1) / group_size) * group_size;
-  unit.shard_numel = unit.padded_numel / group_size;
+  unit.shard_numel = shard_numel_of(unit.numel, group_size, shard_multiple);
+  unit.padded_numel = unit.shard_numel * group_size;
   return unit;
+}
+
+void check_geometry(int group_size, int64_t shard_multiple) {
+  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+  if (shard_multiple < 1) throw ConfigError("shard multiple must be >= 1");
 }
 
 }  // namespace
 
-std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size) {
-  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+int64_t shard_numel_of(int64_t numel, int64_t group_size, int64_t shard_multiple) {
+  const int64_t whole = group_size * shard_multiple;
+  return std::max<int64_t>(1, (numel + whole - 1) / whole) * shard_multiple;
+}
+
+std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size, int64_t shard_multiple) {
+  check_geometry(group_size, shard_multiple);
   std::vector<UnitLayout> units;
-  units.push_back(make_unit("embedding", embedding_params(config), group_size));
+  units.push_back(make_unit("embedding", embedding_params(config), group_size, shard_multiple));
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    units.push_back(make_unit("layer." + std::to_string(layer), layer_params(config, layer), group_size));
+    units.push_back(make_unit("layer." + std::to_string(layer), layer_params(config, layer), group_size, shard_multiple));
   }
-  units.push_back(make_unit("head", head_params(config), group_size));
+  units.push_back(make_unit("head", head_params(config), group_size, shard_multiple));
   return units;
 }
 
 std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
-                                                   int64_t r, int group_size) {
-  if (group_size < 1) throw ConfigError("shard group size must be >= 1");
+                                                   int64_t r, int group_size, int64_t shard_multiple) {
+  check_geometry(group_size, shard_multiple);
   std::vector<UnitLayout> units;
-  units.push_back(make_unit("embedding", {}, group_size));
+  units.push_back(make_unit("embedding", {}, group_size, shard_multiple));
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    units.push_back(make_unit("layer." + std::to_string(layer), lora_layer_params(config, layer, targets, r), group_size));
+    units.push_back(make_unit("layer." + std::to_string(layer), lora_layer_params(config, layer, targets, r), group_size, shard_multiple));
   }
-  units.push_back(make_unit("head", {}, group_size));
+  units.push_back(make_unit("head", {}, group_size, shard_multiple));
   return units;
 }
 

@@ -1,6 +1,7 @@
 // FSDP unit geometry: the model's parameters grouped into units (embedding, each decoder layer,
 // head = final norm + lm_head), each unit's parameters concatenated in HF order into one flat
-// vector padded to a multiple of the shard-group size. Rank r of the group owns elements
+// vector padded to a multiple of the shard-group size (times `shard_multiple`: the optimizer's
+// block, so every shard is whole blocks; optim_options.h shard_multiple_of). Rank r of the group owns elements
 // [r * shard_numel, (r + 1) * shard_numel) of every unit. This is the one place that computes it.
 #pragma once
 
@@ -24,7 +25,7 @@ struct UnitLayout {
   std::string name;               // "embedding", "layer.<i>", "head"
   std::vector<ParamSlot> params;  // HF order, packed without gaps
   int64_t numel = 0;              // sum of the parameters' sizes
-  int64_t padded_numel = 0;       // numel rounded up to a multiple of the group size
+  int64_t padded_numel = 0;       // numel rounded up to a multiple of group size x shard multiple
   int64_t shard_numel = 0;        // padded_numel / group size
 
   int64_t shard_offset(int rank) const { return rank * shard_numel; }
@@ -32,13 +33,16 @@ struct UnitLayout {
 
 // Units in execution order. With tied embeddings the head unit holds only the final norm; the
 // lm_head is the embedding unit's weight.
-std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size);
+std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size, int64_t shard_multiple = 1);
 
 // An adapter run's units, in the same order and under the same names: each layer's LoRA pairs
 // (lora_layer_params); the embedding and head units hold none (numel 0, padded to one element
-// per rank so every unit has a shard).
+// (x shard_multiple) per rank so every unit has a shard).
 std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
-                                                   int64_t r, int group_size);
+                                                   int64_t r, int group_size, int64_t shard_multiple = 1);
+
+// The shard length of `numel` elements over `group_size` shards of whole `shard_multiple`s.
+int64_t shard_numel_of(int64_t numel, int64_t group_size, int64_t shard_multiple = 1);
 
 // The units whose gathered parameters unit `unit` of `unit_count` runs with: itself, and for the
 // head with tied embeddings also the embedding unit (0).

@@ -14,10 +14,31 @@ int64_t blocks_of(int64_t n) { return (n + kDynamicBlockSize - 1) / kDynamicBloc
 
 }  // namespace
 
-Moments8bit Moments8bit::zeros(int64_t n) {
+int64_t shard_multiple_of(OptimizerName name) { return name == OptimizerName::adamw8bit ? kDynamicBlockSize : 1; }
+
+Moments8bit Moments8bit::zeros(int64_t n, const at::Device& device) {
   const auto blocks = blocks_of(n);
-  return {at::zeros({n}, at::kByte), at::zeros({n}, at::kByte), at::zeros({blocks}, at::kFloat),
-          at::zeros({blocks}, at::kFloat)};
+  const auto codes = at::TensorOptions(at::kByte).device(device);
+  const auto absmax = at::TensorOptions(at::kFloat).device(device);
+  return {at::full({n}, zero_code(DynamicMap::signed_values), codes),
+          at::full({n}, zero_code(DynamicMap::unsigned_values), codes), at::zeros({blocks}, absmax),
+          at::zeros({blocks}, absmax)};
+}
+
+Moments8bit Moments8bit::quantize(const at::Tensor& exp_avg, const at::Tensor& exp_avg_sq) {
+  const at::Tensor m = exp_avg.to(at::kCPU, at::kFloat).contiguous(), v = exp_avg_sq.to(at::kCPU, at::kFloat).contiguous();
+  Moments8bit coded = zeros(m.numel());
+  const at::Tensor signed_map = dynamic_map(DynamicMap::signed_values).contiguous();
+  const at::Tensor unsigned_map = dynamic_map(DynamicMap::unsigned_values).contiguous();
+  for (int64_t first = 0, block = 0; first < m.numel(); first += kDynamicBlockSize, ++block) {
+    const int64_t n = std::min(m.numel() - first, kDynamicBlockSize);
+    quantize_dynamic_block(m.data_ptr<float>() + first, n, signed_map.data_ptr<float>(),
+                           coded.m_codes.data_ptr<uint8_t>() + first, coded.m_absmax.data_ptr<float>() + block);
+    quantize_dynamic_block(v.data_ptr<float>() + first, n, unsigned_map.data_ptr<float>(),
+                           coded.v_codes.data_ptr<uint8_t>() + first, coded.v_absmax.data_ptr<float>() + block);
+  }
+  const at::Device device = exp_avg.device();
+  return {coded.m_codes.to(device), coded.v_codes.to(device), coded.m_absmax.to(device), coded.v_absmax.to(device)};
 }
 
 int64_t Moments8bit::bytes() const {
@@ -31,9 +52,7 @@ at::Tensor Moments8bit::exp_avg_sq() const {
 }
 
 void adamw8bit_host_step(at::Tensor& master, Moments8bit& moments, const at::Tensor& grad, float grad_scale,
-                         const std::vector<ElementRange>& decayed, const OptimOptions& options, double lr,
-                         int64_t step, int threads) {
-  const StAdamWScalars scalars = adamw_scalars(options, lr, step);
+                         const std::vector<ElementRange>& decayed, const StAdamWScalars& scalars, int threads) {
   const at::Tensor host_grad = grad.to(at::kCPU).to(at::kFloat).contiguous();
   const at::Tensor signed_map = dynamic_map(DynamicMap::signed_values).contiguous();
   const at::Tensor unsigned_map = dynamic_map(DynamicMap::unsigned_values).contiguous();

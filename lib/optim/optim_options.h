@@ -17,6 +17,15 @@ struct EnumNames<LrSchedule> {
                                                      {LrSchedule::cosine_with_min_lr, "cosine_with_min_lr"}};
 };
 
+// optim.name: how AdamW keeps its moments. adamw8bit: bitsandbytes' blockwise 8-bit states
+// (adamw8bit.h), 2 bytes per parameter instead of 8.
+enum class OptimizerName { adamw, adamw8bit };
+template <>
+struct EnumNames<OptimizerName> {
+  static constexpr NamedValue<OptimizerName> table[] = {{OptimizerName::adamw, "adamw"},
+                                                        {OptimizerName::adamw8bit, "adamw8bit"}};
+};
+
 // optim.offload: where the AdamW state (masters, moments) lives.
 enum class Offload { none, cpu };
 template <>
@@ -26,6 +35,7 @@ struct EnumNames<Offload> {
 
 struct OptimOptions {
   // The keys of [optim]: their help, unit and range are declared once, in train/train_config_schema.cpp.
+  OptimizerName name = OptimizerName::adamw;
   double lr = 1e-5;
   double beta1 = 0.9;
   double beta2 = 0.999;
@@ -38,5 +48,9 @@ struct OptimOptions {
   double min_lr_ratio = 0.0;
   Offload offload = Offload::none;
 };
+
+// Elements every shard of a trained unit is a multiple of: adamw8bit's quantization block, so
+// blocks never straddle two ranks and any rank count codes the same blocks.
+int64_t shard_multiple_of(OptimizerName name);
 
 }  // namespace st

@@ -37,8 +37,9 @@ double peak_tflops_of(const TrainConfig& config, const c10::Device& device, Comp
 
 // What the engine trains: every weight's units, or (train.method = lora) the adapters'.
 std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const ModelConfig& model, int group_size) {
-  if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size);
-  return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size);
+  const int64_t multiple = shard_multiple_of(config.optim.name);
+  if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size, multiple);
+  return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size, multiple);
 }
 
 void log_adapters(const TrainConfig& config, const FsdpModel& model, ComputeDtype dtype) {
@@ -99,6 +100,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const int shard_rank = run.groups->shard->rank();
   const int shard_size = run.groups->shard->size();
   const std::vector<UnitLayout> units = trained_unit_layouts(config, model, shard_size);
+  const int64_t shard_multiple = shard_multiple_of(config.optim.name);
   const bool adapters = trains_adapters(t.method);
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
@@ -114,18 +116,19 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const bool online_reference = run.plan.reference == ReferenceMode::online;
   if (t.method == TrainMethod::qlora) {  // read and quantized a unit at a time
     shards = qlora_model_shards(config.model.path, config.model.preset, t.seed, config.lora, compute_dtype, run.device,
-                                *run.groups->shard);
+                                *run.groups->shard, shard_multiple);
   } else if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
-    shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank);
+    shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank,
+                               adapters ? 1 : shard_multiple);
   }
   stop_if_requested_during(*run.host, "model");
   if (t.method == TrainMethod::lora) {
-    shards = adapter_model_shards(std::move(shards), config.lora, compute_dtype, run.device, shard_rank);
+    shards = adapter_model_shards(std::move(shards), config.lora, compute_dtype, run.device, shard_rank, shard_multiple);
   } else if (online_reference && !adapters) {
     run.reference = std::make_unique<ReferenceModel>(shards, *run.groups, engine.model);
   }
   stop_if_requested_during(*run.host, "reference");
-  if (run.resume_from) shards.masters = host_shard_state(units, false).master;  // the checkpoint fills them
+  if (run.resume_from) shards.masters = host_shard_state(units, false).of(StateKind::master);  // the checkpoint fills them
   run.engine = std::make_unique<FsdpEngine>(std::move(shards), *run.groups, engine);
   // The base with the adapters off is the reference: no second copy.
   if (adapters && online_reference) run.reference = std::make_unique<ReferenceModel>(run.engine->model());

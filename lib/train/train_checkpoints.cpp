@@ -11,6 +11,7 @@
 #include "fsdp/shard_source.h"
 #include "model/nf4.h"
 #include "train/train_arguments.h"
+#include "util/dynamic_quant.h"
 #include "util/errors.h"
 #include "util/file_io.h"
 #include "util/log.h"
@@ -143,17 +144,77 @@ nlohmann::json adapter_identity(const TrainConfig& config) {
 
 CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelConfig& model,
                                        const std::vector<UnitLayout>& units, const std::string& model_source) {
-  return {to_hf_config_json(model), model_source, units, format_resolved_config(config), adapter_identity(config)};
+  return {to_hf_config_json(model), model_source,          units, format_resolved_config(config),
+          adapter_identity(config),  config.optim.name};
 }
 
+namespace {
+
+// The engine's AdamW moments as `optimizer` keeps them (views, no copies).
+ShardState moment_state(ShardedAdamW& optimizer) {
+  ShardState state;
+  if (optimizer.name() == OptimizerName::adamw) {
+    state.of(StateKind::exp_avg) = optimizer.exp_avg();
+    state.of(StateKind::exp_avg_sq) = optimizer.exp_avg_sq();
+    return state;
+  }
+  for (const Moments8bit& moments : optimizer.moments8bit()) {
+    state.of(StateKind::exp_avg_code).push_back(moments.m_codes);
+    state.of(StateKind::exp_avg_absmax).push_back(moments.m_absmax);
+    state.of(StateKind::exp_avg_sq_code).push_back(moments.v_codes);
+    state.of(StateKind::exp_avg_sq_absmax).push_back(moments.v_absmax);
+  }
+  return state;
+}
+
+// A checkpoint of the other optimizer: its moments, read as `read` holds them, into the
+// engine's (adamw -> adamw8bit codes them blockwise; adamw8bit -> adamw decodes them).
+void convert_moments(const ShardState& read, ShardedAdamW& optimizer) {
+  if (optimizer.name() == OptimizerName::adamw8bit) {
+    std::vector<Moments8bit>& coded = optimizer.moments8bit();
+    for (size_t u = 0; u < coded.size(); ++u) {
+      const Moments8bit host = Moments8bit::quantize(read.of(StateKind::exp_avg)[u], read.of(StateKind::exp_avg_sq)[u]);
+      for (auto [to, from] : {std::pair{&coded[u].m_codes, &host.m_codes}, {&coded[u].m_absmax, &host.m_absmax},
+                              {&coded[u].v_codes, &host.v_codes}, {&coded[u].v_absmax, &host.v_absmax}}) {
+        to->copy_(*from);
+      }
+    }
+    return;
+  }
+  for (size_t u = 0; u < optimizer.exp_avg().size(); ++u) {
+    optimizer.exp_avg()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_code)[u],
+                                                    read.of(StateKind::exp_avg_absmax)[u], DynamicMap::signed_values));
+    optimizer.exp_avg_sq()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_sq_code)[u],
+                                                       read.of(StateKind::exp_avg_sq_absmax)[u],
+                                                       DynamicMap::unsigned_values));
+  }
+}
+
+}  // namespace
+
 ShardState engine_state(FsdpEngine& engine) {
-  return {engine.model().master_shards(), engine.optimizer().exp_avg(), engine.optimizer().exp_avg_sq()};
+  ShardState state = moment_state(engine.optimizer());
+  state.of(StateKind::master) = engine.model().master_shards();
+  return state;
 }
 
 LoadedCheckpoint resume_engine(FsdpEngine& engine, const std::string& directory, int shard, Communicator& world) {
-  LoadedCheckpoint loaded = load_checkpoint(directory, engine.model().units(), shard, world, engine_state(engine));
+  const OptimizerName written_by = read_checkpoint_manifest(directory).optimizer;
+  ShardedAdamW& optimizer = engine.optimizer();
+  const std::vector<UnitLayout>& units = engine.model().units();
+  LoadedCheckpoint loaded;
+  if (written_by == optimizer.name()) {
+    loaded = load_checkpoint(directory, units, shard, world, engine_state(engine));
+  } else {
+    ShardState read = host_shard_state(units, /*with_moments=*/true, written_by);
+    read.of(StateKind::master) = engine.model().master_shards();
+    loaded = load_checkpoint(directory, units, shard, world, read);
+    convert_moments(read, optimizer);
+    log0("train: checkpoint ", directory, " holds ", enum_name(written_by), " moments; resumed as ",
+         enum_name(optimizer.name()), written_by == OptimizerName::adamw ? " (coded blockwise in 8 bits)" : " (decoded)");
+  }
   engine.model().refresh_compute_shards();
-  engine.optimizer().set_steps_taken(loaded.manifest.progress.optimizer_steps);
+  optimizer.set_steps_taken(loaded.manifest.progress.optimizer_steps);
   engine.scaler().restore(loaded.manifest.progress.scaler);
   return loaded;
 }

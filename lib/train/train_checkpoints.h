@@ -37,7 +37,8 @@ CheckpointIdentity checkpoint_identity(const TrainConfig& config, const ModelCon
 // Views of the engine's masters and AdamW moments (no copies).
 ShardState engine_state(FsdpEngine& engine);
 // Collective over `world`: reads checkpoint `directory` into the engine's masters and AdamW
-// moments (in place), restores the AdamW step count and the loss scaler.
+// moments (in place), restores the AdamW step count and the loss scaler. Moments of the other
+// optim.name are converted (adamw -> adamw8bit coded blockwise, the other way decoded).
 LoadedCheckpoint resume_engine(FsdpEngine& engine, const std::string& directory, int shard, Communicator& world);
 
 // metrics.jsonl of a resumed run: drops the records after `step` (written after the checkpoint

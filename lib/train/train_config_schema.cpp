@@ -121,6 +121,9 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "group of one, a head of its own): each forward copies only its batch's rows to the GPU");
 
   schema.section("optim", "AdamW, gradient clipping, learning-rate schedule");
+  schema.add(&c.optim.name, "name",
+      "AdamW's moments: adamw = fp32 (8 bytes per trained parameter), adamw8bit = bitsandbytes' blockwise "
+      "8-bit codes (2 bytes + 8 per 256)");
   schema.add(&c.optim.lr, "lr", "peak learning rate", above(0));
   schema.add(&c.optim.beta1, "beta1", "AdamW first-moment decay", within(0, 1, true));
   schema.add(&c.optim.beta2, "beta2", "AdamW second-moment decay", within(0, 1, true));

@@ -47,6 +47,12 @@ uint8_t dynamic_code(const float* map, float x) {
   return static_cast<uint8_t>(x < (lower + value) * 0.5f ? lower_pivot : pivot);
 }
 
+uint8_t zero_code(DynamicMap kind) {
+  static const uint8_t signed_zero = static_cast<uint8_t>((dynamic_map(DynamicMap::signed_values) == 0.0f).nonzero().item<int64_t>());
+  static const uint8_t unsigned_zero = static_cast<uint8_t>((dynamic_map(DynamicMap::unsigned_values) == 0.0f).nonzero().item<int64_t>());
+  return kind == DynamicMap::signed_values ? signed_zero : unsigned_zero;
+}
+
 at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind) {
   const at::Tensor values = dynamic_map(kind).to(codes.device()).index_select(0, codes.to(at::kLong));
   return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());

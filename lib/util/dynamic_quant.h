@@ -20,6 +20,8 @@ at::Tensor dynamic_map(DynamicMap kind = DynamicMap::signed_values);
 // The code of `x` (already scaled by 1 / absmax) in the sorted 256-value `map`: the kernel's
 // binary search and midpoint rule (kernels.cu dQuantize<0>).
 uint8_t dynamic_code(const float* map, float x);
+// The code of exactly 0 in `kind`'s map (what padding holds: a block's absmax ignores it).
+uint8_t zero_code(DynamicMap kind);
 // Codes [n] (uint8) with one absmax per block of 256 -> fp32 [n]: map value x its block's absmax.
 at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind);
 // Codes `n` values of one block: `*absmax` = their largest magnitude, each value x its fp32

@@ -11,6 +11,7 @@
 #include "hf/safetensors_checkpoint.h"
 #include "hf/safetensors_writer.h"
 #include "optim/adamw8bit.h"
+#include "optim/adamw_host.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   const std::vector<st::ElementRange> decayed = {{0, n}};
   std::vector<at::Tensor> after;
   for (int64_t step = 1; step <= grads.size(0); ++step) {
-    st::adamw8bit_host_step(param, moments, grads[step - 1], 1.0f, decayed, options, options.lr, step);
+    st::adamw8bit_host_step(param, moments, grads[step - 1], 1.0f, decayed, st::adamw_scalars(options, options.lr, step));
     after.push_back(param.clone());
   }
   st::write_safetensors_checkpoint(argv[2],
