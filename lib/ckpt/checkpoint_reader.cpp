@@ -113,7 +113,13 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
   if (!same_units) throw CheckpointError(prefix + ": its parameter units differ from this model's");
 }
 
-ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments, OptimizerName optimizer) {
+StoredRange stored_range(const UnitLayout& unit, int shard, StateKind kind) {
+  const int64_t stride = state_kind_stride(kind), first = unit.shard_offset(shard);
+  const int64_t end = first + unit.shard_numel;
+  return {first / stride, (end + stride - 1) / stride - first / stride};
+}
+
+ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments, OptimizerName optimizer, int shard) {
   std::vector<StateKind> kinds = {StateKind::master};
   if (with_moments) {
     const auto moments = optimizer == OptimizerName::adamw8bit
@@ -125,7 +131,7 @@ ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_mome
   ShardState state;
   for (StateKind kind : kinds) {
     for (const UnitLayout& unit : units) {
-      at::Tensor tensor = at::empty({unit.shard_numel / state_kind_stride(kind)}, state_kind_dtype(kind));
+      at::Tensor tensor = at::empty({stored_range(unit, shard, kind).count}, state_kind_dtype(kind));
       advise_huge_pages(tensor.data_ptr(), tensor.nbytes());  // a fault per 4 KiB page was half of a load
       state.of(kind).push_back(tensor);
     }
@@ -165,7 +171,8 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
     for (size_t u = 0; u < units.size(); ++u) {
       const UnitLayout& unit = units[u];
       // In stored values: [first, last) of the unit is this shard's, the rest of it padding.
-      const int64_t shard_values = unit.shard_numel / stride;
+      const StoredRange range = stored_range(unit, shard, kind);
+      const int64_t shard_values = range.count;
       at::Tensor destination = destinations[u];
       if (destination.numel() != shard_values) throw CheckpointError("checkpoint: destination of the wrong size");
       const bool direct = destination.is_cpu() && destination.is_contiguous() && destination.scalar_type() == dtype;
@@ -173,7 +180,7 @@ LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector
         staging = at::empty({shard_values}, dtype);
       }
       at::Tensor out = direct ? destination : staging.narrow(0, 0, shard_values);
-      const int64_t first = unit.shard_offset(shard) / stride;
+      const int64_t first = range.first;
       const int64_t last = std::max(first, std::min(first + shard_values, (unit.numel + stride - 1) / stride));
       out.narrow(0, last - first, shard_values - (last - first)).fill_(padding_value(kind));
       const int64_t old_shard_values = shard_numel_of(unit.numel, old_count, old_multiple) / stride;

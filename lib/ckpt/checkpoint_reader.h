@@ -23,9 +23,18 @@ struct LoadedCheckpoint {
   RngState rng;  // this shard's, when the shard count is unchanged; else empty
 };
 
-// Fresh host tensors, one per unit: masters, plus the moments `optimizer` keeps if `with_moments`.
+// The stored values of `kind` that shard `shard` of `unit` holds: [first, first + count). With
+// a stride (absmax per 256 elements), every block the shard overlaps, also one it shares with
+// the next shard in a geometry not aligned to blocks (an 8-bit checkpoint read for adamw).
+struct StoredRange {
+  int64_t first = 0, count = 0;
+};
+StoredRange stored_range(const UnitLayout& unit, int shard, StateKind kind);
+
+// Fresh host tensors of shard `shard`, one per unit: masters, plus the moments `optimizer`
+// keeps if `with_moments` (sized by stored_range).
 ShardState host_shard_state(const std::vector<UnitLayout>& units, bool with_moments,
-                            OptimizerName optimizer = OptimizerName::adamw);
+                            OptimizerName optimizer = OptimizerName::adamw, int shard = 0);
 
 // Throws CheckpointError unless the checkpoint was written for this model: the same config.json
 // fields and the same units, and for an adapter run the same adapters on the same base

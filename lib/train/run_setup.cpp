@@ -57,6 +57,16 @@ void log_adapters(const TrainConfig& config, const FsdpModel& model, ComputeDtyp
        frozen, " frozen in ", held, ")");
 }
 
+// What the optimizer's state costs here, so a switch to adamw8bit shows its saving.
+void log_optimizer(const OptimOptions& optim, FsdpEngine& engine) {
+  int64_t owned = 0;
+  for (const at::Tensor& master : engine.model().master_shards()) owned += master.numel();
+  const double bytes = static_cast<double>(engine.optimizer().state_bytes());
+  log0("train: optimizer ", enum_name(optim.name), ", moments ", bytes / (1024.0 * 1024.0), " MiB on rank 0 (",
+       owned > 0 ? bytes / static_cast<double>(owned) : 0.0, " bytes per owned parameter)",
+       optim.offload == Offload::cpu ? " in host memory" : "");
+}
+
 }  // namespace
 
 RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& options) {
@@ -133,6 +143,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   // The base with the adapters off is the reference: no second copy.
   if (adapters && online_reference) run.reference = std::make_unique<ReferenceModel>(run.engine->model());
   if (adapters) log_adapters(config, run.engine->model(), run.plan.compute_dtype);
+  log_optimizer(config.optim, *run.engine);
   if (run.resume_from) {
     const LoadedCheckpoint loaded = resume_engine(*run.engine, *run.resume_from, shard_rank, *run.host);
     restore_rng_state(loaded.rng, cuda_device_index(run.device));

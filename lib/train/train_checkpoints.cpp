@@ -167,9 +167,18 @@ ShardState moment_state(ShardedAdamW& optimizer) {
   return state;
 }
 
+// The fp32 moment of coded moments read for shard `shard` of `unit`: `absmax` covers the blocks
+// the shard overlaps, the first of them possibly begun by the shard before.
+at::Tensor decode_moment(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap map, const UnitLayout& unit,
+                         int shard) {
+  const int64_t into_block = unit.shard_offset(shard) % kDynamicBlockSize;
+  const at::Tensor scale = absmax.repeat_interleave(kDynamicBlockSize).narrow(0, into_block, codes.numel());
+  return dynamic_map(map).index_select(0, codes.to(at::kLong)) * scale;
+}
+
 // A checkpoint of the other optimizer: its moments, read as `read` holds them, into the
 // engine's (adamw -> adamw8bit codes them blockwise; adamw8bit -> adamw decodes them).
-void convert_moments(const ShardState& read, ShardedAdamW& optimizer) {
+void convert_moments(const ShardState& read, ShardedAdamW& optimizer, const std::vector<UnitLayout>& units, int shard) {
   if (optimizer.name() == OptimizerName::adamw8bit) {
     std::vector<Moments8bit>& coded = optimizer.moments8bit();
     for (size_t u = 0; u < coded.size(); ++u) {
@@ -182,11 +191,11 @@ void convert_moments(const ShardState& read, ShardedAdamW& optimizer) {
     return;
   }
   for (size_t u = 0; u < optimizer.exp_avg().size(); ++u) {
-    optimizer.exp_avg()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_code)[u],
-                                                    read.of(StateKind::exp_avg_absmax)[u], DynamicMap::signed_values));
-    optimizer.exp_avg_sq()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_sq_code)[u],
-                                                       read.of(StateKind::exp_avg_sq_absmax)[u],
-                                                       DynamicMap::unsigned_values));
+    optimizer.exp_avg()[u].copy_(decode_moment(read.of(StateKind::exp_avg_code)[u], read.of(StateKind::exp_avg_absmax)[u],
+                                               DynamicMap::signed_values, units[u], shard));
+    optimizer.exp_avg_sq()[u].copy_(decode_moment(read.of(StateKind::exp_avg_sq_code)[u],
+                                                  read.of(StateKind::exp_avg_sq_absmax)[u], DynamicMap::unsigned_values,
+                                                  units[u], shard));
   }
 }
 
@@ -206,10 +215,10 @@ LoadedCheckpoint resume_engine(FsdpEngine& engine, const std::string& directory,
   if (written_by == optimizer.name()) {
     loaded = load_checkpoint(directory, units, shard, world, engine_state(engine));
   } else {
-    ShardState read = host_shard_state(units, /*with_moments=*/true, written_by);
+    ShardState read = host_shard_state(units, /*with_moments=*/true, written_by, shard);
     read.of(StateKind::master) = engine.model().master_shards();
     loaded = load_checkpoint(directory, units, shard, world, read);
-    convert_moments(read, optimizer);
+    convert_moments(read, optimizer, units, shard);
     log0("train: checkpoint ", directory, " holds ", enum_name(written_by), " moments; resumed as ",
          enum_name(optimizer.name()), written_by == OptimizerName::adamw ? " (coded blockwise in 8 bits)" : " (decoded)");
   }

@@ -29,6 +29,17 @@ train_on() {
 
 same_weights() { cmp "$1/export/model.safetensors" "$2/export/model.safetensors" || fail "final weights differ: $1 vs $2"; }
 ckpt() { echo "$1/checkpoints/step_$(printf %08d "$2")"; }
+# close_losses <a.jsonl> <b.jsonl>: the train losses of steps 6-10 within 1% (other moments,
+# the same course; accuracies over 8 pairs are too coarse to compare).
+close_losses() {
+  python3 - "$1" "$2" <<'PY' || fail "losses of $1 and $2 are more than 1% apart"
+import json, sys
+losses = [{r["step"]: r["loss"] for r in map(json.loads, open(p)) if "loss" in r} for p in sys.argv[1:]]
+worst = max(abs(losses[0][s] - losses[1][s]) / losses[0][s] for s in range(6, 11))
+print(f"losses of steps 6-10: largest relative difference {worst:.3g} (tolerance 0.01)")
+sys.exit(worst > 0.01)
+PY
+}
 
 synth_data --dir "$work/data" --pairs 400
 case "$case_name" in
@@ -100,6 +111,45 @@ PY
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/straight" 5)"
     expect_output 'written by 2 rank\(s\), now 4'
     same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    ;;
+  adamw8bit_resume)
+    # 8-bit AdamW states (codes + absmax) resume bit-exactly, on other rank counts too, and a
+    # checkpoint of the other optimizer is converted (said so) rather than misread.
+    eight=(--optim.name=adamw8bit)
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/straight" --ckpt.every=5 "${eight[@]}"
+    grep -q '"optimizer": "adamw8bit"' "$(ckpt "$work/straight" 5)/manifest.json" || fail "manifest.json does not name adamw8bit"
+    /usr/bin/python3 - "$(ckpt "$work/straight" 5)/rank_00000.h5" <<'PY' || fail "rank file lacks the 8-bit states"
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+code, absmax = f["exp_avg_code.layer.0"], f["exp_avg_sq_absmax.layer.0"]
+assert code.dtype == "uint8" and absmax.dtype == "float32", (code.dtype, absmax.dtype)
+assert code.shape[0] % 256 == 0 and absmax.shape[0] == code.shape[0] // 256, (code.shape, absmax.shape)
+assert "exp_avg.layer.0" not in f
+PY
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/resumed" --resume "$(ckpt "$work/straight" 5)" "${eight[@]}"
+    expect_output 'resumed from .*step_00000005 at step 5 \(written by 2 rank\(s\), now 2\)'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resumed/metrics.jsonl" --tolerance 0 --from-step 6
+    same_weights "$work/straight" "$work/resumed"
+    for ranks in 1 4; do
+      train_on --exit 0 --ranks "$ranks" --micro 2 --accum $((4 / ranks)) --dir "$work/np$ranks" \
+        --resume "$(ckpt "$work/straight" 5)" "${eight[@]}"
+      expect_output "written by 2 rank\(s\), now $ranks"
+      same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/np$ranks/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    done
+    # Decoded moments are the coded ones exactly: step 6 updates as the 8-bit run does (step 7's
+    # loss is still the same; the grad norm sums over other shard bounds, so 1e-12, not 0); from
+    # step 7 on adamw keeps what 8 bits would round away.
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/decoded" --resume "$(ckpt "$work/straight" 5)"
+    expect_output 'holds adamw8bit moments; resumed as adamw \(decoded\)'
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/decoded/metrics.jsonl" --tolerance 1e-12 \
+      --from-step 6 --to-step 7
+    close_losses "$work/straight/metrics.jsonl" "$work/decoded/metrics.jsonl"
+    # fp32 moments coded: step 6 starts from the same weights, then follows the fp32 run closely.
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/fp32" --ckpt.every=5
+    train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/coded" --resume "$(ckpt "$work/fp32" 5)" "${eight[@]}"
+    expect_output 'holds adamw moments; resumed as adamw8bit \(coded blockwise in 8 bits\)'
+    same_metrics --expected "$work/fp32/metrics.jsonl" --actual "$work/coded/metrics.jsonl" --tolerance 1e-12 --from-step 6 --to-step 6
+    close_losses "$work/fp32/metrics.jsonl" "$work/coded/metrics.jsonl"
     ;;
   resume_resharded)
     # 4 -> 2 ranks at a global batch of 8, and 2 -> 3 ranks at 12: the same samples in the same order.

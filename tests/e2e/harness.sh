@@ -84,21 +84,24 @@ metric() {
   $metrics_check value "$file" "$key" "$pick"
 }
 
-# same_metrics --expected <a.jsonl> --actual <b.jsonl> --tolerance <relative> [--from-step N]:
-# every record's loss-like values agree (0 = bit-identical); with --from-step, the train records
-# from step N on, with all their loss, reward, log-prob and lr values.
+# same_metrics --expected <a.jsonl> --actual <b.jsonl> --tolerance <relative> [--from-step N
+#              [--to-step M]]: every record's loss-like values agree (0 = bit-identical); with
+# --from-step, the train records from step N on (up to M), with all their loss, reward,
+# log-prob and lr values.
 same_metrics() {
-  local expected="" actual="" tolerance="" from=()
+  local expected="" actual="" tolerance="" from=() to=()
   while [ $# -gt 0 ]; do
     case $1 in
       --expected) expected=$2; shift 2 ;;
       --actual) actual=$2; shift 2 ;;
       --tolerance) tolerance=$2; shift 2 ;;
       --from-step) from=("$2"); shift 2 ;;
+      --to-step) to=("$2"); shift 2 ;;
       *) fail "same_metrics: unknown flag $1" ;;
     esac
   done
-  $metrics_check same "$expected" "$actual" "$tolerance" "${from[@]}" || fail "metrics differ: $expected vs $actual"
+  [ ${#to[@]} = 0 ] || [ ${#from[@]} = 1 ] || fail "same_metrics: --to-step needs --from-step"
+  $metrics_check same "$expected" "$actual" "$tolerance" "${from[@]}" "${to[@]}" || fail "metrics differ: $expected vs $actual"
 }
 
 # expect_learned --file <metrics.jsonl> --loss-drop <d> [--at-least <key>=<min> ...]: the loss

@@ -2,9 +2,10 @@
 """The e2e scripts' one reader of metrics.jsonl (called through harness.sh's helpers).
 
   metrics_check.py value FILE KEY first|last|count|steps   a value of the records with KEY
-  metrics_check.py same EXPECTED ACTUAL TOLERANCE [FROM]   every record's loss-like values agree;
-                                                           FROM: only train records from that step,
-                                                           with all their loss, reward and lr values
+  metrics_check.py same EXPECTED ACTUAL TOLERANCE [FROM [TO]]  every record's loss-like values agree;
+                                                           FROM (TO): only train records from (up
+                                                           to) that step, with all their loss,
+                                                           reward and lr values
   metrics_check.py learned FILE DROP [KEY=MIN ...]         loss fell by more than DROP (finite),
                                                            and each KEY's last value >= MIN
 """
@@ -37,12 +38,13 @@ def value(path, key, pick):
     return str(found[0] if pick == "first" else found[-1])
 
 
-def same(expected, actual, tolerance, first=None):
+def same(expected, actual, tolerance, first=None, last=None):
     ra, rb = records(expected), records(actual)
     keys = SAME_KEYS
     if first is not None:
         keys = TRAIN_KEYS
-        ra, rb = [[r for r in rs if "loss" in r and r["step"] >= first] for rs in (ra, rb)]
+        end = last if last is not None else math.inf
+        ra, rb = [[r for r in rs if "loss" in r and first <= r["step"] <= end] for rs in (ra, rb)]
     if not len(ra) == len(rb) > 0:
         print(f"{len(ra)} records vs {len(rb)}")
         return False
@@ -79,7 +81,8 @@ def main(argv):
         return 0
     if command == "same":
         first = int(args[3]) if len(args) > 3 else None
-        return 0 if same(args[0], args[1], float(args[2]), first) else 1
+        last = int(args[4]) if len(args) > 4 else None
+        return 0 if same(args[0], args[1], float(args[2]), first, last) else 1
     if command == "learned":
         return 0 if learned(args[0], float(args[1]), args[2:]) else 1
     sys.exit(f"unknown command {command}")

@@ -189,6 +189,26 @@ case "$case_name" in
     same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np2/metrics.jsonl" --tolerance 1e-5
     same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
     ;;
+  adamw8bit_learns_like_adamw)
+    # The demo job with 8-bit AdamW states ends where adamw does (reward accuracy within 0.02),
+    # and 1, 2 and 4 ranks code the same blocks.
+    synth_data --dir "$work/data" --pairs 1000
+    for name in adamw adamw8bit; do
+      train_run --ranks 2 --dir "$work/$name" --optim.name=$name --train.max_steps=60 --train.eval_every=0
+    done
+    expect_output 'train: optimizer adamw8bit, moments [0-9.]+ MiB on rank 0 \(2.03[0-9]* bytes per owned parameter\)'
+    for key in eval/rewards/accuracies rewards/accuracies; do
+      full=$(metric --file "$work/adamw/metrics.jsonl" --key "$key" --pick last)
+      eight=$(metric --file "$work/adamw8bit/metrics.jsonl" --key "$key" --pick last)
+      python3 -c "import sys; sys.exit(abs($full - $eight) > 0.02)" ||
+        fail "$key at the end: adamw $full, adamw8bit $eight (more than 0.02 apart)"
+    done
+    expect_learned --file "$work/adamw8bit/metrics.jsonl" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
+    for ranks in 1 4; do
+      train_run --ranks "$ranks" --dir "$work/np$ranks" --optim.name=adamw8bit --train.max_steps=20
+    done
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
+    ;;
   uneven_last_batch)
     # 25 pairs, global batch 8: each epoch ends with one pair, so on 2 ranks one rank has no
     # micro-batch in that step and runs a zero-weight one; the result must match 1 rank.

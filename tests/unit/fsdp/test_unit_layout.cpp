@@ -53,6 +53,34 @@ TEST(UnitLayout, UnitsTileTheModelForEveryGroupSize) {
   EXPECT_EQ(head.params[0].spec.name, model_param_name(ModelParam::final_norm));
 }
 
+// adamw8bit's geometry: every shard whole blocks of 256 (a block never spans two ranks), the
+// padding less than one block per rank; the adapters' empty units too.
+TEST(UnitLayout, ShardsAreWholeMultiplesWhenAsked) {
+  const ModelConfig config = preset_config("debug");
+  for (int group = 1; group <= 5; ++group) {
+    const auto plain = build_unit_layouts(config, group);
+    const auto blocked = build_unit_layouts(config, group, 256);
+    ASSERT_EQ(plain.size(), blocked.size());
+    for (size_t u = 0; u < blocked.size(); ++u) {
+      const UnitLayout& unit = blocked[u];
+      EXPECT_EQ(unit.numel, plain[u].numel);
+      EXPECT_EQ(unit.shard_numel % 256, 0) << unit.name << ", group " << group;
+      EXPECT_EQ(unit.shard_numel * group, unit.padded_numel);
+      EXPECT_GE(unit.padded_numel, unit.numel);
+      EXPECT_LT(unit.padded_numel - unit.numel, 256 * group) << unit.name << ", group " << group;
+      EXPECT_EQ(unit.shard_numel, shard_numel_of(unit.numel, group, 256));
+    }
+    for (const UnitLayout& unit : build_adapter_unit_layouts(config, {LoraTarget::q, LoraTarget::v}, 4, group, 256)) {
+      EXPECT_EQ(unit.shard_numel % 256, 0) << unit.name;
+      EXPECT_GT(unit.shard_numel, 0) << unit.name;
+    }
+  }
+  EXPECT_EQ(shard_numel_of(1000, 3), 334);
+  EXPECT_EQ(shard_numel_of(1000, 3, 256), 512);
+  EXPECT_EQ(shard_numel_of(0, 2, 256), 256);
+  EXPECT_THROW(build_unit_layouts(config, 2, 0), ConfigError);
+}
+
 TEST(UnitLayout, OverlapOfAParameterWithARange) {
   const ParamSlot slot{{"w", {10}, ParamInit::normal, {}}, 20};  // elements [20, 30) of the flat vector
   EXPECT_EQ(overlap(slot, 0, 20).length, 0);
