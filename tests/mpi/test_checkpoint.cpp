@@ -1,5 +1,6 @@
 // Sharded checkpoints across rank counts: a checkpoint saved by this world (sync and async)
-// reads back into any shard count with every element in place (resharding); a corrupt or
+// reads back into any shard count with every element in place (resharding), adamw8bit's coded
+// moments too; a corrupt or
 // missing rank file and another model are named; the parallel HF export holds exactly the
 // masters (fp32) or their bf16 rounding, and loads back into shards with identical log-probs.
 #include <ATen/ATen.h>
@@ -20,6 +21,7 @@
 #include "fsdp_test_support.h"
 #include "hf/presets.h"
 #include "mpi_test_main.h"
+#include "util/dynamic_quant.h"
 #include "util/errors.h"
 
 namespace st {
@@ -129,6 +131,58 @@ TEST_F(SharedDirTest, ReadsOnlyTheKindsAskedIntoAnyTensor) {
   const ShardState expected = expected_state(units, rank());
   for (size_t u = 0; u < units.size(); ++u) {
     EXPECT_TRUE(at::equal(into.of(StateKind::master)[u].to(at::kFloat), expected.of(StateKind::master)[u])) << units[u].name;
+  }
+}
+
+// adamw8bit's state, whatever the geometry: codes by element (padding: the code of 0),
+// absmax by block (blocks wholly past the unit: 0).
+at::Tensor expected_8bit(StateKind kind, const UnitLayout& unit, int shard) {
+  const StoredRange range = stored_range(unit, shard, kind);
+  const at::Tensor index = at::arange(range.first, range.first + range.count, at::kLong);
+  const int64_t stride = state_kind_stride(kind);
+  const bool real_m = kind == StateKind::exp_avg_code;
+  if (stride == 1) {
+    const uint8_t zero = zero_code(real_m ? DynamicMap::signed_values : DynamicMap::unsigned_values);
+    return index.remainder(real_m ? 251 : 241).to(at::kByte).masked_fill(index >= unit.numel, zero);
+  }
+  const double sign = kind == StateKind::exp_avg_absmax ? 1.0 : 0.5;
+  return (sign * (index.to(at::kDouble) + 1.0)).to(at::kFloat).masked_fill(index * stride >= unit.numel, 0.0);
+}
+
+constexpr StateKind k8bitKinds[] = {StateKind::exp_avg_code, StateKind::exp_avg_absmax, StateKind::exp_avg_sq_code,
+                                    StateKind::exp_avg_sq_absmax};
+
+// 8-bit states saved by this world (shards of whole blocks) read back into any block-aligned
+// shard count, and for adamw's unaligned geometry too (the absmax of every block a shard
+// overlaps: what decoding needs), the padding holding the code of 0.
+TEST_F(SharedDirTest, EightBitStatesReadBackIntoAnyShardCount) {
+  const ModelConfig config = test_model();
+  const std::vector<UnitLayout> units = build_unit_layouts(config, size(), 256);
+  CheckpointIdentity identity{to_hf_config_json(config), "test model", units, "[train]\n", nullptr,
+                              OptimizerName::adamw8bit};
+  CheckpointWriter writer(dir_.string(), CkptOptions{}, identity, world_communicator(), {rank(), size(), true});
+  ShardState state = host_shard_state(units, true, OptimizerName::adamw8bit, rank());
+  for (StateKind kind : k8bitKinds) {
+    for (size_t u = 0; u < units.size(); ++u) state.of(kind)[u] = expected_8bit(kind, units[u], rank());
+  }
+  writer.save(TrainProgress{}, state, {});
+  const fs::path checkpoint = dir_ / step_directory_name(0);
+  EXPECT_EQ(read_checkpoint_manifest(checkpoint.string()).optimizer, OptimizerName::adamw8bit);
+  for (int64_t multiple : {int64_t{256}, int64_t{1}}) {
+    for (int shards : {1, 2, 3, 5}) {
+      const std::vector<UnitLayout> layout = build_unit_layouts(config, shards, multiple);
+      for (int shard = 0; shard < shards; ++shard) {
+        const ShardState read = host_shard_state(layout, true, OptimizerName::adamw8bit, shard);
+        load_checkpoint(checkpoint.string(), layout, shard, world_communicator(), read);
+        for (StateKind kind : k8bitKinds) {
+          for (size_t u = 0; u < layout.size(); ++u) {
+            ASSERT_TRUE(at::equal(read.of(kind)[u], expected_8bit(kind, layout[u], shard)))
+                << state_kind_name(kind) << " of " << layout[u].name << ", shard " << shard << " of " << shards
+                << ", multiple " << multiple;
+          }
+        }
+      }
+    }
   }
 }
 

@@ -155,6 +155,21 @@ TEST_F(CheckpointFilesTest, ManifestRoundTrips) {
   ASSERT_EQ(r.shard_count(), 2);
   EXPECT_EQ(r.files[0].crc32, 0xdeadbeefu);
   EXPECT_EQ(r.files[1].bytes, 200u);
+  EXPECT_EQ(r.optimizer, OptimizerName::adamw);
+  CheckpointManifest eight = m;
+  eight.optimizer = OptimizerName::adamw8bit;
+  std::ofstream(dir_ / kCheckpointManifestName, std::ios::trunc) << format_checkpoint_manifest(eight);
+  EXPECT_EQ(read_checkpoint_manifest(dir_.string()).optimizer, OptimizerName::adamw8bit);
+}
+
+// Checkpoints from before optim.name hold fp32 moments.
+TEST_F(CheckpointFilesTest, AManifestWithoutAnOptimizerIsAdamW) {
+  CheckpointManifest m = sample_manifest();
+  m.optimizer = OptimizerName::adamw8bit;
+  nlohmann::json json = nlohmann::json::parse(format_checkpoint_manifest(m));
+  json.erase("optimizer");
+  std::ofstream(dir_ / kCheckpointManifestName) << json.dump();
+  EXPECT_EQ(read_checkpoint_manifest(dir_.string()).optimizer, OptimizerName::adamw);
 }
 
 void expect_manifest_error(const fs::path& dir, const std::string& text, const std::string& expected) {
@@ -185,6 +200,9 @@ TEST_F(CheckpointFilesTest, BadManifestsAreNamed) {
   json = nlohmann::json::parse(format_checkpoint_manifest(sample_manifest()));
   json["progress"]["global_batch"] = -1;
   expect_manifest_error(dir_, json.dump(), "'global_batch' is out of range (-1)");
+  json = nlohmann::json::parse(format_checkpoint_manifest(sample_manifest()));
+  json["optimizer"] = "lion";
+  expect_manifest_error(dir_, json.dump(), "field 'optimizer' is \"lion\", not one of adamw|adamw8bit");
 }
 
 TEST_F(CheckpointFilesTest, UnrecordedGlobalBatchReadsAsZero) {
