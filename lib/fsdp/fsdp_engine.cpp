@@ -59,8 +59,61 @@ bool FsdpEngine::gradients_overflowed(CommBytes& comm) {
   return read_to_host(bad).item<float>() > 0.0f;  // fp16 only: its one read per step
 }
 
+StepOutcome FsdpEngine::step_in_backward(const MicroBatchLoss& loss, double lr) {
+  StepOutcome outcome;
+  model_->comm_bytes() = {};
+  model_->zero_grad();
+  optimizer_->begin_step(lr);
+  const std::vector<at::Tensor> copies = model_->compute_copies();
+  const size_t units = model_->units().size();
+  // Each unit's sum of squares apart, added in unit order after backward: global_grad_clip's sum.
+  std::vector<at::Tensor> squares(units);
+  bool copies_written = !copies.empty();
+  Timer phase;
+  double optimizer_seconds = 0.0;
+  model_->consume_gradients([&](size_t unit, const at::Tensor& grad) {
+    const Timer update;
+    squares[unit] = at::zeros({1}, at::TensorOptions(at::kDouble).device(grad.device()));
+    add_sum_of_squares(grad, squares[unit]);
+    const bool written = optimizer_->step_unit(unit, model_->master_shards()[unit], grad,
+                                               copies.empty() ? at::Tensor() : copies[unit]);
+    copies_written = copies_written && written;
+    optimizer_seconds += update.seconds();
+  });
+  struct ConsumerOff {
+    FsdpModel& model;
+    ~ConsumerOff() { model.consume_gradients({}); }
+  } consumer_off{*model_};
+  const at::Tensor value = loss(*model_, 0);
+  outcome.loss = value.detach().to(at::kDouble);
+  if (options_.sync_phases) compat::synchronize_compute(options_.model.device);
+  outcome.phases.forward = phase.seconds();
+  phase.reset();
+  torch::autograd::backward({value});
+  if (options_.sync_phases) compat::synchronize_compute(options_.model.device);
+  outcome.phases.backward = phase.seconds() - optimizer_seconds;
+  outcome.phases.optimizer = optimizer_seconds;
+  phase.reset();
+  at::Tensor norm = at::zeros({1}, at::TensorOptions(at::kDouble).device(options_.model.device));
+  for (const at::Tensor& unit_squares : squares) norm.add_(unit_squares);
+  groups_.shard->all_reduce(norm, ReduceOp::sum);
+  outcome.grad_norm = norm.sqrt_();
+  model_->refresh_compute_shards(copies_written);
+  outcome.comm = model_->comm_bytes();
+  if (groups_.shard->size() > 1) outcome.comm.all_reduce += static_cast<int64_t>(sizeof(double));
+  outcome.phases.optimizer += phase.seconds();
+  return outcome;
+}
+
 StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, double lr) {
   if (micro_batches < 1) throw ConfigError("a step needs at least one micro-batch");
+  if (options_.optim.step_in_backward) {
+    if (micro_batches != 1 || options_.loss_scaling || options_.optim.grad_clip > 0.0) {
+      throw ConfigError("optim.step_in_backward = true needs one micro-batch per step (this one has " +
+                        std::to_string(micro_batches) + "), no fp16 loss scaling and optim.grad_clip = 0");
+    }
+    return step_in_backward(loss, lr);
+  }
   StepOutcome outcome;
   model_->comm_bytes() = {};
   CommBytes engine_comm;  // the engine's own collectives; the model counts its gathers and reductions

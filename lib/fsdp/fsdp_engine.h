@@ -1,6 +1,8 @@
 // One optimizer step of the sharded model: gradient accumulation over micro-batches, optional
 // dynamic loss scaling (fp16; skipped steps), global grad-norm clipping, sharded AdamW (on the
-// host with offload), and the refresh of the compute-dtype shards. Reports the step's
+// host with offload), and the refresh of the compute-dtype shards. With optim.step_in_backward
+// each unit is updated inside backward as its gradient shard is ready (one micro-batch, no
+// clipping or loss scaling): the same numbers, without a full set of gradient shards. Reports the step's
 // collective bytes and the engine's memory by category. Objectives live with the caller.
 #pragma once
 
@@ -60,6 +62,7 @@ class FsdpEngine {
 
  private:
   bool gradients_overflowed(CommBytes& comm);  // collective; counts its all-reduce in `comm`
+  StepOutcome step_in_backward(const MicroBatchLoss& loss, double lr);
 
   ShardingGroups& groups_;
   EngineOptions options_;

@@ -59,7 +59,7 @@ std::vector<at::Tensor>& FsdpModel::grad_shards() {
   if (options_.frozen) throw ModelError("FSDP: a frozen model has no gradients");
   drain_reductions();
   for (size_t u = 0; u < grads_.size(); ++u) {
-    if (!written_[u]) grads_[u].zero_();
+    if (!written_[u]) grad_shard(u).zero_();
     written_[u] = true;
   }
   return grads_;
@@ -68,6 +68,34 @@ std::vector<at::Tensor>& FsdpModel::grad_shards() {
 void FsdpModel::zero_grad() {
   drain_reductions();
   written_.assign(grads_.size(), false);
+}
+
+void FsdpModel::consume_gradients(GradientConsumer consumer) {
+  drain_reductions();
+  consumer_ = std::move(consumer);
+  handed_over_.assign(grads_.size(), false);
+  if (!consumer_) return;
+  for (at::Tensor& grad : grads_) grad = at::Tensor();  // from now on a unit's shard lives while it is reduced
+}
+
+at::Tensor& FsdpModel::grad_shard(size_t unit) {
+  at::Tensor& grad = grads_[unit];
+  if (grad.defined()) return grad;
+  // Only with a consumer, whose pass began with zero_grad (written_ false: the first
+  // contribution overwrites). Direct writes cover the unit's elements, so the padding is zeroed.
+  const UnitLayout& layout = units_[unit];
+  grad = at::empty({layout.shard_numel}, at::TensorOptions(at::kFloat).device(options_.device));
+  const int64_t real = std::clamp<int64_t>(layout.numel - layout.shard_offset(groups_.shard->rank()), 0, layout.shard_numel);
+  grad.narrow(0, real, layout.shard_numel - real).zero_();
+  return grad;
+}
+
+void FsdpModel::hand_over(size_t unit) {
+  if (!consumer_ || handed_over_[unit]) return;
+  handed_over_[unit] = true;
+  if (!written_[unit]) grad_shard(unit).zero_();
+  consumer_(unit, grads_[unit]);
+  grads_[unit] = at::Tensor();
 }
 
 void FsdpModel::set_recompute(std::vector<Recompute> plan) {
@@ -113,7 +141,7 @@ EngineMemory FsdpModel::memory() const {
       memory.params += storage_bytes(base_.shards[u]);
       if (base_.shards[u].device() != options_.device) memory.offloaded += storage_bytes(base_.shards[u]);
     }
-    if (!options_.frozen) memory.grads += storage_bytes(grads_[u]);
+    if (!options_.frozen && grads_[u].defined()) memory.grads += storage_bytes(grads_[u]);
   }
   memory.gathered_peak = gathered_peak_;
   return memory;
@@ -221,14 +249,14 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
     target.unit = needed;
     target.direct = direct;
     if (direct) {
-      target.flat = grads_[needed];
+      target.flat = grad_shard(needed);
       target.overwrite = !written_[needed];
       written_[needed] = true;
     } else if (units_[needed].numel == 0) {
-      target.flat = at::empty({0}, grads_[needed].options());  // no parameters, nothing to reduce
+      target.flat = at::empty({0}, at::TensorOptions(at::kFloat).device(options_.device));  // nothing to reduce
     } else {
       const UnitLayout& layout = units_[needed];
-      target.flat = at::empty({layout.padded_numel}, grads_[needed].options());
+      target.flat = at::empty({layout.padded_numel}, at::TensorOptions(at::kFloat).device(options_.device));
       target.flat.narrow(0, layout.numel, layout.padded_numel - layout.numel).zero_();
     }
     targets.push_back(std::move(target));
@@ -240,9 +268,10 @@ void FsdpModel::finish_backward(size_t unit, std::vector<GradTarget>& targets) {
   std::vector<Reduction> previous;
   previous.swap(reductions_);
   for (GradTarget& target : targets) {
-    if (!target.direct && units_[target.unit].numel > 0) start_reduction(target.unit, target.flat);
+    if (!target.direct && units_[target.unit].numel > 0) start_reduction(target.unit, target.flat, target.unit == unit);
   }
   complete(previous);  // while this unit's reductions are in flight
+  if (writes_shards_directly()) hand_over(unit);
   for (size_t gathered : units_needed_by(unit)) {
     // A kept embedding serves the embedding unit's backward, still to come.
     if (gathered == unit || !keep_until_backward_) release(gathered);
@@ -250,20 +279,23 @@ void FsdpModel::finish_backward(size_t unit, std::vector<GradTarget>& targets) {
   if (unit == 0) {  // the last unit of a backward pass
     drain_reductions();
     gathered_.clear();
+    for (size_t u = 0; consumer_ && u < grads_.size(); ++u) hand_over(u);  // units nothing reached
+    handed_over_.assign(handed_over_.size(), false);
   }
 }
 
-void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad) {
+void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad, bool last) {
   Reduction reduction{unit, {}, {}};
+  reduction.last = last;
   const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
   const at::Tensor full = flat_grad.to(options_.reduce_dtype).contiguous();
   // The step's first contribution is reduced straight into the fp32 shard, later ones added.
   reduction.written = !written_[unit] && full.scalar_type() == at::kFloat;
   if (reduction.written) written_[unit] = true;
   if (groups_.shard->size() == 1) {
-    reduction.shard = reduction.written ? grads_[unit].copy_(full) : full;
+    reduction.shard = reduction.written ? grad_shard(unit).copy_(full) : full;
   } else {
-    reduction.shard = reduction.written ? grads_[unit] : at::empty({units_[unit].shard_numel}, full.options());
+    reduction.shard = reduction.written ? grad_shard(unit) : at::empty({units_[unit].shard_numel}, full.options());
     reduction.work = groups_.shard->reduce_scatter_async(reduction.shard, full, ReduceOp::avg);
     comm_.reduce_scatter += storage_bytes(full);
   }
@@ -280,14 +312,16 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
       groups_.replica->all_reduce(reduction.shard, ReduceOp::avg);
       comm_.all_reduce += storage_bytes(reduction.shard);
     }
-    if (reduction.written) continue;
-    at::Tensor& grad = grads_[reduction.unit];
-    if (written_[reduction.unit]) {
-      grad.add_(reduction.shard);
-    } else {
-      grad.copy_(reduction.shard);
-      written_[reduction.unit] = true;
+    if (!reduction.written) {
+      at::Tensor& grad = grad_shard(reduction.unit);
+      if (written_[reduction.unit]) {
+        grad.add_(reduction.shard);
+      } else {
+        grad.copy_(reduction.shard);
+        written_[reduction.unit] = true;
+      }
     }
+    if (reduction.last) hand_over(reduction.unit);
   }
   reductions.clear();
 }

@@ -15,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -82,6 +83,13 @@ class FsdpModel {
   std::vector<at::Tensor>& grad_shards();
   // Starts a new accumulation: the next contribution to each unit writes instead of adding.
   void zero_grad();
+  // The optimizer step inside backward (optim.step_in_backward): while set, each backward pass
+  // hands every unit's final gradient shard (reduced, averaged) to `consumer` once, as soon as
+  // its last contribution is in (a unit's own backward: the tied head's share of the embedding
+  // comes earlier), and frees it; a unit with no contribution gets zeros when the pass ends.
+  // No full set of gradient shards ever lives. Empty = off: gradients accumulate in grad_shards().
+  using GradientConsumer = std::function<void(size_t unit, const at::Tensor& grad)>;
+  void consume_gradients(GradientConsumer consumer);
   // The compute-dtype shards when they are a copy apart from the masters (else empty), for an
   // optimizer that writes them in the same pass as the masters.
   std::vector<at::Tensor> compute_copies() const;
@@ -131,6 +139,7 @@ class FsdpModel {
     at::Tensor shard;
     Work work;
     bool written = false;  // reduced straight into the gradient shard
+    bool last = false;     // the unit's last contribution of the pass (its own backward)
   };
   void start_gather(size_t unit);
   // This unit's shard in the compute dtype: the kept copy, or the master cast now.
@@ -140,7 +149,9 @@ class FsdpModel {
   UnitFlats wait_gathered(size_t unit);
   at::Tensor run_units(const TokenBatch& batch);
   void release(size_t unit);
-  void start_reduction(size_t unit, const at::Tensor& flat_grad);
+  void start_reduction(size_t unit, const at::Tensor& flat_grad, bool last);
+  at::Tensor& grad_shard(size_t unit);  // allocated when first needed (freed by a consumer)
+  void hand_over(size_t unit);          // to the consumer, if any, then freed
   bool gathers_in_backward(size_t unit) const;
   void drain_reductions();
   void complete(std::vector<Reduction>& reductions);
@@ -154,6 +165,8 @@ class FsdpModel {
   FsdpModelOptions options_;
   std::vector<at::Tensor> master_, compute_, grads_;
   std::vector<bool> written_;     // grads_[u] holds this accumulation's first contribution
+  GradientConsumer consumer_;
+  std::vector<bool> handed_over_;  // this pass, with a consumer
   at::Tensor inverse_frequencies_;  // rotary, on the device once
   bool differentiating_ = false;  // the forward in progress will be differentiated
   std::map<size_t, Gathered> gathered_;

@@ -47,6 +47,9 @@ struct OptimOptions {
   double warmup_ratio = 0.0;
   double min_lr_ratio = 0.0;
   Offload offload = Offload::none;
+  // Each unit's update right after its gradient is reduced in backward, its gradient shard then
+  // freed (needs grad_clip = 0 and one micro-batch per step: train_config_validate.cpp).
+  bool step_in_backward = false;
 };
 
 // Elements every shard of a trained unit is a multiple of: adamw8bit's quantization block, so

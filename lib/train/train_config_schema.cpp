@@ -136,6 +136,10 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.optim.warmup_ratio, "warmup_ratio", "warmup as a fraction of all steps", within(0, 1, true));
   schema.add(&c.optim.min_lr_ratio, "min_lr_ratio", "cosine_with_min_lr floor as a fraction of lr", within(0, 1, false));
   schema.add(&c.optim.offload, "offload", "where the AdamW state (fp32 masters, moments) lives");
+  schema.add(&c.optim.step_in_backward, "step_in_backward",
+      "update each unit as soon as backward has reduced its gradient and free that gradient shard: no full "
+      "set of gradient shards lives (4 bytes per parameter less); needs optim.grad_clip = 0, one micro-batch "
+      "per step (train.grad_accum = 1, data.micro_batch_tokens = 0) and no fp16");
 
   schema.section("dist", "communication, sharding, topology, watchdog");
   schema.add(&c.dist.backend, "backend", "collectives backend; auto = nccl with GPUs, else mpi");

@@ -70,6 +70,23 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
                    "conflicts with optim.warmup_steps = " + std::to_string(o.warmup_steps) +
                        problems.where("optim.warmup_steps") + "; set only one of them");
 
+  if (o.step_in_backward) {
+    const std::string why = " with optim.step_in_backward = true";
+    problems.require(o.grad_clip == 0.0, "optim.grad_clip", o.grad_clip,
+                     "must be 0" + why + ": a unit is updated before the gradients of the units below it "
+                     "exist, so the global norm that clipping divides by is not known yet");
+    const bool one_accumulation = t.grad_accum == 1 || (t.grad_accum == 0 && world_size > 0 && t.global_batch > 0 &&
+                                                        t.global_batch == t.micro_batch * world_size);
+    problems.require(one_accumulation, "train.grad_accum", t.grad_accum,
+                     "must be 1" + why + ": the first micro-batch's update would come before the others' "
+                     "gradients (raise train.micro_batch instead)");
+    problems.require(c.data.micro_batch_tokens == 0, "data.micro_batch_tokens", c.data.micro_batch_tokens,
+                     "must be 0" + why + ": a token budget can split a step's batch into several micro-batches");
+    problems.require(t.dtype != ComputeDtype::fp16, "train.dtype", t.dtype,
+                     "fp16 needs loss scaling, which checks every gradient for overflow before any update; "
+                     "use bf16" + why);
+  }
+
   const auto& d = c.dist;
   if (world_size > 0 && d.ranks_per_node > 0 && world_size % d.ranks_per_node != 0) {
     problems.add("dist.ranks_per_node = " + std::to_string(d.ranks_per_node) +

@@ -209,6 +209,32 @@ case "$case_name" in
     done
     same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
     ;;
+  step_in_backward_equals_ordinary_step)
+    # optim.step_in_backward changes when each unit is updated, not what: the same weights and
+    # metrics bit for bit on 1, 2 and 4 ranks (8-bit moments and LoRA on 2).
+    synth_data --dir "$work/data" --pairs 300
+    one_step=(--train.grad_accum=1 --train.global_batch=0 --optim.grad_clip=0 --train.max_steps=8 --train.log_every=1
+      --ckpt.export=true --ckpt.export_dtype=fp32)
+    for variant in np1 np2 np4 adamw8bit lora; do
+      ranks=2 extra=()
+      case $variant in
+        np*) ranks=${variant#np} ;;
+        adamw8bit) extra=(--optim.name=adamw8bit) ;;
+        lora) extra=(--train.method=lora --lora.r=4) ;;
+      esac
+      for mode in false true; do
+        run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+          --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$work/$variant-$mode" \
+          --train.micro_batch=$((8 / ranks)) "${one_step[@]}" "${extra[@]}" --optim.step_in_backward=$mode
+      done
+      weights=model.safetensors
+      [ "$variant" = lora ] && weights=adapter_model.safetensors
+      cmp "$work/$variant-false/export/$weights" "$work/$variant-true/export/$weights" ||
+        fail "$variant: the step inside backward changed the weights"
+      same_metrics --expected "$work/$variant-false/metrics.jsonl" --actual "$work/$variant-true/metrics.jsonl" \
+        --tolerance 0 --from-step 1
+    done
+    ;;
   uneven_last_batch)
     # 25 pairs, global batch 8: each epoch ends with one pair, so on 2 ranks one rank has no
     # micro-batch in that step and runs a zero-weight one; the result must match 1 rank.
@@ -237,7 +263,16 @@ case "$case_name" in
     expect_output 'has no ref_chosen_logp/ref_rejected_logp; run `shardtune precompute-ref'
     run --exit 1 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r6" --train.stage=sft --train.grad_accum=4
     expect_output 'holds dpo pairs but the stage trains on sft pairs'
-    for dir in r1 r2 r3 r4 r5 r6; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
+    # The step inside backward, asked for where it cannot hold: every reason at once, by name.
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r7" --optim.step_in_backward=true \
+      --train.grad_accum=4 --train.dtype=fp16
+    expect_output 'optim.grad_clip = 1 \(.*\) must be 0 with optim.step_in_backward = true: a unit is updated before'
+    expect_output 'train.grad_accum = 4 \(command line\) must be 1 with optim.step_in_backward = true'
+    expect_output 'train.dtype = fp16 \(command line\) fp16 needs loss scaling'
+    run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r8" --optim.step_in_backward=true \
+      --optim.grad_clip=0 --train.grad_accum=1 --train.global_batch=0 --data.packing=true --data.micro_batch_tokens=512
+    expect_output 'data.micro_batch_tokens = 512 \(command line\) must be 0 with optim.step_in_backward = true'
+    for dir in r1 r2 r3 r4 r5 r6 r7 r8; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
     # An earlier run's outputs are kept unless train.overwrite is set.
     train_run --ranks 1 --dir "$work/done" --train.max_steps=2
     cp "$work/done/metrics.jsonl" "$work/before.jsonl"

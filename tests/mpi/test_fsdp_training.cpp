@@ -6,6 +6,7 @@
 // stay close to fp32, and casting the compute copy per gather equals keeping it; a step reads nothing back to the host until the caller logs.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include "data/collate.h"
 #include "fsdp/fsdp_engine.h"
@@ -96,6 +97,39 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
   }
 }
 
+// optim.step_in_backward: each unit updated as its gradient is reduced equals the ordinary step
+// bit for bit (masters, losses, grad norms), fp32 and 8-bit moments, every strategy.
+TEST_P(FsdpTraining, StepInBackwardEqualsTheOrdinaryStepBitForBit) {
+  const ModelConfig config = preset_config("debug");
+  for (OptimizerName name : {OptimizerName::adamw, OptimizerName::adamw8bit}) {
+    std::vector<std::vector<at::Tensor>> masters;
+    std::vector<std::vector<double>> values;
+    for (bool in_backward : {false, true}) {
+      EngineOptions options = engine_options(test_optim());
+      options.optim.grad_clip = 0.0;
+      options.optim.name = name;
+      options.optim.step_in_backward = in_backward;
+      ShardingGroups groups = test_groups(GetParam());
+      FsdpEngine engine(init_model_shards(config, 7, groups.shard->size(), groups.shard->rank(), shard_multiple_of(name)),
+                        groups, options);
+      const auto pairs = global_pairs(kGlobalPairs * 3, 1);
+      values.emplace_back();
+      for (int step = 0; step < 3; ++step) {
+        const std::vector<Pair> batch(pairs.begin() + kGlobalPairs * step, pairs.begin() + kGlobalPairs * (step + 1));
+        const StepOutcome outcome = engine.step(1, share_loss(batch, 1), 1e-3 * (step + 1));
+        values.back().push_back(outcome.read_loss());
+        values.back().push_back(outcome.read_grad_norm());
+      }
+      masters.push_back(engine.model().master_shards());
+      if (in_backward) EXPECT_EQ(engine.memory().grads, 0) << "gradient shards left after the step";
+    }
+    EXPECT_EQ(values[0], values[1]) << enum_name(name);
+    for (size_t u = 0; u < masters[0].size(); ++u) {
+      EXPECT_TRUE(at::equal(masters[0][u], masters[1][u])) << enum_name(name) << ", unit " << u;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpTraining, ::testing::ValuesIn(kAllShardings),
                          [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
@@ -153,6 +187,40 @@ TEST(FsdpOffload, HostUpdateEqualsOnDeviceUpdate) {
   options.offload_threads = 3;
   const auto offloaded = train(options, 1, 3);
   expect_same_shards(offloaded, on_device, 1e-5);
+}
+
+// The step inside backward never holds every unit's gradient shard: each unit's is handed over
+// once, as soon as it is final, and freed (at most the unit handed over and the one being
+// reduced live).
+TEST(FsdpStepInBackward, HandsEachUnitOverOnceWithoutAFullSetOfGradients) {
+  ModelConfig config = preset_config("debug");
+  config.num_hidden_layers = 6;
+  EngineOptions options = engine_options(test_optim());
+  options.optim.grad_clip = 0.0;
+  ShardingGroups groups = test_groups(Sharding::full);
+  FsdpEngine engine(init_model_shards(config, 7, groups.shard->size(), groups.shard->rank()), groups, options);
+  FsdpModel& model = engine.model();
+  int64_t all_shards = 0, largest = 0;
+  for (const UnitLayout& unit : model.units()) {
+    all_shards += unit.shard_numel * 4;
+    largest = std::max(largest, unit.shard_numel * 4);
+  }
+  std::vector<size_t> order;
+  int64_t most_alive = 0;
+  model.zero_grad();
+  model.consume_gradients([&](size_t unit, const at::Tensor& grad) {
+    order.push_back(unit);
+    most_alive = std::max(most_alive, model.memory().grads);
+    EXPECT_EQ(grad.numel(), model.units()[unit].shard_numel);
+  });
+  const std::vector<Pair> batch = global_pairs(kGlobalPairs, 2);
+  torch::autograd::backward({share_loss(batch, 1)(model, 0)});
+  model.consume_gradients({});
+  const std::vector<size_t> backward_order = {7, 6, 5, 4, 3, 2, 1, 0};
+  EXPECT_EQ(order, backward_order);
+  EXPECT_LE(most_alive, 2 * largest);
+  EXPECT_LT(2 * largest, all_shards);
+  EXPECT_EQ(model.memory().grads, 0);
 }
 
 TEST(FsdpLossScaling, OverflowingStepsAreSkippedAndTheScaleBacksOff) {
