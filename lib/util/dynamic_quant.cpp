@@ -25,26 +25,37 @@ at::Tensor dynamic_map(DynamicMap kind) {
   return std::get<0>(at::cat(parts).sort());
 }
 
-uint8_t dynamic_code(const float* map, float x) {
-  int pivot = 127, upper_pivot = 255, lower_pivot = 0;
-  float lower = -1.0f, upper = 1.0f;
-  float value = map[pivot];
-  for (int step = 64; step > 0; step >>= 1) {
-    if (x > value) {
-      lower_pivot = pivot;
-      lower = value;
-      pivot += step;
-    } else {
-      upper_pivot = pivot;
-      upper = value;
-      pivot -= step;
-    }
-    value = map[pivot];
+namespace {
+
+// The kernel's binary search and midpoint rule, without its branches (the comparisons are data:
+// branches mispredict half the time). Its bracket ends up one code either side of the last
+// pivot (or the map's end), so only the pivot is tracked.
+constexpr int kFirstPivot = 127, kFirstStep = 64;
+
+// One step of the search: x > map[pivot] as the sign of the difference (+0 when equal), so
+// arithmetic, not a branch.
+inline int next_pivot(const float* map, float x, int pivot, int step) {
+  return pivot + (2 * static_cast<int>(std::signbit(map[pivot] - x)) - 1) * step;
+}
+
+// The code from the search's last pivot: the nearer neighbour past the midpoint, else the pivot.
+inline uint8_t code_at(const float* map, float x, int pivot) {
+  if (std::isnan(x)) return 0;  // where the kernel's comparisons, all false, lead
+  const float value = map[pivot];
+  if (x > value) {
+    const int upper = std::min(pivot + 1, 255);
+    return static_cast<uint8_t>(x > (map[upper] + value) * 0.5f ? upper : pivot);
   }
-  if (upper_pivot == 255) upper = map[upper_pivot];
-  if (lower_pivot == 0) lower = map[lower_pivot];
-  if (x > value) return static_cast<uint8_t>(x > (upper + value) * 0.5f ? upper_pivot : pivot);
-  return static_cast<uint8_t>(x < (lower + value) * 0.5f ? lower_pivot : pivot);
+  const int lower = std::max(pivot - 1, 0);
+  return static_cast<uint8_t>(x < (map[lower] + value) * 0.5f ? lower : pivot);
+}
+
+}  // namespace
+
+uint8_t dynamic_code(const float* map, float x) {
+  int pivot = kFirstPivot;
+  for (int step = kFirstStep; step > 0; step >>= 1) pivot = next_pivot(map, x, pivot, step);
+  return code_at(map, x, pivot);
 }
 
 uint8_t zero_code(DynamicMap kind) {
@@ -63,7 +74,23 @@ void quantize_dynamic_block(const float* values, int64_t n, const float* map, ui
   for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(values[i]));
   *absmax = largest;
   const float inverse = 1.0f / largest;  // the kernel's fp32 reciprocal
-  for (int64_t i = 0; i < n; ++i) codes[i] = dynamic_code(map, values[i] * inverse);
+  // Eight searches in lockstep: each is a chain of dependent loads, so interleaving them lets
+  // the core overlap their latencies.
+  constexpr int64_t kLanes = 32;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    float x[kLanes];
+    int pivot[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      x[l] = values[i + l] * inverse;
+      pivot[l] = kFirstPivot;
+    }
+    for (int step = kFirstStep; step > 0; step >>= 1) {
+      for (int64_t l = 0; l < kLanes; ++l) pivot[l] = next_pivot(map, x[l], pivot[l], step);
+    }
+    for (int64_t l = 0; l < kLanes; ++l) codes[i + l] = code_at(map, x[l], pivot[l]);
+  }
+  for (; i < n; ++i) codes[i] = dynamic_code(map, values[i] * inverse);
 }
 
 }  // namespace st
