@@ -46,6 +46,8 @@ EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, 
   in.ranks_per_node = ranks_per_node;
   in.offload = config.optim.offload == Offload::cpu;
   in.optimizer = config.optim.name;
+  in.step_in_backward = config.optim.step_in_backward;
+  in.reduce_bytes = config.train.reduce_dtype == ReduceDtype::bf16 ? 2 : 4;
   const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, on_gpu);
   in.compute_bytes = static_cast<int64_t>(c10::elementSize(compute_scalar_type(dtype)));
   in.on_gpu = on_gpu;
@@ -87,8 +89,11 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
     }
   }
   out
-      << "  grads (fp32 shard)                  " << gib(e.grads) << "\n"
-      << "  optimizer (AdamW m, v)              " << gib(e.optimizer) << "\n"
+      << (in.step_in_backward ? "  grads (units in flight; in backward) " : "  grads (shard)                       ")
+      << gib(e.grads) << "\n"
+      << (in.optimizer == OptimizerName::adamw8bit ? "  optimizer (AdamW m, v in 8 bits)    "
+                                                   : "  optimizer (AdamW m, v)              ")
+      << gib(e.optimizer) << "\n"
       << "  gathered units + unit gradients     " << gib(e.gathered) << "\n"
       << "  activations (estimate)              " << gib(e.activations) << "\n"
       << "  of which kept by recompute " << enum_name(in.recompute) << "  " << gib(e.kept_activations) << " ("

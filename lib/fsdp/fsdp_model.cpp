@@ -47,7 +47,7 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
     }
     if (master_[u].numel() != units_[u].shard_numel) throw ModelError("FSDP: shard size differs from the unit layout");
     if (!options_.frozen) {
-      grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(at::kFloat).device(options_.device)));
+      grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(grad_dtype()).device(options_.device)));
     }
   }
   written_.assign(grads_.size(), true);  // zero-initialised above
@@ -84,7 +84,7 @@ at::Tensor& FsdpModel::grad_shard(size_t unit) {
   // Only with a consumer, whose pass began with zero_grad (written_ false: the first
   // contribution overwrites). Direct writes cover the unit's elements, so the padding is zeroed.
   const UnitLayout& layout = units_[unit];
-  grad = at::empty({layout.shard_numel}, at::TensorOptions(at::kFloat).device(options_.device));
+  grad = at::empty({layout.shard_numel}, at::TensorOptions(grad_dtype()).device(options_.device));
   const int64_t real = std::clamp<int64_t>(layout.numel - layout.shard_offset(groups_.shard->rank()), 0, layout.shard_numel);
   grad.narrow(0, real, layout.shard_numel - real).zero_();
   return grad;
@@ -289,8 +289,8 @@ void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad, bool l
   reduction.last = last;
   const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(unit));
   const at::Tensor full = flat_grad.to(options_.reduce_dtype).contiguous();
-  // The step's first contribution is reduced straight into the fp32 shard, later ones added.
-  reduction.written = !written_[unit] && full.scalar_type() == at::kFloat;
+  // The step's first contribution is reduced straight into the shard, later ones added.
+  reduction.written = !written_[unit] && full.scalar_type() == grad_dtype();
   if (reduction.written) written_[unit] = true;
   if (groups_.shard->size() == 1) {
     reduction.shard = reduction.written ? grad_shard(unit).copy_(full) : full;

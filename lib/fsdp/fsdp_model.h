@@ -32,7 +32,9 @@ namespace st {
 
 struct FsdpModelOptions {
   at::ScalarType compute_dtype = at::kFloat;  // gathered parameters and activations
-  at::ScalarType reduce_dtype = at::kFloat;   // gradient reduce-scatter / all-reduce
+  // Gradient reduce-scatter / all-reduce, and the gradient shards they accumulate in (FSDP's
+  // reduce_dtype; bf16 halves both). One rank without replicas reduces nothing: fp32 shards.
+  at::ScalarType reduce_dtype = at::kFloat;
   at::Device device = at::kCPU;               // where compute shards, gradients and gathers live
   int64_t logp_chunk_tokens = 1024;
   AttentionPath attention = AttentionPath::varlen;  // packed / shared / windowed rows (model_options.h)
@@ -125,6 +127,7 @@ class FsdpModel {
   std::vector<GradTarget> grad_targets(size_t unit);
   // One rank and no replicas: gradients go straight into the shards, nothing is reduced.
   bool writes_shards_directly() const { return groups_.shard->size() == 1 && !groups_.replica; }
+  at::ScalarType grad_dtype() const { return writes_shards_directly() ? at::kFloat : options_.reduce_dtype; }
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 
  private:

@@ -134,7 +134,16 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   // The compute copy is its own tensor unless it is the fp32 master on the same device.
   const bool separate_compute_copy = (in.compute_bytes != 4 || (in.offload && in.on_gpu)) && !casts_per_gather(in);
   e.params = e.frozen_bytes + 4 * n + (separate_compute_copy ? in.compute_bytes * n : 0);
-  e.grads = 4 * n;
+  // Gradient shards in the reduce dtype where ranks reduce (a lone rank writes fp32), all of
+  // them, or with the step inside backward only the unit handed over, the one being reduced and
+  // (tied head) the embedding's share.
+  const bool reduces = e.shard_group > 1 || (in.sharding != Sharding::full && in.sharding != Sharding::grad_op &&
+                                             in.nodes * in.ranks_per_node > 1);
+  const int64_t grad_bytes = reduces ? in.reduce_bytes : 4;
+  int64_t largest_shard = 0;
+  for (const UnitLayout& unit : trained) largest_shard = std::max(largest_shard, unit.shard_numel);
+  const int64_t live_shards = 2 * largest_shard + (config.tie_word_embeddings ? trained.front().shard_numel : 0);
+  e.grads = grad_bytes * (in.step_in_backward ? std::min(n, live_shards) : n);
   // adamw8bit: a code per moment and element, an fp32 absmax per moment and block of 256.
   e.optimizer = in.optimizer == OptimizerName::adamw8bit ? 2 * n + 8 * (n / kDynamicBlockSize) : 8 * n;
   if (!in.on_gpu) {

@@ -33,6 +33,8 @@ struct EstimateInputs {
   int64_t ranks_per_node = 8;
   bool offload = false;            // AdamW state and fp32 masters in host memory
   OptimizerName optimizer = OptimizerName::adamw;  // adamw8bit: 2 bytes of moments per parameter, not 8
+  bool step_in_backward = false;   // gradient shards only while a unit's is reduced and applied
+  int64_t reduce_bytes = 4;        // gradient shards across ranks: 4 fp32, 2 bf16 (train.reduce_dtype)
   int64_t compute_bytes = 2;       // 2 for bf16/fp16, 4 for fp32
   bool on_gpu = true;              // false: CPU training, everything is host memory
   int64_t micro_batch_rows = 2;    // rows per micro-batch (a plain DPO pair is 2)

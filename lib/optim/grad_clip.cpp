@@ -32,9 +32,11 @@ double host_sum_of_squares(const float* x, int64_t n) {
 
 }  // namespace
 
-void add_sum_of_squares(const at::Tensor& x, at::Tensor& sum) {
+void add_sum_of_squares(const at::Tensor& values, at::Tensor& sum) {
+  // bf16 gradient shards (train.reduce_dtype) are summed from fp32, one shard at a time.
+  const at::Tensor x = values.scalar_type() == at::kBFloat16 ? values.to(at::kFloat) : values;
   if (x.scalar_type() != at::kFloat || !x.is_contiguous() || sum.scalar_type() != at::kDouble) {
-    throw ModelError("sum of squares: expected a contiguous fp32 tensor and an fp64 sum");
+    throw ModelError("sum of squares: expected a contiguous fp32 or bf16 tensor and an fp64 sum");
   }
 #if ST_HAVE_CUDA
   if (x.is_cuda()) {

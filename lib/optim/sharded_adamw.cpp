@@ -137,8 +137,10 @@ void ShardedAdamW::begin_step(double lr, const at::Tensor& grad_scale) {
   host_grad_scale_ = grad_scale.defined() && host_resident ? grad_scale.to(at::kCPU).data_ptr<float>()[0] : 1.0f;
 }
 
-bool ShardedAdamW::step_unit(size_t u, at::Tensor& p, const at::Tensor& grad, const at::Tensor& compute_copy) {
+bool ShardedAdamW::step_unit(size_t u, at::Tensor& p, const at::Tensor& reduced, const at::Tensor& compute_copy) {
   const bool host_resident = options_.offload == Offload::cpu || p.is_cpu();
+  // bf16 gradient shards (train.reduce_dtype) are updated from fp32, one unit at a time.
+  const at::Tensor grad = reduced.scalar_type() == at::kFloat ? reduced : reduced.to(at::kFloat);
   if (options_.name == OptimizerName::adamw8bit) {
     if (host_resident) {
       adamw8bit_host_step(p, coded_[u], grad, host_grad_scale_, decayed_[u], scalars_, threads_);

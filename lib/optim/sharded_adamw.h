@@ -24,7 +24,7 @@ class ShardedAdamW {
   ShardedAdamW(DecayedRanges decayed, const OptimOptions& options, const std::vector<at::Tensor>& masters,
                int threads = 1);
 
-  // One update of every master shard with its gradient shard times `grad_scale` ([1] fp32 on
+  // One update of every master shard with its gradient shard (fp32 or bf16) times `grad_scale` ([1] fp32 on
   // the gradients' device, the clip factor of grad_clip.h; undefined = 1) at learning rate
   // `lr`. GPU shards go through cuda/'s fused kernels, which read the factor on the device and
   // also write `compute_copies[u]` (the compute-dtype shards, when given) from the new

@@ -115,7 +115,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const std::string source = model_source_description(config.model.path, config.model.preset, t.seed);
 
   EngineOptions engine;
-  engine.model = {compute_dtype, at::kFloat, run.device, config.model.logp_chunk_tokens, config.model.attention,
+  const at::ScalarType reduce_dtype = t.reduce_dtype == ReduceDtype::bf16 ? at::kBFloat16 : at::kFloat;
+  engine.model = {compute_dtype, reduce_dtype, run.device, config.model.logp_chunk_tokens, config.model.attention,
                   t.compute_copy};
   engine.optim = config.optim;
   engine.loss_scaling = compute_dtype == at::kHalf;

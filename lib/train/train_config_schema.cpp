@@ -62,6 +62,10 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.max_steps, "max_steps", "optimizer steps; 0 = run train.epochs", at_least(0));
   schema.add(&c.train.epochs, "epochs", "passes over the training data when max_steps is 0");
   schema.add(&c.train.dtype, "dtype", "compute dtype; auto = bf16 on GPU, fp32 on CPU");
+  schema.add(&c.train.reduce_dtype, "reduce_dtype",
+      "gradients reduce-scattered and accumulated across ranks in (FSDP's reduce_dtype): bf16 halves the "
+      "gradient shards (2 bytes per parameter less) and the reduce-scatter bytes, the sum over ranks rounded "
+      "to bf16; one rank without replicas reduces nothing and keeps fp32");
   schema.add(&c.train.recompute, "recompute",
       "activation recomputation per decoder layer: full = keep inputs only; selective = also the matmul "
       "outputs; none = keep everything; auto = the most that fits train.memory_budget_gib");

@@ -39,6 +39,14 @@ struct EnumNames<ComputeDtype> {
                                                        {ComputeDtype::fp16, "fp16"}};
 };
 
+// train.reduce_dtype: what gradients are reduce-scattered and accumulated in across ranks
+// (FSDP's reduce_dtype); bf16 halves the gradient shards and the reduce-scatter bytes.
+enum class ReduceDtype { fp32, bf16 };
+template <>
+struct EnumNames<ReduceDtype> {
+  static constexpr NamedValue<ReduceDtype> table[] = {{ReduceDtype::fp32, "fp32"}, {ReduceDtype::bf16, "bf16"}};
+};
+
 // dpo.loss (formulas: objectives.h, docs/objectives.md).
 enum class PreferenceLoss { sigmoid, ipo, hinge, simpo, orpo };
 template <>
@@ -93,6 +101,7 @@ struct TrainOptions {
   int64_t max_steps = 0;
   double epochs = 1.0;
   ComputeDtype dtype = ComputeDtype::automatic;
+  ReduceDtype reduce_dtype = ReduceDtype::fp32;
   Recompute recompute = Recompute::automatic;
   ComputeCopy compute_copy = ComputeCopy::kept;
   double memory_budget_gib = 0.0;

@@ -211,15 +211,16 @@ case "$case_name" in
     ;;
   step_in_backward_equals_ordinary_step)
     # optim.step_in_backward changes when each unit is updated, not what: the same weights and
-    # metrics bit for bit on 1, 2 and 4 ranks (8-bit moments and LoRA on 2).
+    # metrics bit for bit on 1, 2 and 4 ranks (8-bit moments, bf16 gradient shards and LoRA on 2).
     synth_data --dir "$work/data" --pairs 300
     one_step=(--train.grad_accum=1 --train.global_batch=0 --optim.grad_clip=0 --train.max_steps=8 --train.log_every=1
       --ckpt.export=true --ckpt.export_dtype=fp32)
-    for variant in np1 np2 np4 adamw8bit lora; do
+    for variant in np1 np2 np4 adamw8bit reduce_bf16 lora; do
       ranks=2 extra=()
       case $variant in
         np*) ranks=${variant#np} ;;
         adamw8bit) extra=(--optim.name=adamw8bit) ;;
+        reduce_bf16) extra=(--train.reduce_dtype=bf16) ;;
         lora) extra=(--train.method=lora --lora.r=4) ;;
       esac
       for mode in false true; do

@@ -260,10 +260,13 @@ TEST(FsdpPrecision, Bf16ComputeAndReduceStayCloseToFp32) {
   bf16.model.compute_dtype = at::kBFloat16;
   bf16.model.reduce_dtype = at::kBFloat16;
   std::vector<StepValues> fp32_steps, bf16_steps;
-  const auto fp32_shards = train(fp32, 1, 3, &fp32_steps);
-  const auto bf16_shards = train(bf16, 1, 3, &bf16_steps);
+  EngineMemory fp32_memory, bf16_memory;
+  const auto fp32_shards = train(fp32, 1, 3, &fp32_steps, &fp32_memory);
+  const auto bf16_shards = train(bf16, 1, 3, &bf16_steps, &bf16_memory);
   expect_close_steps(bf16_steps, fp32_steps, 1e-2, 5e-2);
   for (const at::Tensor& shard : bf16_shards) EXPECT_EQ(shard.scalar_type(), at::kFloat) << "masters stay fp32";
+  // Ranks that reduce accumulate bf16 gradient shards (train.reduce_dtype); a lone rank writes fp32.
+  EXPECT_EQ(bf16_memory.grads * (world_communicator().size() > 1 ? 2 : 1), fp32_memory.grads);
 }
 
 // train.compute_copy = per_gather casts each unit's bf16 shard from its master at the gather:
