@@ -2,8 +2,10 @@
 // training of the same model (whole model, autograd keeping activations, torch AdamW).
 // Both train DPO-style pairs from `shardtune synth` generation with the same global batch.
 // Usage: bench_fsdp_step PRESET plain [steps=4] [pairs=8]
-//        mpirun -np N bench_fsdp_step PRESET fsdp [steps=4] [pairs=8] [sharding=full]
-// bench/fsdp_step.sh runs both for several rank counts and prints one table.
+//        mpirun -np N bench_fsdp_step PRESET fsdp [steps=4] [pairs=8] [sharding=full] [optimizer=adamw]
+//                                                [step_in_backward=0]
+// bench/fsdp_step.sh runs both for several rank counts and prints one table; bench/optimizer_memory.sh
+// the FSDP step with each optimizer choice (peak memory and step time side by side).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -83,13 +85,16 @@ Result run_plain(const ModelConfig& config, int steps, int64_t pairs_per_step) {
   return result;
 }
 
-Result run_fsdp(const ModelConfig& config, int steps, int64_t pairs_per_step, Sharding sharding, World& world) {
+Result run_fsdp(const ModelConfig& config, int steps, int64_t pairs_per_step, Sharding sharding,
+                const OptimOptions& optim, World& world) {
   ShardingGroups groups = make_sharding_groups(world.comm(), sharding, world.topology(), [&](MPI_Comm comm) {
     return std::unique_ptr<Communicator>(new MpiCommunicator(comm, world.watchdog()));
   });
   EngineOptions options;
   options.model.logp_chunk_tokens = 1024;
-  FsdpEngine engine(init_model_shards(config, 1, groups.shard->size(), groups.shard->rank()), groups, options);
+  options.optim = optim;
+  FsdpEngine engine(init_model_shards(config, 1, groups.shard->size(), groups.shard->rank(), shard_multiple_of(optim.name)),
+                    groups, options);
   const int64_t mine = pairs_per_step / world.size();
   Result result;
   std::vector<double> times;
@@ -126,6 +131,10 @@ int main(int argc, char** argv) {
   const int steps = argc > 3 ? std::atoi(argv[3]) : 4;
   const int64_t pairs = argc > 4 ? std::atoll(argv[4]) : 8;
   const std::string sharding = argc > 5 ? argv[5] : "full";
+  OptimOptions optim;
+  optim.name = parse_enum<OptimizerName>(argc > 6 ? argv[6] : "adamw", "optimizer");
+  optim.step_in_backward = argc > 7 && std::string(argv[7]) == "1";
+  if (optim.step_in_backward) optim.grad_clip = 0.0;
   const ModelConfig config = preset_config(preset);
   World world(argc, argv);
   // Ranks of a node share its cores.
@@ -135,13 +144,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Result result = mode == "plain" ? run_plain(config, steps, pairs)
-                                        : run_fsdp(config, steps, pairs, parse_enum<Sharding>(sharding, "--sharding"), world);
+                                        : run_fsdp(config, steps, pairs, parse_enum<Sharding>(sharding, "--sharding"), optim, world);
   double peak = static_cast<double>(peak_resident_bytes());
   ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_DOUBLE, MPI_MAX, world.comm()));
   int64_t states = result.states_bytes;
   ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &states, 1, MPI_INT64_T, MPI_MAX, world.comm()));
   if (world.rank() == 0) {
-    const std::string label = mode == "plain" ? "plain libtorch" : "fsdp " + sharding;
+    const std::string label = mode == "plain" ? "plain libtorch"
+                              : argc > 6      ? std::string(enum_name(optim.name)) + (optim.step_in_backward ? "+in-bwd" : "")
+                                              : "fsdp " + sharding;
     std::printf("%-12s %-16s %5d %10.3f %12.0f %16.1f %18.1f\n", preset.c_str(), label.c_str(), world.size(),
                 result.median_step_s, result.tokens / result.median_step_s, peak / 1e6, static_cast<double>(states) / 1e6);
   }

@@ -33,8 +33,10 @@ FsdpEngine::FsdpEngine(ModelShards shards, ShardingGroups& groups, const EngineO
     : groups_(groups), options_(options), scaler_(options.scaler) {
   const at::Device state_device = offloaded(options) ? at::Device(at::kCPU) : options.model.device;
   for (at::Tensor& master : shards.masters) master = master.to(state_device);
-  model_ = std::make_unique<FsdpModel>(shards.config, shards.units, groups, std::move(shards.masters),
-                                       options.model, std::move(shards.base));
+  FsdpModelOptions model_options = options.model;
+  model_options.gradients_in_flight_only = options.optim.step_in_backward;
+  model_ = std::make_unique<FsdpModel>(shards.config, shards.units, groups, std::move(shards.masters), model_options,
+                                       std::move(shards.base));
   optimizer_ = std::make_unique<ShardedAdamW>(weight_decay_ranges(model_->units(), groups.shard->rank()), options.optim,
                                               model_->master_shards(), host_threads(options.offload_threads));
 }

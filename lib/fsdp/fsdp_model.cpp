@@ -47,10 +47,12 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
     }
     if (master_[u].numel() != units_[u].shard_numel) throw ModelError("FSDP: shard size differs from the unit layout");
     if (!options_.frozen) {
-      grads_.push_back(at::zeros({units_[u].shard_numel}, at::TensorOptions(grad_dtype()).device(options_.device)));
+      grads_.push_back(options_.gradients_in_flight_only
+                           ? at::Tensor()
+                           : at::zeros({units_[u].shard_numel}, at::TensorOptions(grad_dtype()).device(options_.device)));
     }
   }
-  written_.assign(grads_.size(), true);  // zero-initialised above
+  written_.assign(grads_.size(), !options_.gradients_in_flight_only);  // zero-initialised above
   inverse_frequencies_ = rope_inverse_frequencies(config_).to(options_.device);
   refresh_compute_shards();
 }

@@ -45,6 +45,9 @@ struct FsdpModelOptions {
   std::vector<Recompute> recompute = {};  // per unit (plan_recompute); empty = full for every layer
   // Adapter runs: the adapters' scale and dropout; dropout_seed seeds the per-pass masks.
   AdapterForward adapter = {};
+  // The optimizer steps inside backward (consume_gradients): no gradient shard is allocated up
+  // front, each lives only while its unit's gradient is reduced and applied.
+  bool gradients_in_flight_only = false;
 };
 
 // A unit's gathered flats, one per unit it runs with (units_run_with): the trained ones and,
