@@ -12,6 +12,7 @@
 #   bench-real-sft        the same for SFT (BENCH_PRESETS="llama-3.2-1b llama-3.2-3b" adds 3B)
 #   bench-fixed           fixed 2046-token rows: 3B DPO mb 1 and 2, SFT mb 4 vs the peer, recompute auto
 #   bench-memory          kept vs per_gather compute copy at full recompute (bench and estimate)
+#   bench-optimizer       adamw vs adamw8bit vs the step inside backward (and both), 1B DPO, full recompute
 #   bench-8b              8B full DPO with optim.offload = cpu, 8B LoRA DPO vs peft
 #   bench-qlora           8B QLoRA vs LoRA DPO at seq 2048, micro-batch 1, one GPU: tokens/s and peak memory
 # A device call runs at most 10 minutes: `build cuda` in one, `parity bench-memory` in the next,
@@ -78,6 +79,17 @@ step_bench_memory() {  # the compute copy kept vs cast per gather, full recomput
   done
   return "$status"
 }
+step_bench_optimizer() {  # the same rows, each optimizer choice: tokens/s and peak memory side by side
+  local choice status=0
+  for choice in "--optim.name=adamw" "--optim.name=adamw8bit" \
+    "--optim.name=adamw --optim.step_in_backward=true --optim.grad_clip=0" \
+    "--optim.name=adamw8bit --optim.step_in_backward=true --optim.grad_clip=0"; do
+    echo "== llama-3.2-1b $choice"
+    # shellcheck disable=SC2086
+    "$bin" bench --preset llama-3.2-1b --seq 2048 --micro-batch 1 --steps 10 --train.recompute=full $choice || status=1
+  done
+  return "$status"
+}
 step_bench_8b() {
   local status=0
   "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --optim.offload cpu --train.micro_batch 1 \
@@ -95,9 +107,10 @@ step_bench_qlora() {
 }
 
 declare -A limit=([build]=420 [cuda]=300 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570 [bench-fixed]=570
-                  [bench-memory]=270 [bench-8b]=570 [bench-qlora]=570)
+                  [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570)
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-real-dpo bench-real-sft bench-fixed bench-8b bench-qlora)
+[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-optimizer bench-real-dpo bench-real-sft bench-fixed bench-8b
+                                 bench-qlora)
 failed=0
 for step in "${steps[@]}"; do
   [ -n "${limit[$step]:-}" ] || { echo "gpu-check: unknown step '$step' (${!limit[*]})" >&2; exit 2; }

@@ -26,11 +26,9 @@ bool casts_per_gather(const EstimateInputs& in) {
   return in.compute_copy == ComputeCopy::per_gather && in.compute_bytes != 4 && !(in.offload && in.on_gpu);
 }
 
-// Peak of gathered parameters (compute dtype) plus, in backward, one unit's flat gradient in
-// the compute dtype and in fp32 for the reduction.
-// `largest_gradient`: elements of the largest unit gradient (the trained units').
+// Peak of gathered parameters (compute dtype) plus `gradient_bytes` (unit_gradient_bytes).
 int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& config, const EstimateInputs& in,
-                       int64_t group, int64_t largest_gradient) {
+                       int64_t group, int64_t gradient_bytes) {
   std::vector<int64_t> needed;  // elements a unit's run needs gathered
   for (size_t u = 0; u < units.size(); ++u) {
     int64_t elements = 0;
@@ -47,14 +45,14 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
   }
   // Whole units are local: nothing is gathered, unless each is cast from its master per use.
   if (group == 1 && !casts_per_gather(in)) parameters = 0;
-  return parameters * in.compute_bytes + largest_gradient * (in.compute_bytes + 4);
+  return parameters * in.compute_bytes + gradient_bytes;
 }
 
 // The same for a QLoRA base: a running unit's dequantized flat (an embedding or head is its
 // gathered bytes as they are, nothing on one rank) beside the next unit's gathered bytes, which
 // are dequantized only when it runs; plus the dequantization's scratch.
 int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, const ModelConfig& config,
-                                 const EstimateInputs& in, int64_t group, int64_t largest_gradient) {
+                                 const EstimateInputs& in, int64_t group, int64_t gradient_bytes) {
   std::vector<int64_t> running, arriving;  // bytes per unit
   for (const QuantizedUnitLayout& unit : units) {
     const bool dequantized = unit.shard_blocks() > 0;
@@ -74,7 +72,20 @@ int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, 
       parameters = std::max(parameters, sum_over(running, u) + (u + 1 < units.size() ? sum_over(arriving, u + 1) : 0));
     }
   }
-  return parameters + largest_gradient * (in.compute_bytes + 4) + dequantize_workspace_bytes();
+  return parameters + gradient_bytes + dequantize_workspace_bytes();
+}
+
+// The unit gradients alive in backward at their peak: a unit's flat gradient in the compute
+// dtype and in fp32 (`elements[u]`: the padded elements its backward writes, the tied head's
+// embedding share included) while, where ranks reduce, the unit before it in backward (u + 1)
+// is still being reduced from its buffer in the reduce dtype.
+int64_t unit_gradient_bytes(const std::vector<int64_t>& elements, const EstimateInputs& in, bool reduces) {
+  int64_t peak = 0;
+  for (size_t u = 0; u < elements.size(); ++u) {
+    const int64_t in_flight = reduces && u + 1 < elements.size() ? elements[u + 1] * in.reduce_bytes : 0;
+    peak = std::max(peak, elements[u] * (in.compute_bytes + 4) + in_flight);
+  }
+  return peak;
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -105,12 +116,13 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   const auto trained = in.adapters.present() ? build_adapter_unit_layouts(config, in.adapters.targets, in.adapters.r,
                                                                           static_cast<int>(e.shard_group), multiple)
                                              : build_unit_layouts(config, static_cast<int>(e.shard_group), multiple);
-  int64_t n = 0, largest_gradient = 0;
+  int64_t n = 0;
+  std::vector<int64_t> gradient_elements;  // per trained unit: what its backward writes
   for (size_t u = 0; u < trained.size(); ++u) {
     n += trained[u].shard_numel;
     int64_t run_with = 0;
     for (size_t used : units_run_with(config, trained.size(), u)) run_with += trained[used].padded_numel;
-    largest_gradient = std::max(largest_gradient, run_with);
+    gradient_elements.push_back(run_with);
   }
   int64_t base_elements = 0;
   std::vector<QuantizedUnitLayout> quantized;
@@ -156,8 +168,9 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   }
   e.device_states -= e.frozen_host_bytes;
   e.host_states += e.frozen_host_bytes;
-  e.gathered = in.adapters.quantized ? quantized_gathered_bytes(quantized, config, in, e.shard_group, largest_gradient)
-                                     : gathered_bytes(units, config, in, e.shard_group, largest_gradient);
+  const int64_t gradient_bytes = unit_gradient_bytes(gradient_elements, in, reduces);
+  e.gathered = in.adapters.quantized ? quantized_gathered_bytes(quantized, config, in, e.shard_group, gradient_bytes)
+                                     : gathered_bytes(units, config, in, e.shard_group, gradient_bytes);
   e.activations = activation_bytes(config, in);
   RecomputePlanInputs plan;
   plan.policy = in.recompute;
