@@ -30,15 +30,17 @@ __device__ uint8_t dynamic_code(const float* map, float x) {
   return static_cast<uint8_t>(x < __fmul_rn(__fadd_rn(lower, value), 0.5f) ? lower_pivot : pivot);
 }
 
-// The largest of each thread's `value` over the thread block.
+// The largest of each thread's `value` (>= 0) over the thread block, in every thread.
 __device__ float block_max(float value, float* scratch) {
   for (int offset = 16; offset > 0; offset >>= 1) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   __syncthreads();  // scratch may still be read from the previous call
   if (lane == 0) scratch[warp] = value;
   __syncthreads();
+  // Every warp reduces the 8 warp maxima (zeros elsewhere: the values are magnitudes) across
+  // all its lanes, so each thread ends with the block's maximum.
   value = lane < kBlock / 32 ? scratch[lane] : 0.0f;
-  for (int offset = 4; offset > 0; offset >>= 1) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  for (int offset = 16; offset > 0; offset >>= 1) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
   return value;
 }
 
