@@ -27,16 +27,15 @@ QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
   const at::Tensor shifted = (absmax.to(at::kFloat) - offset).contiguous();
   const int64_t n = shifted.numel();
   const int64_t blocks = (n + kAbsmaxBlockSize - 1) / kAbsmaxBlockSize;
-  const at::Tensor map = dynamic_map().contiguous();
   out.codes = at::empty({n}, at::kByte);
   out.absmax = at::empty({blocks}, at::kFloat);
   const float* x = shifted.data_ptr<float>();
-  const float* values = map.data_ptr<float>();
   uint8_t* codes = out.codes.data_ptr<uint8_t>();
   float* scales = out.absmax.data_ptr<float>();
   for (int64_t block = 0; block < blocks; ++block) {
     const int64_t first = block * kAbsmaxBlockSize;
-    quantize_dynamic_block(x + first, std::min(n - first, kAbsmaxBlockSize), values, codes + first, scales + block);
+    quantize_dynamic_block(x + first, std::min(n - first, kAbsmaxBlockSize), DynamicMap::signed_values, codes + first,
+                           scales + block);
   }
   return out;
 }

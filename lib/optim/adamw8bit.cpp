@@ -28,13 +28,11 @@ Moments8bit Moments8bit::zeros(int64_t n, const at::Device& device) {
 Moments8bit Moments8bit::quantize(const at::Tensor& exp_avg, const at::Tensor& exp_avg_sq) {
   const at::Tensor m = exp_avg.to(at::kCPU, at::kFloat).contiguous(), v = exp_avg_sq.to(at::kCPU, at::kFloat).contiguous();
   Moments8bit coded = zeros(m.numel());
-  const at::Tensor signed_map = dynamic_map(DynamicMap::signed_values).contiguous();
-  const at::Tensor unsigned_map = dynamic_map(DynamicMap::unsigned_values).contiguous();
   for (int64_t first = 0, block = 0; first < m.numel(); first += kDynamicBlockSize, ++block) {
     const int64_t n = std::min(m.numel() - first, kDynamicBlockSize);
-    quantize_dynamic_block(m.data_ptr<float>() + first, n, signed_map.data_ptr<float>(),
+    quantize_dynamic_block(m.data_ptr<float>() + first, n, DynamicMap::signed_values,
                            coded.m_codes.data_ptr<uint8_t>() + first, coded.m_absmax.data_ptr<float>() + block);
-    quantize_dynamic_block(v.data_ptr<float>() + first, n, unsigned_map.data_ptr<float>(),
+    quantize_dynamic_block(v.data_ptr<float>() + first, n, DynamicMap::unsigned_values,
                            coded.v_codes.data_ptr<uint8_t>() + first, coded.v_absmax.data_ptr<float>() + block);
   }
   const at::Device device = exp_avg.device();
@@ -77,8 +75,8 @@ void adamw8bit_host_step(at::Tensor& master, Moments8bit& moments, const at::Ten
           for_each_segment(first, first + n, decayed, [&](int64_t from, int64_t to, bool decay) {
             fused_adamw(p + first, m, v, g + first, grad_scale, from - first, to - first, scalars, decay);
           });
-          quantize_dynamic_block(m, n, smap, m_codes + first, m_absmax + block);
-          quantize_dynamic_block(v, n, umap, v_codes + first, v_absmax + block);
+          quantize_dynamic_block(m, n, DynamicMap::signed_values, m_codes + first, m_absmax + block);
+          quantize_dynamic_block(v, n, DynamicMap::unsigned_values, v_codes + first, v_absmax + block);
         }
       },
       kDynamicBlockSize);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace st {
@@ -69,28 +70,60 @@ at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax,
   return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());
 }
 
-void quantize_dynamic_block(const float* values, int64_t n, const float* map, uint8_t* codes, float* absmax) {
+namespace {
+
+// Codes per float bucket: the top kBucketBits bits of a float's representation name a bucket of
+// consecutive floats; where the search gives one code for the bucket's first and last float it
+// gives that code for all between (coding to the nearest map value is monotone), so a lookup
+// replaces the search. The few buckets holding a midpoint between two codes keep the search.
+constexpr int kBucketBits = 20;
+constexpr uint16_t kMixedBucket = 256;
+
+struct BucketCodes {
+  std::vector<float> map;
+  std::vector<uint16_t> codes;  // [2^kBucketBits]: the code, or kMixedBucket
+
+  explicit BucketCodes(DynamicMap kind) : codes(size_t{1} << kBucketBits) {
+    const at::Tensor values = dynamic_map(kind).contiguous();
+    map.assign(values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
+    constexpr uint32_t kLowBits = (uint32_t{1} << (32 - kBucketBits)) - 1;
+    for (uint32_t bucket = 0; bucket < codes.size(); ++bucket) {
+      const uint32_t first = bucket << (32 - kBucketBits);
+      const uint8_t low = dynamic_code(map.data(), float_of(first));
+      const uint8_t high = dynamic_code(map.data(), float_of(first | kLowBits));
+      codes[bucket] = low == high ? low : kMixedBucket;
+    }
+  }
+  static float float_of(uint32_t bits) {
+    float x;
+    std::memcpy(&x, &bits, sizeof(x));
+    return x;
+  }
+  uint8_t code(float x) const {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof(bits));
+    const uint16_t known = codes[bits >> (32 - kBucketBits)];
+    return known != kMixedBucket ? static_cast<uint8_t>(known) : dynamic_code(map.data(), x);
+  }
+};
+
+const BucketCodes& bucket_codes(DynamicMap kind) {
+  static const BucketCodes signed_codes(DynamicMap::signed_values);
+  static const BucketCodes unsigned_codes(DynamicMap::unsigned_values);
+  return kind == DynamicMap::signed_values ? signed_codes : unsigned_codes;
+}
+
+}  // namespace
+
+uint8_t dynamic_code(DynamicMap kind, float x) { return bucket_codes(kind).code(x); }
+
+void quantize_dynamic_block(const float* values, int64_t n, DynamicMap kind, uint8_t* codes, float* absmax) {
   float largest = 0.0f;
   for (int64_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(values[i]));
   *absmax = largest;
   const float inverse = 1.0f / largest;  // the kernel's fp32 reciprocal
-  // Eight searches in lockstep: each is a chain of dependent loads, so interleaving them lets
-  // the core overlap their latencies.
-  constexpr int64_t kLanes = 32;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    float x[kLanes];
-    int pivot[kLanes];
-    for (int64_t l = 0; l < kLanes; ++l) {
-      x[l] = values[i + l] * inverse;
-      pivot[l] = kFirstPivot;
-    }
-    for (int step = kFirstStep; step > 0; step >>= 1) {
-      for (int64_t l = 0; l < kLanes; ++l) pivot[l] = next_pivot(map, x[l], pivot[l], step);
-    }
-    for (int64_t l = 0; l < kLanes; ++l) codes[i + l] = code_at(map, x[l], pivot[l]);
-  }
-  for (; i < n; ++i) codes[i] = dynamic_code(map, values[i] * inverse);
+  const BucketCodes& table = bucket_codes(kind);
+  for (int64_t i = 0; i < n; ++i) codes[i] = table.code(values[i] * inverse);
 }
 
 }  // namespace st

@@ -18,15 +18,17 @@ enum class DynamicMap { signed_values, unsigned_values };
 // create_dynamic_map(signed=...): 256 sorted fp32 values, signed in [-0.993, 1], unsigned in [0, 1].
 at::Tensor dynamic_map(DynamicMap kind = DynamicMap::signed_values);
 // The code of `x` (already scaled by 1 / absmax) in the sorted 256-value `map`: the kernel's
-// binary search and midpoint rule (kernels.cu dQuantize<0>).
+// binary search and midpoint rule (kernels.cu dQuantize<0>), the nearest value.
 uint8_t dynamic_code(const float* map, float x);
+// The same in `kind`'s map, mostly by a table lookup (the search where the table cannot tell).
+uint8_t dynamic_code(DynamicMap kind, float x);
 // The code of exactly 0 in `kind`'s map (what padding holds: a block's absmax ignores it).
 uint8_t zero_code(DynamicMap kind);
 // Codes [n] (uint8) with one absmax per block of 256 -> fp32 [n]: map value x its block's absmax.
 at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind);
 // Codes `n` values of one block: `*absmax` = their largest magnitude, each value x its fp32
-// reciprocal coded in `map` (an all-zero block codes 0 x inf = NaN as the kernel does: never
-// read back, its absmax being 0).
-void quantize_dynamic_block(const float* values, int64_t n, const float* map, uint8_t* codes, float* absmax);
+// reciprocal coded in `kind`'s map (an all-zero block codes 0 x inf = NaN as the kernel does:
+// never read back, its absmax being 0).
+void quantize_dynamic_block(const float* values, int64_t n, DynamicMap kind, uint8_t* codes, float* absmax);
 
 }  // namespace st

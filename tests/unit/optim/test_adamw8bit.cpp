@@ -2,10 +2,13 @@
 // codes and absmax on any number of shards (blocks never span two ranks), equal to the host
 // step of adamw8bit.h on the whole unit; padding stays zero; the state takes 2 bytes per
 // element plus an absmax per block; coding fp32 moments and decoding them back round-trips
-// within the map's resolution.
+// within the map's resolution; the lookup table codes as the search does.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "fsdp/unit_layout.h"
@@ -140,6 +143,39 @@ TEST(AdamW8bit, CodedMomentsDecodeWithinTheMapsResolution) {
   for (DynamicMap map : {DynamicMap::signed_values, DynamicMap::unsigned_values}) {
     EXPECT_EQ(dynamic_map(map)[zero_code(map)].item<float>(), 0.0f);
     EXPECT_EQ(dynamic_code(dynamic_map(map).contiguous().data_ptr<float>(), 0.0f), zero_code(map));
+  }
+}
+
+// The table that codes most floats by lookup gives the search's code everywhere: next to every
+// map value and every midpoint between two (where codes change), on random values of a
+// moment's range and on random bit patterns (other exponents, infinities, NaN).
+TEST(DynamicCodes, TheTableEqualsTheSearch) {
+  std::mt19937 random(5);
+  for (DynamicMap kind : {DynamicMap::signed_values, DynamicMap::unsigned_values}) {
+    const at::Tensor map_tensor = dynamic_map(kind).contiguous();
+    const float* map = map_tensor.data_ptr<float>();
+    std::vector<float> xs;
+    for (int k = 0; k < 256; ++k) {
+      for (const float center : {map[k], k < 255 ? (map[k] + map[k + 1]) * 0.5f : map[k]}) {
+        float below = center, above = center;
+        for (int step = 0; step < 4; ++step) {
+          xs.insert(xs.end(), {below, above, -below, -above});
+          below = std::nextafter(below, -2.0f);
+          above = std::nextafter(above, 2.0f);
+        }
+      }
+    }
+    std::uniform_real_distribution<float> moment(-1.5f, 1.5f);
+    for (int i = 0; i < 2'000'000; ++i) xs.push_back(moment(random));
+    for (int i = 0; i < 2'000'000; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(random());
+      float x;
+      std::memcpy(&x, &bits, sizeof(x));
+      xs.push_back(x);
+    }
+    int64_t differ = 0;
+    for (const float x : xs) differ += dynamic_code(kind, x) != dynamic_code(map, x);
+    EXPECT_EQ(differ, 0) << "of " << xs.size() << " values";
   }
 }
 
