@@ -46,7 +46,7 @@ void check_checkpoint_model(const CheckpointManifest& manifest, const std::strin
 // Collective over `world`: verifies the files, then reads shard `shard` of `units` (laid out for
 // the new shard count) into `into`: one tensor per unit for each kind wanted, any device (kinds
 // left empty are not read; export reads the masters only). The checkpoint must have the kinds
-// asked for (its optimizer: check_checkpoint_optimizer).
+// asked for (manifest.json's optimizer says which it has).
 LoadedCheckpoint load_checkpoint(const std::string& directory, const std::vector<UnitLayout>& units, int shard,
                                  Communicator& world, const ShardState& into);
 

@@ -24,19 +24,9 @@ uint8_t nf4_code(float scaled) {
 QuantizedAbsmax quantize_absmax(const at::Tensor& absmax, float offset) {
   QuantizedAbsmax out;
   out.offset = offset;
-  const at::Tensor shifted = (absmax.to(at::kFloat) - offset).contiguous();
-  const int64_t n = shifted.numel();
-  const int64_t blocks = (n + kAbsmaxBlockSize - 1) / kAbsmaxBlockSize;
-  out.codes = at::empty({n}, at::kByte);
-  out.absmax = at::empty({blocks}, at::kFloat);
-  const float* x = shifted.data_ptr<float>();
-  uint8_t* codes = out.codes.data_ptr<uint8_t>();
-  float* scales = out.absmax.data_ptr<float>();
-  for (int64_t block = 0; block < blocks; ++block) {
-    const int64_t first = block * kAbsmaxBlockSize;
-    quantize_dynamic_block(x + first, std::min(n - first, kAbsmaxBlockSize), DynamicMap::signed_values, codes + first,
-                           scales + block);
-  }
+  DynamicCoded coded = quantize_dynamic(absmax.to(at::kFloat) - offset, DynamicMap::signed_values);
+  out.codes = coded.codes;
+  out.absmax = coded.absmax;
   return out;
 }
 

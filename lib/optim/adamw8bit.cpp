@@ -26,17 +26,10 @@ Moments8bit Moments8bit::zeros(int64_t n, const at::Device& device) {
 }
 
 Moments8bit Moments8bit::quantize(const at::Tensor& exp_avg, const at::Tensor& exp_avg_sq) {
-  const at::Tensor m = exp_avg.to(at::kCPU, at::kFloat).contiguous(), v = exp_avg_sq.to(at::kCPU, at::kFloat).contiguous();
-  Moments8bit coded = zeros(m.numel());
-  for (int64_t first = 0, block = 0; first < m.numel(); first += kDynamicBlockSize, ++block) {
-    const int64_t n = std::min(m.numel() - first, kDynamicBlockSize);
-    quantize_dynamic_block(m.data_ptr<float>() + first, n, DynamicMap::signed_values,
-                           coded.m_codes.data_ptr<uint8_t>() + first, coded.m_absmax.data_ptr<float>() + block);
-    quantize_dynamic_block(v.data_ptr<float>() + first, n, DynamicMap::unsigned_values,
-                           coded.v_codes.data_ptr<uint8_t>() + first, coded.v_absmax.data_ptr<float>() + block);
-  }
+  const DynamicCoded m = quantize_dynamic(exp_avg, DynamicMap::signed_values);
+  const DynamicCoded v = quantize_dynamic(exp_avg_sq, DynamicMap::unsigned_values);
   const at::Device device = exp_avg.device();
-  return {coded.m_codes.to(device), coded.v_codes.to(device), coded.m_absmax.to(device), coded.v_absmax.to(device)};
+  return {m.codes.to(device), v.codes.to(device), m.absmax.to(device), v.absmax.to(device)};
 }
 
 int64_t Moments8bit::bytes() const {
@@ -52,10 +45,8 @@ at::Tensor Moments8bit::exp_avg_sq() const {
 void adamw8bit_host_step(at::Tensor& master, Moments8bit& moments, const at::Tensor& grad, float grad_scale,
                          const std::vector<ElementRange>& decayed, const StAdamWScalars& scalars, int threads) {
   const at::Tensor host_grad = grad.to(at::kCPU).to(at::kFloat).contiguous();
-  const at::Tensor signed_map = dynamic_map(DynamicMap::signed_values).contiguous();
-  const at::Tensor unsigned_map = dynamic_map(DynamicMap::unsigned_values).contiguous();
-  const float* smap = signed_map.data_ptr<float>();
-  const float* umap = unsigned_map.data_ptr<float>();
+  const float* smap = dynamic_map_values(DynamicMap::signed_values);
+  const float* umap = dynamic_map_values(DynamicMap::unsigned_values);
   float* p = master.data_ptr<float>();
   const float* g = host_grad.data_ptr<float>();
   uint8_t* m_codes = moments.m_codes.data_ptr<uint8_t>();

@@ -114,6 +114,7 @@ ShardedAdamW::ShardedAdamW(DecayedRanges decayed, const OptimOptions& options, c
     for (const ElementRange& range : decayed_[u]) pairs.insert(pairs.end(), {range.offset, range.length});
     decayed_on_device_.resize(u + 1);
     decayed_on_device_[u] = at::tensor(pairs.empty() ? std::vector<int64_t>{0, 0} : pairs, at::kLong).to(master.device());
+    if (signed_map_.defined()) continue;
     signed_map_ = dynamic_map(DynamicMap::signed_values).to(master.device());
     unsigned_map_ = dynamic_map(DynamicMap::unsigned_values).to(master.device());
   }

@@ -167,15 +167,6 @@ ShardState moment_state(ShardedAdamW& optimizer) {
   return state;
 }
 
-// The fp32 moment of coded moments read for shard `shard` of `unit`: `absmax` covers the blocks
-// the shard overlaps, the first of them possibly begun by the shard before.
-at::Tensor decode_moment(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap map, const UnitLayout& unit,
-                         int shard) {
-  const int64_t into_block = unit.shard_offset(shard) % kDynamicBlockSize;
-  const at::Tensor scale = absmax.repeat_interleave(kDynamicBlockSize).narrow(0, into_block, codes.numel());
-  return dynamic_map(map).index_select(0, codes.to(at::kLong)) * scale;
-}
-
 // A checkpoint of the other optimizer: its moments, read as `read` holds them, into the
 // engine's (adamw -> adamw8bit codes them blockwise; adamw8bit -> adamw decodes them).
 void convert_moments(const ShardState& read, ShardedAdamW& optimizer, const std::vector<UnitLayout>& units, int shard) {
@@ -191,11 +182,14 @@ void convert_moments(const ShardState& read, ShardedAdamW& optimizer, const std:
     return;
   }
   for (size_t u = 0; u < optimizer.exp_avg().size(); ++u) {
-    optimizer.exp_avg()[u].copy_(decode_moment(read.of(StateKind::exp_avg_code)[u], read.of(StateKind::exp_avg_absmax)[u],
-                                               DynamicMap::signed_values, units[u], shard));
-    optimizer.exp_avg_sq()[u].copy_(decode_moment(read.of(StateKind::exp_avg_sq_code)[u],
-                                                  read.of(StateKind::exp_avg_sq_absmax)[u], DynamicMap::unsigned_values,
-                                                  units[u], shard));
+    // The absmax read covers the blocks the shard overlaps, the first possibly begun before it.
+    const int64_t into_block = units[u].shard_offset(shard) % kDynamicBlockSize;
+    optimizer.exp_avg()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_code)[u],
+                                                    read.of(StateKind::exp_avg_absmax)[u], DynamicMap::signed_values,
+                                                    into_block));
+    optimizer.exp_avg_sq()[u].copy_(dequantize_dynamic(read.of(StateKind::exp_avg_sq_code)[u],
+                                                       read.of(StateKind::exp_avg_sq_absmax)[u],
+                                                       DynamicMap::unsigned_values, into_block));
   }
 }
 

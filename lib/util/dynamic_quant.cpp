@@ -28,6 +28,24 @@ at::Tensor dynamic_map(DynamicMap kind) {
 
 namespace {
 
+struct MapValues {
+  std::vector<float> values;
+  explicit MapValues(DynamicMap kind) {
+    const at::Tensor map = dynamic_map(kind).contiguous();
+    values.assign(map.data_ptr<float>(), map.data_ptr<float>() + map.numel());
+  }
+};
+
+}  // namespace
+
+const float* dynamic_map_values(DynamicMap kind) {
+  static const MapValues signed_values(DynamicMap::signed_values);
+  static const MapValues unsigned_values(DynamicMap::unsigned_values);
+  return (kind == DynamicMap::signed_values ? signed_values : unsigned_values).values.data();
+}
+
+namespace {
+
 // The kernel's binary search and midpoint rule, without its branches (the comparisons are data:
 // branches mispredict half the time). Its bracket ends up one code either side of the last
 // pivot (or the map's end), so only the pivot is tracked.
@@ -65,9 +83,10 @@ uint8_t zero_code(DynamicMap kind) {
   return kind == DynamicMap::signed_values ? signed_zero : unsigned_zero;
 }
 
-at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind) {
+at::Tensor dequantize_dynamic(const at::Tensor& codes, const at::Tensor& absmax, DynamicMap kind,
+                              int64_t into_first_block) {
   const at::Tensor values = dynamic_map(kind).to(codes.device()).index_select(0, codes.to(at::kLong));
-  return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, 0, codes.numel());
+  return values * absmax.repeat_interleave(kDynamicBlockSize).narrow(0, into_first_block, codes.numel());
 }
 
 namespace {
@@ -80,17 +99,15 @@ constexpr int kBucketBits = 20;
 constexpr uint16_t kMixedBucket = 256;
 
 struct BucketCodes {
-  std::vector<float> map;
+  const float* map;
   std::vector<uint16_t> codes;  // [2^kBucketBits]: the code, or kMixedBucket
 
-  explicit BucketCodes(DynamicMap kind) : codes(size_t{1} << kBucketBits) {
-    const at::Tensor values = dynamic_map(kind).contiguous();
-    map.assign(values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
+  explicit BucketCodes(DynamicMap kind) : map(dynamic_map_values(kind)), codes(size_t{1} << kBucketBits) {
     constexpr uint32_t kLowBits = (uint32_t{1} << (32 - kBucketBits)) - 1;
     for (uint32_t bucket = 0; bucket < codes.size(); ++bucket) {
       const uint32_t first = bucket << (32 - kBucketBits);
-      const uint8_t low = dynamic_code(map.data(), float_of(first));
-      const uint8_t high = dynamic_code(map.data(), float_of(first | kLowBits));
+      const uint8_t low = dynamic_code(map, float_of(first));
+      const uint8_t high = dynamic_code(map, float_of(first | kLowBits));
       codes[bucket] = low == high ? low : kMixedBucket;
     }
   }
@@ -103,7 +120,7 @@ struct BucketCodes {
     uint32_t bits;
     std::memcpy(&bits, &x, sizeof(bits));
     const uint16_t known = codes[bits >> (32 - kBucketBits)];
-    return known != kMixedBucket ? static_cast<uint8_t>(known) : dynamic_code(map.data(), x);
+    return known != kMixedBucket ? static_cast<uint8_t>(known) : dynamic_code(map, x);
   }
 };
 
@@ -124,6 +141,18 @@ void quantize_dynamic_block(const float* values, int64_t n, DynamicMap kind, uin
   const float inverse = 1.0f / largest;  // the kernel's fp32 reciprocal
   const BucketCodes& table = bucket_codes(kind);
   for (int64_t i = 0; i < n; ++i) codes[i] = table.code(values[i] * inverse);
+}
+
+DynamicCoded quantize_dynamic(const at::Tensor& values, DynamicMap kind) {
+  const at::Tensor x = values.to(at::kCPU, at::kFloat).contiguous();
+  const int64_t n = x.numel(), blocks = (n + kDynamicBlockSize - 1) / kDynamicBlockSize;
+  DynamicCoded out{at::empty({n}, at::kByte), at::empty({blocks}, at::kFloat)};
+  for (int64_t block = 0; block < blocks; ++block) {
+    const int64_t first = block * kDynamicBlockSize;
+    quantize_dynamic_block(x.data_ptr<float>() + first, std::min(n - first, kDynamicBlockSize), kind,
+                           out.codes.data_ptr<uint8_t>() + first, out.absmax.data_ptr<float>() + block);
+  }
+  return out;
 }
 
 }  // namespace st
