@@ -260,6 +260,7 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
       const UnitLayout& layout = units_[needed];
       target.flat = at::empty({layout.padded_numel}, at::TensorOptions(at::kFloat).device(options_.device));
       target.flat.narrow(0, layout.numel, layout.padded_numel - layout.numel).zero_();
+      most_gradient_buffers_alive_ = std::max(most_gradient_buffers_alive_, ++gradient_buffers_alive_);
     }
     targets.push_back(std::move(target));
   }
@@ -324,6 +325,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
       }
     }
     if (reduction.last) hand_over(reduction.unit);
+    --gradient_buffers_alive_;
   }
   reductions.clear();
 }

@@ -108,6 +108,9 @@ class FsdpModel {
   EngineMemory memory() const;  // params, grads, gathered_peak (optimizer: ShardedAdamW)
   int64_t gathered_units_alive() const { return static_cast<int64_t>(gathered_.size()); }
   int64_t most_gathered_units_alive() const { return most_alive_; }
+  // Units' full gradient buffers (to be reduced) taken and not yet reduced, now and at most.
+  int64_t gradient_buffers_alive() const { return gradient_buffers_alive_; }
+  int64_t most_gradient_buffers_alive() const { return most_gradient_buffers_alive_; }
 
   // Where a unit's gradient goes: the gradient shard itself (one rank, `overwrite` for the
   // step's first contribution) or a fresh full buffer to reduce-scatter (always overwritten).
@@ -180,6 +183,7 @@ class FsdpModel {
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
   CommBytes comm_;
   int64_t gathered_peak_ = 0, most_alive_ = 0;
+  int64_t gradient_buffers_alive_ = 0, most_gradient_buffers_alive_ = 0;
 };
 
 }  // namespace st

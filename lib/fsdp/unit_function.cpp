@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "fsdp/fsdp_model.h"
+#include "fsdp/gradient_route.h"
 #include "util/errors.h"
 
 namespace st {
@@ -65,13 +66,6 @@ TokenBatch load_batch(AutogradContext* context) {
   return batch;
 }
 
-// A parameter as an autograd leaf, and where its gradient goes: its slice of the target flat.
-struct Leaf {
-  at::Tensor tensor;
-  at::Tensor destination;
-  bool overwrite = true;
-};
-
 // A unit run with another's parameters (a tied head) takes only its lm_head weight.
 bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
   return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config()));
@@ -82,12 +76,11 @@ at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot) {
 }
 
 // A unit's parameters bound by key for the model: views of the gathered flats (a frozen base's
-// never require grad; trained ones are left out while the adapters are off). With `targets`
-// (one per needed unit), each trained one becomes a leaf that requires grad, except those the
-// model writes itself (`sinks`); `leaves` gets them for writing their grads back.
+// never require grad; trained ones are left out while the adapters are off). With a `route`,
+// each trained one (target i for needed unit i) sends its gradient there, except those the
+// model writes itself (`sinks`).
 UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& needed, const UnitFlats& flats,
-                        const std::vector<FsdpModel::GradTarget>& targets = {}, const UnitGradSinks& sinks = {},
-                        std::vector<Leaf>* leaves = nullptr) {
+                        GradientRoute* route = nullptr, const UnitGradSinks& sinks = {}) {
   UnitWeights params;
   for (size_t i = 0; i < flats.frozen.size(); ++i) {
     for (const ParamSlot& slot : model.base().units[needed[i]].params) {
@@ -99,14 +92,22 @@ UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& neede
     for (const ParamSlot& slot : model.units()[needed[i]].params) {
       if (!takes(model, i, slot)) continue;
       at::Tensor view = param_view(flats.trainable[i], slot);
-      if (leaves && !sinks.writes(slot.spec.key)) {
-        view = view.detach().requires_grad_(true);
-        leaves->push_back({view, targets[i].flat.narrow(0, slot.offset, slot.spec.numel()), targets[i].overwrite});
-      }
+      if (route && !sinks.writes(slot.spec.key)) view = route->route(view, i, slot.offset);
       params.bind(slot.spec.key, view);
     }
   }
   return params;
+}
+
+// The route's destinations are the unit's targets.
+void resolve(GradientRoute& route, const std::vector<FsdpModel::GradTarget>& targets) {
+  std::vector<at::Tensor> flats;
+  std::vector<bool> overwrite;
+  for (const FsdpModel::GradTarget& target : targets) {
+    flats.push_back(target.flat);
+    overwrite.push_back(target.overwrite);
+  }
+  route.resolve(std::move(flats), std::move(overwrite));
 }
 
 // The model writes the lm_head's gradient itself when it can sum it in fp32 (an fp32
@@ -127,56 +128,14 @@ UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<
   return sinks;
 }
 
-void write_leaf_grads(const std::vector<Leaf>& leaves, const tensor_list& grads) {
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    at::Tensor destination = leaves[i].destination;
-    const at::Tensor& grad = grads[i];
-    if (!grad.defined()) {
-      if (leaves[i].overwrite) destination.zero_();
-    } else if (leaves[i].overwrite) {
-      destination.copy_(grad.reshape({-1}));  // fp32 = bf16 in one pass
-    } else {
-      destination.add_(grad.reshape({-1}));  // fp32 += bf16 in one pass
-    }
-  }
-}
-
-// The leaves' gradients for `output` (upstream `grad`) written to their destinations; returns
-// the gradient of `input`.
-at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, const std::vector<Leaf>& leaves,
+// Backward through `output` (upstream `grad`): the routed parameters' gradients go to their
+// targets as autograd makes them; returns the gradient of `input`.
+at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, GradientRoute& route,
                          const at::Tensor& input) {
-  std::vector<at::Tensor> wrt;
-  for (const Leaf& leaf : leaves) wrt.push_back(leaf.tensor);
-  wrt.push_back(input);
-  auto results = torch::autograd::grad({output}, wrt, {grad}, /*retain_graph=*/false, /*create_graph=*/false,
-                                       /*allow_unused=*/true);
-  const at::Tensor input_grad = results.back();
-  results.pop_back();
-  write_leaf_grads(leaves, results);
-  return input_grad;
-}
-
-// Kept leaves travel in the autograd context as three parallel lists.
-void save_leaves(AutogradContext* context, const std::vector<Leaf>& leaves) {
-  std::vector<at::Tensor> tensors, destinations;
-  std::vector<int64_t> overwrites;
-  for (const Leaf& leaf : leaves) {
-    tensors.push_back(leaf.tensor);
-    destinations.push_back(leaf.destination);
-    overwrites.push_back(leaf.overwrite ? 1 : 0);
-  }
-  context->saved_data["kept_leaves"] = tensors;
-  context->saved_data["kept_destinations"] = destinations;
-  context->saved_data["kept_overwrites"] = overwrites;
-}
-
-std::vector<Leaf> load_leaves(AutogradContext* context) {
-  const std::vector<at::Tensor> tensors = context->saved_data["kept_leaves"].toTensorVector();
-  const std::vector<at::Tensor> destinations = context->saved_data["kept_destinations"].toTensorVector();
-  const std::vector<int64_t> overwrites = context->saved_data["kept_overwrites"].toIntVector();
-  std::vector<Leaf> leaves;
-  for (size_t i = 0; i < tensors.size(); ++i) leaves.push_back({tensors[i], destinations[i], overwrites[i] != 0});
-  return leaves;
+  const auto results = torch::autograd::grad({output}, {input, route.anchor()}, {grad}, /*retain_graph=*/false,
+                                             /*create_graph=*/false, /*allow_unused=*/true);
+  route.zero_unreached();
+  return results.front();
 }
 
 // The node of unit_function.h; the model, unit and batch travel as addresses (saved_data holds
@@ -199,20 +158,23 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const Recompute policy = model.recompute_of(u);
     at::Tensor output;
     if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
-      // Keep the graph: leaves for the parameters and the input, targets fixed now.
-      const std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
-      const UnitGradSinks sinks = head_sinks(model, u, targets);
-      std::vector<Leaf> leaves;
-      const UnitWeights params = unit_inputs(model, needed, flats, targets, sinks, &leaves);
+      // Keep the graph, its parameters routed; the targets are resolved when backward starts,
+      // except the head's: the model writes the lm_head's gradient into a destination it
+      // takes now.
+      const auto route = c10::make_intrusive<GradientRoute>();
+      UnitGradSinks sinks;
+      if (unit_role(u, count) == UnitRole::head) {
+        const std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
+        resolve(*route, targets);
+        sinks = head_sinks(model, u, targets);
+      }
+      const UnitWeights params = unit_inputs(model, needed, flats, route.get(), sinks);
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
       const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
       context->saved_data["kept"] = kept;
       context->saved_data["kept_input"] = input_leaf;
-      save_leaves(context, leaves);
-      std::vector<at::Tensor> target_flats;
-      for (const auto& target : targets) target_flats.push_back(target.flat);
-      context->saved_data["targets"] = target_flats;
+      context->saved_data["route"] = c10::IValue::make_capsule(route);
       output = kept.detach();
     } else if (model.differentiating() && policy == Recompute::selective) {
       ActivationCache cache;
@@ -250,18 +212,22 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       sinks[ModelParam::embed] = targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
       embedding_backward(batch, grads[0], sinks);
     } else if (kept) {
-      // The buffers the kept graph writes into, for finish_backward to reduce (leaves carry
-      // their own overwrite flags).
-      const std::vector<at::Tensor> flats_written = context->saved_data["targets"].toTensorVector();
-      for (size_t i = 0; i < needed.size(); ++i) {
-        targets.push_back({needed[i], flats_written[i], true, model.writes_shards_directly()});
+      const auto route = c10::static_intrusive_pointer_cast<GradientRoute>(context->saved_data["route"].toCapsule());
+      if (route->resolved()) {  // the head's, at its forward: the buffers for finish_backward to reduce
+        for (size_t i = 0; i < needed.size(); ++i) {
+          targets.push_back({needed[i], route->flat(i), true, model.writes_shards_directly()});
+        }
+      } else {
+        targets = model.grad_targets(u);
+        resolve(*route, targets);
       }
-      input_grad = differentiate(context->saved_data["kept"].toTensor(), grads[0], load_leaves(context),
+      input_grad = differentiate(context->saved_data["kept"].toTensor(), grads[0], *route,
                                  context->saved_data["kept_input"].toTensor());
     } else {
       targets = model.grad_targets(u);
-      std::vector<Leaf> leaves;
-      const UnitWeights params = unit_inputs(model, needed, flats, targets, {}, &leaves);
+      const auto route = c10::make_intrusive<GradientRoute>();
+      resolve(*route, targets);
+      const UnitWeights params = unit_inputs(model, needed, flats, route.get());
       const at::Tensor input = saved_input.detach().requires_grad_(true);
       std::optional<ActivationCache> cache;
       if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());
@@ -270,7 +236,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
         at::AutoGradMode enable(true);
         output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr);
       }
-      input_grad = differentiate(output, grads[0], leaves, input);
+      input_grad = differentiate(output, grads[0], *route, input);
     }
     model.finish_backward(u, targets);
     return {role == UnitRole::embedding ? at::Tensor() : input_grad, at::Tensor(), at::Tensor(), at::Tensor(),

@@ -2,7 +2,8 @@
 // unit forward and keeps what the unit's recompute policy says: only its input (full), also
 // its matmul outputs (selective), or its whole graph (none, and the head). Backward re-gathers
 // where needed, recomputes, and writes every parameter's gradient into its target (the fp32
-// shard or a reduce-scatter buffer; FsdpModel::grad_targets) before returning the input's.
+// shard or a reduce-scatter buffer; FsdpModel::grad_targets) as autograd makes it
+// (gradient_route.h) before returning the input's. Targets are taken when backward starts.
 #pragma once
 
 #include <ATen/core/Tensor.h>

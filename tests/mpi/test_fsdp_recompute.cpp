@@ -1,6 +1,7 @@
 // train.recompute: full, selective and none give identical losses and gradient shards (fp32,
 // CPU) under every sharding strategy, tied and untied, with gradients accumulated over two
-// micro-batches; the plan for auto keeps what a budget allows.
+// micro-batches; kept units take their gradient buffers only in backward; the plan for auto
+// keeps what a budget allows.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -62,6 +63,37 @@ TEST_P(FsdpRecompute, EveryPolicyGivesIdenticalLossesAndGradients) {
             << where << ", unit " << u << ": max difference " << (other.grads[u] - full.grads[u]).abs().max().item<double>();
       }
     }
+  }
+}
+
+// A unit that keeps its graph from forward (none) takes its gradient buffer only when its
+// backward starts: after the forward only the head's are taken (the model writes the lm_head's
+// gradient into it), and backward holds a unit's buffer and the one before it, still reducing.
+TEST_P(FsdpRecompute, KeptUnitsTakeTheirGradientBufferOnlyInBackward) {
+  for (const bool tied : {false, true}) {
+    ModelConfig config = preset_config("debug");
+    config.tie_word_embeddings = tied;
+    ASSERT_GE(config.num_hidden_layers, 2);
+    ShardingGroups groups = test_groups(GetParam());
+    ModelShards shards = init_model_shards(config, 11, groups.shard->size(), groups.shard->rank());
+    FsdpModelOptions options;
+    options.logp_chunk_tokens = 16;
+    options.recompute = plan_recompute(config, {Recompute::none, 0, 4, 0, -1});
+    FsdpModel model(config, shards.units, groups, shards.masters, options);
+    model.zero_grad();
+    const MicroBatch batch = collate_pairs(my_share(global_pairs(2 * world_communicator().size(), 3)), PairKind::dpo, {});
+    const at::Tensor loss = pair_loss(model.sequence_logps(batch.input_ids, batch.targets), 2);
+    const std::string where = tied ? "tied" : "untied";
+    if (model.writes_shards_directly()) {  // one rank: gradients go straight into the shards
+      torch::autograd::backward({loss});
+      EXPECT_EQ(model.most_gradient_buffers_alive(), 0) << where;
+      continue;
+    }
+    const int64_t head_buffers = tied ? 2 : 1;  // the tied head's gradient also reaches the embedding
+    EXPECT_EQ(model.gradient_buffers_alive(), head_buffers) << where << ": buffers taken in forward";
+    torch::autograd::backward({loss});
+    EXPECT_EQ(model.gradient_buffers_alive(), 0) << where;
+    EXPECT_LE(model.most_gradient_buffers_alive(), head_buffers + 1) << where;
   }
 }
 
