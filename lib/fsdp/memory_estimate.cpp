@@ -75,17 +75,38 @@ int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, 
   return parameters + gradient_bytes + dequantize_workspace_bytes();
 }
 
-// The unit gradients alive in backward at their peak: a unit's flat gradient in the compute
-// dtype and in fp32 (`elements[u]`: the padded elements its backward writes, the tied head's
-// embedding share included) while, where ranks reduce, the unit before it in backward (u + 1)
-// is still being reduced from its buffer in the reduce dtype.
-int64_t unit_gradient_bytes(const std::vector<int64_t>& elements, const EstimateInputs& in, bool reduces) {
+// The unit gradients alive in backward at their peak. Where ranks reduce: a unit's fp32 buffer
+// (`elements[u]`: the padded elements its backward writes, the tied head's embedding share
+// included), beside either one parameter's gradient in the compute dtype on its way in
+// (`routed[u]`: the largest that autograd makes, gradient_route.h; the model writes the
+// embedding's and the lm_head's itself) or the buffer's copy in the reduce dtype, while the
+// unit before it in backward (u + 1) is still being reduced. A lone rank writes its shards
+// directly: only the parameter on its way in.
+int64_t unit_gradient_bytes(const std::vector<int64_t>& elements, const std::vector<int64_t>& routed,
+                            const EstimateInputs& in, bool reduces) {
   int64_t peak = 0;
   for (size_t u = 0; u < elements.size(); ++u) {
-    const int64_t in_flight = reduces && u + 1 < elements.size() ? elements[u + 1] * in.reduce_bytes : 0;
-    peak = std::max(peak, elements[u] * (in.compute_bytes + 4) + in_flight);
+    const int64_t arriving = routed[u] * in.compute_bytes;
+    if (!reduces) {
+      peak = std::max(peak, arriving);
+      continue;
+    }
+    const int64_t cast = in.reduce_bytes != 4 ? elements[u] * in.reduce_bytes : 0;
+    const int64_t in_flight = u + 1 < elements.size() ? elements[u + 1] * in.reduce_bytes : 0;
+    peak = std::max(peak, elements[u] * 4 + std::max(arriving, cast) + in_flight);
   }
   return peak;
+}
+
+// The largest parameter of a trained unit whose gradient autograd makes (not the embedding's
+// or the lm_head's, which the model writes into their targets itself).
+int64_t largest_routed_parameter(const ModelConfig& config, const UnitLayout& unit) {
+  int64_t largest = 0;
+  for (const ParamSlot& slot : unit.params) {
+    if (slot.spec.key.is(ModelParam::embed) || slot.spec.key.is(lm_head_param(config))) continue;
+    largest = std::max(largest, slot.spec.numel());
+  }
+  return largest;
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -117,9 +138,10 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
                                                                           static_cast<int>(e.shard_group), multiple)
                                              : build_unit_layouts(config, static_cast<int>(e.shard_group), multiple);
   int64_t n = 0;
-  std::vector<int64_t> gradient_elements;  // per trained unit: what its backward writes
+  std::vector<int64_t> gradient_elements, routed_elements;  // per trained unit: unit_gradient_bytes
   for (size_t u = 0; u < trained.size(); ++u) {
     n += trained[u].shard_numel;
+    routed_elements.push_back(largest_routed_parameter(config, trained[u]));
     int64_t run_with = 0;
     for (size_t used : units_run_with(config, trained.size(), u)) run_with += trained[used].padded_numel;
     gradient_elements.push_back(run_with);
@@ -168,7 +190,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   }
   e.device_states -= e.frozen_host_bytes;
   e.host_states += e.frozen_host_bytes;
-  const int64_t gradient_bytes = unit_gradient_bytes(gradient_elements, in, reduces);
+  const int64_t gradient_bytes = unit_gradient_bytes(gradient_elements, routed_elements, in, reduces);
   e.gathered = in.adapters.quantized ? quantized_gathered_bytes(quantized, config, in, e.shard_group, gradient_bytes)
                                      : gathered_bytes(units, config, in, e.shard_group, gradient_bytes);
   e.activations = activation_bytes(config, in);
