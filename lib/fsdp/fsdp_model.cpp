@@ -370,9 +370,10 @@ at::Tensor FsdpModel::base_sequence_logps(const TokenBatch& batch) {
 
 at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   const at::Tensor anchor = at::empty({0}, at::TensorOptions().dtype(options_.compute_dtype)).requires_grad_(true);
+  const auto held = c10::make_intrusive<HeldBatch>(batch);
   // The embedding's input is the batch's token ids: an empty stand-in (1.13 takes no undefined tensors).
-  at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, batch);
-  for (size_t u = 1; u < units_.size(); ++u) hidden = apply_unit(*this, u, hidden, anchor, batch);
+  at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, held);
+  for (size_t u = 1; u < units_.size(); ++u) hidden = apply_unit(*this, u, hidden, anchor, held);
   differentiating_ = false;
   return hidden;
 }

@@ -16,56 +16,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// The batch travels in the autograd context (two forwards may precede their backwards).
-void save_batch(AutogradContext* context, const TokenBatch& batch) {
-  std::vector<at::Tensor> tensors{batch.input_ids,        batch.positions.rope.cos, batch.positions.rope.sin,
-                                  batch.target_positions, batch.target_ids,         batch.target_slots};
-  if (batch.positions.attention_mask.defined()) tensors.push_back(batch.positions.attention_mask);
-  context->saved_data["batch"] = tensors;
-  context->saved_data["sequences"] = batch.sequences;
-  context->saved_data["chunk"] = batch.logp_chunk_tokens;
-  context->saved_data["adapter_scale"] = batch.adapter.scale;
-  context->saved_data["adapter_dropout"] = batch.adapter.dropout;
-  context->saved_data["adapter_seed"] = batch.adapter.dropout_seed;
-  const AttentionSpans& spans = batch.positions.spans;
-  if (!spans.defined()) return;
-  std::vector<at::Tensor> span_tensors{spans.query_offsets, spans.key_offsets};
-  if (spans.key_tokens.defined()) span_tensors.push_back(spans.key_tokens);
-  context->saved_data["span_tensors"] = span_tensors;
-  context->saved_data["query_starts"] = spans.query_starts;
-  context->saved_data["key_starts"] = spans.key_starts;
-  context->saved_data["span_sizes"] = std::vector<int64_t>{spans.longest_query, spans.longest_key, spans.window};
-}
-
-TokenBatch load_batch(AutogradContext* context) {
-  const std::vector<at::Tensor> t = context->saved_data["batch"].toTensorVector();
-  TokenBatch batch;
-  batch.input_ids = t[0];
-  batch.positions.rope = {t[1], t[2]};
-  batch.target_positions = t[3];
-  batch.target_ids = t[4];
-  batch.target_slots = t[5];
-  if (t.size() > 6) batch.positions.attention_mask = t[6];
-  batch.sequences = context->saved_data["sequences"].toInt();
-  batch.logp_chunk_tokens = context->saved_data["chunk"].toInt();
-  batch.adapter.scale = context->saved_data["adapter_scale"].toDouble();
-  batch.adapter.dropout = context->saved_data["adapter_dropout"].toDouble();
-  batch.adapter.dropout_seed = context->saved_data["adapter_seed"].toInt();
-  if (!context->saved_data.count("span_tensors")) return batch;
-  AttentionSpans& spans = batch.positions.spans;
-  const std::vector<at::Tensor> span_tensors = context->saved_data["span_tensors"].toTensorVector();
-  spans.query_offsets = span_tensors[0];
-  spans.key_offsets = span_tensors[1];
-  if (span_tensors.size() > 2) spans.key_tokens = span_tensors[2];
-  spans.query_starts = context->saved_data["query_starts"].toIntVector();
-  spans.key_starts = context->saved_data["key_starts"].toIntVector();
-  const std::vector<int64_t> sizes = context->saved_data["span_sizes"].toIntVector();
-  spans.longest_query = sizes[0];
-  spans.longest_key = sizes[1];
-  spans.window = sizes[2];
-  return batch;
-}
-
 // A unit run with another's parameters (a tied head) takes only its lm_head weight.
 bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
   return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config()));
@@ -143,15 +93,16 @@ at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, Gradi
 class UnitFunction : public torch::autograd::Function<UnitFunction> {
  public:
   static at::Tensor forward(AutogradContext* context, const at::Tensor& input, const at::Tensor& anchor,
-                            int64_t model_address, int64_t unit, int64_t batch_address) {
+                            int64_t model_address, int64_t unit, int64_t held_batch_address) {
     auto& model = *reinterpret_cast<FsdpModel*>(model_address);
-    const auto& batch = *reinterpret_cast<const TokenBatch*>(batch_address);
+    const auto& held = *reinterpret_cast<const c10::intrusive_ptr<HeldBatch>*>(held_batch_address);
+    const TokenBatch& batch = held->batch;
     (void)anchor;
     const auto u = static_cast<size_t>(unit);
     const size_t count = model.units().size();
     context->saved_data["model"] = model_address;
     context->saved_data["unit"] = unit;
-    save_batch(context, batch);
+    context->saved_data["batch"] = c10::IValue::make_capsule(held);
     context->save_for_backward({input});
     const std::vector<size_t> needed = model.units_needed_by(u);
     const UnitFlats flats = model.acquire_for_forward(u);
@@ -191,7 +142,8 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     auto& model = *reinterpret_cast<FsdpModel*>(context->saved_data["model"].toInt());
     const auto u = static_cast<size_t>(context->saved_data["unit"].toInt());
     const size_t count = model.units().size();
-    const TokenBatch batch = load_batch(context);
+    const auto held = c10::static_intrusive_pointer_cast<HeldBatch>(context->saved_data["batch"].toCapsule());
+    const TokenBatch& batch = held->batch;
     const at::Tensor saved_input = context->get_saved_variables()[0];
     const UnitRole role = unit_role(u, count);
     const bool kept = context->saved_data.count("kept") > 0;
@@ -247,7 +199,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
 }  // namespace
 
 at::Tensor apply_unit(FsdpModel& model, size_t unit, const at::Tensor& input, const at::Tensor& anchor,
-                      const TokenBatch& batch) {
+                      const c10::intrusive_ptr<HeldBatch>& batch) {
   return UnitFunction::apply(input, anchor, reinterpret_cast<int64_t>(&model), static_cast<int64_t>(unit),
                              reinterpret_cast<int64_t>(&batch));
 }

@@ -6,6 +6,7 @@
 // (gradient_route.h) before returning the input's. Targets are taken when backward starts.
 #pragma once
 
+#include <ATen/core/ivalue.h>
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
@@ -16,11 +17,17 @@ namespace st {
 
 class FsdpModel;
 
+// One micro-batch's inputs, shared by handle by every unit of a pass and kept by each unit's
+// node until its backward (two forwards may precede their backwards).
+struct HeldBatch : torch::CustomClassHolder {
+  explicit HeldBatch(TokenBatch batch) : batch(std::move(batch)) {}
+  const TokenBatch batch;
+};
+
 // Unit `unit` of `model` on `input` (the previous unit's output; an empty tensor for the
 // embedding). `anchor` is an empty tensor that requires grad, so the embedding unit (whose
-// real input, the token ids, needs none) still gets a backward call. `batch` must outlive the
-// call (the node keeps its tensors for backward).
+// real input, the token ids, needs none) still gets a backward call.
 at::Tensor apply_unit(FsdpModel& model, size_t unit, const at::Tensor& input, const at::Tensor& anchor,
-                      const TokenBatch& batch);
+                      const c10::intrusive_ptr<HeldBatch>& batch);
 
 }  // namespace st
