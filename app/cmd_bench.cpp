@@ -20,6 +20,7 @@
 #include "hf/model_config.h"
 #include "hf/presets.h"
 #include "prep/synth_dataset.h"
+#include "train/objective.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
 #include "train/train_metrics.h"
@@ -34,7 +35,7 @@ namespace {
 
 struct BenchOptions {
   std::string preset = "llama-3.2-1b", work = "runs/bench";
-  Stage stage = Stage::dpo;
+  Stage stage = TrainOptions{}.stage;  // train.stage's default
   SynthLengths lengths = SynthLengths::uniform;  // uniform: every pair seq tokens long
   int64_t seq = 2048, micro_batch = 1, steps = 10, warmup = 3;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
@@ -106,7 +107,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
     const std::string data = o.work + "/data";
     if (world.rank() == 0) {
       SynthOptions synth;
-      synth.kind = o.stage == Stage::dpo ? PairKind::dpo : PairKind::sft;
+      synth.kind = objective_for(o.stage).example_kind();
       synth.vocab_size = preset_config(o.preset).vocab_size;
       synth.min_length = synth.max_length = (o.seq - 3) / 2;  // BOS + prompt, completion + EOS
       synth.lengths = o.lengths;
@@ -148,7 +149,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
       };
       double peak_memory = 0.0;
       for (const TrainRecord& record : measured) peak_memory = std::max(peak_memory, record.peak_memory_gib);
-      const bool shared = config.dpo.share_prompt && o.stage == Stage::dpo;
+      const bool shared = objective_for(o.stage).shares_prompts(config.dpo.share_prompt);
       const char* rows = config.data.packing ? (shared ? "packed+shared" : "packed") : (shared ? "shared" : "unpacked");
       std::printf("bench: %s %s, seq %lld, lengths %s, rows %s, micro-batch %lld, %d rank(s), compute %s; median of "
                   "%zu steps after %lld warm-up\n", o.preset.c_str(), enum_name(o.stage), static_cast<long long>(o.seq),

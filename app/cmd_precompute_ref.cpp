@@ -12,6 +12,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "fsdp/shard_source.h"
+#include "train/objective.h"
 #include "train/recompute_choice.h"
 #include "train/reference_precompute.h"
 #include "train/train_arguments.h"
@@ -42,9 +43,10 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     }
     const TrainConfig& config = parsed.config;
     validate_config(config, 0, parsed.origins);  // the training run may use another rank count
-    if (config.train.stage != Stage::dpo) {
-      throw ConfigError("precompute-ref: train.stage = " + std::string(enum_name(config.train.stage)) +
-                        "; reference log-probs are for dpo");
+    if (!objective_for(config.train.stage).needs_reference(config)) {
+      throw ConfigError("precompute-ref: " + objective_for(config.train.stage).describe(config, "none") +
+                        " reads no reference log-probs; they are for train.stage = dpo with a dpo.loss that has a "
+                        "reference (not simpo or orpo)");
     }
     world.watchdog().set_timeout(config.dist.timeout_s);
     const Timer timer;

@@ -18,6 +18,8 @@ template <>
 struct EnumNames<PairKind> {
   static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}};
 };
+// The sequences (rows) an example of `kind` becomes in a batch: chosen and rejected, or one.
+inline int64_t sequences_of(PairKind kind) { return kind == PairKind::dpo ? 2 : 1; }
 
 struct Pair {
   std::vector<int32_t> prompt;

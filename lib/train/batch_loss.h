@@ -1,7 +1,7 @@
-// The objective applied to one micro-batch: from the policy's (and the reference's) per-row
-// log-probs to a summed loss and the additive sums the metrics are made of. Sums, not means,
-// so that micro-batches, ranks and logging windows combine exactly: the trainer divides by the
-// global pair (DPO) or completion-token (SFT) count of the step.
+// What an objective (objective.h) makes of one micro-batch: a summed loss and the additive
+// sums the metrics are made of. Sums, not means, so that micro-batches, ranks and logging
+// windows combine exactly: the trainer divides by the step's global count (the objective's
+// loss_denominator: pairs for DPO, completion tokens for SFT).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -36,7 +36,7 @@ struct LossSums {
     Source source;
     const char* metric;  // key in metrics.jsonl (with "eval/" for evaluations)
     Per per;
-    bool dpo_only;
+    bool preference;  // a preference objective's row (objective.h: reports)
   };
   static constexpr Field kFields[] = {
       {&LossSums::loss, Source::output, "loss", Per::loss_denominator, false},
@@ -55,8 +55,6 @@ struct LossSums {
   LossSums& operator+=(const LossSums& other);
   std::vector<double> pack() const;
   static LossSums unpack(const double* values);
-  // Per pair (DPO) or per completion token (SFT): what the loss is normalised by.
-  double loss_denominator(Stage stage) const { return stage == Stage::dpo ? pairs : target_tokens; }
 };
 
 // The sums from the model's output (LossSums::Source::output), in kFields order, as one
@@ -88,20 +86,5 @@ struct MicroBatchResult {
 
   LossSums read_sums() const;  // counts + output sums: a host read (util/host_sync.h)
 };
-
-// `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order
-// (DPO: chosen of every pair, then rejected); `reference` is ignored for SFT and reference-free
-// losses. A batch of no pairs is padding (weight 0; see padding_micro_batch).
-// `step_pairs_per_micro_batch`: the step's pairs / its micro-batches over all ranks, which
-// dpo.nll_mean = micro_batch_tokens weighs each micro-batch's NLL by; 0 = this batch's pairs
-// (each micro-batch weighed by its pairs, as in an evaluation).
-MicroBatchResult micro_batch_loss(Stage stage, const MicroBatch& batch, const at::Tensor& policy,
-                                  const at::Tensor& reference, const PreferenceLossOptions& options,
-                                  double step_pairs_per_micro_batch = 0.0);
-
-// A one-pair batch whose rows carry no target: what a rank runs when it has fewer
-// micro-batches than another in the same step (FSDP's collectives need every rank to run
-// the same number of forward and backward passes). Its loss and sums are zero.
-MicroBatch padding_micro_batch(Stage stage, int64_t pad_id, bool with_ref_logps);
 
 }  // namespace st

@@ -6,6 +6,7 @@
 
 #include "prep/reference_columns.h"
 #include "train/batch_loss.h"
+#include "train/objective.h"
 
 namespace st {
 namespace {
@@ -32,7 +33,7 @@ ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel&
 
   at::Tensor chosen = at::zeros({static_cast<int64_t>(block)}, at::kFloat);
   at::Tensor rejected = at::zeros({static_cast<int64_t>(block)}, at::kFloat);
-  const MicroBatch padding = padding_micro_batch(Stage::dpo, dataset.pad_id(), false);
+  const MicroBatch padding = padding_micro_batch(PairKind::dpo, dataset.pad_id(), false);
   for (uint64_t pass = 0; pass < passes; ++pass) {
     const uint64_t begin = std::min(last, first + pass * per_pass);
     const uint64_t end = std::min(last, begin + per_pass);

@@ -17,8 +17,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 double ratio(double numerator, double denominator) { return denominator > 0.0 ? numerator / denominator : 0.0; }
 
 // A summed field's metric: the sum over what its row divides it by.
-double metric_of(Stage stage, const LossSums& s, const LossSums::Field& field) {
-  return ratio(s.*field.value, field.per == LossSums::Per::pair ? s.pairs : s.loss_denominator(stage));
+double metric_of(const Objective& objective, const LossSums& s, const LossSums::Field& field) {
+  return ratio(s.*field.value, field.per == LossSums::Per::pair ? s.pairs : objective.loss_denominator(s));
 }
 
 const LossSums::Field& field_of(double LossSums::*value) {
@@ -28,14 +28,13 @@ const LossSums::Field& field_of(double LossSums::*value) {
 
 }  // namespace
 
-nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& s, const std::string& prefix) {
+nlohmann::ordered_json loss_metrics(const Objective& objective, const LossSums& s, const std::string& prefix) {
   nlohmann::ordered_json record;
   for (const LossSums::Field& field : LossSums::kFields) {
-    if (field.per == LossSums::Per::none || (field.dpo_only && stage != Stage::dpo)) continue;
-    record[prefix + field.metric] = metric_of(stage, s, field);
+    if (field.per == LossSums::Per::none || !objective.reports(field)) continue;
+    record[prefix + field.metric] = metric_of(objective, s, field);
   }
-  // Derived from two sums: the mean gap between the chosen and rejected rewards.
-  if (stage == Stage::dpo) record[prefix + "rewards/margins"] = ratio(s.chosen_rewards - s.rejected_rewards, s.pairs);
+  objective.add_derived_metrics(s, prefix, record);
   return record;
 }
 
@@ -92,7 +91,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
 
   TrainRecord typed;
   typed.step = c.step;
-  typed.losses = loss_summary(c.stage, sums);
+  typed.losses = loss_summary(*c.objective, sums);
   typed.step_time_s = seconds / steps;
   typed.tokens_per_s = ratio(sums.real_tokens, seconds);
   typed.padding_fraction = sums.padded_tokens > 0.0 ? 1.0 - sums.computed_tokens / sums.padded_tokens : 0.0;
@@ -108,7 +107,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   nlohmann::ordered_json& record = typed.json;
   record["step"] = c.step;
   record["epoch"] = c.epoch;
-  record.update(loss_metrics(c.stage, sums, ""));
+  record.update(loss_metrics(*c.objective, sums, ""));
   record["lr"] = c.lr;
   record["grad_norm"] = c.grad_norm;
   record["tokens_per_s"] = typed.tokens_per_s;
@@ -132,23 +131,25 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   return typed;
 }
 
-LossSummary loss_summary(Stage stage, const LossSums& s) {
+LossSummary loss_summary(const Objective& objective, const LossSums& s) {
   LossSummary summary;
-  summary.loss = metric_of(stage, s, field_of(&LossSums::loss));
-  if (stage == Stage::dpo) summary.reward_accuracy = metric_of(stage, s, field_of(&LossSums::correct));
+  summary.loss = metric_of(objective, s, field_of(&LossSums::loss));
+  const LossSums::Field& correct = field_of(&LossSums::correct);
+  if (objective.reports(correct)) summary.reward_accuracy = metric_of(objective, s, correct);
   return summary;
 }
 
-EvalRecord reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step, double seconds) {
+EvalRecord reduce_eval_record(Communicator& world, const Objective& objective, const LossSums& sums, int64_t step,
+                              double seconds) {
   const std::vector<double> all = all_gather_values(world, sums.pack());
   LossSums total;
   for (int r = 0; r < world.size(); ++r) total += LossSums::unpack(all.data() + r * LossSums::kPacked);
   EvalRecord typed;
   typed.step = step;
   typed.samples = total.pairs;
-  typed.losses = loss_summary(stage, total);
+  typed.losses = loss_summary(objective, total);
   nlohmann::ordered_json& record = typed.json;
-  record = loss_metrics(stage, total, "eval/");
+  record = loss_metrics(objective, total, "eval/");
   record["step"] = step;
   record["eval/samples"] = total.pairs;
   record["eval/seconds"] = seconds;

@@ -12,6 +12,7 @@
 #include "distributed/communicator.h"
 #include "fsdp/engine_stats.h"
 #include "train/batch_loss.h"
+#include "train/objective.h"
 
 namespace st {
 
@@ -30,7 +31,7 @@ struct WindowStats {
 };
 
 struct RecordContext {
-  Stage stage = Stage::dpo;
+  const Objective* objective = nullptr;  // train.stage's (objective_for); required
   int64_t step = 0;           // optimizer steps done
   double epoch = 0.0;         // fractional epochs done
   double lr = 0.0, grad_norm = 0.0;
@@ -48,7 +49,7 @@ struct LossSummary {
   double loss = 0.0;                      // per pair (DPO) or per completion token (SFT)
   std::optional<double> reward_accuracy;  // DPO: the share of pairs whose chosen reward is higher
 };
-LossSummary loss_summary(Stage stage, const LossSums& sums);
+LossSummary loss_summary(const Objective& objective, const LossSums& sums);
 
 struct TrainRecord {
   int64_t step = 0;
@@ -63,7 +64,7 @@ struct TrainRecord {
 };
 
 // Loss and, for DPO, rewards/* and logps/* from sums; keys get `prefix` ("" or "eval/").
-nlohmann::ordered_json loss_metrics(Stage stage, const LossSums& sums, const std::string& prefix);
+nlohmann::ordered_json loss_metrics(const Objective& objective, const LossSums& sums, const std::string& prefix);
 
 // Collective over `world` (every rank calls it with its own window).
 TrainRecord reduce_train_record(Communicator& world, const WindowStats& window, const RecordContext& context);
@@ -73,7 +74,7 @@ struct EvalRecord {
   LossSummary losses;
   nlohmann::ordered_json json;
 };
-EvalRecord reduce_eval_record(Communicator& world, Stage stage, const LossSums& sums, int64_t step,
+EvalRecord reduce_eval_record(Communicator& world, const Objective& objective, const LossSums& sums, int64_t step,
                                   double seconds);
 
 // "step 10/60  loss 0.6812  acc 0.625  margin 0.031  lr 9.8e-04 ..." for the console.

@@ -16,8 +16,6 @@ template <>
 struct EnumNames<Stage> {
   static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}};
 };
-// Rows a pair becomes in a batch: chosen and rejected for dpo, one for sft.
-inline int64_t sequences_per_pair(Stage stage) { return stage == Stage::dpo ? 2 : 1; }
 
 // train.method: what is trained - every weight, or LoRA adapters beside a frozen base (held in
 // the compute dtype, or in 4 bits for qlora).

@@ -6,6 +6,7 @@
 
 #include "data/dataset_mixture.h"
 #include "data/holdout.h"
+#include "train/objective.h"
 #include "train/objectives.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -14,8 +15,7 @@ namespace st {
 
 ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& train, const PairDataset* val) {
   const ReferenceChoice choice = config.dpo.reference;
-  if (config.train.stage != Stage::dpo) return ReferenceMode::none;
-  if (!needs_reference(config.dpo.loss)) return ReferenceMode::none;
+  if (!objective_for(config.train.stage).needs_reference(config)) return ReferenceMode::none;
   const bool data_has = train.has_ref_logps() && (val == nullptr || val->has_ref_logps());
   if (choice == ReferenceChoice::online) return ReferenceMode::online;
   // QLoRA's reference is its quantized base (adapters off); precomputed log-probs are the
@@ -78,8 +78,7 @@ uint64_t TrainData::val_pairs() const {
 }
 
 TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
-  const bool dpo = config.train.stage == Stage::dpo;
-  const DatasetExpectations expect{dpo ? PairKind::dpo : PairKind::sft, model_vocab_size,
+  const DatasetExpectations expect{objective_for(config.train.stage).example_kind(), model_vocab_size,
                                    config.data.verify_checksums};
   if (config.data.train.empty()) {
     throw ConfigError("data.train is empty; point it at a directory made by `shardtune prep` or `shardtune synth`");
@@ -173,13 +172,15 @@ CollateOptions collate_options(const TrainConfig& config, int64_t pad_id) {
 }
 
 int64_t longest_segment_tokens(Stage stage, const DataOptions& data, bool share_prompt) {
-  return share_prompt && stage == Stage::dpo ? 2 * data.cutoff_len : data.cutoff_len;
+  // A shared prompt's row holds every completion of the example.
+  return objective_for(stage).shares_prompts(share_prompt) ? 2 * data.cutoff_len : data.cutoff_len;
 }
 
 MicroBatchShape largest_micro_batch(Stage stage, int64_t micro_batch, const DataOptions& data, bool share_prompt,
                                     AttentionPath attention) {
-  const bool shared = share_prompt && stage == Stage::dpo;
-  const int64_t sequences = micro_batch * sequences_per_pair(stage);
+  const Objective& objective = objective_for(stage);
+  const bool shared = objective.shares_prompts(share_prompt);
+  const int64_t sequences = micro_batch * objective.sequences_per_example();
   const int64_t segment = longest_segment_tokens(stage, data, share_prompt);
   MicroBatchShape shape;
   shape.masked = (data.packing || shared) && attention == AttentionPath::masked;
@@ -227,8 +228,7 @@ at::ScalarType compute_scalar_type(ComputeDtype dtype) {
 }
 
 std::string describe_objective(const TrainConfig& config, ReferenceMode reference) {
-  if (config.train.stage != Stage::dpo) return enum_name(config.train.stage);
-  return "dpo (" + std::string(enum_name(config.dpo.loss)) + ", reference " + enum_name(reference) + ")";
+  return objective_for(config.train.stage).describe(config, enum_name(reference));
 }
 
 }  // namespace st

@@ -61,6 +61,7 @@ StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& m
 
 Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& options)
     : config_(config),
+      objective_(objective_for(config.train.stage)),
       options_(options),
       world_(world),
       tasks_(config),
@@ -99,14 +100,13 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
     reference_seconds_ += timer.seconds();
   }
   const at::Tensor policy = run_.engine->model().sequence_logps(batch);
-  return micro_batch_loss(config_.train.stage, micro, policy, reference_logps, loss_options_,
-                          step_pairs_per_micro_batch);
+  return objective_.micro_batch_loss(micro, policy, reference_logps, loss_options_, step_pairs_per_micro_batch);
 }
 
 const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index) {
   if (index < static_cast<int64_t>(mine.size())) return mine[static_cast<size_t>(index)];
   if (!padding_) {
-    padding_ = std::make_unique<MicroBatch>(padding_micro_batch(config_.train.stage, run_.data.train->pad_id(),
+    padding_ = std::make_unique<MicroBatch>(padding_micro_batch(objective_.example_kind(), run_.data.train->pad_id(),
                                                                 run_.plan.reference == ReferenceMode::precomputed));
   }
   return *padding_;
@@ -114,7 +114,10 @@ const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine,
 
 StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& window) {
   const StepShape shape = agree_step_shape(*run_.host, batch.micro_batches);
-  const double denominator = config_.train.stage == Stage::dpo ? shape.pairs : shape.target_tokens;
+  LossSums counted;
+  counted.pairs = shape.pairs;
+  counted.target_tokens = shape.target_tokens;
+  const double denominator = objective_.loss_denominator(counted);
   // Summed losses x (micro-batches x ranks / global count): the engine's mean over micro-
   // batches and ranks then gives the exact mean over the step's pairs (tokens for SFT),
   // however unevenly they are spread.
@@ -143,7 +146,7 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
 TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome, const StepBatch& batch, double lr,
                                 int64_t steps, int64_t skipped) {
   RecordContext context;
-  context.stage = config_.train.stage;
+  context.objective = &objective_;
   context.step = steps;
   context.epoch = static_cast<double>(batch.global.next.epoch) +
                   static_cast<double>(batch.global.next.consumed) / static_cast<double>(run_.plan.train_pairs);
@@ -197,10 +200,10 @@ EvalRecord Trainer::evaluate_validation(int64_t step) {
     }
   }
   totals.settle();
-  EvalRecord record = reduce_eval_record(*run_.host, config_.train.stage, totals.sums, step, timer.seconds());
+  EvalRecord record = reduce_eval_record(*run_.host, objective_, totals.sums, step, timer.seconds());
   for (size_t k = 0; k < part_count; ++k) {
     part_totals[k].settle();
-    const EvalRecord part = reduce_eval_record(*run_.host, config_.train.stage, part_totals[k].sums, step, 0.0);
+    const EvalRecord part = reduce_eval_record(*run_.host, objective_, part_totals[k].sums, step, 0.0);
     record.json["eval/" + run_.data.val_names[k] + "/loss"] = part.losses.loss;
     record.json["eval/" + run_.data.val_names[k] + "/samples"] = part.samples;
   }

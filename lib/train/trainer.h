@@ -13,6 +13,7 @@
 
 #include "data/pair_loader.h"
 #include "distributed/world.h"
+#include "train/objective.h"
 #include "train/objectives.h"
 #include "train/run_setup.h"
 #include "train/stop_request.h"
@@ -82,6 +83,7 @@ class Trainer {
   LoaderOptions loader_options(bool train) const;
 
   TrainConfig config_;
+  const Objective& objective_;  // train.stage's
   RunOptions options_;
   World& world_;
   TaskEvaluation tasks_;  // read before the model loads: a bad task file stops the run first

@@ -16,6 +16,7 @@
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
 #include "train/batch_loss.h"
+#include "train/objective.h"
 #include "util/host_sync.h"
 
 namespace st {
@@ -305,7 +306,7 @@ TEST(FsdpTrainingSyncs, AStepReadsNothingBackAndALogWindowReadsTwice) {
     last = engine.step(2, [&](FsdpModel& model, int64_t index) {
       const std::vector<Pair> part(mine.begin() + index * 2, mine.begin() + index * 2 + 2);
       const MicroBatch batch = collate_pairs(part, PairKind::dpo, {});
-      const MicroBatchResult result = micro_batch_loss(Stage::dpo, batch, model.sequence_logps(batch.input_ids, batch.targets),
+      const MicroBatchResult result = objective_for(Stage::dpo).micro_batch_loss(batch, model.sequence_logps(batch.input_ids, batch.targets),
                                                        {}, {PreferenceLoss::simpo, 0.1});
       window_sums = window_sums.defined() ? window_sums + result.output_sums : result.output_sums;
       return result.summed_loss;

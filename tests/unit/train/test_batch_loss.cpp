@@ -8,6 +8,7 @@
 #include "fsdp/engine_stats.h"
 #include "model/token_logp.h"
 #include "train/batch_loss.h"
+#include "train/objective.h"
 
 namespace st {
 namespace {
@@ -25,7 +26,7 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
   // rows: chosen0, chosen1, rejected0, rejected1
   const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
   const at::Tensor reference = at::tensor({-3.5f, -4.0f, -5.0f, -3.5f});
-  const MicroBatchResult micro = micro_batch_loss(Stage::dpo, batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
+  const MicroBatchResult micro = objective_for(Stage::dpo).micro_batch_loss(batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
   const struct {
     at::Tensor summed_loss;
     LossSums sums;
@@ -50,13 +51,13 @@ TEST(MicroBatchLoss, MicroBatchTokenNllWeighsEveryMicroBatchAlike) {
   PreferenceLossOptions options{PreferenceLoss::simpo, 0.1};
   options.ftx = 1.0;
   options.nll_mean = NllMean::micro_batch_tokens;
-  const double without = micro_batch_loss(Stage::dpo, batch, policy, {}, {PreferenceLoss::simpo, 0.1})
+  const double without = objective_for(Stage::dpo).micro_batch_loss(batch, policy, {}, {PreferenceLoss::simpo, 0.1})
                              .summed_loss.item<double>();
   // chosen -3 over 2 tokens and -4 over 3: token mean 7 / 5. The step has 3 pairs per
   // micro-batch, this one 2: its pairs carry 3 / 2 of that mean, 3 x 7 / 5 in all.
-  const double with = micro_batch_loss(Stage::dpo, batch, policy, {}, options, 3.0).summed_loss.item<double>();
+  const double with = objective_for(Stage::dpo).micro_batch_loss(batch, policy, {}, options, 3.0).summed_loss.item<double>();
   EXPECT_NEAR(with - without, 3.0 * 7.0 / 5.0, 1e-5);
-  const double own = micro_batch_loss(Stage::dpo, batch, policy, {}, options).summed_loss.item<double>();
+  const double own = objective_for(Stage::dpo).micro_batch_loss(batch, policy, {}, options).summed_loss.item<double>();
   EXPECT_NEAR(own - without, 2.0 * 7.0 / 5.0, 1e-5) << "0: weighed by its own pairs";
 }
 
@@ -64,21 +65,21 @@ TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
   std::vector<Pair> pairs(1);
   pairs[0] = {{1, 5}, {6, 7, 2}, {}, std::nullopt, std::nullopt};
   const MicroBatch batch = collate_pairs(pairs, PairKind::sft, {});
-  const MicroBatchResult result = micro_batch_loss(Stage::sft, batch, at::tensor({-4.5f}), {}, {});
+  const MicroBatchResult result = objective_for(Stage::sft).micro_batch_loss(batch, at::tensor({-4.5f}), {}, {});
   EXPECT_NEAR(result.summed_loss.item<double>(), 4.5, 1e-6);
   EXPECT_EQ(result.read_sums().target_tokens, 3.0);
   EXPECT_NEAR(result.read_sums().loss, 4.5, 1e-6);
-  EXPECT_EQ(result.read_sums().loss_denominator(Stage::sft), 3.0);
+  EXPECT_EQ(objective_for(Stage::sft).loss_denominator(result.read_sums()), 3.0);
 }
 
 TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
-  const MicroBatch padding = padding_micro_batch(Stage::dpo, 0, true);
+  const MicroBatch padding = padding_micro_batch(PairKind::dpo, 0, true);
   EXPECT_EQ(padding.pairs, 0);
   EXPECT_EQ(padding.input_ids.size(0), 2);
   EXPECT_TRUE(padding.targets.eq(kIgnoreTarget).all().item<bool>());
   const at::Tensor policy = at::zeros({2}).requires_grad_(true);
   const MicroBatchResult result =
-      micro_batch_loss(Stage::dpo, padding, policy, padding.ref_logps, {PreferenceLoss::sigmoid, 0.1});
+      objective_for(Stage::dpo).micro_batch_loss(padding, policy, padding.ref_logps, {PreferenceLoss::sigmoid, 0.1});
   EXPECT_EQ(result.summed_loss.item<double>(), 0.0);
   EXPECT_EQ(result.read_sums().pairs, 0.0);
   EXPECT_EQ(result.read_sums().loss, 0.0);

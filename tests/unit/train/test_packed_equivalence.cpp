@@ -15,6 +15,7 @@
 #include "prep/synth.h"
 #include "relative_diff.h"
 #include "train/batch_loss.h"
+#include "train/objective.h"
 
 namespace st {
 namespace {
@@ -133,7 +134,7 @@ std::pair<at::Tensor, std::map<std::string, at::Tensor>> loss_and_gradients(cons
     reference_logps = c.online_reference ? reference.sequence_logps(micro).detach() : micro.ref_logps;
   }
   const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, policy.config), policy.config, policy.batch(micro));
-  const MicroBatchResult result = micro_batch_loss(c.stage, micro, logps, reference_logps, c.options);
+  const MicroBatchResult result = objective_for(c.stage).micro_batch_loss(micro, logps, reference_logps, c.options);
   torch::autograd::backward({result.summed_loss});
   std::map<std::string, at::Tensor> grads;
   for (const auto& [name, tensor] : tensors) grads[name] = tensor.grad();

@@ -10,6 +10,7 @@
 #include "scratch_dir.h"
 #include "train/flops.h"
 #include "train/metrics_plot.h"
+#include "train/objective.h"
 #include "train/train_metrics.h"
 #include "util/errors.h"
 
@@ -59,11 +60,11 @@ TEST(TrainMetrics, LossMetricsFromSums) {
   LossSums sums;
   sums.loss = 3.0, sums.pairs = 4.0, sums.target_tokens = 30.0;
   sums.chosen_rewards = 2.0, sums.rejected_rewards = -2.0, sums.correct = 3.0;
-  const auto dpo = loss_metrics(Stage::dpo, sums, "eval/");
+  const auto dpo = loss_metrics(objective_for(Stage::dpo), sums, "eval/");
   EXPECT_DOUBLE_EQ(dpo.at("eval/loss").get<double>(), 0.75);
   EXPECT_DOUBLE_EQ(dpo.at("eval/rewards/accuracies").get<double>(), 0.75);
   EXPECT_DOUBLE_EQ(dpo.at("eval/rewards/margins").get<double>(), 1.0);
-  const auto sft = loss_metrics(Stage::sft, sums, "");
+  const auto sft = loss_metrics(objective_for(Stage::sft), sums, "");
   EXPECT_DOUBLE_EQ(sft.at("loss").get<double>(), 0.1) << "SFT loss is per completion token";
   EXPECT_FALSE(sft.contains("rewards/accuracies"));
 }

@@ -1,0 +1,70 @@
+#include "train/objective.h"
+
+#include <ATen/ATen.h>
+
+#include "data/padded_rows.h"
+#include "train/dpo_objective.h"
+#include "train/sft_objective.h"
+#include "util/errors.h"
+#include "util/host_sync.h"
+
+namespace st {
+
+MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy,
+                                             const at::Tensor& reference, const PreferenceLossOptions& options,
+                                             double step_pairs_per_micro_batch) const {
+  MicroBatchResult result;
+  const bool padding = batch.pairs == 0;
+  const auto sums_options = at::TensorOptions(at::kDouble).device(policy.device());
+  std::vector<at::Tensor> outputs(kOutputSums, at::zeros({}, sums_options));
+  const at::Tensor tokens = to_device_async(batch.target_counts.to(at::kFloat), policy.device());
+  const double micro_batch_weight = step_pairs_per_micro_batch > 0.0 && !padding
+                                        ? step_pairs_per_micro_batch / static_cast<double>(batch.pairs)
+                                        : 1.0;
+  result.summed_loss =
+      summed_loss(batch, policy, reference, tokens, options, micro_batch_weight, padding ? nullptr : &outputs);
+  if (padding) {
+    result.summed_loss = result.summed_loss * 0.0;  // keeps the graph: the backward must still run
+    result.output_sums = at::zeros({static_cast<int64_t>(kOutputSums)}, sums_options);
+    return result;
+  }
+  outputs[output_slot(&LossSums::loss)] = result.summed_loss.detach().sum().to(at::kDouble);
+  result.output_sums = at::stack(outputs);
+  result.counts.pairs = static_cast<double>(batch.pairs);
+  result.counts.target_tokens = static_cast<double>(batch.target_tokens);
+  result.counts.real_tokens = static_cast<double>(batch.real_tokens);
+  result.counts.computed_tokens = static_cast<double>(batch.computed_tokens);
+  result.counts.padded_tokens = static_cast<double>(batch.padded_tokens);
+  return result;
+}
+
+void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohmann::ordered_json&) const {}
+
+const Objective& objective_for(Stage stage) {
+  static const SftObjective sft;
+  static const DpoObjective dpo;
+  switch (stage) {
+    case Stage::sft: return sft;
+    case Stage::dpo: return dpo;
+  }
+  throw ConfigError("train.stage: no objective for this stage");
+}
+
+MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps) {
+  const auto id = static_cast<int32_t>(pad_id);
+  Pair pair;
+  pair.prompt = {id};
+  pair.chosen = {id};
+  if (sequences_of(kind) > 1) pair.rejected = {id};
+  if (with_ref_logps) pair.ref_chosen_logp = pair.ref_rejected_logp = 0.0f;
+  CollateOptions options;
+  options.pad_id = pad_id;
+  MicroBatch batch = collate_pairs({pair}, kind, options);
+  batch.targets.fill_(kIgnoreTarget);
+  batch.target_counts.zero_();
+  batch.pairs = batch.target_tokens = batch.real_tokens = batch.computed_tokens = 0;
+  batch.segment_lengths.assign(batch.segment_lengths.size(), 0);
+  return batch;
+}
+
+}  // namespace st

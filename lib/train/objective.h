@@ -1,0 +1,67 @@
+// The step contract: what a train.stage trains, as one object the step asks instead of
+// branching on the stage. An objective declares the examples it reads (data's PairKind: an
+// example's columns and the sequences it becomes), whether a step needs the reference model,
+// its loss over one micro-batch with the metric sums it reports, and what the step's summed
+// loss is normalised by. One per train.stage (objective_for); a new objective is a subclass in
+// its own file and a row in objective_for. docs/architecture.md lists what one writes.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "data/collate.h"
+#include "train/batch_loss.h"
+#include "train/train_config.h"
+
+namespace st {
+
+class Objective {
+ public:
+  virtual ~Objective() = default;
+
+  virtual Stage stage() const = 0;
+  // The dataset kind it reads: the example's columns, and its sequences in a batch.
+  virtual PairKind example_kind() const = 0;
+  int64_t sequences_per_example() const { return sequences_of(example_kind()); }
+  // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
+  bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
+  // A step needs the reference model's log-probs (online or precomputed) under `config`.
+  virtual bool needs_reference(const TrainConfig& config) const = 0;
+  // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
+  virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
+
+  // `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order;
+  // `reference` is undefined where none is needed. A batch of no examples is padding (weight 0;
+  // padding_micro_batch). `step_pairs_per_micro_batch`: the step's examples over its
+  // micro-batches on all ranks, for losses that weigh each micro-batch (dpo.nll_mean); 0 = this
+  // batch's own (as in an evaluation).
+  MicroBatchResult micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
+                                    const PreferenceLossOptions& options, double step_pairs_per_micro_batch = 0.0) const;
+  // What a step's or window's summed loss is divided by.
+  virtual double loss_denominator(const LossSums& sums) const = 0;
+  // The metric rows it reports (metrics.jsonl keys), and rows derived from two sums.
+  virtual bool reports(const LossSums::Field& field) const = 0;
+  virtual void add_derived_metrics(const LossSums& sums, const std::string& prefix,
+                                   nlohmann::ordered_json& record) const;
+
+ protected:
+  // The summed loss of a batch (differentiable); for a real batch, fills the output sums
+  // (LossSums::Source::output, by output_slot) it reports besides the loss.
+  virtual at::Tensor summed_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
+                                 const at::Tensor& target_tokens, const PreferenceLossOptions& options,
+                                 double micro_batch_weight, std::vector<at::Tensor>* outputs) const = 0;
+};
+
+// The objective a train.stage names.
+const Objective& objective_for(Stage stage);
+
+// A one-example batch whose rows carry no target: what a rank runs when it has fewer
+// micro-batches than another in the same step (FSDP's collectives need every rank to run the
+// same number of forward and backward passes). Its loss and sums are zero.
+MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps);
+
+}  // namespace st
