@@ -112,6 +112,11 @@ case "$case_name" in
     ;;
   precomputed_equals_online)
     synth_data --dir "$work/data" --pairs 300 --pairs-per-shard 100
+    # An objective that reads no reference gets none computed, and the data stays as it was.
+    run --exit 2 "$bin" precompute-ref --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --dpo.loss=simpo
+    expect_output 'precompute-ref: dpo \(simpo, reference none\) reads no reference log-probs'
+    ls "$work/data/train" | grep -q '\.ref\.h5$' && fail "shards rewritten for an objective without a reference"
     # The training run's own config (it asks for precomputed log-probs, which do not exist yet),
     # on 3 ranks although its global batch is laid out for 2: precompute-ref needs neither.
     run --exit 0 "$mpiexec" -np 3 --oversubscribe "$bin" precompute-ref --config "$demo" \
