@@ -113,9 +113,10 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
 void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   const std::string fix = "; shardtune implements causal attention over every layer alike";
   switch (model_type) {
-    case ModelType::qwen2:  // Qwen2 windows only the layers past max_window_layers
+    case ModelType::qwen2:  // Qwen2 and Qwen3 window only the layers past max_window_layers
+    case ModelType::qwen3:
       if (reader.boolean_or("use_sliding_window", false)) {
-        reader.fail("use_sliding_window", "is true: Qwen2's per-layer sliding window is not supported" + fix);
+        reader.fail("use_sliding_window", "is true: Qwen's per-layer sliding window is not supported" + fix);
       }
       break;
     case ModelType::llama:
@@ -281,6 +282,10 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
     case ModelType::qwen2: config.qkv_bias = true; break;
     case ModelType::llama: config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false); break;
     case ModelType::mistral: break;  // Mistral's projections have no biases
+    case ModelType::qwen3:
+      config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false);
+      config.qk_norm = true;
+      break;
   }
   config.mlp_bias = reader.boolean_or("mlp_bias", false);
   const auto bos = parse_token_ids(reader, "bos_token_id");
@@ -324,6 +329,7 @@ const char* hf_architecture(ModelType type) {
     case ModelType::llama: return "LlamaForCausalLM";
     case ModelType::qwen2: return "Qwen2ForCausalLM";
     case ModelType::mistral: return "MistralForCausalLM";
+    case ModelType::qwen3: return "Qwen3ForCausalLM";
   }
   return "?";
 }
@@ -348,7 +354,9 @@ json to_hf_config_json(const ModelConfig& config) {
       {"torch_dtype", enum_name(config.torch_dtype)},
       {"rope_scaling", nullptr},
   };
-  if (config.model_type == ModelType::llama) out["attention_bias"] = config.qkv_bias;
+  if (config.model_type == ModelType::llama || config.model_type == ModelType::qwen3) {
+    out["attention_bias"] = config.qkv_bias;
+  }
   if (config.model_type == ModelType::mistral) {
     out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);
   }

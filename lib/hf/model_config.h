@@ -16,11 +16,12 @@ namespace st {
 
 // config.json's model_type: the families that share the Llama decoder (Qwen2 adds q/k/v
 // biases, Mistral a sliding attention window).
-enum class ModelType { llama, qwen2, mistral };
+enum class ModelType { llama, qwen2, mistral, qwen3 };
 template <>
 struct EnumNames<ModelType> {
   static constexpr NamedValue<ModelType> table[] = {
-      {ModelType::llama, "llama"}, {ModelType::qwen2, "qwen2"}, {ModelType::mistral, "mistral"}};
+      {ModelType::llama, "llama"}, {ModelType::qwen2, "qwen2"}, {ModelType::mistral, "mistral"},
+      {ModelType::qwen3, "qwen3"}};
 };
 
 // config.json's torch_dtype: the dtype the checkpoint's weights are stored in.
@@ -63,6 +64,7 @@ struct ModelConfig {
   bool qkv_bias = false;             // Llama attention_bias, or Qwen2 (always)
   bool o_proj_bias = false;          // Llama attention_bias only
   bool mlp_bias = false;
+  bool qk_norm = false;              // Qwen3: RMSNorm over each head's q and k, before rotary
   int64_t bos_token_id = -1;         // -1: none
   std::vector<int64_t> eos_token_ids;
   TorchDtype torch_dtype = TorchDtype::bfloat16;

@@ -1,5 +1,6 @@
 // Everything here follows from the tables in param_table.h; names and order match transformers'
-// LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM and PEFT's saved adapters.
+// LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM / Qwen3ForCausalLM and PEFT's saved
+// adapters.
 #include "hf/param_table.h"
 
 #include "util/errors.h"
@@ -15,6 +16,7 @@ int64_t size_of(const ModelConfig& config, Dim dim) {
     case Dim::intermediate: return config.intermediate_size;
     case Dim::q_size: return config.q_size();
     case Dim::kv_size: return config.kv_size();
+    case Dim::head_dim: return config.head_dim;
   }
   return 0;
 }
@@ -31,6 +33,7 @@ bool present(const ModelConfig& config, Presence presence) {
     case Presence::qkv_bias: return config.qkv_bias;
     case Presence::o_proj_bias: return config.o_proj_bias;
     case Presence::mlp_bias: return config.mlp_bias;
+    case Presence::qk_norm: return config.qk_norm;
   }
   return false;
 }

@@ -32,14 +32,14 @@ inline constexpr size_t kModelParamCount = 3;
 enum class LayerParam {
   q_proj, q_bias, k_proj, k_bias, v_proj, v_bias, o_proj, o_bias,
   gate_proj, gate_bias, up_proj, up_bias, down_proj, down_bias,
-  input_norm, post_attention_norm
+  input_norm, post_attention_norm, q_norm, k_norm
 };
-inline constexpr size_t kLayerParamCount = 16;
+inline constexpr size_t kLayerParamCount = 18;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
-enum class Dim { none, vocab, hidden, intermediate, q_size, kv_size };
+enum class Dim { none, vocab, hidden, intermediate, q_size, kv_size, head_dim };
 // When a parameter exists.
-enum class Presence { always, untied_head, qkv_bias, o_proj_bias, mlp_bias };
+enum class Presence { always, untied_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm };
 // How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A.
 enum class ParamInit { normal, ones, zeros, lora_a };
 
@@ -74,6 +74,8 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::v_bias, "self_attn.v_proj.bias", Dim::kv_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
     {LayerParam::o_proj, "self_attn.o_proj.weight", Dim::hidden, Dim::q_size, Presence::always, ParamInit::normal, LoraTarget::o},
     {LayerParam::o_bias, "self_attn.o_proj.bias", Dim::hidden, Dim::none, Presence::o_proj_bias, ParamInit::zeros, {}},
+    {LayerParam::q_norm, "self_attn.q_norm.weight", Dim::head_dim, Dim::none, Presence::qk_norm, ParamInit::ones, {}},
+    {LayerParam::k_norm, "self_attn.k_norm.weight", Dim::head_dim, Dim::none, Presence::qk_norm, ParamInit::ones, {}},
     {LayerParam::gate_proj, "mlp.gate_proj.weight", Dim::intermediate, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::gate},
     {LayerParam::gate_bias, "mlp.gate_proj.bias", Dim::intermediate, Dim::none, Presence::mlp_bias, ParamInit::zeros, {}},
     {LayerParam::up_proj, "mlp.up_proj.weight", Dim::intermediate, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::up},

@@ -55,6 +55,20 @@ ModelConfig mistral_7b(int64_t vocab, double theta, int64_t window) {
   return config;
 }
 
+// Qwen3 (dense): q and k normed per head, head_dim 128 whatever the width, theta 1e6, a
+// 151936-token vocabulary; the instruct models end a turn with <|im_end|>.
+ModelConfig qwen3(int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads, bool tied) {
+  ModelConfig config = llama(151936, hidden, intermediate, layers, heads, 8, 40960, 1000000.0);
+  config.model_type = ModelType::qwen3;
+  config.head_dim = 128;
+  config.qk_norm = true;
+  config.rms_norm_eps = 1e-6;
+  config.tie_word_embeddings = tied;
+  config.bos_token_id = 151643;
+  config.eos_token_ids = {151645};
+  return config;
+}
+
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
@@ -77,6 +91,8 @@ const std::map<std::string, ModelConfig>& presets() {
       {"tinyllama-1.1b", llama2(2048, 5632, 22, 32, 4, 2048)},
       {"mistral-7b-v0.1", mistral_7b(32000, 10000.0, 4096)},
       {"mistral-7b-v0.3", mistral_7b(32768, 1000000.0, 0)},
+      {"qwen3-0.6b", qwen3(1024, 3072, 28, 16, true)},
+      {"qwen3-8b", qwen3(4096, 12288, 36, 32, false)},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
   };

@@ -9,9 +9,13 @@
 namespace st {
 namespace {
 
-// [B, T, heads * head_dim] -> [B, heads, T, head_dim]
-at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim) {
-  return x.view({x.size(0), x.size(1), heads, head_dim}).transpose(1, 2);
+// [B, T, heads * head_dim] -> [B, heads, T, head_dim]; with a `norm` weight [head_dim] (Qwen3's
+// q_norm / k_norm), each head is RMS-normed first, on the contiguous [B, T, heads, head_dim].
+at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim, const at::Tensor& norm = {},
+                       double eps = 0.0) {
+  at::Tensor per_head = x.view({x.size(0), x.size(1), heads, head_dim});
+  if (norm.defined()) per_head = rms_norm(per_head, norm, eps);
+  return per_head.transpose(1, 2);
 }
 
 // [B, kv, T, d] -> [B, kv * repeats, T, d], each head repeated in place (transformers'
@@ -82,8 +86,11 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
   const int64_t head_dim = config.head_dim;
-  at::Tensor q = split_heads(projection(x, LayerParam::q_proj, LayerParam::q_bias, w, LoraTarget::q, cache), heads, head_dim);
-  at::Tensor k = split_heads(projection(x, LayerParam::k_proj, LayerParam::k_bias, w, LoraTarget::k, cache), kv_heads, head_dim);
+  const double eps = config.rms_norm_eps;  // Qwen3 norms q and k per head (undefined weights otherwise)
+  at::Tensor q = split_heads(projection(x, LayerParam::q_proj, LayerParam::q_bias, w, LoraTarget::q, cache), heads,
+                             head_dim, w[LayerParam::q_norm], eps);
+  at::Tensor k = split_heads(projection(x, LayerParam::k_proj, LayerParam::k_bias, w, LoraTarget::k, cache), kv_heads,
+                             head_dim, w[LayerParam::k_norm], eps);
   at::Tensor v = split_heads(projection(x, LayerParam::v_proj, LayerParam::v_bias, w, LoraTarget::v, cache), kv_heads, head_dim);
   q = apply_rotary(q, positions.rope);
   k = apply_rotary(k, positions.rope);

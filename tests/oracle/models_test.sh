@@ -2,9 +2,11 @@
 # models_test.sh <shardtune binary> <case> <vocabularies dir> <smollm2 dir>: shardtune's models
 # against transformers (and PEFT) on the CPU in fp32, in the tests' Python environment
 # (transformers_check.py: `score` log-probs to 1e-5, greedy `generate` token for token):
-# - fixture_<llama_gqa|qwen2_bias|mistral_window>: the reference fixtures (tests/reference:
-#   GQA + llama3 rope scaling; Qwen2 biases + tied embeddings; Mistral's sliding window);
-# - trained_export: the export of a DPO run trained from llama_gqa;
+# - fixture_<llama_gqa|qwen2_bias|mistral_window|qwen3_qk_norm>: the reference fixtures
+#   (tests/reference: GQA + llama3 rope scaling; Qwen2 biases + tied embeddings; Mistral's
+#   sliding window; Qwen3's per-head q/k norms with head_dim apart from hidden / heads);
+# - trained_export, qwen3_trained_export: the export of a DPO run trained from llama_gqa or
+#   qwen3_qk_norm (its q/k norms trained too);
 # - lora_adapter_in_peft: a LoRA run's adapter directory loaded by PEFT onto its base computes
 #   what shardtune's merged export computes (tests/reference/peft_load_parity.py);
 # - bnb_nf4_checkpoint: a checkpoint bitsandbytes quantized (as transformers saves it) is read
@@ -103,16 +105,18 @@ case "$case_name" in
     check score "$bin" "$fixtures/$name" "$fixtures/pairs.jsonl" "$work/score"
     check generate "$bin" "$fixtures/$name" "$fixtures/greedy_$name.jsonl" "$work/generate" 10
     ;;
-  trained_export)
-    # DPO from llama_gqa on ids within its vocabulary (97); the export is what transformers reads.
-    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 96 
-    run --exit 0 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" \
+  trained_export | qwen3_trained_export)
+    # DPO from a fixture on ids within its vocabulary (97); the export is what transformers reads.
+    base=llama_gqa
+    [ "$case_name" = qwen3_trained_export ] && base=qwen3_qk_norm
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 96
+    run --exit 0 "$bin" train --model.path="$fixtures/$base" --data.train="$work/data/train" \
       --train.output_dir="$work/run" --train.max_steps=6 --train.micro_batch=2 --train.grad_accum=2 \
       --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
     check score "$bin" "$work/run/export" "$fixtures/pairs.jsonl" "$work/score"
-    check generate "$bin" "$work/run/export" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
+    check generate "$bin" "$work/run/export" "$fixtures/greedy_$base.jsonl" "$work/generate" 10
     # Training moved the weights: the export's scores are not the base's.
-    run --exit 0 "$bin" score --model "$fixtures/llama_gqa" --input "$fixtures/pairs.jsonl" --output "$work/base.jsonl"
+    run --exit 0 "$bin" score --model "$fixtures/$base" --input "$fixtures/pairs.jsonl" --output "$work/base.jsonl"
     ! cmp -s "$work/base.jsonl" "$work/score/scores.jsonl" || fail "the trained export scores as its base does"
     ;;
   lora_adapter_in_peft)

@@ -68,6 +68,9 @@ def attention(x, weights, prefix, config, freqs):
     q = linear(x, weights, prefix + "q_proj").view(length, heads, dim)
     k = linear(x, weights, prefix + "k_proj").view(length, kv_heads, dim)
     v = linear(x, weights, prefix + "v_proj").view(length, kv_heads, dim)
+    if config["model_type"] == "qwen3":           # each head's q and k RMS-normed, before rotary
+        q = rms_norm(q, weights[prefix + "q_norm.weight"], config["rms_norm_eps"])
+        k = rms_norm(k, weights[prefix + "k_norm.weight"], config["rms_norm_eps"])
     positions = torch.arange(length, dtype=torch.float64)
     mask = torch.zeros((length, length), dtype=torch.float64)
     window = config.get("sliding_window") if config["model_type"] == "mistral" else None

@@ -4,6 +4,7 @@ and the per-token log-probs llama_reference.py computes for a set of prompt/comp
   llama_gqa/   Llama, GQA (4 heads, 2 kv), llama3 rope scaling, untied head, F32, two shards + index
   qwen2_bias/  Qwen2-style q/k/v biases, tied embeddings, BF16, one file
   mistral_window/  Mistral, GQA, a sliding window of 6 tokens (shorter than most pairs), F32
+  qwen3_qk_norm/   Qwen3: q/k RMS-normed per head, head_dim 24 (heads x head_dim != hidden), tied, F32
   pairs.jsonl  {"prompt_ids": [...], "completion_ids": [...]} per line
   expected_<model>.jsonl  {"logp", "token_logps", "num_tokens"} per line (float64 reference)
   greedy_<model>.jsonl    {"prompt_ids", "completion_ids", "min_gap"}: 10 greedy tokens after each of the
@@ -48,13 +49,22 @@ MISTRAL = {
     "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float32",
 }
 
+QWEN3 = {
+    "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+    "vocab_size": 97, "hidden_size": 40, "intermediate_size": 72, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 24, "max_position_embeddings": 128,
+    "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_scaling": None, "attention_bias": False,
+    "tie_word_embeddings": True, "use_sliding_window": False, "sliding_window": None,
+    "hidden_act": "silu", "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "float32",
+}
+
 
 def parameter_shapes(config):
     d, i = config["hidden_size"], config["intermediate_size"]
     hd = config.get("head_dim", d // config["num_attention_heads"])
     q, kv = config["num_attention_heads"] * hd, config["num_key_value_heads"] * hd
     qkv_bias = config["model_type"] == "qwen2" or config.get("attention_bias", False)
-    o_bias = config["model_type"] == "llama" and config.get("attention_bias", False)
+    o_bias = config["model_type"] in ("llama", "qwen3") and config.get("attention_bias", False)
     shapes = {"model.embed_tokens.weight": [config["vocab_size"], d]}
     for layer in range(config["num_hidden_layers"]):
         p = "model.layers.%d." % layer
@@ -65,6 +75,9 @@ def parameter_shapes(config):
             shapes[p + name + ".weight"] = [out, inp]
             if bias:
                 shapes[p + name + ".bias"] = [out]
+            if name == "self_attn.o_proj" and config["model_type"] == "qwen3":
+                shapes[p + "self_attn.q_norm.weight"] = [hd]
+                shapes[p + "self_attn.k_norm.weight"] = [hd]
         shapes[p + "input_layernorm.weight"] = [d]
         shapes[p + "post_attention_layernorm.weight"] = [d]
     shapes["model.norm.weight"] = [d]
@@ -138,7 +151,8 @@ def main_into(out_dir):
             f.write(json.dumps(pair) + "\n")
     for name, config, dtype, shards, seed in [("llama_gqa", LLAMA, torch.float32, 2, 1),
                                               ("qwen2_bias", QWEN2, torch.bfloat16, 1, 2),
-                                              ("mistral_window", MISTRAL, torch.float32, 1, 3)]:
+                                              ("mistral_window", MISTRAL, torch.float32, 1, 3),
+                                              ("qwen3_qk_norm", QWEN3, torch.float32, 1, 4)]:
         weights = random_weights(config, seed, dtype)
         write_checkpoint(os.path.join(out_dir, name), config, weights, shards)
         with open(os.path.join(out_dir, "expected_%s.jsonl" % name), "w") as f:

@@ -92,6 +92,7 @@ def main():
     for name, pairs_file, pairs in [("llama_gqa", "pairs.jsonl", tiny_pairs),
                                     ("qwen2_bias", "pairs.jsonl", tiny_pairs),
                                     ("mistral_window", "pairs.jsonl", tiny_pairs),
+                                    ("qwen3_qk_norm", "pairs.jsonl", tiny_pairs),
                                     ("llama_medium", "medium_pairs.jsonl", medium_pairs)]:
         directory = os.path.join(work, name)
         hf = {}
@@ -113,7 +114,7 @@ def main():
         print("| %s | %s | %d | %s | %.3g | %.3g |" % (name, dtype_name, tokens, what, a, r))
     print("\n| model | greedy generate: prompts equal to transformers' generate (10 tokens, fp32) |")
     print("|---|---|")
-    for name in ["llama_gqa", "qwen2_bias", "mistral_window"]:
+    for name in ["llama_gqa", "qwen2_bias", "mistral_window", "qwen3_qk_norm"]:
         print("| %s | %d of %d |" % ((name,) + greedy_parity(binary, work, name)))
     print("\ntorch %s, transformers %s, %s" % (torch.__version__, transformers.__version__, torch.cuda.get_device_name()))
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hf/model_config.h"
+#include "hf/param_table.h"
 #include "hf/presets.h"
 #include "util/errors.h"
 
@@ -117,6 +118,41 @@ TEST(ModelConfig, MistralV03HasNoWindow) {
   EXPECT_NE(error_of(config).find("field 'sliding_window' must be > 0"), std::string::npos);
 }
 
+json qwen3_0_6b() {  // the public Qwen3-0.6B config.json
+  return json::parse(R"({
+    "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+    "initializer_range": 0.02, "intermediate_size": 3072, "max_position_embeddings": 40960,
+    "max_window_layers": 28, "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000,
+    "sliding_window": null, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+    "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})");
+}
+
+TEST(ModelConfig, ParsesQwen3WithItsQkNorms) {
+  const ModelConfig c = parse_model_config(qwen3_0_6b(), "config.json");
+  EXPECT_EQ(c.model_type, ModelType::qwen3);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.head_dim, 128);
+  EXPECT_EQ(c.q_size(), 2048);  // wider than hidden_size: head_dim is its own
+  EXPECT_EQ(to_hf_config_json(c), to_hf_config_json(preset_config("qwen3-0.6b")));
+  const json exported = to_hf_config_json(c);
+  EXPECT_EQ(exported["architectures"][0], "Qwen3ForCausalLM");
+  EXPECT_EQ(to_hf_config_json(parse_model_config(exported, "exported")), exported);
+  std::vector<std::string> norms;
+  for (const ParamSpec& spec : all_params(c)) {
+    if (spec.name.find("model.layers.0.self_attn.") == 0 && spec.shape == std::vector<int64_t>{128}) {
+      norms.push_back(spec.name);
+    }
+  }
+  EXPECT_EQ(norms, (std::vector<std::string>{"model.layers.0.self_attn.q_norm.weight",
+                                             "model.layers.0.self_attn.k_norm.weight"}));
+  json windowed = qwen3_0_6b();
+  windowed["use_sliding_window"] = true;
+  EXPECT_NE(error_of(windowed).find("use_sliding_window"), std::string::npos);
+}
+
 TEST(ModelConfig, ExplicitHeadDimWins) {
   json config = llama31_8b();
   config["head_dim"] = 64;
@@ -175,6 +211,14 @@ TEST(Presets, PublishedParameterCounts) {
   EXPECT_EQ(preset_config("bench-100m").parameter_count(), 99496704);
   EXPECT_EQ(preset_config("mistral-7b-v0.1").parameter_count(), 7241732096);
   EXPECT_EQ(preset_config("mistral-7b-v0.3").parameter_count(), 7248023552);
+  // Qwen3's model cards give them rounded: 0.6B with 0.44B non-embedding (tied), 8.2B with
+  // 6.95B non-embedding.
+  const double small = static_cast<double>(preset_config("qwen3-0.6b").parameter_count());
+  EXPECT_NEAR(small / 1e9, 0.6, 0.005);
+  EXPECT_NEAR((small - 151936.0 * 1024) / 1e9, 0.44, 0.005);
+  const double eight = static_cast<double>(preset_config("qwen3-8b").parameter_count());
+  EXPECT_NEAR(eight / 1e9, 8.2, 0.05);
+  EXPECT_NEAR((eight - 2 * 151936.0 * 4096) / 1e9, 6.95, 0.005);
 }
 
 TEST(Presets, UnknownNameListsTheKnownOnes) {

@@ -103,7 +103,26 @@ TEST_P(LlamaReference, GreedyGenerationEqualsTheReferenceTokenForToken) {
   for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ(results[i].ids, expected[i]) << "prompt " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference, ::testing::Values("llama_gqa", "qwen2_bias", "mistral_window"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, LlamaReference, ::testing::Values("llama_gqa", "qwen2_bias", "mistral_window",
+                                                                     "qwen3_qk_norm"));
+
+// The Qwen3 fixture's per-head q and k norms (weights near 1, not 1) are applied: without them
+// the scores move, so the reference match above depends on them.
+TEST(Qwen3QkNorm, ScoresDependOnIt) {
+  if (reference_dir().empty()) GTEST_SKIP();
+  LoadedModel loaded = load_model((reference_dir() / "qwen3_qk_norm").string(), "", 0, at::kFloat);
+  ASSERT_EQ(loaded.config.model_type, ModelType::qwen3);
+  ASSERT_TRUE(loaded.config.qk_norm);
+  ASSERT_NE(loaded.config.q_size(), loaded.config.hidden_size);
+  const auto requests = read_score_requests((reference_dir() / "pairs.jsonl").string(), loaded.config.vocab_size,
+                                            loaded.config.max_position_embeddings);
+  const auto normed = score_sequences(llama_weights(loaded.tensors, loaded.config), loaded.config, requests, {});
+  loaded.config.qk_norm = false;
+  const auto plain = score_sequences(llama_weights(loaded.tensors, loaded.config), loaded.config, requests, {});
+  double largest = 0;
+  for (size_t i = 0; i < requests.size(); ++i) largest = std::max(largest, std::abs(normed[i].logp - plain[i].logp));
+  EXPECT_GT(largest, 1e-2);
+}
 
 // The Mistral fixture's window (6) is shorter than most pairs: without it the scores move, so
 // the reference match above depends on the window being applied.
