@@ -77,7 +77,7 @@ class Trainer {
   void drain_device_into(WindowStats& window);
   void export_model();
 
-  // `step_pairs_per_micro_batch`: see micro_batch_loss (0 in evaluations).
+  // `step_pairs_per_micro_batch`: see Objective::micro_batch_loss (0 in evaluations).
   MicroBatchResult run_micro_batch(const MicroBatch& micro, double step_pairs_per_micro_batch = 0.0);
   const MicroBatch& micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index);
   LoaderOptions loader_options(bool train) const;
