@@ -23,7 +23,7 @@ run_args=(--data.train="$work/data/train" --data.val="$work/data/val" --train.mi
 # arguments in $arguments.
 job_options() {
   options=(--chdir="$work" --output="$1.out" --error="$1.out" --gpus-per-node=0 --ntasks-per-node=4
-           --cpus-per-task=1 --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="$bin")
+           --cpus-per-task=1 --export=ALL,CONFIG="$ST_SOURCE_DIR/examples/demo.ini",SHARDTUNE="${shardtune:-$bin}")
   arguments=(--train.output_dir="$1" "${run_args[@]}")
 }
 
@@ -79,6 +79,25 @@ case "$case_name" in
     grep -q 'shardtune env: 4 ranks on 1 node' "$work/run.out" || fail "srun did not start 4 ranks"
     metrics="$work/run/metrics.jsonl"
     expect_learned --file "$metrics" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
+    ;;
+  crashed_ranks_restart)
+    # Every rank of the first training step dies by SIGSEGV as it starts (as a rank that crashes
+    # in Open MPI's start-up does, after which Slurm may end the whole step): the step's status
+    # is the signal's (139), and launch.slurm restarts it as it restarts killed ranks.
+    shardtune=$work/crash_once.sh
+    cat >"$shardtune" <<SCRIPT
+#!/usr/bin/env bash
+if [ "\$1" = train ] && mkdir "$work/crashed.\${SLURM_PROCID:-0}" 2>/dev/null; then kill -SEGV \$\$; fi
+exec "$bin" "\$@"
+SCRIPT
+    chmod +x "$shardtune"
+    job=$(submit "$work/run" --train.max_steps=10)
+    slurm_wait_job "$job" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY'
+    tail -n 8 "$work/run.out"
+    grep -Eq 'training failed \(exit 139\) on 1 node\(s\); restarting' "$work/run.out" ||
+      fail "launch.slurm did not restart the crashed step (job $(slurm_job_state "$job")): $(tail -5 "$work/run.out")"
+    [ "$(ls -d "$work"/crashed.* | wc -l)" = 4 ] || fail "not every rank crashed once"
+    expect_finished_run "$work/run" "$job"
     ;;
   usr1_requeues_and_resumes)
     # The uninterrupted run, the same job with a USR1 mid-run (scancel signals the ranks: they
