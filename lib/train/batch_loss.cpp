@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "data/padded_rows.h"
 #include "util/host_sync.h"
 
 namespace st {
@@ -33,5 +34,22 @@ LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums) {
 }
 
 LossSums MicroBatchResult::read_sums() const { return with_output_sums(counts, read_to_host(output_sums)); }
+
+MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps) {
+  const auto id = static_cast<int32_t>(pad_id);
+  Pair pair;
+  pair.prompt = {id};
+  pair.chosen = {id};
+  if (sequences_of(kind) > 1) pair.rejected = {id};
+  if (with_ref_logps) pair.ref_chosen_logp = pair.ref_rejected_logp = 0.0f;
+  CollateOptions options;
+  options.pad_id = pad_id;
+  MicroBatch batch = collate_pairs({pair}, kind, options);
+  batch.targets.fill_(kIgnoreTarget);
+  batch.target_counts.zero_();
+  batch.pairs = batch.target_tokens = batch.real_tokens = batch.computed_tokens = 0;
+  batch.segment_lengths.assign(batch.segment_lengths.size(), 0);
+  return batch;
+}
 
 }  // namespace st

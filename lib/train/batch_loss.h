@@ -79,6 +79,11 @@ constexpr size_t output_slot(double LossSums::*value) {
 // `sums` plus the output sums read to the host ([kOutputSums] fp64 on the CPU).
 LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums);
 
+// A one-example batch whose rows carry no target: what a rank runs when it has fewer
+// micro-batches than another in the same step (FSDP's collectives need every rank to run the
+// same number of forward and backward passes). Its loss and sums are zero.
+MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps);
+
 struct MicroBatchResult {
   at::Tensor summed_loss;  // differentiable (when the log-probs are)
   at::Tensor output_sums;  // [kOutputSums] fp64 on the log-probs' device

@@ -59,9 +59,4 @@ class Objective {
 // The objective a train.stage names.
 const Objective& objective_for(Stage stage);
 
-// A one-example batch whose rows carry no target: what a rank runs when it has fewer
-// micro-batches than another in the same step (FSDP's collectives need every rank to run the
-// same number of forward and backward passes). Its loss and sums are zero.
-MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps);
-
 }  // namespace st

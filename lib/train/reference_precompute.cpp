@@ -6,7 +6,6 @@
 
 #include "prep/reference_columns.h"
 #include "train/batch_loss.h"
-#include "train/objective.h"
 
 namespace st {
 namespace {
