@@ -13,8 +13,8 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
   try {
     if (kind == PairKind::dpo) {
       pair.prompt = chat.prompt_ids(conversation.messages);
-      pair.chosen = chat.completion_ids(conversation.chosen);
-      pair.rejected = chat.completion_ids(conversation.rejected);
+      pair.chosen = chat.completion_ids(conversation.messages, conversation.chosen);
+      pair.rejected = chat.completion_ids(conversation.messages, conversation.rejected);
       return pair;
     }
     ConversationIds ids =

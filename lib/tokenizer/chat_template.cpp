@@ -1,5 +1,6 @@
 #include "tokenizer/chat_template.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "util/errors.h"
@@ -16,6 +17,33 @@ void require_token(const Tokenizer& tokenizer, const std::string& token, const c
 
 // Qwen 2.5's chat_template writes this system message when the conversation has none.
 constexpr const char* kQwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
+
+// Qwen3's Jinja reads a reply holding '</think>' as reasoning (before the first '</think>', after
+// the last '<think>' ahead of it) and an answer (after the last '</think>'), newlines at each
+// seam trimmed; a reply without one is all answer.
+struct ThoughtReply {
+  std::string reasoning, answer;
+};
+
+std::string without_leading_newlines(const std::string& text) {
+  const size_t from = text.find_first_not_of('\n');
+  return from == std::string::npos ? "" : text.substr(from);
+}
+
+std::string without_trailing_newlines(const std::string& text) {
+  const size_t last = text.find_last_not_of('\n');
+  return last == std::string::npos ? "" : text.substr(0, last + 1);
+}
+
+ThoughtReply split_thought(const std::string& reply) {
+  const std::string open = "<think>", close = "</think>";
+  const size_t first_close = reply.find(close);
+  if (first_close == std::string::npos) return {"", reply};
+  std::string reasoning = without_trailing_newlines(reply.substr(0, first_close));
+  const size_t last_open = reasoning.rfind(open);
+  if (last_open != std::string::npos) reasoning = reasoning.substr(last_open + open.size());
+  return {without_leading_newlines(reasoning), without_leading_newlines(reply.substr(reply.rfind(close) + close.size()))};
+}
 
 bool system_first(const std::vector<ChatMessage>& messages) {
   return !messages.empty() && messages.front().role == ChatRole::system;
@@ -50,7 +78,11 @@ void check_turns(const std::vector<ChatMessage>& messages, TemplateKind kind, bo
 
 std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer) {
   if (tokenizer.token_id("<|start_header_id|>") && tokenizer.token_id("<|eot_id|>")) return TemplateKind::llama3;
-  if (tokenizer.token_id("<|im_start|>") && tokenizer.token_id("<|im_end|>")) return TemplateKind::chatml;
+  if (tokenizer.token_id("<|im_start|>") && tokenizer.token_id("<|im_end|>")) {
+    const bool hybrid_thinking =
+        tokenizer.token_id("<think>") && tokenizer.chat_template().find("enable_thinking") != std::string::npos;
+    return hybrid_thinking ? TemplateKind::qwen3 : TemplateKind::chatml;
+  }
   return std::nullopt;
 }
 
@@ -113,8 +145,12 @@ ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind
     case TemplateKind::mistral:
       for (const char* token : {"<s>", "</s>"}) require_token(tokenizer, token, enum_name(kind));
       break;
+    case TemplateKind::qwen3:
+    case TemplateKind::qwen3_nothink:
+      for (const char* token : {"<think>", "</think>"}) require_token(tokenizer, token, enum_name(kind));
+      [[fallthrough]];
     case TemplateKind::qwen:
-      default_system_ = kQwenDefaultSystem;
+      if (kind == TemplateKind::qwen) default_system_ = kQwenDefaultSystem;
       [[fallthrough]];
     case TemplateKind::chatml:
       for (const char* token : {"<|im_start|>", "<|im_end|>"}) require_token(tokenizer, token, enum_name(kind));
@@ -137,6 +173,8 @@ std::string ChatTemplate::opening(const std::vector<ChatMessage>& messages) cons
   switch (kind_) {
     case TemplateKind::llama3: return "<|begin_of_text|>";
     case TemplateKind::qwen:
+    case TemplateKind::qwen3:
+    case TemplateKind::qwen3_nothink:
     case TemplateKind::chatml:
       return system_first(messages) || default_system_.empty() ? ""
                                                                : "<|im_start|>system\n" + default_system_ + "<|im_end|>\n";
@@ -154,6 +192,10 @@ std::string ChatTemplate::turn(const std::vector<ChatMessage>& messages, size_t 
   switch (kind_) {
     case TemplateKind::llama3:
       return std::string("<|start_header_id|>") + enum_name(m.role) + "<|end_header_id|>\n\n" + m.content + "<|eot_id|>";
+    case TemplateKind::qwen3:
+    case TemplateKind::qwen3_nothink:
+      if (m.role == ChatRole::assistant) return generation_header(false) + reply_text(m.content, false);
+      [[fallthrough]];
     case TemplateKind::qwen:
     case TemplateKind::chatml: return std::string("<|im_start|>") + enum_name(m.role) + "\n" + m.content + "<|im_end|>\n";
     case TemplateKind::llama2:
@@ -163,16 +205,20 @@ std::string ChatTemplate::turn(const std::vector<ChatMessage>& messages, size_t 
              m.content + " [/INST]";
     case TemplateKind::mistral:
       if (m.role == ChatRole::system) return "";
-      if (m.role == ChatRole::assistant) return render_completion(m.content);
+      if (m.role == ChatRole::assistant) return reply_text(m.content, false);
       return " [INST] " + (first_user_after_system ? messages[0].content + "\n\n" : "") + m.content + " [/INST]";
     case TemplateKind::plain: return (i ? "\n" : "") + m.content;
   }
   return "";
 }
 
-std::string ChatTemplate::generation_header() const {
+std::string ChatTemplate::generation_header(bool final) const {
   switch (kind_) {
     case TemplateKind::llama3: return "<|start_header_id|>assistant<|end_header_id|>\n\n";
+    case TemplateKind::qwen3_nothink:
+      // Qwen3's Jinja with enable_thinking false: an empty think block opens the reply.
+      return final ? "<|im_start|>assistant\n<think>\n\n</think>\n\n" : "<|im_start|>assistant\n";
+    case TemplateKind::qwen3:
     case TemplateKind::qwen:
     case TemplateKind::chatml: return "<|im_start|>assistant\n";
     case TemplateKind::llama2:
@@ -197,8 +243,23 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
   return out + generation_header();
 }
 
-std::string ChatTemplate::render_completion(const std::string& reply) const {
+std::string ChatTemplate::render_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const {
+  const bool answers_a_user =
+      std::any_of(prompt.begin(), prompt.end(), [](const ChatMessage& m) { return m.role == ChatRole::user; });
+  return reply_text(reply, answers_a_user);
+}
+
+std::string ChatTemplate::reply_text(const std::string& reply, bool final) const {
   switch (kind_) {
+    case TemplateKind::qwen3:
+    case TemplateKind::qwen3_nothink: {
+      const ThoughtReply thought = split_thought(reply);
+      if (!final) return thought.answer + "<|im_end|>\n";
+      const std::string think = kind_ == TemplateKind::qwen3_nothink ? ""
+                                    : "<think>\n" + without_trailing_newlines(without_leading_newlines(thought.reasoning)) +
+                                          "\n</think>\n\n";
+      return think + without_leading_newlines(thought.answer) + "<|im_end|>\n";
+    }
     case TemplateKind::llama3: return reply + "<|eot_id|>";
     case TemplateKind::chatml:
     case TemplateKind::qwen: return reply + "<|im_end|>\n";
@@ -227,19 +288,21 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
     const bool trainable = messages[i].role == ChatRole::assistant && messages[i].trained;
     if (trainable && (train_on == TrainOn::all || i == last)) replies.push_back(i);
   }
+  // The last trained reply ends the rendered conversation: it is the final one.
   RenderedConversation out{opening(messages), {}};
   for (size_t i = 0; i < replies[0]; ++i) out.prompt += turn(messages, i);
-  out.prompt += generation_header();
+  out.prompt += generation_header(replies.size() == 1);
   for (size_t k = 0; k < replies.size(); ++k) {
-    const std::string completion = render_completion(messages[replies[k]].content);
+    const bool final = k + 1 == replies.size();
+    const std::string completion = reply_text(messages[replies[k]].content, final);
     out.completion.push_back({completion, true});
-    if (k + 1 == replies.size()) break;
+    if (final) break;
     // The next reply's prompt is what is rendered so far, less its generation header, plus the
     // turns up to that reply: it must continue the header and reply just written.
     std::string next = turn(messages, replies[k]);
     for (size_t i = replies[k] + 1; i < replies[k + 1]; ++i) next += turn(messages, i);
-    next += generation_header();
-    const std::string written = generation_header() + completion;
+    next += generation_header(k + 2 == replies.size());
+    const std::string written = generation_header(false) + completion;
     if (next.compare(0, written.size(), written) != 0) {
       throw std::invalid_argument(std::string("template '") + enum_name(kind_) +
                                   "' has no multi-turn rendering to train every assistant turn on; use --train-on last");
@@ -264,8 +327,8 @@ std::vector<int32_t> ChatTemplate::prompt_ids(const std::vector<ChatMessage>& me
   return tokenizer_.encode(render_prompt(messages));
 }
 
-std::vector<int32_t> ChatTemplate::completion_ids(const std::string& reply) const {
-  return tokenizer_.encode(render_completion(reply));
+std::vector<int32_t> ChatTemplate::completion_ids(const std::vector<ChatMessage>& prompt, const std::string& reply) const {
+  return tokenizer_.encode(render_completion(prompt, reply));
 }
 
 }  // namespace st

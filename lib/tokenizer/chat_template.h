@@ -1,5 +1,6 @@
 // Chat templates by name, as LlamaFactory's `--template`: llama3, llama2, chatml, qwen (ChatML
-// with Qwen 2.5's default system prompt), mistral (Mistral-7B-Instruct's [INST] format), plain.
+// with Qwen 2.5's default system prompt), qwen3 / qwen3_nothink (ChatML with Qwen3's think block,
+// thinking on or off), mistral (Mistral-7B-Instruct's [INST] format), plain.
 // A prompt (messages) and a completion (the assistant's reply) are rendered and tokenized
 // apart, so the prompt/completion boundary - where the loss mask starts - is exact. Special
 // tokens are written as text and recognised by the tokenizer's added tokens (as transformers'
@@ -32,13 +33,20 @@ struct ChatMessage {
   bool trained = true;  // an assistant turn that may carry loss (false: LlamaFactory's loss_weight 0)
 };
 
-enum class TemplateKind { llama3, llama2, chatml, qwen, mistral, plain };
+// qwen3 is Qwen3's own Jinja with its default, thinking on: the final reply is trained with its
+// think block (empty when the reply has none); qwen3_nothink is the same Jinja with
+// enable_thinking false: the empty think block closes the prompt and the reply is trained bare
+// (reasoning in the data is dropped, as LlamaFactory's enable_thinking: false does). Both render
+// earlier replies as Qwen3 does, without their reasoning.
+enum class TemplateKind { llama3, llama2, chatml, qwen, qwen3, qwen3_nothink, mistral, plain };
 template <>
 struct EnumNames<TemplateKind> {
   static constexpr NamedValue<TemplateKind> table[] = {{TemplateKind::llama3, "llama3"},
                                                        {TemplateKind::llama2, "llama2"},
                                                        {TemplateKind::chatml, "chatml"},
                                                        {TemplateKind::qwen, "qwen"},
+                                                       {TemplateKind::qwen3, "qwen3"},
+                                                       {TemplateKind::qwen3_nothink, "qwen3_nothink"},
                                                        {TemplateKind::mistral, "mistral"},
                                                        {TemplateKind::plain, "plain"}};
 };
@@ -68,8 +76,9 @@ struct ConversationIds {
 };
 
 // The template a tokenizer's special tokens imply: llama3 (<|start_header_id|>, <|eot_id|>),
-// chatml (<|im_start|>, <|im_end|>); nullopt when they tell nothing (llama2, mistral and plain
-// share <s>/</s>: name those).
+// chatml (<|im_start|>, <|im_end|>), qwen3 when that ChatML tokenizer has <think> and its Jinja
+// reads enable_thinking (Qwen3's hybrid thinking); nullopt when they tell nothing (llama2,
+// mistral and plain share <s>/</s>: name those).
 std::optional<TemplateKind> detect_template(const Tokenizer& tokenizer);
 
 // The system prompt a ChatML model's own Jinja template writes when a conversation has none:
@@ -93,13 +102,16 @@ class ChatTemplate {
   // assistant's turn header. Throws std::invalid_argument with a short reason for a sequence the
   // template cannot render (e.g. one ending with an assistant turn).
   std::string render_prompt(const std::vector<ChatMessage>& messages) const;
-  // The completion as text: the reply and the end of the assistant's turn.
-  std::string render_completion(const std::string& reply) const;
+  // The completion as text: the reply to `prompt` (render_prompt's messages) and the end of the
+  // assistant's turn. qwen3 writes it with its think block when it answers a user message (its
+  // Jinja writes a reply to a system message alone without one).
+  std::string render_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const;
 
   // A conversation ending with an assistant turn, cut after its last assistant turn that may be
   // trained (`trained`): with TrainOn::last the prompt is everything before that reply; with
   // TrainOn::all everything before the first trainable reply, and each later trainable
-  // assistant turn is a trained span. Throws std::invalid_argument when no turn may be trained,
+  // assistant turn is a trained span, written as the conversation writes it (qwen3: an earlier
+  // reply without its reasoning, its header without the empty think block of qwen3_nothink). Throws std::invalid_argument when no turn may be trained,
   // for turns the template cannot render (as render_prompt) or, for `plain`, several trained
   // turns (it has no multi-turn form in which each prompt prefixes the next).
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
@@ -107,14 +119,17 @@ class ChatTemplate {
   TemplateKind kind() const { return kind_; }
   const std::string& default_system() const { return default_system_; }
   std::vector<int32_t> prompt_ids(const std::vector<ChatMessage>& messages) const;
-  std::vector<int32_t> completion_ids(const std::string& reply) const;
+  std::vector<int32_t> completion_ids(const std::vector<ChatMessage>& prompt, const std::string& reply) const;
   ConversationIds conversation_ids(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
  private:
   // A prompt is opening + turn(i) for each message + generation_header (render_prompt).
+  // An assistant turn is generation_header + reply; `final` is the conversation's last reply,
+  // which Qwen3 writes with its think block, an earlier one without.
   std::string opening(const std::vector<ChatMessage>& messages) const;
   std::string turn(const std::vector<ChatMessage>& messages, size_t i) const;
-  std::string generation_header() const;
+  std::string generation_header(bool final = true) const;
+  std::string reply_text(const std::string& content, bool final) const;
 
   TemplateKind kind_;
   const Tokenizer& tokenizer_;

@@ -16,7 +16,8 @@
 #   covers prompt tokens too, shardtune's the completion's: with a one-token prompt they are the
 #   same tokens); micro_batch_tokens must agree and pair must differ;
 # - dpo_lora: LoRA against TRL + PEFT from the same adapter;
-# - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks.
+# - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks;
+# - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -32,11 +33,11 @@ run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --vocab 97 --pairs 128 --s
 run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/data" --kind dpo
 
 # trl <name> <trl_dpo.py options...>: TRL's log of the run in $work/<name>.trl.jsonl ($pairs:
-# other pairs than the DPO cases').
+# other pairs than the DPO cases'; $trl_model: another model).
 trl() {
   local name=$1
   shift
-  "$python" "$here/trl_dpo.py" "$fixtures/llama_gqa" "${pairs:-$work/pairs.jsonl}" "$work/$name.trl.jsonl" --steps "$steps" \
+  "$python" "$here/trl_dpo.py" "${trl_model:-$fixtures/llama_gqa}" "${pairs:-$work/pairs.jsonl}" "$work/$name.trl.jsonl" --steps "$steps" \
     --beta "$beta" --work "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
     fail "TRL's trainer failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
 }
@@ -63,6 +64,43 @@ differs() {
     fail "$3: agrees with TRL, so the setting the case checks changes nothing"
   fi
   head -1 "$work/$1.differs"
+}
+
+# sft_against_trl <model> <train shards> <label>: TRL's SFTTrainer on the shards' ids and loss
+# masks (fp32, and float64 as the judge where fp32 runs differ by more than 1e-5:
+# trl_compare.py) against `shardtune train --train.stage sft` on 1 and 2 ranks, 12 steps of 4
+# sequences.
+sft_against_trl() {
+  local tiny=$1 data=$2 label=$3
+  "${ST_REFERENCE_PYTHON:-python3}" - "$data" "$work/sequences.jsonl" <<'PY' || fail "reading the shards"
+import glob, json, sys
+import h5py
+with open(sys.argv[2], "w") as out:
+    for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+        with h5py.File(path) as f:
+            p, po, c, co = f["prompt"][:], f["prompt_offsets"][:], f["completion"][:], f["completion_offsets"][:]
+            mask = f["completion_loss_mask"][:] if "completion_loss_mask" in f else None
+            for i in range(len(po) - 1):
+                row = {"prompt_ids": p[po[i]:po[i + 1]].tolist(), "completion_ids": c[co[i]:co[i + 1]].tolist()}
+                if mask is not None:
+                    row["loss_mask"] = mask[co[i]:co[i + 1]].tolist()
+                out.write(json.dumps(row) + "\n")
+PY
+  grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
+  local precision
+  for precision in fp32 float64; do
+    local wide=()
+    [ "$precision" = float64 ] && wide=(--float64)
+    "$python" "$here/trl_sft.py" "$tiny" "$work/sequences.jsonl" "$work/sft-$precision.trl.jsonl" --steps 12 \
+      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine "${wide[@]}" \
+      --work "$work/trl-sft-$precision" >"$work/sft-$precision.trl.log" 2>&1 ||
+      fail "TRL's SFTTrainer ($precision) failed: $(tail -5 "$work/sft-$precision.trl.log")"
+  done
+  local sft=(--train.stage=sft --optim.schedule=cosine "${ours_common[@]}")
+  model=$tiny train_data=$data steps=12 ours sft-one 1 "${sft[@]}" --train.micro_batch=2 --train.grad_accum=2
+  agree sft-one sft-fp32 "$label, 1 rank" --float64 "$work/sft-float64.trl.jsonl"
+  model=$tiny train_data=$data steps=12 ours sft-two 2 "${sft[@]}" --train.micro_batch=1 --train.grad_accum=2
+  agree sft-two sft-fp32 "$label, 2 ranks" --float64 "$work/sft-float64.trl.jsonl"
 }
 
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
@@ -171,36 +209,51 @@ PY
       fail "could not make the tiny SmolLM2-vocabulary model"
     run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
       --output "$work/sft-data" --cutoff-len 256
-    # The shards as TRL's input: ids and each completion token's loss mask.
-    "${ST_REFERENCE_PYTHON:-python3}" - "$work/sft-data/train" "$work/sequences.jsonl" <<'PY' || fail "reading the shards"
-import glob, json, sys
-import h5py
-with open(sys.argv[2], "w") as out:
-    for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
-        with h5py.File(path) as f:
-            p, po, c, co = f["prompt"][:], f["prompt_offsets"][:], f["completion"][:], f["completion_offsets"][:]
-            mask = f["completion_loss_mask"][:] if "completion_loss_mask" in f else None
-            for i in range(len(po) - 1):
-                row = {"prompt_ids": p[po[i]:po[i + 1]].tolist(), "completion_ids": c[co[i]:co[i + 1]].tolist()}
-                if mask is not None:
-                    row["loss_mask"] = mask[co[i]:co[i + 1]].tolist()
-                out.write(json.dumps(row) + "\n")
+    sft_against_trl "$work/tiny" "$work/sft-data/train" "SFT, multi-turn masks"
+    ;;
+  qwen3)
+    # Qwen3 (q and k RMS-normed per head, head_dim apart from hidden / heads, tied embeddings):
+    # DPO against DPOTrainer on the qwen3_qk_norm reference fixture, 1 and 2 ranks; then SFT
+    # against SFTTrainer on a tiny random Qwen3 of Qwen3's own vocabulary, the conversations
+    # (LlamaFactory's alpaca demo, 1-3 turns, every other final reply with reasoning) prepped with
+    # the template prep implies from its tokenizer: qwen3, thinking on (earlier replies trained
+    # as their history form, the last with its think block).
+    trl_model=$fixtures/qwen3_qk_norm trl qwen3 "${common[@]}" --loss sigmoid --schedule cosine
+    model=$fixtures/qwen3_qk_norm ours one 1 "${one_rank[@]}" --optim.schedule=cosine
+    agree one qwen3 "Qwen3 DPO sigmoid, 1 rank"
+    model=$fixtures/qwen3_qk_norm ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 \
+      --optim.schedule=cosine
+    agree two qwen3 "Qwen3 DPO sigmoid, 2 ranks"
+    "$python" - "$3/qwen3" "$work/tiny" "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" \
+      "$work/conversations.jsonl" <<'PY' || fail "could not make the tiny Qwen3-vocabulary model"
+import json, shutil, sys
+import torch, transformers
+vocabulary, tiny, alpaca, out = sys.argv[1:5]
+torch.manual_seed(0)
+# pad_token_id: a row past the tokenizer's 151669 tokens, which the data never holds (see sft_multi_turn).
+config = transformers.Qwen3Config(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
+                                  tie_word_embeddings=True, bos_token_id=151643, eos_token_id=151645, pad_token_id=151935)
+transformers.Qwen3ForCausalLM(config).save_pretrained(tiny)
+for name in ["tokenizer.json", "tokenizer_config.json"]:
+    shutil.copy(f"{vocabulary}/{name}", f"{tiny}/{name}")
+records = [r for r in json.load(open(alpaca)) if not r["input"] and len(r["instruction"]) + len(r["output"]) < 300]
+with open(out, "w") as f:
+    at = 0
+    for i in range(64):
+        messages = []
+        for _ in range(1 + i % 3):
+            reply = records[at]["output"]
+            if i % 2:
+                reply = f"<think>\nThe user asks: {records[at]['instruction']}\n</think>\n\n{reply}"
+            messages += [{"role": "user", "content": records[at]["instruction"]}, {"role": "assistant", "content": reply}]
+            at += 1
+        f.write(json.dumps({"messages": messages}) + "\n")
 PY
-    grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
-    "$python" "$here/trl_sft.py" "$work/tiny" "$work/sequences.jsonl" "$work/sft.trl.jsonl" --steps 12 \
-      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine \
-      --work "$work/trl-sft" >"$work/sft.trl.log" 2>&1 || fail "TRL's SFTTrainer failed: $(tail -5 "$work/sft.trl.log")"
-    # The same in float64: the judge where the fp32 runs differ by more than 1e-5 (trl_compare.py).
-    "$python" "$here/trl_sft.py" "$work/tiny" "$work/sequences.jsonl" "$work/sft64.trl.jsonl" --steps 12 \
-      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine --float64 \
-      --work "$work/trl-sft64" >"$work/sft64.trl.log" 2>&1 || fail "TRL's SFTTrainer in float64 failed: $(tail -5 "$work/sft64.trl.log")"
-    sft=(--train.stage=sft --optim.schedule=cosine "${ours_common[@]}")
-    model=$work/tiny train_data=$work/sft-data/train steps=12 ours sft-one 1 "${sft[@]}" --train.micro_batch=2 \
-      --train.grad_accum=2
-    agree sft-one sft "SFT, multi-turn masks, 1 rank" --float64 "$work/sft64.trl.jsonl"
-    model=$work/tiny train_data=$work/sft-data/train steps=12 ours sft-two 2 "${sft[@]}" --train.micro_batch=1 \
-      --train.grad_accum=2
-    agree sft-two sft "SFT, multi-turn masks, 2 ranks" --float64 "$work/sft64.trl.jsonl"
+    run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
+      --output "$work/sft-data" --cutoff-len 256
+    expect_output "--template auto: qwen3 "
+    sft_against_trl "$work/tiny" "$work/sft-data/train" "Qwen3 SFT, thinking template, multi-turn masks"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -7,7 +7,12 @@ apply_chat_template, as a user of transformers or TRL gets it. One JSON line per
           defines it: the whole rendering's ids (the model's tokenizer, no special tokens added),
           the loss mask over them (1 on each assistant reply, from where the template's generation
           prompt for that turn ends to where its rendering of the turn ends), and the same cut in
-          text, `pieces`: [text, trained] runs that make up the whole rendering."""
+          text, `pieces`: [text, trained] runs that make up the whole rendering.
+A template that writes an earlier reply otherwise than as the conversation's last (Qwen3: without
+its reasoning, and without the empty think block enable_thinking false opens the last with) has
+that turn cut as the whole conversation writes it: it ends where the next user turn begins, and
+its header is the generation prompt without template options.
+ST_TEMPLATE_ENABLE_THINKING=false passes enable_thinking=False (Qwen3's thinking off)."""
 import json
 import os
 import sys
@@ -21,11 +26,27 @@ chat_template = open(sys.argv[4], encoding="utf-8").read() if len(sys.argv) > 4 
 # Llama 3's template appends the generation prompt even without add_generation_prompt: a turn ends
 # before it.
 GENERATION_HEADER = "<|start_header_id|>assistant<|end_header_id|>\n\n"
+OPTIONS = {"enable_thinking": False} if os.environ.get("ST_TEMPLATE_ENABLE_THINKING") == "false" else {}
+SENTINEL = "\u2063sentinel\u2063"
 
 
-def render(messages, add_generation_prompt):
+def render(messages, add_generation_prompt, options=None):
     return tokenizer.apply_chat_template(messages, chat_template=chat_template, tokenize=False,
-                                         add_generation_prompt=add_generation_prompt)
+                                         add_generation_prompt=add_generation_prompt,
+                                         **(OPTIONS if options is None else options))
+
+
+def earlier_turn_end(messages):
+    """The rendering up to the end of messages[-1], an assistant reply, as a conversation that goes
+    on writes it: up to where a following user turn begins."""
+    user = {"role": "user", "content": SENTINEL}
+    alone = render([user], False)
+    user_header = alone[:alone.index(SENTINEL)]
+    went_on = render(messages + [user], False)
+    at = went_on.index(SENTINEL) - len(user_header)
+    if went_on[at:at + len(user_header)] != user_header:
+        raise ValueError(f"no user turn header {json.dumps(user_header)} after the reply")
+    return went_on[:at]
 
 
 def encode(text):
@@ -53,6 +74,10 @@ def turns(messages):
         if end.endswith(GENERATION_HEADER) and not message["content"].endswith(GENERATION_HEADER):
             end = end[:-len(GENERATION_HEADER)]
         start = render(messages[:k], True)
+        if k + 1 < len(messages) and not whole.startswith(end):
+            end = earlier_turn_end(messages[:k + 1])
+            if not whole.startswith(start):
+                start = render(messages[:k], True, {})
         for t in range(tokens_before(start), tokens_before(end)):
             mask[t] = 1
         pieces += [[whole[cut:len(start)], 0], [whole[len(start):len(end)], 1]]

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
         continue;
       }
       std::cout << nlohmann::json{{"prompt", chat.render_prompt(messages)},
-                                  {"completion", chat.render_completion(conversation["reply"])}}
+                                  {"completion", chat.render_completion(messages, conversation["reply"])}}
                        .dump()
                 << "\n";
     }

@@ -18,7 +18,13 @@
 # puts the system prompt into the first user turn). `auto` is the template the tokenizer implies,
 # with the default system prompt the model's own template writes (Qwen 2.5's, SmolLM2's): half of
 # its conversations have no system message. A model dir (an absolute path: the SmolLM2 fixture)
-# stands for a vocabulary.
+# stands for a vocabulary. Over Qwen3's template (qwen3, qwen3_nothink, auto on its vocabulary)
+# replies may carry reasoning (<think>...</think>): earlier replies are written without it; the
+# final reply keeps it with qwen3 and has none with qwen3_nothink (whose prompts its Jinja renders
+# with enable_thinking false; we drop reasoning there as LlamaFactory does, the Jinja would keep
+# it after the empty think block). qwen3_nothink has no system-only prompt: there the Jinja's
+# generation prompt ends with the empty think block and its conversation has none, so no cut
+# agrees with both (we keep the generation prompt; test_chat_template.cpp checks it).
 set -euo pipefail
 tool=$1 vocabulary=$2 template=$3 vocabularies=$4 chat_template=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,26 +36,33 @@ model=$vocabularies/$vocabulary
 [[ "$vocabulary" == /* ]] && model=$vocabulary
 work=$(mktemp -d /tmp/st_tpl_XXXXXX)
 trap 'rm -rf "$work"' EXIT
-"$python" - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" <<'PY'
+reasoning=0
+[[ "$template" == qwen3* || ("$template" == auto && "$vocabulary" == qwen3) ]] && reasoning=1
+[[ "$template" == qwen3_nothink ]] && export ST_TEMPLATE_ENABLE_THINKING=false
+"$python" - "$work/conversations.jsonl" "$work/turns.jsonl" "$template" "$reasoning" <<'PY'
 import json, random, sys
 random.seed(7)
 texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
          "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash"]
+thoughts = ["<think>\nLet me add.\n</think>\n\n4", "<think>\n\n</think>\n\nHi", "<think>a\n\nb</think>x\ny",
+            "</think>\nanswer", "<think>\nx</think>\n<think>y</think>z"] if sys.argv[4] == "1" else []
+final_thoughts = thoughts if sys.argv[3] != "qwen3_nothink" else []
+reply = lambda final: random.choice(texts + (final_thoughts if final else thoughts))
 with open(sys.argv[1], "w") as out:
     for i in range(200):
         messages = [{"role": "system", "content": random.choice(texts)}] if sys.argv[3] != "auto" or i % 2 else []
-        if i % 10 != 0 or sys.argv[3] == "mistral" or not messages:  # every tenth prompt is the system message alone
+        if i % 10 != 0 or sys.argv[3] in ("mistral", "qwen3_nothink") or not messages:  # every tenth prompt is the system message alone
             for turn in range(random.randint(0, 3)):
-                messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": random.choice(texts)}]
+                messages += [{"role": "user", "content": random.choice(texts)}, {"role": "assistant", "content": reply(False)}]
             messages.append({"role": "user", "content": random.choice(texts)})
-        out.write(json.dumps({"messages": messages, "reply": random.choice(texts)}) + "\n")
+        out.write(json.dumps({"messages": messages, "reply": reply(True)}) + "\n")
 with open(sys.argv[2], "w") as out:
     for i in range(120):
         system = sys.argv[3] == "chatml" or i % 2 == 0
         messages = [{"role": "system", "content": random.choice(texts)}] if system else []
         for turn in range(1 + i % 6):
             messages += [{"role": "user", "content": random.choice(texts)},
-                         {"role": "assistant", "content": random.choice(texts)}]
+                         {"role": "assistant", "content": reply(turn == i % 6)}]
         out.write(json.dumps({"messages": messages}) + "\n")
 PY
 "$python" "$here/hf_chat_template.py" render "$model" "$work/conversations.jsonl" ${chat_template:+"$chat_template"} >"$work/jinja.jsonl"

@@ -31,7 +31,7 @@ inline std::string write_template_tokenizer(const std::string& dir, bool with_co
   }
   Json added = Json::array();
   for (const char* token : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>", "<s>",
-                            "</s>", "<|im_start|>", "<|im_end|>"}) {
+                            "</s>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}) {
     added.push_back({{"id", id++}, {"content", token}, {"special", true}});
   }
   const Json json = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", Json::array()}}},

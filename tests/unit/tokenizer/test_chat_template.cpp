@@ -31,7 +31,7 @@ const std::vector<ChatMessage> kConversation = {
 std::string render(const std::string& name, const std::string& reply = "4") {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(parse_enum<TemplateKind>(name, "template"), tokenizer);
-  return chat.render_prompt(kConversation) + "|" + chat.render_completion(reply);
+  return chat.render_prompt(kConversation) + "|" + chat.render_completion(kConversation, reply);
 }
 
 TEST(ChatTemplate, Llama3) {
@@ -84,19 +84,24 @@ TEST(ChatTemplate, DefaultSystemPromptIsReadFromTheModelsJinja) {
 
 // With no template named, ChatML as the model's own Jinja (tokenizer_config.json's chat_template,
 // else chat_template.jinja beside it) writes it: its default system prompt when there is none.
-TEST(ChatTemplate, ImpliedChatmlWritesTheModelsDefaultSystemPrompt) {
-  const std::string dir =
-      testing::write_template_tokenizer(testing::process_temp_path("chat_tok_jinja"), /*with_config=*/true);
+// A test tokenizer with ChatML's and Qwen3's special tokens only (it has Llama 3's too, which
+// imply llama3), and no Jinja.
+std::string write_chatml_tokenizer(const std::string& name) {
+  const std::string dir = testing::write_template_tokenizer(testing::process_temp_path(name), /*with_config=*/true);
   std::filesystem::remove(std::filesystem::path(dir) / "chat_template.jinja");
-  {  // ChatML's special tokens only (the test tokenizer has Llama 3's too, which imply llama3)
-    Json json = Json::parse(std::ifstream(dir + "/tokenizer.json"));
-    Json kept = Json::array();
-    for (const Json& token : json["added_tokens"]) {
-      if (token["content"].get<std::string>().find("<|im_") == 0) kept.push_back(token);
-    }
-    json["added_tokens"] = kept;
-    std::ofstream(dir + "/tokenizer.json") << json.dump();
+  Json json = Json::parse(std::ifstream(dir + "/tokenizer.json"));
+  Json kept = Json::array();
+  for (const Json& token : json["added_tokens"]) {
+    const std::string content = token["content"];
+    if (content.find("<|im_") == 0 || content.find("think>") != std::string::npos) kept.push_back(token);
   }
+  json["added_tokens"] = kept;
+  std::ofstream(dir + "/tokenizer.json") << json.dump();
+  return dir;
+}
+
+TEST(ChatTemplate, ImpliedChatmlWritesTheModelsDefaultSystemPrompt) {
+  const std::string dir = write_chatml_tokenizer("chat_tok_jinja");
   const Tokenizer plain = Tokenizer::from_file(dir);
   ASSERT_TRUE(ChatTemplate::implied_by(plain));
   EXPECT_EQ(ChatTemplate::implied_by(plain)->render_prompt({{ChatRole::user, "Hi"}}),
@@ -193,6 +198,60 @@ TEST(ChatTemplate, MultiTurnRefusals) {
             std::string::npos);
 }
 
+// Qwen3's Jinja: the final reply carries its think block (empty when it has no reasoning), or
+// with thinking off the empty block closes the prompt; earlier replies drop their reasoning.
+TEST(ChatTemplate, Qwen3WritesTheThinkBlockOnlyOnTheFinalReply) {
+  const std::vector<ChatMessage> conversation = {{ChatRole::user, "Hi"},
+                                                 {ChatRole::assistant, "<think>\nsay hi\n</think>\n\nHello!"},
+                                                 {ChatRole::user, "2+2?"}};
+  const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
+  const ChatTemplate thinking(TemplateKind::qwen3, tokenizer), nothink(TemplateKind::qwen3_nothink, tokenizer);
+  const std::string history = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n"
+                              "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n";
+  EXPECT_EQ(thinking.render_prompt(conversation), history);
+  EXPECT_EQ(thinking.render_completion(conversation, "4"), "<think>\n\n</think>\n\n4<|im_end|>\n");
+  EXPECT_EQ(thinking.render_completion(conversation, "<think>\n\nadd\n\n</think>\n\n\n4"), "<think>\nadd\n</think>\n\n4<|im_end|>\n");
+  // As the Jinja splits: reasoning after the last <think> before the first </think>, the answer
+  // after the last </think>.
+  EXPECT_EQ(thinking.render_completion(conversation, "a<think>b</think>c</think>\nd"), "<think>\nb\n</think>\n\nd<|im_end|>\n");
+  EXPECT_EQ(nothink.render_prompt(conversation), history + "<think>\n\n</think>\n\n");
+  EXPECT_EQ(nothink.render_completion(conversation, "4"), "4<|im_end|>\n");
+  EXPECT_EQ(nothink.render_completion(conversation, "<think>add</think>\n4"), "4<|im_end|>\n");
+  // A reply to a system message alone follows no user query: the Jinja writes it bare (with
+  // thinking off its generation prompt still ends with the empty block).
+  const std::vector<ChatMessage> system_only = {{ChatRole::system, "Write a haiku."}};
+  EXPECT_EQ(thinking.render_completion(system_only, "<think>r</think>4"), "4<|im_end|>\n");
+  EXPECT_EQ(nothink.render_prompt(system_only),
+            "<|im_start|>system\nWrite a haiku.<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+// Every reply trained: the earlier ones as the conversation writes them (no reasoning, no empty
+// think block), the last with its think block; prompt + spans is one rendering.
+TEST(ChatTemplate, Qwen3MultiTurnTrainsEarlierRepliesAsHistory) {
+  const std::vector<ChatMessage> messages = {{ChatRole::user, "a"},
+                                             {ChatRole::assistant, "<think>r</think>b"},
+                                             {ChatRole::user, "c"},
+                                             {ChatRole::assistant, "<think>s</think>d"}};
+  EXPECT_EQ(spans(TemplateKind::qwen3, TrainOn::all, messages),
+            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n|b<|im_end|>\n"
+            "[<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n]<think>\ns\n</think>\n\nd<|im_end|>\n");
+  EXPECT_EQ(spans(TemplateKind::qwen3_nothink, TrainOn::all, messages),
+            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n|b<|im_end|>\n"
+            "[<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n]d<|im_end|>\n");
+  EXPECT_EQ(spans(TemplateKind::qwen3_nothink, TrainOn::last, messages),
+            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nb<|im_end|>\n"
+            "<|im_start|>user\nc<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n|d<|im_end|>\n");
+}
+
+// Auto-detection: a ChatML tokenizer with <think> whose Jinja reads enable_thinking is Qwen3's.
+TEST(ChatTemplate, Qwen3IsImpliedByItsHybridThinkingJinja) {
+  const std::string dir = write_chatml_tokenizer("chat_tok_qwen3");
+  EXPECT_EQ(ChatTemplate::implied_by(Tokenizer::from_file(dir))->kind(), TemplateKind::chatml);
+  std::ofstream(std::filesystem::path(dir) / "chat_template.jinja")
+      << "{%- if enable_thinking is defined and enable_thinking is false %}{{- '<think>\n\n</think>\n\n' }}{%- endif %}";
+  EXPECT_EQ(ChatTemplate::implied_by(Tokenizer::from_file(dir))->kind(), TemplateKind::qwen3);
+}
+
 TEST(ChatTemplate, Llama2) {
   EXPECT_EQ(render("llama2"),
             "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHi [/INST] Hello! </s><s>[INST] 2+2? [/INST]| 4 </s>");
@@ -250,7 +309,7 @@ TEST(ChatTemplate, PromptAndCompletionTokenizeApart) {
   const Tokenizer tokenizer = Tokenizer::from_file(write_tokenizer(true));
   const ChatTemplate chat(TemplateKind::llama3, tokenizer);
   const std::vector<int32_t> prompt = chat.prompt_ids({{ChatRole::user, "Hi"}});
-  const std::vector<int32_t> completion = chat.completion_ids("Yo");
+  const std::vector<int32_t> completion = chat.completion_ids({{ChatRole::user, "Hi"}}, "Yo");
   EXPECT_EQ(prompt.front(), *tokenizer.token_id("<|begin_of_text|>"));
   EXPECT_EQ(prompt.back(), *tokenizer.token_id("\xC4\x8A"));  // "\n" as its byte symbol
   EXPECT_EQ(completion, (std::vector<int32_t>{'Y' - 0, 'o' - 0, *tokenizer.token_id("<|eot_id|>")}));
