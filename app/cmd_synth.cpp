@@ -44,6 +44,7 @@ void write_jsonl(const SynthCommand& c) {
     } else {
       line["completion_ids"] = pair.chosen;
     }
+    if (pair.desirable) line["label"] = *pair.desirable;
     out << line.dump() << "\n";
   }
   out.close();

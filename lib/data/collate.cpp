@@ -16,7 +16,7 @@ namespace {
 MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const CollateOptions& options) {
   std::vector<PromptResponse<int32_t>> rows;
   for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.chosen, &pair.loss_mask});
-  if (kind == PairKind::dpo) {
+  if (sequences_of(kind) == 2) {
     for (const Pair& pair : pairs) rows.push_back({&pair.prompt, &pair.rejected});
   }
   MicroBatch batch;
@@ -45,17 +45,27 @@ MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const Co
 at::Tensor sequence_ref_logps(const std::vector<Pair>& pairs, PairKind kind) {
   if (pairs.empty() || !pairs.front().ref_chosen_logp.has_value()) return {};
   const auto count = static_cast<int64_t>(pairs.size());
-  at::Tensor logps = at::empty({kind == PairKind::dpo ? 2 * count : count}, at::kFloat);
+  at::Tensor logps = at::empty({sequences_of(kind) * count}, at::kFloat);
   for (int64_t i = 0; i < count; ++i) {
     logps[i] = *pairs[i].ref_chosen_logp;
-    if (kind == PairKind::dpo) logps[count + i] = *pairs[i].ref_rejected_logp;
+    if (sequences_of(kind) == 2) logps[count + i] = *pairs[i].ref_rejected_logp;
   }
   return logps;
 }
 
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
+  std::vector<uint8_t> labels;
+  if (kind == PairKind::kto) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      pairs[i].rejected = pairs[(i + pairs.size() - 1) % pairs.size()].chosen;
+      labels.push_back(pairs[i].desirable.value_or(false) ? 1 : 0);
+    }
+  }
   for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
-  return options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
+  MicroBatch batch =
+      options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
+  if (kind == PairKind::kto) batch.desirable = at::tensor(labels, at::kByte).to(at::kBool);
+  return batch;
 }
 
 std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& lengths,
@@ -66,7 +76,7 @@ std::vector<std::vector<size_t>> plan_micro_batches(const std::vector<int64_t>& 
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
   }
-  const int64_t rows_per_pair = kind == PairKind::dpo ? 2 : 1;
+  const int64_t rows_per_pair = sequences_of(kind);
   std::vector<std::vector<size_t>> groups;
   int64_t group_longest = 0, group_tokens = 0;
   for (size_t position : order) {

@@ -27,7 +27,7 @@ struct CollateOptions {
   bool share_prompt = false;     // DPO: the prompt computed once per pair (dpo.share_prompt)
 
   // Rows not in the plain layout: packed, or DPO with a shared prompt.
-  bool laid_out(PairKind kind) const { return packing || (share_prompt && kind == PairKind::dpo); }
+  bool laid_out(PairKind kind) const { return packing || (share_prompt && sequences_of(kind) == 2); }
 };
 
 struct MicroBatch {
@@ -35,6 +35,7 @@ struct MicroBatch {
   at::Tensor targets;          // [R, T] int64
   RowLayout layout;            // undefined in the plain layout (then S = R, sequence = row)
   at::Tensor ref_logps;        // [S] fp32 when the data has them (chosen, then rejected)
+  at::Tensor desirable;        // [pairs] bool, KTO: each completion's label
   at::Tensor target_counts;    // [S] int64: targets of each sequence
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.
@@ -48,6 +49,9 @@ struct MicroBatch {
   int64_t sequences() const { return layout.defined() ? layout.sequences : input_ids.size(0); }
 };
 
+// KTO: example i's second sequence is its prompt with example i-1's completion (the first takes
+// the last's), TRL's mismatched pairs of a batch, from which KTO estimates its reference point;
+// its rows then lie as DPO's.
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options);
 
 // [S] fp32 reference log-probs of the pairs in sequence order; undefined when they have none.

@@ -47,7 +47,7 @@ std::vector<Segment> make_segments(const std::vector<Pair>& pairs, PairKind kind
   for (int64_t i = 0; i < count; ++i) {
     const Pair& pair = pairs[static_cast<size_t>(i)];
     Segment segment;
-    if (kind == PairKind::dpo && share_prompt) {
+    if (sequences_of(kind) == 2 && share_prompt) {
       // prompt[:-1] is shared; its last token heads each branch.
       const size_t shared = pair.prompt.empty() ? 0 : pair.prompt.size() - 1;
       for (size_t t = 0; t < shared; ++t) {
@@ -62,7 +62,7 @@ std::vector<Segment> make_segments(const std::vector<Pair>& pairs, PairKind kind
       segments.push_back(std::move(segment));
     }
   }
-  if (kind == PairKind::dpo && !share_prompt) {
+  if (sequences_of(kind) == 2 && !share_prompt) {
     for (int64_t i = 0; i < count; ++i) {
       Segment segment;
       append_branch(segment, pairs[static_cast<size_t>(i)].prompt, 0, pairs[static_cast<size_t>(i)].rejected,
@@ -103,7 +103,7 @@ std::vector<std::vector<size_t>> place_segments(const std::vector<Segment>& segm
 }  // namespace
 
 MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const CollateOptions& options) {
-  const bool share_prompt = options.share_prompt && kind == PairKind::dpo;
+  const bool share_prompt = options.share_prompt && sequences_of(kind) == 2;
   const std::vector<Segment> segments = make_segments(pairs, kind, share_prompt);
   int64_t longest_segment = 1;
   for (const Segment& segment : segments) longest_segment = std::max<int64_t>(longest_segment, segment.tokens.size());
@@ -123,7 +123,7 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
   batch.targets = at::full({row_count, width}, kIgnoreTarget, long_options);
   batch.layout = padding_row_layout(row_count, width);
   RowLayout& layout = batch.layout;
-  const auto sequence_count = static_cast<int64_t>(pairs.size()) * (kind == PairKind::dpo ? 2 : 1);
+  const auto sequence_count = static_cast<int64_t>(pairs.size()) * sequences_of(kind);
   layout.sequences = sequence_count;
   batch.target_counts = at::zeros({sequence_count}, long_options);
 
@@ -155,7 +155,7 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
   batch.target_tokens = batch.target_counts.sum().item<int64_t>();
   for (const Pair& pair : pairs) {
     batch.real_tokens += static_cast<int64_t>(pair.prompt.size() + pair.chosen.size());
-    if (kind == PairKind::dpo) batch.real_tokens += static_cast<int64_t>(pair.prompt.size() + pair.rejected.size());
+    if (sequences_of(kind) == 2) batch.real_tokens += static_cast<int64_t>(pair.prompt.size() + pair.rejected.size());
   }
   batch.padded_tokens = row_count * width;
   batch.ref_logps = sequence_ref_logps(pairs, kind);

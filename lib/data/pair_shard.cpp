@@ -24,7 +24,7 @@ int32_t max_token(const PairTable& pairs) {
 }  // namespace
 
 std::vector<std::string> shard_columns(PairKind kind) {
-  if (kind == PairKind::dpo) return {"prompt", "chosen", "rejected"};
+  if (stores_rejected(kind)) return {"prompt", "chosen", "rejected"};
   return {"prompt", "completion"};
 }
 
@@ -54,6 +54,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
     if (info.kind != PairKind::sft) throw DataError(path + ": a loss mask is for SFT completions only");
     write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
+  if (info.kind == PairKind::kto) write_1d_dataset(root, kLabelDataset, pairs.desirable, layout);
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
     write_1d_dataset(root, "ref_rejected_logp", pairs.ref_rejected_logp, layout);
@@ -87,7 +88,7 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
                "; this build reads versions 1.." + std::to_string(kPairFormatVersion));
   }
   if (!find_enum(read_string_attribute(root, "kind").value_or(""), info_.kind)) {
-    throw fail("attribute 'kind' must be 'dpo' or 'sft'");
+    throw fail("attribute 'kind' must be one of " + enum_choices<PairKind>());
   }
   const auto vocab = read_int_attribute(root, "vocab_size");
   const auto max_id = read_int_attribute(root, "max_token_id");
@@ -147,6 +148,16 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
     if (!mask->storage_holds(1)) throw fail(unstored(kLossMaskDataset, *mask));
     loss_mask_ = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLossMaskDataset, H5P_DEFAULT)));
   }
+  if (info_.kind == PairKind::kto) {
+    const auto labels = inspect_1d_dataset(root, kLabelDataset, H5T_NATIVE_UINT8);
+    if (!labels || !labels->matches_type || labels->length != pairs_) {
+      throw fail(std::string("dataset '") + kLabelDataset + "' (1-D uint8, one desirable/undesirable label per example: " +
+                 std::to_string(pairs_) + ") is missing or mistyped in a kto shard");
+    }
+    if (!labels->storage_holds(1)) throw fail(unstored(kLabelDataset, *labels));
+    const Hdf5Handle set = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLabelDataset, H5P_DEFAULT)));
+    labels_ = read_1d_dataset<uint8_t>(set.get(), 0, pairs_);
+  }
   const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);
   const auto ref_rejected = inspect_1d_dataset(root, "ref_rejected_logp", H5T_NATIVE_FLOAT);
   if (ref_chosen.has_value() != ref_rejected.has_value()) {
@@ -196,7 +207,8 @@ Pair PairShardReader::read(size_t index) const {
   Pair pair;
   read_column(columns_[0], index, pair.prompt);
   read_column(columns_[1], index, pair.chosen);
-  if (info_.kind == PairKind::dpo) read_column(columns_[2], index, pair.rejected);
+  if (stores_rejected(info_.kind)) read_column(columns_[2], index, pair.rejected);
+  if (info_.kind == PairKind::kto) pair.desirable = labels_[index] != 0;
   if (has_loss_mask()) {
     const uint64_t first = columns_[1].offsets[index];
     read_1d_dataset_into(loss_mask_.get(), first, columns_[1].offsets[index + 1] - first, pair.loss_mask);

@@ -20,6 +20,8 @@ inline constexpr const char* kPairFormatName = "shardtune.pairs";
 // without one stay version 1 and readable by older builds).
 inline constexpr int64_t kPairFormatVersion = 2;
 inline constexpr const char* kLossMaskDataset = "completion_loss_mask";
+// kto shards: uint8 per example, 1 = the completion is desirable (TRL's `label`).
+inline constexpr const char* kLabelDataset = "label";
 
 struct ShardInfo {
   PairKind kind = PairKind::dpo;
@@ -30,7 +32,8 @@ struct ShardInfo {
   std::string chat_template{};                   // prep --template the text was rendered with; "" for ids
 };
 
-// Column names in the file, in order: dpo = prompt, chosen, rejected; sft = prompt, completion.
+// Column names in the file, in order: dpo = prompt, chosen, rejected; sft and kto = prompt,
+// completion (kto's labels: kLabelDataset).
 std::vector<std::string> shard_columns(PairKind kind);
 
 void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
@@ -70,6 +73,7 @@ class PairShardReader {
   bool compressed_ = false;
   std::vector<Column> columns_;
   std::vector<float> ref_chosen_, ref_rejected_;
+  std::vector<uint8_t> labels_;  // kto
   Hdf5Handle loss_mask_;  // invalid when the shard has none
 };
 

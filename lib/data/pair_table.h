@@ -13,13 +13,19 @@
 
 namespace st {
 
-enum class PairKind { dpo, sft };
+// dpo: a prompt with a chosen and a rejected completion; sft: one completion; kto: one
+// completion labelled desirable or not (unpaired), which a batch pairs with another example's
+// completion for KTO's reference point (collate.h).
+enum class PairKind { dpo, sft, kto };
 template <>
 struct EnumNames<PairKind> {
-  static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}};
+  static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}, {PairKind::kto, "kto"}};
 };
-// The sequences (rows) an example of `kind` becomes in a batch: chosen and rejected, or one.
-inline int64_t sequences_of(PairKind kind) { return kind == PairKind::dpo ? 2 : 1; }
+// The sequences (rows) an example of `kind` becomes in a batch: chosen and rejected (kto: its
+// completion and the mismatched one), or one.
+inline int64_t sequences_of(PairKind kind) { return kind == PairKind::sft ? 1 : 2; }
+// The example's own columns hold a second completion (dpo's rejected; kto's is the batch's).
+inline bool stores_rejected(PairKind kind) { return kind == PairKind::dpo; }
 
 struct Pair {
   std::vector<int32_t> prompt;
@@ -29,6 +35,7 @@ struct Pair {
   std::optional<float> ref_rejected_logp;
   // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
   std::vector<uint8_t> loss_mask{};
+  std::optional<bool> desirable{};  // KTO only: the completion's label
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
@@ -49,6 +56,7 @@ struct PairTable {
   TokenColumn prompt, chosen, rejected;
   std::vector<float> ref_chosen_logp, ref_rejected_logp;  // empty, or one per pair
   std::vector<uint8_t> loss_mask;  // empty, or one per chosen token (offsets: chosen's)
+  std::vector<uint8_t> desirable;  // KTO: one label per example (1 = desirable)
 
   size_t size() const { return prompt.size(); }
   bool has_ref_logps() const { return !ref_chosen_logp.empty(); }

@@ -37,10 +37,21 @@ std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordRea
     if (field.empty()) continue;
     if (auto problem = read_ids(line, field, reading.vocab_size, *target)) return *problem;
   }
+  if (reading.kind == PairKind::kto) {  // TRL's unpaired records: label true = desirable
+    if (!line.contains("label")) return LineProblem{LineReason::missing_field, "field 'label' is missing"};
+    if (!line["label"].is_boolean()) {
+      return LineProblem{LineReason::bad_field, "field 'label' must be true (desirable) or false, not " + line["label"].dump()};
+    }
+    pair.desirable = line["label"].get<bool>();
+  }
   return pair;
 }
 
 std::variant<Pair, LineProblem> read_text_record(const json& line, const RecordReading& reading) {
+  if (reading.kind == PairKind::kto) {
+    return LineProblem{LineReason::wrong_kind, "--kind kto reads token ids for now ({\"prompt_ids\", \"completion_ids\", "
+                                               "\"label\"}); tokenize text records first"};
+  }
   if (!reading.chat) {
     return LineProblem{LineReason::text_record, "text records need --tokenizer MODEL_DIR (and --template NAME), or use *_ids"};
   }

@@ -66,7 +66,7 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
     pair.prompt.insert(pair.prompt.end(), content.begin(), content.end());
     const std::vector<int32_t> response = respond(content, o.task);
     pair.chosen = uniform ? response : repeat_to(response, draw_length(profile.response) - 1);
-    if (o.kind == PairKind::dpo) {
+    if (o.kind != PairKind::sft) {
       pair.rejected = uniform ? pair.chosen : repeat_to(response, draw_length(profile.response) - 1);
       const auto rejected_length = static_cast<int64_t>(pair.rejected.size());
       const auto replaced = std::max<int64_t>(1, static_cast<int64_t>(o.corrupt * rejected_length + 0.5));
@@ -81,6 +81,11 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
       pair.rejected.push_back(kSynthEos);
     }
     pair.chosen.push_back(kSynthEos);
+    if (o.kind == PairKind::kto) {  // unpaired: a third of the examples keep the corrupted response
+      pair.desirable = draw(0, 2) != 0;
+      if (!*pair.desirable) pair.chosen = pair.rejected;
+      pair.rejected.clear();
+    }
     table.append(pair);
   }
   return table;

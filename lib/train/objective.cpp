@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "train/dpo_objective.h"
+#include "train/kto_objective.h"
 #include "train/sft_objective.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
@@ -34,7 +35,14 @@ MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::
   result.counts.real_tokens = static_cast<double>(batch.real_tokens);
   result.counts.computed_tokens = static_cast<double>(batch.computed_tokens);
   result.counts.padded_tokens = static_cast<double>(batch.padded_tokens);
+  result.counts.micro_batches = 1.0;
+  if (batch.desirable.defined()) result.counts.desirable = static_cast<double>(batch.desirable.sum().item<int64_t>());
   return result;
+}
+
+PreferenceLossOptions Objective::loss_options(const TrainConfig& config) const {
+  const DpoOptions& p = config.dpo;
+  return {p.loss, p.beta, p.label_smoothing, p.simpo_gamma, p.ftx, p.nll_mean, p.logged_logps};
 }
 
 void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohmann::ordered_json&) const {}
@@ -42,9 +50,11 @@ void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohman
 const Objective& objective_for(Stage stage) {
   static const SftObjective sft;
   static const DpoObjective dpo;
+  static const KtoObjective kto;
   switch (stage) {
     case Stage::sft: return sft;
     case Stage::dpo: return dpo;
+    case Stage::kto: return kto;
   }
   throw ConfigError("train.stage: no objective for this stage");
 }

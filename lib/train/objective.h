@@ -31,6 +31,11 @@ class Objective {
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.
   virtual bool needs_reference(const TrainConfig& config) const = 0;
+  // The fewest examples a micro-batch must hold for its loss to be what it says, and why.
+  virtual int64_t min_micro_batch() const { return 1; }
+  virtual const char* why_min_micro_batch() const { return ""; }
+  // Its loss's settings from its config section (the dpo section's by default).
+  virtual PreferenceLossOptions loss_options(const TrainConfig& config) const;
   // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 

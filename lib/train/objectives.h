@@ -23,6 +23,7 @@ struct PreferenceLossOptions {
   double ftx = 0.0;              // weight of the chosen completion's SFT loss
   NllMean nll_mean = NllMean::pair;               // how that NLL (and orpo's) is averaged
   LoggedLogps logged_logps = LoggedLogps::loss;   // what chosen/rejected logps and rewards report
+  double desirable_weight = 1.0, undesirable_weight = 1.0;  // KTO
 };
 
 // Per-sequence quantities of a batch of P pairs, each [P].

@@ -19,6 +19,7 @@ struct TrainConfig {
   DataOptions data;
   TrainOptions train;
   DpoOptions dpo;
+  KtoOptions kto;
   OptimOptions optim;
   DistOptions dist;
   CkptOptions ckpt;

@@ -107,6 +107,12 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
       "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");
 
+  schema.section("kto", "KTO, unpaired desirable / undesirable completions (train.stage = kto; docs/objectives.md)");
+  schema.add(&c.kto.beta, "beta", "inverse temperature of the implicit reward", above(0));
+  schema.add(&c.kto.desirable_weight, "desirable_weight", "weight of a desirable completion's loss", above(0));
+  schema.add(&c.kto.undesirable_weight, "undesirable_weight", "weight of an undesirable completion's loss",
+             above(0));
+
   schema.section("lora", "LoRA adapters (train.method = lora or qlora; docs/lora.md)");
   schema.add(&c.lora.r, "r", "adapter rank", at_least(1));
   schema.add(&c.lora.alpha, "alpha", "scaling numerator: the update is alpha / r x B A x (alpha / sqrt(r) with rslora)",

@@ -11,10 +11,10 @@
 namespace st {
 
 // train.stage: the objective.
-enum class Stage { sft, dpo };
+enum class Stage { sft, dpo, kto };
 template <>
 struct EnumNames<Stage> {
-  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}};
+  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}};
 };
 
 // train.method: what is trained - every weight, or LoRA adapters beside a frozen base (held in
@@ -122,6 +122,13 @@ struct DpoOptions {
   LoggedLogps logged_logps = LoggedLogps::loss;
   bool share_prompt = false;
   ReferenceChoice reference = ReferenceChoice::automatic;
+};
+
+struct KtoOptions {
+  // The keys of [kto] (train/train_config_schema.cpp), TRL's KTOConfig names and defaults.
+  double beta = 0.1;
+  double desirable_weight = 1.0;
+  double undesirable_weight = 1.0;
 };
 
 }  // namespace st

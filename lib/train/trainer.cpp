@@ -66,8 +66,7 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
       world_(world),
       tasks_(config),
       run_(setup_run(config, world, options)) {
-  loss_options_ = {config.dpo.loss,        config.dpo.beta,     config.dpo.label_smoothing, config.dpo.simpo_gamma,
-                   config.dpo.ftx,         config.dpo.nll_mean, config.dpo.logged_logps};
+  loss_options_ = objective_.loss_options(config);
 }
 
 Trainer::~Trainer() = default;

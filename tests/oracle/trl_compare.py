@@ -1,9 +1,10 @@
 """Per-step agreement of a shardtune run's metrics.jsonl with TRL's log of the same run
-(trl_dpo.py, trl_sft.py): every step present in both, and for each metric TRL logs
+(trl_dpo.py, trl_sft.py, trl_kto.py): every step present in both, and for each metric TRL logs
 
   loss, logps/chosen, logps/rejected, grad_norm, learning rate   relative 1e-5
   rewards/chosen, rejected, margins                              1e-5 x beta x |logps| (below)
   rewards/accuracies                                             equal
+  kl (KTO's reference point)                                     1e-5 x |logps|
 
 A reward is beta x (policy log-prob - reference log-prob): a difference of two sums of about
 |logps| nats each, so two correct fp32 computations of it differ by fp32 noise on |logps|, not on
@@ -34,6 +35,9 @@ TOLERANCE = 1e-5
 NAMES = {"lr": "learning_rate"}
 RELATIVE = ["loss", "logps/chosen", "logps/rejected", "grad_norm", "lr"]
 REWARDS = ["rewards/chosen", "rewards/rejected", "rewards/margins"]
+# KTO's reference point: a mean of (policy - reference) log-prob sums, as a reward without beta.
+KL = ["kl"]
+COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"]
 
 
 def read(path):
@@ -60,7 +64,7 @@ def main():
     for step in steps:
         a, b = ours[step], theirs[step]
         scale = beta * max(abs(b.get("logps/chosen", 0.0)), abs(b.get("logps/rejected", 0.0)), 1.0)
-        for name in RELATIVE + REWARDS + ["rewards/accuracies"]:
+        for name in COMPARED:
             if name in skipped or NAMES.get(name, name) not in b:  # SFT: loss, grad norm, lr
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
@@ -68,6 +72,8 @@ def main():
                 error = 0.0 if x == y else 1.0
             elif name in REWARDS:
                 error = abs(x - y) / scale
+            elif name in KL:
+                error = abs(x - y) / (scale / beta)
             elif name == "loss" and loss_is_a_difference:
                 error = abs(x - y) / max(abs(y), 1.0)
             else:
@@ -83,8 +89,7 @@ def main():
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r}, TRL float64 {z!r}")
             elif error > TOLERANCE:
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r} ({error:.3g})")
-    summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in RELATIVE + REWARDS + ["rewards/accuracies"]
-                        if name in worst)
+    summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in COMPARED if name in worst)
     if skipped:
         summary += f"; not compared: {', '.join(skipped)} ({why})"
     if judged:

@@ -17,6 +17,7 @@
 #   same tokens); micro_batch_tokens must agree and pair must differ;
 # - dpo_lora: LoRA against TRL + PEFT from the same adapter;
 # - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks;
+# - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
@@ -254,6 +255,35 @@ PY
       --output "$work/sft-data" --cutoff-len 256
     expect_output "--template auto: qwen3 "
     sft_against_trl "$work/tiny" "$work/sft-data/train" "Qwen3 SFT, thinking template, multi-turn masks"
+    ;;
+  kto)
+    # KTO against KTOTrainer: the DPO cases' pairs unpaired (a third of the examples take their
+    # rejected completion, labelled undesirable), the mismatched completions TRL's rotation within
+    # each micro-batch of 4; 1 rank (2 micro-batches of 4 per step) and 2 ranks (one micro-batch of
+    # 4 each: the same micro-batches, whose reference points are their own). Rewards and log-probs are
+    # means over the step's desirable / undesirable examples here, TRL's the mean over micro-batches
+    # of each micro-batch's mean: equal only where every micro-batch holds as many of each.
+    "$python" - "$work/pairs.jsonl" "$work/kto.jsonl" <<'PY' || fail "could not write the KTO examples"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for i, line in enumerate(f):
+        pair, desirable = json.loads(line), i % 3 != 0
+        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "label": desirable,
+                              "completion_ids": pair["chosen_ids" if desirable else "rejected_ids"]}) + "\n")
+PY
+    run --exit 0 "$bin" prep --input "$work/kto.jsonl" --vocab 97 --output "$work/kto" --kind kto
+    "$python" "$here/trl_kto.py" "$fixtures/llama_gqa" "$work/kto.jsonl" "$work/kto.trl.jsonl" --steps "$steps" \
+      --beta "$beta" --desirable-weight 1.0 --undesirable-weight 1.5 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 \
+      --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine \
+      --work "$work/trl-kto" >"$work/kto.trl.log" 2>&1 || fail "TRL's KTOTrainer failed: $(tail -5 "$work/kto.trl.log")"
+    kto=(--train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine)
+    train_data=$work/kto/train ours one 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}"
+    per_kind="rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
+    agree one kto "KTO (undesirable weight 1.5), 1 rank" --defined-otherwise "$per_kind" \
+      "means over the step's examples of each label, TRL's over micro-batches"
+    train_data=$work/kto/train ours two 2 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=1 "${kto[@]}"
+    agree two kto "KTO (undesirable weight 1.5), 2 ranks" --defined-otherwise "$per_kind" \
+      "means over the step's examples of each label, TRL's over micro-batches"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -56,11 +56,12 @@ void expect_same_pairs(const PairTable& a, const PairTable& b) {
     EXPECT_EQ(x.rejected, y.rejected) << i;
     EXPECT_EQ(x.ref_chosen_logp, y.ref_chosen_logp) << i;
     EXPECT_EQ(x.ref_rejected_logp, y.ref_rejected_logp) << i;
+    EXPECT_EQ(x.desirable, y.desirable) << i;
   }
 }
 
 TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
-  for (PairKind kind : {PairKind::dpo, PairKind::sft}) {
+  for (PairKind kind : {PairKind::dpo, PairKind::sft, PairKind::kto}) {
     for (bool compress : {false, true}) {
       for (bool with_ref : {false, true}) {
         const PairTable table = sample(kind, 57, with_ref);
@@ -82,6 +83,24 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
       }
     }
   }
+}
+
+// A kto shard carries one label per example; without it (or mistyped) it is refused by name.
+TEST_F(DataFormat, KtoLabelsRoundTripAndAreRequired) {
+  const PairTable table = sample(PairKind::kto, 30, false);
+  size_t desirable = 0;
+  for (size_t i = 0; i < table.size(); ++i) desirable += table.at(i).desirable.value() ? 1 : 0;
+  EXPECT_GT(desirable, 0u);
+  EXPECT_LT(desirable, table.size());
+  const std::string path = (dir_ / "k.h5").string();
+  write_pair_shard(path, table, {PairKind::kto, 100, 1, 2, 0, "", "test"});
+  expect_same_pairs(PairShardReader(path).read_all(), table);
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  H5Ldelete(file, kLabelDataset, H5P_DEFAULT);
+  H5Fclose(file);
+  const std::string why = error_of([&] { PairShardReader reader(path); });
+  EXPECT_NE(why.find("dataset 'label'"), std::string::npos) << why;
+  EXPECT_NE(why.find("k.h5"), std::string::npos) << why;
 }
 
 // The loss mask of multi-turn SFT round-trips; shards with one are format version 2, shards

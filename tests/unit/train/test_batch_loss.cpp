@@ -3,6 +3,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <torch/csrc/autograd/autograd.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "fsdp/engine_stats.h"
@@ -45,6 +48,56 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
 
 // TRL averages its "sft" term over each micro-batch's chosen tokens, then over micro-batches:
 // a micro-batch of fewer pairs than the step's mean must weigh as much as a full one.
+// KTO: each example's second row is its prompt with the previous example's completion (the
+// first takes the last's); the reference point z is the mean of those rows' log-ratios, clamped
+// at 0, and carries no gradient; desirable and undesirable examples are weighed apart.
+TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
+  std::vector<Pair> pairs(3);
+  pairs[0] = {{1, 5}, {6, 7}, {}, std::nullopt, std::nullopt};
+  pairs[1] = {{1}, {8}, {}, std::nullopt, std::nullopt};
+  pairs[2] = {{1, 4}, {9, 9, 2}, {}, std::nullopt, std::nullopt};
+  for (size_t i = 0; i < pairs.size(); ++i) pairs[i].desirable = i != 1;
+  const MicroBatch batch = collate_pairs(pairs, PairKind::kto, {});
+  ASSERT_EQ(batch.input_ids.size(0), 6);
+  // Row 3 + i is prompt i with completion i - 1: prompt 0 with completion 2, 1 with 0, 2 with 1.
+  auto values = [](const at::Tensor& t) {
+    const at::Tensor longs = t.to(at::kLong).contiguous();
+    return std::vector<int64_t>(longs.data_ptr<int64_t>(), longs.data_ptr<int64_t>() + longs.numel());
+  };
+  EXPECT_EQ(values(batch.input_ids[3].slice(0, 0, 5)), (std::vector<int64_t>{1, 5, 9, 9, 2}));
+  EXPECT_EQ(values(batch.input_ids[4].slice(0, 0, 3)), (std::vector<int64_t>{1, 6, 7}));
+  EXPECT_EQ(values(batch.input_ids[5].slice(0, 0, 3)), (std::vector<int64_t>{1, 4, 8}));
+  EXPECT_EQ(values(batch.desirable), (std::vector<int64_t>{1, 0, 1}));
+
+  const at::Tensor policy = at::tensor({-3.0, -4.0, -6.0, -5.0, -2.0, -7.0}, at::kDouble).requires_grad_(true);
+  const at::Tensor reference = at::tensor({-3.5, -3.0, -6.0, -5.5, -3.0, -6.5}, at::kDouble);
+  PreferenceLossOptions options;
+  options.beta = 0.5;
+  options.desirable_weight = 1.0;
+  options.undesirable_weight = 2.0;
+  const MicroBatchResult micro = objective_for(Stage::kto).micro_batch_loss(batch, policy, reference, options);
+  const double z = std::max(0.0, ((0.5) + (1.0) + (-0.5)) / 3.0);  // mismatched rows' log-ratios
+  auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  const double r0 = 0.5, r1 = -1.0, r2 = 0.0;
+  const double expected = (1.0 - sigmoid(0.5 * (r0 - z))) + 2.0 * (1.0 - sigmoid(0.5 * (z - r1))) +
+                          (1.0 - sigmoid(0.5 * (r2 - z)));
+  EXPECT_NEAR(micro.summed_loss.item<double>(), expected, 1e-12);
+  const LossSums sums = micro.read_sums();
+  EXPECT_EQ(sums.pairs, 3.0);
+  EXPECT_EQ(sums.desirable, 2.0);
+  EXPECT_NEAR(sums.kl, z, 1e-12);
+  EXPECT_NEAR(sums.chosen_rewards, 0.5 * (r0 + r2), 1e-12);
+  EXPECT_NEAR(sums.rejected_rewards, 0.5 * r1, 1e-12);
+  EXPECT_NEAR(sums.chosen_logps, -3.0 - 6.0, 1e-12);
+  torch::autograd::backward({micro.summed_loss});
+  const at::Tensor grad = policy.grad();
+  for (int64_t row = 3; row < 6; ++row) EXPECT_EQ(grad[row].item<double>(), 0.0) << "row " << row;
+  EXPECT_NE(grad[0].item<double>(), 0.0);
+  // A batch whose mismatched rows score below the reference: z clamps at 0.
+  const at::Tensor low = at::tensor({-3.0, -4.0, -6.0, -9.0, -9.0, -9.0}, at::kDouble);
+  EXPECT_EQ(objective_for(Stage::kto).micro_batch_loss(batch, low, reference, options).read_sums().kl, 0.0);
+}
+
 TEST(MicroBatchLoss, MicroBatchTokenNllWeighsEveryMicroBatchAlike) {
   const MicroBatch batch = two_pairs();
   const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});

@@ -116,6 +116,19 @@ TEST(ConfigValidate, AnAutoTokenBudgetNeedsPacking) {
   EXPECT_NE(validation_error_of(config, 1).find("or -1 (auto)"), std::string::npos);
 }
 
+// KTO pairs each prompt with another example's completion of its micro-batch: one example is
+// too few, and the refusal says why.
+TEST(ConfigValidate, KtoNeedsTwoExamplesPerMicroBatch) {
+  TrainConfig config;
+  config.train.stage = Stage::kto;
+  config.train.micro_batch = 1;
+  const std::string message = validation_error_of(config, 1);
+  EXPECT_NE(message.find("train.micro_batch"), std::string::npos) << message;
+  EXPECT_NE(message.find("must be at least 2 for train.stage = kto"), std::string::npos) << message;
+  config.train.micro_batch = 2;
+  EXPECT_NO_THROW(validate_config(config, 1));
+}
+
 TEST(ConfigValidate, WarmupStepsAndRatioConflict) {
   TrainConfig config;
   config.optim.warmup_steps = 100;

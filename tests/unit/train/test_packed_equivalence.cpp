@@ -53,6 +53,7 @@ std::vector<Pair> varied_pairs(PairKind kind, size_t count) {
     // Rejected responses of other lengths than chosen, so branches differ in length.
     if (kind == PairKind::dpo && i % 2 == 0) pairs.back().rejected.push_back(7);
     if (kind == PairKind::dpo && i % 3 == 0) pairs.back().rejected.resize(2);
+    if (kind == PairKind::kto && i % 2 == 0) pairs.back().chosen.push_back(7);  // completions of varied lengths
     pairs.back().ref_chosen_logp = -20.0f - static_cast<float>(i);
     pairs.back().ref_rejected_logp = -24.0f + static_cast<float>(i) / 2;
   }
@@ -130,7 +131,7 @@ std::pair<at::Tensor, std::map<std::string, at::Tensor>> loss_and_gradients(cons
   TensorMap tensors;
   for (const auto& [name, tensor] : policy.tensors) tensors[name] = tensor.detach().clone().requires_grad_(true);
   at::Tensor reference_logps;
-  if (c.stage == Stage::dpo) {
+  if (c.stage != Stage::sft) {
     reference_logps = c.online_reference ? reference.sequence_logps(micro).detach() : micro.ref_logps;
   }
   const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, policy.config), policy.config, policy.batch(micro));
@@ -151,8 +152,11 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
   cases.push_back({"sigmoid+ftx", Stage::dpo, {PreferenceLoss::sigmoid, 0.1, 0.0, 0.5, 1.0}, false});
   cases.push_back({"sigmoid, online reference", Stage::dpo, {PreferenceLoss::sigmoid, 0.1}, true});
   cases.push_back({"sft", Stage::sft, {}, false});
+  PreferenceLossOptions kto;
+  kto.undesirable_weight = 1.5;
+  cases.push_back({"kto, online reference", Stage::kto, kto, true});
   for (const LossCase& c : cases) {
-    const PairKind kind = c.stage == Stage::dpo ? PairKind::dpo : PairKind::sft;
+    const PairKind kind = objective_for(c.stage).example_kind();
     const std::vector<Pair> pairs = varied_pairs(kind, 5);
     const MicroBatch plain = collate_pairs(pairs, kind, options_of({"plain", false, false}));
     const auto expected = loss_and_gradients(policy, reference, plain, c);
