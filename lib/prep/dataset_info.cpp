@@ -19,7 +19,8 @@ std::map<std::string, std::string RecordSchema::*> column_fields() {
   return {{"prompt", &RecordSchema::instruction}, {"query", &RecordSchema::input},
           {"response", &RecordSchema::output},    {"history", &RecordSchema::history},
           {"system", &RecordSchema::system},      {"chosen", &RecordSchema::chosen},
-          {"rejected", &RecordSchema::rejected},  {"messages", &RecordSchema::conversations}};
+          {"rejected", &RecordSchema::rejected},  {"messages", &RecordSchema::conversations},
+          {"kto_tag", &RecordSchema::kto_tag}};
 }
 
 std::map<std::string, std::string RecordSchema::*> tag_fields() {
@@ -71,6 +72,9 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
     throw ConfigError(field("formatting") + " is '" + formatting + "'; expected alpaca or sharegpt");
   }
   out.kind = entry.value("ranking", false) ? PairKind::dpo : PairKind::sft;
+  const bool labelled = entry.contains("columns") && entry["columns"].is_object() && entry["columns"].contains("kto_tag") &&
+                        !entry["columns"]["kto_tag"].is_null();
+  if (labelled) out.kind = PairKind::kto;  // LlamaFactory's KTO datasets: a kto_tag column
   for (const auto& [section, fields] : {std::pair{"columns", column_fields()}, std::pair{"tags", tag_fields()}}) {
     if (!entry.contains(section)) continue;
     if (!entry[section].is_object()) throw ConfigError(field(section) + " is not an object");
@@ -78,8 +82,8 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
       if (value.is_null()) continue;
       const auto known = fields.find(key);
       if (known == fields.end()) {
-        throw ConfigError(field(std::string(section) + "." + key) + " is not supported (images, videos, audios, "
-                          "tools and kto_tag are not; remove it to train on the text alone)");
+        throw ConfigError(field(std::string(section) + "." + key) + " is not supported (images, videos, audios "
+                          "and tools are not; remove it to train on the text alone)");
       }
       if (!value.is_string()) throw ConfigError(field(std::string(section) + "." + key) + " is not a string");
       out.schema.*(known->second) = value.get<std::string>();
@@ -101,9 +105,10 @@ DatasetInfoEntry read_dataset_info(const std::string& directory, const std::stri
   }
   const DatasetInfoEntry entry = read_entry(directory, info[name], where);
   if (entry.kind != kind) {
-    throw ConfigError(where + (entry.kind == PairKind::dpo
-                                   ? " is a ranking (preference) dataset; prep it with --kind dpo"
-                                   : " is not a ranking dataset (\"ranking\": true); prep it with --kind sft"));
+    const char* what = entry.kind == PairKind::dpo   ? " is a ranking (preference) dataset"
+                       : entry.kind == PairKind::kto ? " is a KTO dataset (a kto_tag column)"
+                                                     : " is neither a ranking dataset (\"ranking\": true) nor a KTO one";
+    throw ConfigError(where + what + "; prep it with --kind " + enum_name(entry.kind));
   }
   return entry;
 }

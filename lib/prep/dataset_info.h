@@ -16,7 +16,7 @@ struct DatasetInfoEntry {
   std::string file;  // DIR/file_name
   RecordFormat format = RecordFormat::alpaca;
   RecordSchema schema;
-  PairKind kind = PairKind::sft;  // `ranking: true` is dpo
+  PairKind kind = PairKind::sft;  // `ranking: true` is dpo, a `kto_tag` column kto
 };
 
 // Throws ConfigError naming DIR/dataset_info.json, the entry and the field for a missing entry,

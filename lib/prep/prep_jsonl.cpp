@@ -48,10 +48,6 @@ std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordRea
 }
 
 std::variant<Pair, LineProblem> read_text_record(const json& line, const RecordReading& reading) {
-  if (reading.kind == PairKind::kto) {
-    return LineProblem{LineReason::wrong_kind, "--kind kto reads token ids for now ({\"prompt_ids\", \"completion_ids\", "
-                                               "\"label\"}); tokenize text records first"};
-  }
   if (!reading.chat) {
     return LineProblem{LineReason::text_record, "text records need --tokenizer MODEL_DIR (and --template NAME), or use *_ids"};
   }

@@ -17,8 +17,10 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
       pair.rejected = chat.completion_ids(conversation.messages, conversation.rejected);
       return pair;
     }
-    ConversationIds ids =
-        chat.conversation_ids(conversation.messages, conversation.last_turn_only ? TrainOn::last : train_on);
+    // KTO labels one completion: the final reply, the turns before it its prompt.
+    const bool last_only = conversation.last_turn_only || kind == PairKind::kto;
+    ConversationIds ids = chat.conversation_ids(conversation.messages, last_only ? TrainOn::last : train_on);
+    pair.desirable = conversation.desirable;
     pair.prompt = std::move(ids.prompt);
     pair.chosen = std::move(ids.completion);
     // An all-ones mask says nothing: leave it out (the shard then needs no mask dataset).

@@ -320,14 +320,21 @@ std::optional<RecordFormat> detect_record_format(const json& record, const Recor
 
 std::variant<Conversation, LineProblem> read_conversation(const json& record, RecordFormat format, PairKind kind,
                                                           const RecordSchema& schema) {
+  // KTO's examples are SFT's shapes plus the label.
+  const PairKind shape = kind == PairKind::kto ? PairKind::sft : kind;
+  std::variant<Conversation, LineProblem> read = LineProblem{LineReason::wrong_shape, "token-id records are not text"};
   switch (format) {
-    case RecordFormat::messages: return read_messages_shape(record, kind, schema);
-    case RecordFormat::trl: return read_trl_shape(record, kind, schema);
-    case RecordFormat::sharegpt: return read_sharegpt_shape(record, kind, schema);
-    case RecordFormat::alpaca: return read_alpaca_shape(record, kind, schema);
+    case RecordFormat::messages: read = read_messages_shape(record, shape, schema); break;
+    case RecordFormat::trl: read = read_trl_shape(record, shape, schema); break;
+    case RecordFormat::sharegpt: read = read_sharegpt_shape(record, shape, schema); break;
+    case RecordFormat::alpaca: read = read_alpaca_shape(record, shape, schema); break;
     case RecordFormat::ids: break;
   }
-  return LineProblem{LineReason::wrong_shape, "token-id records are not text"};
+  if (kind != PairKind::kto || std::holds_alternative<LineProblem>(read)) return read;
+  if (!record.contains(schema.kto_tag)) return missing(schema.kto_tag);
+  if (!record[schema.kto_tag].is_boolean()) return bad(schema.kto_tag, "must be true (desirable) or false");
+  std::get<Conversation>(read).desirable = record[schema.kto_tag].get<bool>();
+  return read;
 }
 
 }  // namespace st

@@ -41,6 +41,7 @@ struct RecordSchema {
   std::string role_tag = "from", content_tag = "value";
   std::string user_tag = "human", assistant_tag = "gpt", system_tag = "system";
   std::string observation_tag = "observation", function_tag = "function_call";
+  std::string kto_tag = "label";  // KTO: true = the completion is desirable (TRL's label)
 };
 
 // A text record in the common shape.
@@ -48,12 +49,15 @@ struct Conversation {
   std::vector<ChatMessage> messages;  // SFT: ends with the assistant's reply; DPO: the prompt
   std::string chosen, rejected;       // DPO: the final assistant replies
   bool last_turn_only = false;        // prompt/completion records train the completion only
+  std::optional<bool> desirable;      // KTO: the completion's label
 };
 
 // The shape of a record from its fields; nullopt when none fits.
 std::optional<RecordFormat> detect_record_format(const nlohmann::json& record, const RecordSchema& schema);
 
-// `record` read as `format` (a text shape); a problem names the field that is wrong.
+// `record` read as `format` (a text shape); a problem names the field that is wrong. A KTO
+// record is an SFT record of its shape (the final reply is the completion) with a boolean label
+// (schema.kto_tag).
 std::variant<Conversation, LineProblem> read_conversation(const nlohmann::json& record, RecordFormat format,
                                                           PairKind kind, const RecordSchema& schema);
 

@@ -9,7 +9,8 @@ tokenized by another encoder (tokenizers.js, run by the caller between the two s
                                  CUTOFF as prep documents it, equal the pairs in DATASET_DIR
 
 SHAPE: alpaca (instruction / input / output), sharegpt_ranking (conversations + chosen/rejected
-messages), v1 (LlamaFactory's messages with typed content parts and loss_weight; DPO records are
+messages), sharegpt_kto (messages with role/content tags and a boolean label, the kto_tag: the
+final reply is the completion, labelled desirable or not), v1 (LlamaFactory's messages with typed content parts and loss_weight; DPO records are
 chosen_messages / rejected_messages).
 """
 import glob
@@ -67,6 +68,10 @@ def expected_record(shape, kind, record):
     if shape == "alpaca":
         user = record["instruction"] + ("\n" + record["input"] if record.get("input") else "")
         return prompt_text([("user", user)]), [(completion_text(record["output"]), True)]
+    if shape == "sharegpt_kto":
+        messages = [(m["role"], m["content"]) for m in record["messages"]]
+        assert messages[-1][0] == "assistant"
+        return prompt_text(messages[:-1]), [(completion_text(messages[-1][1]), True)], bool(record["label"])
     if shape == "sharegpt_ranking":
         messages = [(ROLES[m["from"]], m["value"]) for m in record["conversations"]]
         return prompt_text(messages), completion_text(record["chosen"]["value"]), \
@@ -92,7 +97,7 @@ def render(shape, kind, path, work):
         if kind == "dpo":
             layout.append([index(t) for t in expected])
         else:
-            layout.append([index(expected[0]), [[index(t), trained] for t, trained in expected[1]]])
+            layout.append([index(expected[0]), [[index(t), trained] for t, trained in expected[1]], *expected[2:]])
     with open(work + "/texts.jsonl", "w", encoding="utf-8") as f:
         f.writelines(json.dumps(t, ensure_ascii=False) + "\n" for t in texts)
     json.dump(layout, open(work + "/layout.json", "w"))
@@ -130,7 +135,7 @@ def written_pairs(directory, kind):
                 completion = column("completion", "completion_offsets", i)
                 mask = column("completion_loss_mask", "completion_offsets", i) if "completion_loss_mask" in f \
                     else [1] * len(completion)
-                pairs.append((prompt, completion, mask))
+                pairs.append((prompt, completion, mask) + ((bool(f["label"][i]),) if kind == "kto" else ()))
     return pairs
 
 
@@ -148,7 +153,7 @@ def compare(kind, directory, work, cutoff):
                 completion += ids[k]
                 mask += [1 if trained else 0] * len(ids[k])
             prompt, completion, _, mask, cut = fit(ids[entry[0]], completion, [], mask, cutoff)
-            expected.append((prompt, completion, mask))
+            expected.append((prompt, completion, mask) + tuple(entry[2:]))
         truncated += cut
     got = written_pairs(directory, kind)
     same = sum(g == e for g, e in zip(got, expected))

@@ -39,23 +39,27 @@ prep_matches() {
 
 case "$case_name" in
   dataset_info_entries)
-    # Every entry of LlamaFactory's index: those whose file is here are prepped (SFT or, for
-    # ranking data, DPO) or refused naming the column shardtune does not read; the rest are
-    # refused naming the missing file or the hub they live on.
+    # Every entry of LlamaFactory's index: those whose file is here are prepped (SFT; DPO for
+    # ranking data; KTO for a kto_tag column, each completion with its label) or refused naming
+    # the column shardtune does not read; the rest are refused naming the missing file or the
+    # hub they live on.
     prep_matches identity alpaca sft "$data/identity.json" --dataset-info "$data" --dataset identity
     prep_matches alpaca_en_demo alpaca sft "$data/alpaca_en_demo.json" --dataset-info "$data" --dataset alpaca_en_demo
     prep_matches dpo_en_demo sharegpt_ranking dpo "$data/dpo_en_demo.json" --dataset-info "$data" --dataset dpo_en_demo
+    prep_matches kto_en_demo sharegpt_kto kto "$data/kto_en_demo.json" --dataset-info "$data" --dataset kto_en_demo
     # The listing names every entry: prepped as above, or refused with the field and the fix.
     run --exit 0 "$bin" prep --dataset-info "$data"
-    expect_output "dataset_info.json: 104 entries, 3 that prep reads"
+    expect_output "dataset_info.json: 104 entries, 4 that prep reads"
     expect_output "  identity +--kind sft, alpaca, $data/identity.json"
     expect_output "  dpo_en_demo +--kind dpo, sharegpt, $data/dpo_en_demo.json"
+    expect_output "  kto_en_demo +--kind kto, sharegpt, $data/kto_en_demo.json"
     listing=$out
     refused=0
     while read -r name ranking file columns; do
       line=$(grep -E "^  $name +" <<<"$listing") || fail "the listing lacks $name"
       kind=sft
       [ "$ranking" = True ] && kind=dpo
+      [ "$ranking" = kto ] && kind=kto
       if [ "$file" = - ]; then
         reason="refused: dataset '$name' field 'file_name' is missing: shardtune reads local files only"
       elif [ ! -f "$data/$file" ]; then
@@ -70,18 +74,21 @@ case "$case_name" in
     done < <(python3 -c "
 import json, sys
 for name, entry in json.load(open(sys.argv[1])).items():
-    unread = [c for c in entry.get('columns', {}) if c in ('tools', 'kto_tag', 'images', 'videos', 'audios')]
-    print(name, entry.get('ranking', False), entry.get('file_name', '-'), unread[0] if unread else '-')" \
+    unread = [c for c in entry.get('columns', {}) if c in ('tools', 'images', 'videos', 'audios')]
+    kind = 'kto' if 'kto_tag' in entry.get('columns', {}) else entry.get('ranking', False)
+    print(name, kind, entry.get('file_name', '-'), unread[0] if unread else '-')" \
       "$data/dataset_info.json")
-    [ "$refused" = 101 ] || fail "$refused entries refused, expected 101 of 104"
+    [ "$refused" = 100 ] || fail "$refused entries refused, expected 100 of 104"
     # And prep itself refuses them so, each kind of refusal once.
     prep_one() {
       run --exit 2 "$bin" prep --dataset-info "$data" --dataset "$1" --kind "$2" --output "$work/refused" \
         --tokenizer "$model" --template llama3
       expect_output "dataset '$1' field '$3"
     }
-    prep_one glaive_toolcall_en_demo sft "columns.tools' is not supported \(images, videos, audios, tools and kto_tag"
-    prep_one kto_en_demo sft "columns.kto_tag' is not supported"
+    prep_one glaive_toolcall_en_demo sft "columns.tools' is not supported \(images, videos, audios and tools"
+    run --exit 2 "$bin" prep --dataset-info "$data" --dataset kto_en_demo --kind sft --output "$work/refused" \
+      --tokenizer "$model" --template llama3
+    expect_output "dataset 'kto_en_demo' is a KTO dataset \(a kto_tag column\); prep it with --kind kto"
     prep_one alpaca_zh_demo sft "file_name': $data/alpaca_zh_demo.json is not a file"
     prep_one lima sft "file_name' is missing: shardtune reads local files only \(hf_hub_url"
     [ ! -e "$work/refused" ] || fail "a refused prep left an output"

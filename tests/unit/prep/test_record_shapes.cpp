@@ -28,6 +28,7 @@ std::string read_as(const std::string& record, RecordFormat format, PairKind kin
   std::string out;
   for (const ChatMessage& m : conversation.messages) out += std::string(enum_name(m.role)) + ":" + m.content + " ";
   if (kind == PairKind::dpo) out += "=> " + conversation.chosen + " / " + conversation.rejected;
+  if (conversation.desirable) out += *conversation.desirable ? "(desirable)" : "(undesirable)";
   return out;
 }
 
@@ -54,6 +55,27 @@ TEST(RecordShapes, EveryShapeReadsTheSameSftConversation) {
   // Alpaca's input follows the instruction on a new line.
   EXPECT_EQ(read_as(R"({"instruction": "Sum", "input": "1 2", "output": "3"})", RecordFormat::alpaca, PairKind::sft),
             "user:Sum\n1 2 assistant:3 ");
+}
+
+// KTO: an SFT record of any shape plus its label - TRL's unpaired {prompt, completion, label},
+// LlamaFactory's kto_tag (renamed by its dataset_info.json) - refused without one.
+TEST(RecordShapes, KtoRecordsAreSftRecordsWithALabel) {
+  EXPECT_EQ(read_as(R"({"prompt": [{"role": "user", "content": "a"}], "completion": [{"role": "assistant", "content": "b"}],
+                        "label": false})",
+                    RecordFormat::trl, PairKind::kto),
+            "user:a assistant:b (undesirable)");
+  EXPECT_EQ(read_as(R"({"prompt": "a", "completion": "b", "label": true})", RecordFormat::trl, PairKind::kto),
+            "user:a assistant:b (desirable)");
+  RecordSchema renamed;
+  renamed.kto_tag = "kto";
+  EXPECT_EQ(read_as(R"({"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}], "kto": true})",
+                    RecordFormat::sharegpt, PairKind::kto, renamed),
+            "user:a assistant:b (desirable)");
+  EXPECT_EQ(read_as(R"({"prompt": "a", "completion": "b"})", RecordFormat::trl, PairKind::kto),
+            "problem: field 'label' is missing");
+  EXPECT_NE(read_as(R"({"prompt": "a", "completion": "b", "label": 1})", RecordFormat::trl, PairKind::kto)
+                .find("field 'label' must be true (desirable) or false"),
+            std::string::npos);
 }
 
 TEST(RecordShapes, EveryShapeReadsTheSamePreferenceWithHistory) {
@@ -232,6 +254,7 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
                              {"assistant_tag", "assistant"}}}}},
          {"sft", {{"file_name", "data.json"}, {"columns", {{"prompt", "q"}, {"query", "ctx"}, {"response", "a"}}}}},
          {"hub", {{"hf_hub_url", "org/data"}}},
+         {"kto", {{"file_name", "data.json"}, {"formatting", "sharegpt"}, {"columns", {{"kto_tag", "good"}}}}},
          {"gone", {{"file_name", "missing.json"}}},
          {"images", {{"file_name", "data.json"}, {"columns", {{"images", "images"}}}}},
          {"odd_ranking", {{"file_name", "data.json"}, {"ranking", {{"a", 1}}}}},
@@ -251,9 +274,16 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   EXPECT_EQ(sft.schema.output, "a");
   EXPECT_NE(error_of("pref", PairKind::sft).find("is a ranking (preference) dataset; prep it with --kind dpo"),
             std::string::npos);
-  EXPECT_NE(error_of("sft", PairKind::dpo).find("is not a ranking dataset"), std::string::npos);
+  EXPECT_NE(error_of("sft", PairKind::dpo)
+                .find("is neither a ranking dataset (\"ranking\": true) nor a KTO one; prep it with --kind sft"),
+            std::string::npos);
+  // A kto_tag column makes a KTO dataset (LlamaFactory's kto_en_demo), its label renamed.
+  const DatasetInfoEntry kto = read_dataset_info(dir_.string(), "kto", PairKind::kto);
+  EXPECT_EQ(kto.schema.kto_tag, "good");
+  EXPECT_NE(error_of("kto", PairKind::sft).find("is a KTO dataset (a kto_tag column); prep it with --kind kto"),
+            std::string::npos);
   EXPECT_NE(error_of("nope", PairKind::sft)
-                .find("dataset 'nope' is not there; it has: gone, hub, images, long_name, odd_format, odd_ranking, pref, sft"),
+                .find("dataset 'nope' is not there; it has: gone, hub, images, kto, long_name, odd_format, odd_ranking, pref, sft"),
             std::string::npos);
   EXPECT_NE(error_of("hub", PairKind::sft).find("field 'file_name' is missing: shardtune reads local files only"),
             std::string::npos);
@@ -271,7 +301,7 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   for (const DatasetInfoListing& item : listing) {
     seen += item.name + (item.entry ? std::string("=") + enum_name(item.entry->kind) : " refused") + ", ";
   }
-  EXPECT_EQ(seen, "gone refused, hub refused, images refused, long_name refused, odd_format refused, odd_ranking refused, "
+  EXPECT_EQ(seen, "gone refused, hub refused, images refused, kto=kto, long_name refused, odd_format refused, odd_ranking refused, "
                   "pref=dpo, sft=sft, ");
   EXPECT_EQ(listing[1].refusal.rfind("dataset 'hub' field 'file_name' is missing", 0), 0u) << listing[1].refusal;
 }
