@@ -46,7 +46,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     if (!objective_for(config.train.stage).needs_reference(config)) {
       throw ConfigError("precompute-ref: " + objective_for(config.train.stage).describe(config, "none") +
                         " reads no reference log-probs; they are for train.stage = dpo with a dpo.loss that has a "
-                        "reference (not simpo or orpo)");
+                        "reference (not simpo or orpo), or kto");
     }
     world.watchdog().set_timeout(config.dist.timeout_s);
     const Timer timer;
@@ -77,7 +77,8 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
       for (size_t k = 0; dataset && k < dataset->components(); ++k) directories.push_back(dataset->component_directory(k));
     }
     for (const std::string& directory : directories) {
-      const uint64_t pairs = precompute_reference(directory, reference, collate, device, info, host);
+      const uint64_t pairs = precompute_reference(directory, objective_for(config.train.stage).example_kind(), reference,
+                                                  collate, device, info, host);
       log0("precompute-ref: ", pairs, " pairs of ", directory, " scored with ", info.model, " (", enum_name(dtype),
            ", cutoff_len ", config.data.cutoff_len, ", ", world.size(), " rank(s)); reference log-probs written");
     }

@@ -62,7 +62,7 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("help", "print this help and exit")
         ("output", po::value(&c.output), "dataset directory to create (train/, val/ with manifests)")
         ("jsonl", po::value(&c.jsonl), "instead of --output: write prep-input JSONL here")
-        ("kind", enum_flag(&c.synth.kind, "synth", "kind"), "dpo | sft")
+        ("kind", enum_flag(&c.synth.kind, "synth", "kind"), "dpo | sft | kto (a third undesirable)")
         ("pairs", po::value(&c.pairs)->default_value(1000), "number of pairs")
         ("vocab", po::value(&c.synth.vocab_size)->default_value(512), "vocabulary size (ids 0-2: pad, BOS, EOS)")
         ("min-len", po::value(&c.synth.min_length)->default_value(4), "shortest prompt content [tokens]")

@@ -56,9 +56,9 @@ at::Tensor sequence_ref_logps(const std::vector<Pair>& pairs, PairKind kind) {
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
   std::vector<uint8_t> labels;
   if (kind == PairKind::kto) {
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      pairs[i].rejected = pairs[(i + pairs.size() - 1) % pairs.size()].chosen;
-      labels.push_back(pairs[i].desirable.value_or(false) ? 1 : 0);
+    for (const Pair& pair : pairs) {
+      if (pair.rejected.empty()) throw DataError("a KTO example without its mismatched partner's completion");
+      labels.push_back(pair.desirable.value_or(false) ? 1 : 0);
     }
   }
   for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);

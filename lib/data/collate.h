@@ -20,7 +20,7 @@ namespace st {
 struct CollateOptions {
   int64_t cutoff_len = 1024;   // pairs longer than this are truncated (prompt left, response right)
   int64_t pad_id = 0;
-  int64_t micro_batch = 1;     // pairs per micro-batch (when max_tokens is 0)
+  int64_t micro_batch = 1;     // pairs per micro-batch (when max_tokens is 0); KTO's partner groups
   int64_t max_tokens = 0;      // > 0: padded tokens per micro-batch instead of a pair count
   bool group_by_length = false;  // sort a rank's slice by length before cutting micro-batches
   bool packing = false;          // several whole sequences per row (data.packing)
@@ -49,9 +49,9 @@ struct MicroBatch {
   int64_t sequences() const { return layout.defined() ? layout.sequences : input_ids.size(0); }
 };
 
-// KTO: example i's second sequence is its prompt with example i-1's completion (the first takes
-// the last's), TRL's mismatched pairs of a batch, from which KTO estimates its reference point;
-// its rows then lie as DPO's.
+// KTO: each example's second sequence is its prompt with its mismatched partner's completion
+// (in `rejected`: PairDataset::example), from which KTO estimates its reference point; its rows
+// lie as DPO's.
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options);
 
 // [S] fp32 reference log-probs of the pairs in sequence order; undefined when they have none.

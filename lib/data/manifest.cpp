@@ -40,6 +40,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
                         {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint},
                         {"template", manifest.reference->chat_template}};
+    if (manifest.reference->kto_group > 0) out["reference"]["kto_group"] = manifest.reference->kto_group;
   }
   write_file_atomically(directory + "/" + kManifestName, out.dump(2) + "\n");
 }
@@ -98,7 +99,9 @@ Manifest read_manifest(const std::string& directory) {
                                          integer(reference, "cutoff_len", int64_t{}),
                                          reference.at("dtype").get<std::string>(),
                                          reference.value("fingerprint", std::string()),
-                                         reference.value("template", std::string())};
+                                         reference.value("template", std::string()),
+                                         reference.contains("kto_group") ? integer(reference, "kto_group", int64_t{})
+                                                                         : int64_t{0}};
     }
     return manifest;
   } catch (const json::exception& error) {

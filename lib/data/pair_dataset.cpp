@@ -72,6 +72,22 @@ Pair PairDataset::get(uint64_t index) const {
   return shards_[shard]->read(local);
 }
 
+uint64_t mismatched_partner(uint64_t index, uint64_t group, uint64_t size) {
+  const uint64_t first = index - index % std::max<uint64_t>(group, 1);
+  const uint64_t end = std::min(size, first + std::max<uint64_t>(group, 1));
+  return index == first ? end - 1 : index - 1;
+}
+
+Pair PairDataset::example(uint64_t index, int64_t kto_group) const {
+  Pair pair = get(index);
+  if (kind() != PairKind::kto) return pair;
+  const size_t k = component_of(index);
+  const uint64_t begin = component_begin(k);
+  const uint64_t partner = mismatched_partner(index - begin, static_cast<uint64_t>(kto_group), component_size(k));
+  pair.rejected = get(begin + partner).chosen;
+  return pair;
+}
+
 int64_t PairDataset::row_length(uint64_t index) const {
   const auto [shard, local] = locate(index);
   return shards_[shard]->row_length(local);

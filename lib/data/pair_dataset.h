@@ -19,6 +19,12 @@ struct DatasetExpectations {
   bool verify_checksums = false; // CRC-32 of every shard against the manifest (reads all bytes)
 };
 
+// KTO's mismatched pairs, TRL's rule on an index space of `size` examples cut into groups of
+// `group` consecutive indices (its per-device batch, here train.micro_batch): example i takes the
+// completion of i - 1, the first of a group the last's. Fixed by the index, so the same under any
+// rank count and shuffle, and precomputable; with the data in order, each micro-batch is a group.
+uint64_t mismatched_partner(uint64_t index, uint64_t group, uint64_t size);
+
 class PairDataset {
  public:
   // Throws DataError naming the directory/file and the fix.
@@ -42,6 +48,9 @@ class PairDataset {
   // The chat template the pairs were rendered with ("" for token-id input).
   std::string chat_template() const { return shards_.empty() ? "" : shards_.front()->info().chat_template; }
   Pair get(uint64_t index) const;
+  // The example as a batch uses it: for KTO, with its mismatched partner's completion as the
+  // second sequence (mismatched_partner over groups of `kto_group` indices of its component).
+  Pair example(uint64_t index, int64_t kto_group) const;
   int64_t row_length(uint64_t index) const;
 
  private:

@@ -52,7 +52,7 @@ StepBatch PairLoader::build_step(const PairDataset& dataset, const GlobalSampler
   for (uint64_t index : mine) lengths.push_back(dataset.row_length(index));
   for (const auto& group : plan_micro_batches(lengths, dataset.kind(), options.collate)) {
     std::vector<Pair> pairs;
-    for (size_t position : group) pairs.push_back(dataset.get(mine[position]));
+    for (size_t position : group) pairs.push_back(dataset.example(mine[position], options.collate.micro_batch));
     step.micro_batches.push_back(collate_pairs(std::move(pairs), dataset.kind(), options.collate));
   }
   return step;

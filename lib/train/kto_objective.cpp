@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <sstream>
+
 #include "util/host_sync.h"
 
 namespace st {
@@ -24,8 +26,10 @@ PreferenceLossOptions KtoObjective::loss_options(const TrainConfig& config) cons
 }
 
 std::string KtoObjective::describe(const TrainConfig& config, const char* reference) const {
-  return "kto (desirable weight " + std::to_string(config.kto.desirable_weight) + ", undesirable " +
-         std::to_string(config.kto.undesirable_weight) + ", reference " + reference + ")";
+  std::ostringstream out;
+  out << "kto (beta " << config.kto.beta << ", desirable weight " << config.kto.desirable_weight << ", undesirable "
+      << config.kto.undesirable_weight << ", reference " << reference << ")";
+  return out.str();
 }
 
 void KtoObjective::add_derived_metrics(const LossSums& s, const std::string& prefix,

@@ -32,13 +32,14 @@ ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel&
 
   at::Tensor chosen = at::zeros({static_cast<int64_t>(block)}, at::kFloat);
   at::Tensor rejected = at::zeros({static_cast<int64_t>(block)}, at::kFloat);
-  const MicroBatch padding = padding_micro_batch(PairKind::dpo, dataset.pad_id(), false);
+  const PairKind kind = dataset.kind();
+  const MicroBatch padding = padding_micro_batch(kind, dataset.pad_id(), false);
   for (uint64_t pass = 0; pass < passes; ++pass) {
     const uint64_t begin = std::min(last, first + pass * per_pass);
     const uint64_t end = std::min(last, begin + per_pass);
     std::vector<Pair> batch_pairs;
-    for (uint64_t index = begin; index < end; ++index) batch_pairs.push_back(dataset.get(index));
-    const MicroBatch micro = batch_pairs.empty() ? padding : collate_pairs(std::move(batch_pairs), PairKind::dpo, collate);
+    for (uint64_t index = begin; index < end; ++index) batch_pairs.push_back(dataset.example(index, collate.micro_batch));
+    const MicroBatch micro = batch_pairs.empty() ? padding : collate_pairs(std::move(batch_pairs), kind, collate);
     const at::Tensor logps = reference.logps(micro.input_ids, micro.targets, micro.layout).to(at::kCPU);
     const int64_t count = micro.pairs;
     if (count == 0) continue;
@@ -54,9 +55,10 @@ ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel&
   return result;
 }
 
-uint64_t precompute_reference(const std::string& directory, ReferenceModel& reference, const CollateOptions& collate,
-                              const at::Device& device, const ReferenceInfo& info, Communicator& host) {
-  const PairDataset dataset(directory, {PairKind::dpo, 0, false});
+uint64_t precompute_reference(const std::string& directory, PairKind kind, ReferenceModel& reference,
+                              const CollateOptions& collate, const at::Device& device, const ReferenceInfo& info,
+                              Communicator& host) {
+  const PairDataset dataset(directory, {kind, 0, false});
   const ReferenceLogps logps = score_reference_logps(dataset, reference, collate, device, host);
   const Manifest& manifest = dataset.manifest();
   const auto shard_count = static_cast<int64_t>(manifest.shards.size());
@@ -83,6 +85,7 @@ uint64_t precompute_reference(const std::string& directory, ReferenceModel& refe
   }
   ReferenceInfo recorded = info;
   recorded.chat_template = dataset.chat_template();
+  if (kind == PairKind::kto) recorded.kto_group = collate.micro_batch;
   if (host.rank() == 0) commit_reference_shards(directory, manifest, written, recorded);
   host.barrier();  // no rank reads the directory again before the manifest switched
   return dataset.size();

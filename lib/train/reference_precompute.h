@@ -27,9 +27,12 @@ struct ReferenceLogps {
 ReferenceLogps score_reference_logps(const PairDataset& dataset, ReferenceModel& reference,
                                      const CollateOptions& collate, const at::Device& device, Communicator& host);
 
-// Scores `directory` and rewrites it with the log-probs (rank r writes shards r, r + size, ...;
-// rank 0 commits the manifest). Collective over `host`. Returns the pairs scored.
-uint64_t precompute_reference(const std::string& directory, ReferenceModel& reference, const CollateOptions& collate,
+// Scores `directory` (examples of `kind`; KTO's second sequence is its mismatched partner's, in
+// groups of collate.micro_batch, recorded in the manifest) and rewrites it with the log-probs
+// (rank r writes shards r, r + size, ...; rank 0 commits the manifest). Collective over `host`.
+// Returns the pairs scored.
+uint64_t precompute_reference(const std::string& directory, PairKind kind, ReferenceModel& reference,
+                              const CollateOptions& collate,
                               const at::Device& device, const ReferenceInfo& info, Communicator& host);
 
 }  // namespace st

@@ -284,6 +284,17 @@ PY
     train_data=$work/kto/train ours two 2 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=1 "${kto[@]}"
     agree two kto "KTO (undesirable weight 1.5), 2 ranks" --defined-otherwise "$per_kind" \
       "means over the step's examples of each label, TRL's over micro-batches"
+    # The reference precomputed (each example's and its partner's log-probs): the same run; a
+    # run whose micro-batches make other partner groups is refused by name.
+    run --exit 0 "$mpiexec" -np 2 "$bin" precompute-ref --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" \
+      --train.stage=kto --train.micro_batch=4 --train.dtype=fp32 --train.output_dir="$work/unused"
+    train_data=$work/kto/train ours pre 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}" \
+      --dpo.reference=precomputed
+    agree pre kto "KTO, reference precomputed, 1 rank" --defined-otherwise "$per_kind" \
+      "means over the step's examples of each label, TRL's over micro-batches"
+    run --exit 2 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" --train.stage=kto \
+      --train.micro_batch=2 --dpo.reference=precomputed --train.output_dir="$work/refused" --progress off
+    expect_output "in groups of 4 \(train.micro_batch at precompute-ref\) but train.micro_batch = 2"
     ;;
   *) fail "unknown case" ;;
 esac

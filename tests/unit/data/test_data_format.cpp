@@ -168,6 +168,28 @@ TEST_F(DataFormat, DatasetSpansShardsInManifestOrder) {
   EXPECT_NE(error_of([&] { dataset.get(50); }).find("pair index 50 >= 50"), std::string::npos);
 }
 
+// KTO's mismatched partners: TRL's rotation within groups of consecutive indices (the last group
+// may be short), fixed by the index across shards; other kinds are read as they are.
+TEST_F(DataFormat, KtoExamplesTakeTheirPartnersCompletionByIndex) {
+  EXPECT_EQ(mismatched_partner(0, 4, 10), 3u);
+  EXPECT_EQ(mismatched_partner(1, 4, 10), 0u);
+  EXPECT_EQ(mismatched_partner(3, 4, 10), 2u);
+  EXPECT_EQ(mismatched_partner(8, 4, 10), 9u);  // the short last group {8, 9}
+  EXPECT_EQ(mismatched_partner(9, 4, 10), 8u);
+  EXPECT_EQ(mismatched_partner(5, 1, 10), 5u);  // groups of one: itself
+  const PairTable table = sample(PairKind::kto, 10, false);
+  Manifest manifest{PairKind::kto, 100, "train", "test", {}, std::nullopt};
+  manifest.shards = write_shards(dir_.string(), "part", table, {PairKind::kto, 100, 1, 2, 0, "", "test"}, {3, {}});
+  write_manifest(dir_.string(), manifest);
+  const PairDataset dataset(dir_.string(), {PairKind::kto, 0, false});
+  for (uint64_t i = 0; i < 10; ++i) {
+    const Pair pair = dataset.example(i, 4);
+    EXPECT_EQ(pair.chosen, table.at(i).chosen) << i;
+    EXPECT_EQ(pair.desirable, table.at(i).desirable) << i;
+    EXPECT_EQ(pair.rejected, table.at(mismatched_partner(i, 4, 10)).chosen) << i;
+  }
+}
+
 TEST_F(DataFormat, OpenRefusesWhatDoesNotFit) {
   const PairTable table = sample(PairKind::dpo, 20, false);
   const ShardInfo info{PairKind::dpo, 100, 1, 2, 0, "", "test"};

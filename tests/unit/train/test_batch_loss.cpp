@@ -48,14 +48,15 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
 
 // TRL averages its "sft" term over each micro-batch's chosen tokens, then over micro-batches:
 // a micro-batch of fewer pairs than the step's mean must weigh as much as a full one.
-// KTO: each example's second row is its prompt with the previous example's completion (the
-// first takes the last's); the reference point z is the mean of those rows' log-ratios, clamped
-// at 0, and carries no gradient; desirable and undesirable examples are weighed apart.
+// KTO: each example's second row is its prompt with its mismatched partner's completion (here
+// the previous example's, the first taking the last's: PairDataset::example); the reference point
+// z is the mean of those rows' log-ratios, clamped at 0, and carries no gradient; desirable and
+// undesirable examples are weighed apart.
 TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
   std::vector<Pair> pairs(3);
-  pairs[0] = {{1, 5}, {6, 7}, {}, std::nullopt, std::nullopt};
-  pairs[1] = {{1}, {8}, {}, std::nullopt, std::nullopt};
-  pairs[2] = {{1, 4}, {9, 9, 2}, {}, std::nullopt, std::nullopt};
+  pairs[0] = {{1, 5}, {6, 7}, {9, 9, 2}, std::nullopt, std::nullopt};
+  pairs[1] = {{1}, {8}, {6, 7}, std::nullopt, std::nullopt};
+  pairs[2] = {{1, 4}, {9, 9, 2}, {8}, std::nullopt, std::nullopt};
   for (size_t i = 0; i < pairs.size(); ++i) pairs[i].desirable = i != 1;
   const MicroBatch batch = collate_pairs(pairs, PairKind::kto, {});
   ASSERT_EQ(batch.input_ids.size(0), 6);
@@ -144,24 +145,28 @@ TEST(LossSums, PackRoundTripsAndAdds) {
   LossSums a;
   a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.computed_tokens = 5, a.padded_tokens = 6;
   a.chosen_rewards = 7, a.rejected_rewards = 8, a.correct = 9, a.chosen_logps = 10, a.rejected_logps = 11;
+  a.micro_batches = 12, a.desirable = 13, a.kl = 14;
   const std::vector<double> packed = a.pack();
   ASSERT_EQ(packed.size(), LossSums::kPacked);
   LossSums b = LossSums::unpack(packed.data());
   b += a;
-  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22}));
+  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28}));
 }
 
 // The table decides the device-side sums: one slot per model-output field, in table order.
 TEST(LossSums, OutputSumsFollowTheFieldTable) {
-  EXPECT_EQ(kOutputSums, 6u);
+  EXPECT_EQ(kOutputSums, 7u);
   EXPECT_EQ(output_slot(&LossSums::loss), 0u);
   EXPECT_EQ(output_slot(&LossSums::rejected_logps), 5u);
+  EXPECT_EQ(output_slot(&LossSums::kl), 6u);
   EXPECT_EQ(output_slot(&LossSums::pairs), kOutputSums);  // counted on the host
-  const LossSums sums = with_output_sums({}, at::arange(1, 7, at::kDouble));
+  EXPECT_EQ(output_slot(&LossSums::desirable), kOutputSums);
+  const LossSums sums = with_output_sums({}, at::arange(1, 8, at::kDouble));
   EXPECT_EQ(sums.loss, 1.0);
   EXPECT_EQ(sums.chosen_rewards, 2.0);
   EXPECT_EQ(sums.correct, 4.0);
   EXPECT_EQ(sums.rejected_logps, 6.0);
+  EXPECT_EQ(sums.kl, 7.0);
   EXPECT_EQ(sums.pairs, 0.0);
 }
 

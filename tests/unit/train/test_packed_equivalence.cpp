@@ -9,6 +9,7 @@
 #include <map>
 
 #include "data/collate.h"
+#include "data/pair_dataset.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "model/llama_units.h"
@@ -56,6 +57,10 @@ std::vector<Pair> varied_pairs(PairKind kind, size_t count) {
     if (kind == PairKind::kto && i % 2 == 0) pairs.back().chosen.push_back(7);  // completions of varied lengths
     pairs.back().ref_chosen_logp = -20.0f - static_cast<float>(i);
     pairs.back().ref_rejected_logp = -24.0f + static_cast<float>(i) / 2;
+  }
+  // KTO's second sequences: each example's mismatched partner's completion.
+  for (size_t i = 0; kind == PairKind::kto && i < count; ++i) {
+    pairs[i].rejected = pairs[mismatched_partner(i, count, count)].chosen;
   }
   return pairs;
 }
