@@ -180,34 +180,10 @@ PY
     # vocabulary (every assistant turn trained, the turns between masked), as token ids and
     # labels for TRL; the loss normalised by the trained tokens of the whole step across its
     # accumulation micro-batches (transformers' num_items_in_batch), on 1 and 2 ranks. The tiny
-    # model's pad_token_id is 0, a token the data never holds: transformers builds the embedding
-    # with padding_idx = pad_token_id, whose row never gets a gradient, and SmolLM2's own pad
-    # token is <|im_end|> (2), which ends every turn; shardtune trains every row it uses
-    # (docs/fidelity.md).
+    # model's padding row: tiny_chat_model.py (docs/fidelity.md).
     [ -f "$4/.complete" ] || fail "no SmolLM2 tokenizer in $4 (fixture smollm2)"
-    "$python" - "$4" "$work/tiny" "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" "$work/conversations.jsonl" <<'PY' ||
-import json, shutil, sys
-import torch, transformers
-smollm2, tiny, alpaca, out = sys.argv[1:5]
-torch.manual_seed(0)
-config = transformers.LlamaConfig(vocab_size=49152, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                                  tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, pad_token_id=0)
-transformers.LlamaForCausalLM(config).save_pretrained(tiny)
-for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja"]:
-    shutil.copy(f"{smollm2}/{name}", f"{tiny}/{name}")
-records = [r for r in json.load(open(alpaca)) if not r["input"] and len(r["instruction"]) + len(r["output"]) < 400]
-with open(out, "w") as f:
-    at = 0
-    for i in range(64):
-        messages = []
-        for _ in range(1 + i % 3):
-            messages += [{"role": "user", "content": records[at]["instruction"]},
-                         {"role": "assistant", "content": records[at]["output"]}]
-            at += 1
-        f.write(json.dumps({"messages": messages}) + "\n")
-PY
-      fail "could not make the tiny SmolLM2-vocabulary model"
+    "$python" "$here/tiny_chat_model.py" smollm2 "$4" "$work/tiny" "$work/conversations.jsonl" \
+      "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" || fail "could not make the tiny SmolLM2-vocabulary model"
     run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
       --output "$work/sft-data" --cutoff-len 256
     sft_against_trl "$work/tiny" "$work/sft-data/train" "SFT, multi-turn masks"
@@ -216,7 +192,7 @@ PY
     # Qwen3 (q and k RMS-normed per head, head_dim apart from hidden / heads, tied embeddings):
     # DPO against DPOTrainer on the qwen3_qk_norm reference fixture, 1 and 2 ranks; then SFT
     # against SFTTrainer on a tiny random Qwen3 of Qwen3's own vocabulary, the conversations
-    # (LlamaFactory's alpaca demo, 1-3 turns, every other final reply with reasoning) prepped with
+    # (LlamaFactory's alpaca demo, 1-3 turns, every other conversation's replies with reasoning) prepped with
     # the template prep implies from its tokenizer: qwen3, thinking on (earlier replies trained
     # as their history form, the last with its think block).
     trl_model=$fixtures/qwen3_qk_norm trl qwen3 "${common[@]}" --loss sigmoid --schedule cosine
@@ -225,32 +201,8 @@ PY
     model=$fixtures/qwen3_qk_norm ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 \
       --optim.schedule=cosine
     agree two qwen3 "Qwen3 DPO sigmoid, 2 ranks"
-    "$python" - "$3/qwen3" "$work/tiny" "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" \
-      "$work/conversations.jsonl" <<'PY' || fail "could not make the tiny Qwen3-vocabulary model"
-import json, shutil, sys
-import torch, transformers
-vocabulary, tiny, alpaca, out = sys.argv[1:5]
-torch.manual_seed(0)
-# pad_token_id: a row past the tokenizer's 151669 tokens, which the data never holds (see sft_multi_turn).
-config = transformers.Qwen3Config(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=512,
-                                  tie_word_embeddings=True, bos_token_id=151643, eos_token_id=151645, pad_token_id=151935)
-transformers.Qwen3ForCausalLM(config).save_pretrained(tiny)
-for name in ["tokenizer.json", "tokenizer_config.json"]:
-    shutil.copy(f"{vocabulary}/{name}", f"{tiny}/{name}")
-records = [r for r in json.load(open(alpaca)) if not r["input"] and len(r["instruction"]) + len(r["output"]) < 300]
-with open(out, "w") as f:
-    at = 0
-    for i in range(64):
-        messages = []
-        for _ in range(1 + i % 3):
-            reply = records[at]["output"]
-            if i % 2:
-                reply = f"<think>\nThe user asks: {records[at]['instruction']}\n</think>\n\n{reply}"
-            messages += [{"role": "user", "content": records[at]["instruction"]}, {"role": "assistant", "content": reply}]
-            at += 1
-        f.write(json.dumps({"messages": messages}) + "\n")
-PY
+    "$python" "$here/tiny_chat_model.py" qwen3 "$3/qwen3" "$work/tiny" "$work/conversations.jsonl" \
+      "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" || fail "could not make the tiny Qwen3-vocabulary model"
     run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
       --output "$work/sft-data" --cutoff-len 256
     expect_output "--template auto: qwen3 "
