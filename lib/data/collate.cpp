@@ -54,17 +54,18 @@ at::Tensor sequence_ref_logps(const std::vector<Pair>& pairs, PairKind kind) {
 }
 
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
+  const ExampleSchema& schema = schema_of(kind);
   std::vector<uint8_t> labels;
-  if (kind == PairKind::kto) {
-    for (const Pair& pair : pairs) {
-      if (pair.rejected.empty()) throw DataError("a KTO example without its mismatched partner's completion");
-      labels.push_back(pair.desirable.value_or(false) ? 1 : 0);
+  for (const Pair& pair : pairs) {
+    if (schema.second == SecondSequence::partner && pair.rejected.empty()) {
+      throw DataError("an example without its mismatched partner's completion (read it with PairDataset::example)");
     }
+    if (schema.labelled) labels.push_back(pair.desirable.value_or(false) ? 1 : 0);
   }
   for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
   MicroBatch batch =
       options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
-  if (kind == PairKind::kto) batch.desirable = at::tensor(labels, at::kByte).to(at::kBool);
+  if (schema.labelled) batch.desirable = at::tensor(labels, at::kByte).to(at::kBool);
   return batch;
 }
 

@@ -80,7 +80,7 @@ uint64_t mismatched_partner(uint64_t index, uint64_t group, uint64_t size) {
 
 Pair PairDataset::example(uint64_t index, int64_t kto_group) const {
   Pair pair = get(index);
-  if (kind() != PairKind::kto) return pair;
+  if (schema_of(kind()).second != SecondSequence::partner) return pair;
   const size_t k = component_of(index);
   const uint64_t begin = component_begin(k);
   const uint64_t partner = mismatched_partner(index - begin, static_cast<uint64_t>(kto_group), component_size(k));

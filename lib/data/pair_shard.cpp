@@ -24,8 +24,9 @@ int32_t max_token(const PairTable& pairs) {
 }  // namespace
 
 std::vector<std::string> shard_columns(PairKind kind) {
-  if (stores_rejected(kind)) return {"prompt", "chosen", "rejected"};
-  return {"prompt", "completion"};
+  const ExampleSchema& schema = schema_of(kind);
+  if (schema.second == SecondSequence::stored) return {"prompt", schema.completion_column, schema.second_column};
+  return {"prompt", schema.completion_column};
 }
 
 void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
@@ -51,10 +52,10 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
     write_1d_dataset(root, names[i] + "_offsets", columns[i]->offsets, layout);
   }
   if (pairs.has_loss_mask()) {
-    if (info.kind != PairKind::sft) throw DataError(path + ": a loss mask is for SFT completions only");
+    if (!schema_of(info.kind).maskable) throw DataError(path + ": a loss mask is for SFT completions only");
     write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
-  if (info.kind == PairKind::kto) write_1d_dataset(root, kLabelDataset, pairs.desirable, layout);
+  if (schema_of(info.kind).labelled) write_1d_dataset(root, kLabelDataset, pairs.desirable, layout);
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
     write_1d_dataset(root, "ref_rejected_logp", pairs.ref_rejected_logp, layout);
@@ -141,18 +142,18 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
   }
   if (const auto mask = inspect_1d_dataset(root, kLossMaskDataset, H5T_NATIVE_UINT8)) {
     const uint64_t completion_tokens = columns_[1].offsets.back();
-    if (info_.kind != PairKind::sft || !mask->matches_type || mask->length != completion_tokens) {
+    if (!schema_of(info_.kind).maskable || !mask->matches_type || mask->length != completion_tokens) {
       throw fail(std::string("dataset '") + kLossMaskDataset + "' must be 1-D uint8 with one entry per completion token (" +
                  std::to_string(completion_tokens) + "), in an sft shard");
     }
     if (!mask->storage_holds(1)) throw fail(unstored(kLossMaskDataset, *mask));
     loss_mask_ = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLossMaskDataset, H5P_DEFAULT)));
   }
-  if (info_.kind == PairKind::kto) {
+  if (schema_of(info_.kind).labelled) {
     const auto labels = inspect_1d_dataset(root, kLabelDataset, H5T_NATIVE_UINT8);
     if (!labels || !labels->matches_type || labels->length != pairs_) {
       throw fail(std::string("dataset '") + kLabelDataset + "' (1-D uint8, one desirable/undesirable label per example: " +
-                 std::to_string(pairs_) + ") is missing or mistyped in a kto shard");
+                 std::to_string(pairs_) + ") is missing or mistyped in a " + enum_name(info_.kind) + " shard");
     }
     if (!labels->storage_holds(1)) throw fail(unstored(kLabelDataset, *labels));
     const Hdf5Handle set = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLabelDataset, H5P_DEFAULT)));
@@ -208,7 +209,7 @@ Pair PairShardReader::read(size_t index) const {
   read_column(columns_[0], index, pair.prompt);
   read_column(columns_[1], index, pair.chosen);
   if (stores_rejected(info_.kind)) read_column(columns_[2], index, pair.rejected);
-  if (info_.kind == PairKind::kto) pair.desirable = labels_[index] != 0;
+  if (schema_of(info_.kind).labelled) pair.desirable = labels_[index] != 0;
   if (has_loss_mask()) {
     const uint64_t first = columns_[1].offsets[index];
     read_1d_dataset_into(loss_mask_.get(), first, columns_[1].offsets[index + 1] - first, pair.loss_mask);

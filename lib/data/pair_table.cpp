@@ -35,11 +35,14 @@ void PairTable::append(const Pair& pair) {
       loss_mask.insert(loss_mask.end(), pair.loss_mask.begin(), pair.loss_mask.end());
     }
   }
-  if (kind == PairKind::kto && !pair.desirable.has_value()) throw DataError("a KTO example has no label");
+  const bool labelled = schema_of(kind).labelled;
+  if (labelled && !pair.desirable.has_value()) {
+    throw DataError(std::string("a ") + enum_name(kind) + " example has no desirable / undesirable label");
+  }
   prompt.append(pair.prompt);
   chosen.append(pair.chosen);
   if (stores_rejected(kind)) rejected.append(pair.rejected);
-  if (kind == PairKind::kto) desirable.push_back(*pair.desirable ? 1 : 0);
+  if (labelled) desirable.push_back(*pair.desirable ? 1 : 0);
   if (with_ref) {
     ref_chosen_logp.push_back(*pair.ref_chosen_logp);
     ref_rejected_logp.push_back(*pair.ref_rejected_logp);
@@ -49,7 +52,7 @@ void PairTable::append(const Pair& pair) {
 Pair PairTable::at(size_t i) const {
   Pair pair{prompt.at(i), chosen.at(i), {}, std::nullopt, std::nullopt, {}};
   if (stores_rejected(kind)) pair.rejected = rejected.at(i);
-  if (kind == PairKind::kto) pair.desirable = desirable[i] != 0;
+  if (schema_of(kind).labelled) pair.desirable = desirable[i] != 0;
   if (has_loss_mask()) {
     pair.loss_mask.assign(loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i]),
                           loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i + 1]));

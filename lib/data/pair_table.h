@@ -14,18 +14,40 @@
 namespace st {
 
 // dpo: a prompt with a chosen and a rejected completion; sft: one completion; kto: one
-// completion labelled desirable or not (unpaired), which a batch pairs with another example's
-// completion for KTO's reference point (collate.h).
+// completion labelled desirable or not (unpaired), scored beside its mismatched partner's
+// completion for KTO's reference point (pair_dataset.h).
 enum class PairKind { dpo, sft, kto };
 template <>
 struct EnumNames<PairKind> {
   static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}, {PairKind::kto, "kto"}};
 };
-// The sequences (rows) an example of `kind` becomes in a batch: chosen and rejected (kto: its
-// completion and the mismatched one), or one.
-inline int64_t sequences_of(PairKind kind) { return kind == PairKind::sft ? 1 : 2; }
-// The example's own columns hold a second completion (dpo's rejected; kto's is the batch's).
-inline bool stores_rejected(PairKind kind) { return kind == PairKind::dpo; }
+
+// An example's second sequence in a batch: none; its own stored one (dpo's rejected); or its
+// mismatched partner's completion (kto, read by PairDataset::example).
+enum class SecondSequence { none, stored, partner };
+// What an example of each kind holds, declared once: the shards' columns, prep's fields and the
+// batch's rows follow this table, not the kind's name.
+struct ExampleSchema {
+  PairKind kind;
+  const char* completion_column;  // the shard column (and `<name>_ids` token-id field) of its completion
+  SecondSequence second;
+  const char* second_column;      // with SecondSequence::stored
+  bool labelled;                  // a desirable / undesirable label per example (kLabelDataset)
+  bool maskable;                  // its completion may carry a loss mask (multi-turn SFT)
+};
+inline constexpr ExampleSchema kExampleSchemas[] = {
+    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, false},
+    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, true},
+    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, false}};
+constexpr const ExampleSchema& schema_of(PairKind kind) {
+  for (const ExampleSchema& schema : kExampleSchemas) {
+    if (schema.kind == kind) return schema;
+  }
+  return kExampleSchemas[0];
+}
+// The sequences (rows) an example of `kind` becomes in a batch.
+constexpr int64_t sequences_of(PairKind kind) { return schema_of(kind).second == SecondSequence::none ? 1 : 2; }
+constexpr bool stores_rejected(PairKind kind) { return schema_of(kind).second == SecondSequence::stored; }
 
 struct Pair {
   std::vector<int32_t> prompt;

@@ -30,19 +30,16 @@ std::optional<LineProblem> read_ids(const json& line, const std::string& field, 
 
 std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordReading& reading) {
   Pair pair;
-  const bool dpo = reading.kind == PairKind::dpo;
+  const ExampleSchema& schema = schema_of(reading.kind);
+  const bool second = schema.second == SecondSequence::stored;
   for (const auto& [field, target] : std::vector<std::pair<std::string, std::vector<int32_t>*>>{
-           {"prompt_ids", &pair.prompt}, {dpo ? "chosen_ids" : "completion_ids", &pair.chosen},
-           {dpo ? "rejected_ids" : "", &pair.rejected}}) {
+           {"prompt_ids", &pair.prompt}, {std::string(schema.completion_column) + "_ids", &pair.chosen},
+           {second ? std::string(schema.second_column) + "_ids" : "", &pair.rejected}}) {
     if (field.empty()) continue;
     if (auto problem = read_ids(line, field, reading.vocab_size, *target)) return *problem;
   }
-  if (reading.kind == PairKind::kto) {  // TRL's unpaired records: label true = desirable
-    if (!line.contains("label")) return LineProblem{LineReason::missing_field, "field 'label' is missing"};
-    if (!line["label"].is_boolean()) {
-      return LineProblem{LineReason::bad_field, "field 'label' must be true (desirable) or false, not " + line["label"].dump()};
-    }
-    pair.desirable = line["label"].get<bool>();
+  if (schema.labelled) {
+    if (auto problem = read_label(line, reading.schema, pair.desirable)) return *problem;
   }
   return pair;
 }
@@ -91,7 +88,7 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
     return parsed;
   }
   Pair& pair = std::get<Pair>(parsed);
-  const bool dpo = reading.kind == PairKind::dpo;
+  const bool dpo = stores_rejected(reading.kind);
   if (pair.prompt.empty()) return LineProblem{LineReason::empty_prompt, "the prompt is empty"};
   if (pair.chosen.empty() || (dpo && pair.rejected.empty())) {
     return LineProblem{LineReason::empty_completion, "a response is empty"};

@@ -11,14 +11,14 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
                                                       const ChatTemplate& chat, TrainOn train_on) {
   Pair pair;
   try {
-    if (kind == PairKind::dpo) {
+    if (stores_rejected(kind)) {
       pair.prompt = chat.prompt_ids(conversation.messages);
       pair.chosen = chat.completion_ids(conversation.messages, conversation.chosen);
       pair.rejected = chat.completion_ids(conversation.messages, conversation.rejected);
       return pair;
     }
-    // KTO labels one completion: the final reply, the turns before it its prompt.
-    const bool last_only = conversation.last_turn_only || kind == PairKind::kto;
+    // A label is one completion's: the final reply, the turns before it its prompt.
+    const bool last_only = conversation.last_turn_only || schema_of(kind).labelled;
     ConversationIds ids = chat.conversation_ids(conversation.messages, last_only ? TrainOn::last : train_on);
     pair.desirable = conversation.desirable;
     pair.prompt = std::move(ids.prompt);

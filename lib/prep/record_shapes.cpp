@@ -320,8 +320,8 @@ std::optional<RecordFormat> detect_record_format(const json& record, const Recor
 
 std::variant<Conversation, LineProblem> read_conversation(const json& record, RecordFormat format, PairKind kind,
                                                           const RecordSchema& schema) {
-  // KTO's examples are SFT's shapes plus the label.
-  const PairKind shape = kind == PairKind::kto ? PairKind::sft : kind;
+  // A labelled example (KTO) is an SFT shape plus its label.
+  const PairKind shape = stores_rejected(kind) ? PairKind::dpo : PairKind::sft;
   std::variant<Conversation, LineProblem> read = LineProblem{LineReason::wrong_shape, "token-id records are not text"};
   switch (format) {
     case RecordFormat::messages: read = read_messages_shape(record, shape, schema); break;
@@ -330,11 +330,18 @@ std::variant<Conversation, LineProblem> read_conversation(const json& record, Re
     case RecordFormat::alpaca: read = read_alpaca_shape(record, shape, schema); break;
     case RecordFormat::ids: break;
   }
-  if (kind != PairKind::kto || std::holds_alternative<LineProblem>(read)) return read;
-  if (!record.contains(schema.kto_tag)) return missing(schema.kto_tag);
-  if (!record[schema.kto_tag].is_boolean()) return bad(schema.kto_tag, "must be true (desirable) or false");
-  std::get<Conversation>(read).desirable = record[schema.kto_tag].get<bool>();
+  if (!schema_of(kind).labelled || std::holds_alternative<LineProblem>(read)) return read;
+  if (auto problem = read_label(record, schema, std::get<Conversation>(read).desirable)) return *problem;
   return read;
+}
+
+std::optional<LineProblem> read_label(const json& record, const RecordSchema& schema, std::optional<bool>& out) {
+  if (!record.contains(schema.kto_tag)) return missing(schema.kto_tag);
+  if (!record[schema.kto_tag].is_boolean()) {
+    return bad(schema.kto_tag, "must be true (desirable) or false, not " + record[schema.kto_tag].dump());
+  }
+  out = record[schema.kto_tag].get<bool>();
+  return std::nullopt;
 }
 
 }  // namespace st

@@ -52,6 +52,9 @@ struct Conversation {
   std::optional<bool> desirable;      // KTO: the completion's label
 };
 
+// A labelled example's label (schema.kto_tag: true = desirable) into `out`, or the problem.
+std::optional<LineProblem> read_label(const nlohmann::json& record, const RecordSchema& schema, std::optional<bool>& out);
+
 // The shape of a record from its fields; nullopt when none fits.
 std::optional<RecordFormat> detect_record_format(const nlohmann::json& record, const RecordSchema& schema);
 
