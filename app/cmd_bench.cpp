@@ -96,7 +96,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
       if (world.rank() == 0) {
-        std::cout << config_help("usage: shardtune bench [--preset NAME --seq N --micro-batch M --stage dpo|sft] "
+        std::cout << config_help("usage: shardtune bench [--preset NAME --seq N --micro-batch M --stage dpo|sft|kto] "
                                  "[--section.key=value ...]", own);
       }
       return kExitOk;
