@@ -43,6 +43,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     }
     const TrainConfig& config = parsed.config;
     validate_config(config, 0, parsed.origins);  // the training run may use another rank count
+    check_objective_config(config);
     if (!objective_for(config.train.stage).needs_reference(config)) {
       throw ConfigError("precompute-ref: " + objective_for(config.train.stage).describe(config, "none") +
                         " reads no reference log-probs; they are for train.stage = dpo with a dpo.loss that has a "

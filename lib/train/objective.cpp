@@ -47,6 +47,16 @@ PreferenceLossOptions Objective::loss_options(const TrainConfig& config) const {
 
 void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohmann::ordered_json&) const {}
 
+void check_objective_config(const TrainConfig& config) {
+  const TrainOptions& t = config.train;
+  const Objective& objective = objective_for(t.stage);
+  if (t.micro_batch < objective.min_micro_batch()) {
+    throw ConfigError("train.micro_batch = " + std::to_string(t.micro_batch) + " must be at least " +
+                      std::to_string(objective.min_micro_batch()) + " for train.stage = " + enum_name(t.stage) + " (" +
+                      objective.why_min_micro_batch() + ")");
+  }
+}
+
 const Objective& objective_for(Stage stage) {
   static const SftObjective sft;
   static const DpoObjective dpo;

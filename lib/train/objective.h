@@ -64,4 +64,9 @@ class Objective {
 // The objective a train.stage names.
 const Objective& objective_for(Stage stage);
 
+// What the objective of train.stage asks of the rest of the config (e.g. KTO's 2 examples per
+// micro-batch); throws ConfigError naming the key, its value and why. validate_config checks what
+// any run needs and links no objective (the config fuzzer builds it alone).
+void check_objective_config(const TrainConfig& config);
+
 }  // namespace st

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "config/config_problems.h"
-#include "train/objective.h"
 #include "train/train_config_schema.h"
 
 namespace st {
@@ -41,11 +40,6 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
       problems.add(line.str());
     }
   }
-  const Objective& objective = objective_for(t.stage);
-  problems.require(t.micro_batch >= objective.min_micro_batch() || c.data.micro_batch_tokens != 0, "train.micro_batch",
-                   t.micro_batch,
-                   std::string("must be at least ") + std::to_string(objective.min_micro_batch()) + " for train.stage = " +
-                       enum_name(t.stage) + " (" + objective.why_min_micro_batch() + ")");
   problems.require(t.max_steps > 0 || t.epochs > 0, "train.epochs", t.epochs,
                    "must be > 0 when train.max_steps is 0");
   problems.require(!t.output_dir.empty(), "train.output_dir", t.output_dir, "must not be empty");

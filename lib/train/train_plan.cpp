@@ -138,6 +138,7 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu,
                         int64_t resumed_global_batch) {
   const TrainOptions& t = config.train;
+  check_objective_config(config);
   TrainPlan plan;
   const int64_t per_micro_step = t.micro_batch * world_size;
   if (t.global_batch > 0) {

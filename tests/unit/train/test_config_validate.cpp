@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "config_test_helpers.h"
+#include "thrown_message.h"
+#include "train/objective.h"
 #include "train/train_config_validate.h"
 #include "util/errors.h"
 
@@ -116,17 +118,20 @@ TEST(ConfigValidate, AnAutoTokenBudgetNeedsPacking) {
   EXPECT_NE(validation_error_of(config, 1).find("or -1 (auto)"), std::string::npos);
 }
 
-// KTO pairs each prompt with another example's completion of its micro-batch: one example is
-// too few, and the refusal says why.
+// KTO's reference point is each micro-batch's: one example is too few, and the refusal says why.
 TEST(ConfigValidate, KtoNeedsTwoExamplesPerMicroBatch) {
   TrainConfig config;
   config.train.stage = Stage::kto;
   config.train.micro_batch = 1;
-  const std::string message = validation_error_of(config, 1);
-  EXPECT_NE(message.find("train.micro_batch"), std::string::npos) << message;
-  EXPECT_NE(message.find("must be at least 2 for train.stage = kto"), std::string::npos) << message;
+  const std::string message = st::testing::thrown_message<ConfigError>([&] { check_objective_config(config); });
+  EXPECT_NE(message.find("train.micro_batch = 1 must be at least 2 for train.stage = kto (its reference point"),
+            std::string::npos)
+      << message;
   config.train.micro_batch = 2;
-  EXPECT_NO_THROW(validate_config(config, 1));
+  EXPECT_NO_THROW(check_objective_config(config));
+  config.train.stage = Stage::dpo;
+  config.train.micro_batch = 1;
+  EXPECT_NO_THROW(check_objective_config(config));
 }
 
 TEST(ConfigValidate, WarmupStepsAndRatioConflict) {
