@@ -9,8 +9,9 @@
 namespace st {
 namespace {
 
+// A masked sum that stays on the device (masked_select would read its size to the host).
 at::Tensor sum_where(const at::Tensor& values, const at::Tensor& where) {
-  return values.detach().masked_select(where).sum().to(at::kDouble);
+  return (values.detach() * where.to(values.scalar_type())).sum().to(at::kDouble);
 }
 
 double mean(double sum, double count) { return count > 0.0 ? sum / count : 0.0; }
