@@ -14,6 +14,31 @@ namespace {
 
 using nlohmann::json;
 
+// What each model_type changes in the shared Llama decoder, declared once: config.json's
+// reading, the export's config and the parameter table (through ModelConfig) follow this table.
+// A family that reuses the decoder's math is its ModelType word and a row here.
+enum class Window { none, every_layer, per_layer };  // per_layer: Qwen's use_sliding_window (refused)
+enum class Biases { none, qkv, from_attention_bias };  // qkv: Qwen2's q/k/v biases; else attention_bias
+struct FamilySpec {
+  ModelType type;
+  const char* architecture;  // config.json "architectures" of an export
+  Window window;
+  Biases biases;
+  bool qk_norm;  // q and k RMS-normed per head before rotary (Qwen3)
+};
+constexpr FamilySpec kFamilies[] = {
+    {ModelType::llama, "LlamaForCausalLM", Window::none, Biases::from_attention_bias, false},
+    {ModelType::qwen2, "Qwen2ForCausalLM", Window::per_layer, Biases::qkv, false},
+    {ModelType::mistral, "MistralForCausalLM", Window::every_layer, Biases::none, false},
+    {ModelType::qwen3, "Qwen3ForCausalLM", Window::per_layer, Biases::from_attention_bias, true}};
+
+const FamilySpec& family(ModelType type) {
+  for (const FamilySpec& spec : kFamilies) {
+    if (spec.type == type) return spec;
+  }
+  throw ModelError(std::string("model_type ") + enum_name(type) + " has no family row (hf/model_config.cpp)");
+}
+
 class ConfigReader {
  public:
   ConfigReader(const json& root, std::string source) : root_(root), source_(std::move(source)) {}
@@ -112,23 +137,24 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
 // Features of neighbouring architectures that would change the numbers if silently ignored.
 void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   const std::string fix = "; shardtune implements causal attention over every layer alike";
-  switch (model_type) {
-    case ModelType::qwen2:  // Qwen2 and Qwen3 window only the layers past max_window_layers
-    case ModelType::qwen3:
+  const Window window = family(model_type).window;
+  switch (window) {
+    case Window::per_layer:  // Qwen2 and Qwen3 window only the layers past max_window_layers
       if (reader.boolean_or("use_sliding_window", false)) {
         reader.fail("use_sliding_window", "is true: Qwen's per-layer sliding window is not supported" + fix);
       }
       break;
-    case ModelType::llama:
+    case Window::none:
       if (reader.has("sliding_window")) {
-        reader.fail("sliding_window", "is set on a llama model; a windowed model declares model_type mistral");
+        reader.fail("sliding_window", std::string("is set on a ") + enum_name(model_type) +
+                                          " model; a windowed model declares model_type mistral");
       }
       break;
-    case ModelType::mistral: break;  // its window applies to every layer (parse_model_config)
+    case Window::every_layer: break;  // applied to every layer (parse_model_config)
   }
   if (reader.has("layer_types")) {
     for (const json& type : reader.root().at("layer_types")) {
-      if (type != "full_attention" && !(model_type == ModelType::mistral && type == "sliding_attention")) {
+      if (type != "full_attention" && !(window == Window::every_layer && type == "sliding_attention")) {
         reader.fail("layer_types", "contains " + type.dump() + fix);
       }
     }
@@ -258,7 +284,8 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even for rotary embeddings");
   config.max_position_embeddings = reader.positive_or("max_position_embeddings", 2048);
   // Mistral-7B-v0.1 windows at 4096; v0.3 and later say null (no window).
-  if (config.model_type == ModelType::mistral) config.sliding_window = reader.positive_or("sliding_window", 0);
+  const FamilySpec& spec = family(config.model_type);
+  if (spec.window == Window::every_layer) config.sliding_window = reader.positive_or("sliding_window", 0);
   config.rms_norm_eps = reader.number_or("rms_norm_eps", 1e-6);
   if (config.rms_norm_eps <= 0) reader.fail("rms_norm_eps", "must be > 0");
 
@@ -278,15 +305,12 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (config.rope_theta <= 0) reader.fail("rope_theta", "must be > 0");
 
   config.tie_word_embeddings = reader.boolean_or("tie_word_embeddings", false);
-  switch (config.model_type) {
-    case ModelType::qwen2: config.qkv_bias = true; break;
-    case ModelType::llama: config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false); break;
-    case ModelType::mistral: break;  // Mistral's projections have no biases
-    case ModelType::qwen3:
-      config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false);
-      config.qk_norm = true;
-      break;
+  switch (spec.biases) {
+    case Biases::qkv: config.qkv_bias = true; break;
+    case Biases::from_attention_bias: config.qkv_bias = config.o_proj_bias = reader.boolean_or("attention_bias", false); break;
+    case Biases::none: break;
   }
+  config.qk_norm = spec.qk_norm;
   config.mlp_bias = reader.boolean_or("mlp_bias", false);
   const auto bos = parse_token_ids(reader, "bos_token_id");
   config.bos_token_id = bos.empty() ? -1 : bos.front();
@@ -324,15 +348,7 @@ ModelConfig load_model_config(const std::string& path) {
   return parse_model_config(root, file.string());
 }
 
-const char* hf_architecture(ModelType type) {
-  switch (type) {
-    case ModelType::llama: return "LlamaForCausalLM";
-    case ModelType::qwen2: return "Qwen2ForCausalLM";
-    case ModelType::mistral: return "MistralForCausalLM";
-    case ModelType::qwen3: return "Qwen3ForCausalLM";
-  }
-  return "?";
-}
+const char* hf_architecture(ModelType type) { return family(type).architecture; }
 
 json to_hf_config_json(const ModelConfig& config) {
   json out = {
@@ -354,10 +370,9 @@ json to_hf_config_json(const ModelConfig& config) {
       {"torch_dtype", enum_name(config.torch_dtype)},
       {"rope_scaling", nullptr},
   };
-  if (config.model_type == ModelType::llama || config.model_type == ModelType::qwen3) {
-    out["attention_bias"] = config.qkv_bias;
-  }
-  if (config.model_type == ModelType::mistral) {
+  const FamilySpec& spec = family(config.model_type);
+  if (spec.biases == Biases::from_attention_bias) out["attention_bias"] = config.qkv_bias;
+  if (spec.window == Window::every_layer) {
     out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);
   }
   const RopeScaling& rope = config.rope_scaling;

@@ -78,6 +78,23 @@ TEST(ModelConfig, Qwen2HasQkvBiasButNoOutputBias) {
   EXPECT_TRUE(c.qkv_bias);
   EXPECT_FALSE(c.o_proj_bias);
   EXPECT_EQ(c.head_dim, 8);
+  // Its export names its architecture, writes no attention_bias (its biases are the family's)
+  // and reads back the same.
+  const json exported = to_hf_config_json(c);
+  EXPECT_EQ(exported["architectures"][0], "Qwen2ForCausalLM");
+  EXPECT_FALSE(exported.contains("attention_bias"));
+  EXPECT_EQ(to_hf_config_json(parse_model_config(exported, "exported")), exported);
+  // The family table: llama's biases come from attention_bias, and only mistral windows.
+  const ModelConfig llama = parse_model_config(
+      {{"model_type", "llama"}, {"vocab_size", 100}, {"hidden_size", 48}, {"intermediate_size", 80},
+       {"num_hidden_layers", 1}, {"num_attention_heads", 6}, {"attention_bias", true}},
+      "config.json");
+  EXPECT_TRUE(llama.qkv_bias);
+  EXPECT_TRUE(llama.o_proj_bias);
+  EXPECT_FALSE(llama.qk_norm);
+  EXPECT_EQ(to_hf_config_json(llama)["architectures"][0], "LlamaForCausalLM");
+  EXPECT_EQ(to_hf_config_json(llama)["attention_bias"], true);
+  EXPECT_FALSE(to_hf_config_json(llama).contains("sliding_window"));
 }
 
 json mistral_7b_v01() {  // the public Mistral-7B-v0.1 config.json
