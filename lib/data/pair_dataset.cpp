@@ -84,7 +84,8 @@ Pair PairDataset::example(uint64_t index, int64_t kto_group) const {
   const size_t k = component_of(index);
   const uint64_t begin = component_begin(k);
   const uint64_t partner = mismatched_partner(index - begin, static_cast<uint64_t>(kto_group), component_size(k));
-  pair.rejected = get(begin + partner).chosen;
+  const auto [shard, local] = locate(begin + partner);
+  pair.rejected = shards_[shard]->read_completion(local);  // the partner's prompt is not read
   return pair;
 }
 

@@ -201,10 +201,21 @@ void PairShardReader::read_column(const Column& column, size_t index, std::vecto
   }
 }
 
-Pair PairShardReader::read(size_t index) const {
+void PairShardReader::check_index(size_t index) const {
   if (index >= pairs_) {
     throw DataError(path_ + ": pair index " + std::to_string(index) + " >= " + std::to_string(pairs_));
   }
+}
+
+std::vector<int32_t> PairShardReader::read_completion(size_t index) const {
+  check_index(index);
+  std::vector<int32_t> completion;
+  read_column(columns_[1], index, completion);
+  return completion;
+}
+
+Pair PairShardReader::read(size_t index) const {
+  check_index(index);
   Pair pair;
   read_column(columns_[0], index, pair.prompt);
   read_column(columns_[1], index, pair.chosen);

@@ -55,9 +55,12 @@ class PairShardReader {
   // after collation.
   int64_t row_length(size_t index) const;
   Pair read(size_t index) const;
+  // Only the example's (first) completion: what a KTO example reads of its mismatched partner.
+  std::vector<int32_t> read_completion(size_t index) const;
   PairTable read_all() const;
 
  private:
+  void check_index(size_t index) const;  // throws DataError past the last pair
   struct Column {
     Hdf5Handle tokens;
     std::vector<uint64_t> offsets;

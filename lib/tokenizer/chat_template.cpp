@@ -19,8 +19,9 @@ void require_token(const Tokenizer& tokenizer, const std::string& token, const c
 constexpr const char* kQwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.";
 
 // Qwen3's Jinja reads a reply holding '</think>' as reasoning (before the first '</think>', after
-// the last '<think>' ahead of it) and an answer (after the last '</think>'), newlines at each
-// seam trimmed; a reply without one is all answer.
+// the last '<think>' ahead of it; no newline at either end, which the Jinja's strip('\n') then
+// keeps) and an answer (after the last '</think>', no leading newline); a reply without one is
+// all answer, as given.
 struct ThoughtReply {
   std::string reasoning, answer;
 };
@@ -256,8 +257,7 @@ std::string ChatTemplate::reply_text(const std::string& reply, bool final) const
       const ThoughtReply thought = split_thought(reply);
       if (!final) return thought.answer + "<|im_end|>\n";
       const std::string think = kind_ == TemplateKind::qwen3_nothink ? ""
-                                    : "<think>\n" + without_trailing_newlines(without_leading_newlines(thought.reasoning)) +
-                                          "\n</think>\n\n";
+                                    : "<think>\n" + thought.reasoning + "\n</think>\n\n";
       return think + without_leading_newlines(thought.answer) + "<|im_end|>\n";
     }
     case TemplateKind::llama3: return reply + "<|eot_id|>";

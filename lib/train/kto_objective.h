@@ -1,7 +1,7 @@
 // train.stage = kto: one completion per example, labelled desirable or not (KTO, Ethayarajh et
 // al. 2024, as TRL's KTOTrainer computes it). The reference point z is each micro-batch's mean
-// of log pi/pi_ref over its mismatched pairs (example i's prompt with example i-1's completion:
-// collate.h), clamped at 0 and without gradient; a desirable completion's loss is
+// of log pi/pi_ref over its mismatched pairs (each example's prompt with its partner's
+// completion: mismatched_partner, data/pair_dataset.h), clamped at 0 and without gradient; a desirable completion's loss is
 // w_d (1 - sigmoid(beta (r - z))), an undesirable one's w_u (1 - sigmoid(beta (z - r))), with r its
 // log pi/pi_ref; averaged over the step's examples.
 #pragma once
@@ -18,8 +18,8 @@ class KtoObjective : public Objective {
   PreferenceLossOptions loss_options(const TrainConfig& config) const override;
   int64_t min_micro_batch() const override { return 2; }
   const char* why_min_micro_batch() const override {
-    return "its reference point pairs each prompt with another example's completion of the micro-batch; with one "
-           "example that is its own completion (TRL refuses it too)";
+    return "its reference point pairs each prompt with another example's completion, from groups of "
+           "train.micro_batch examples; in a group of one that is its own completion (TRL refuses it too)";
   }
   std::string describe(const TrainConfig& config, const char* reference) const override;
   double loss_denominator(const LossSums& sums) const override { return sums.pairs; }

@@ -230,20 +230,18 @@ PY
       --work "$work/trl-kto" >"$work/kto.trl.log" 2>&1 || fail "TRL's KTOTrainer failed: $(tail -5 "$work/kto.trl.log")"
     kto=(--train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine)
     train_data=$work/kto/train ours one 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}"
-    per_kind="rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
-    agree one kto "KTO (undesirable weight 1.5), 1 rank" --defined-otherwise "$per_kind" \
-      "means over the step's examples of each label, TRL's over micro-batches"
+    per_label=(--defined-otherwise "rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
+               "means over the step's examples of each label, TRL's over micro-batches")
+    agree one kto "KTO (undesirable weight 1.5), 1 rank" "${per_label[@]}"
     train_data=$work/kto/train ours two 2 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=1 "${kto[@]}"
-    agree two kto "KTO (undesirable weight 1.5), 2 ranks" --defined-otherwise "$per_kind" \
-      "means over the step's examples of each label, TRL's over micro-batches"
+    agree two kto "KTO (undesirable weight 1.5), 2 ranks" "${per_label[@]}"
     # The reference precomputed (each example's and its partner's log-probs): the same run; a
     # run whose micro-batches make other partner groups is refused by name.
     run --exit 0 "$mpiexec" -np 2 "$bin" precompute-ref --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" \
       --train.stage=kto --train.micro_batch=4 --train.dtype=fp32 --train.output_dir="$work/unused"
     train_data=$work/kto/train ours pre 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}" \
       --dpo.reference=precomputed
-    agree pre kto "KTO, reference precomputed, 1 rank" --defined-otherwise "$per_kind" \
-      "means over the step's examples of each label, TRL's over micro-batches"
+    agree pre kto "KTO, reference precomputed, 1 rank" "${per_label[@]}"
     run --exit 2 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" --train.stage=kto \
       --train.micro_batch=2 --dpo.reference=precomputed --train.output_dir="$work/refused" --progress off
     expect_output "in groups of 4 \(train.micro_batch at precompute-ref\) but train.micro_batch = 2"
