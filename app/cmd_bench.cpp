@@ -81,7 +81,7 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
         ("seq", po::value(&o.seq)->default_value(o.seq), "tokens per sequence (prompt + completion)")
         ("micro-batch", po::value(&o.micro_batch)->default_value(o.micro_batch),
          "pairs (dpo) or sequences (sft) per rank per step")
-        ("stage", enum_flag(&o.stage, "bench", "stage"), "dpo | sft")
+        ("stage", enum_flag(&o.stage, "bench", "stage"), ("train.stage: " + enum_choices<Stage>()).c_str())
         ("lengths", enum_flag(&o.lengths, "bench", "lengths"),
          "pair lengths: uniform (every pair --seq tokens) | ultrafeedback | long_prompt (shardtune synth; "
          "then --seq is data.cutoff_len)")
@@ -96,8 +96,8 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
       if (world.rank() == 0) {
-        std::cout << config_help("usage: shardtune bench [--preset NAME --seq N --micro-batch M --stage dpo|sft|kto] "
-                                 "[--section.key=value ...]", own);
+        std::cout << config_help("usage: shardtune bench [--preset NAME --seq N --micro-batch M --stage " + enum_choices<Stage>() +
+                                 "] [--section.key=value ...]", own);
       }
       return kExitOk;
     }

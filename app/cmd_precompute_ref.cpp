@@ -46,8 +46,8 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     check_objective_config(config);
     if (!objective_for(config.train.stage).needs_reference(config)) {
       throw ConfigError("precompute-ref: " + objective_for(config.train.stage).describe(config, "none") +
-                        " reads no reference log-probs; they are for train.stage = dpo with a dpo.loss that has a "
-                        "reference (not simpo or orpo), or kto");
+                        " reads no reference log-probs; they are for an objective that has a reference (dpo: a "
+                        "dpo.loss other than simpo or orpo)");
     }
     world.watchdog().set_timeout(config.dist.timeout_s);
     const Timer timer;

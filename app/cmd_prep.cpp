@@ -72,7 +72,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("train-on", enum_flag(&o.train_on, "prep", "train-on"),
          "sft conversations: all (every assistant turn carries loss) | last (only the final reply)")
         ("output", po::value(&o.output), "dataset directory to create (train/, val/ with manifest.json)")
-        ("kind", enum_flag(&o.kind, "prep", "kind"), "dpo (chosen + rejected) | sft | kto (one completion + label)")
+        ("kind", enum_flag(&o.kind, "prep", "kind"), example_kinds_text().c_str())
         ("vocab", po::value(&o.vocab_size), "vocabulary size; ids must be below it (default with --tokenizer: its size)")
         ("cutoff-len", po::value(&o.cutoff_len)->default_value(1024), "max prompt + response tokens")
         ("truncation", enum_flag(&o.truncation, "prep", "truncation"),

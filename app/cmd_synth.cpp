@@ -44,7 +44,7 @@ void write_jsonl(const SynthCommand& c) {
     } else {
       line["completion_ids"] = pair.chosen;
     }
-    if (pair.desirable) line["label"] = *pair.desirable;
+    if (pair.label) line["label"] = *pair.label;
     out << line.dump() << "\n";
   }
   out.close();
@@ -62,7 +62,8 @@ int run_synth(std::vector<std::string> args, int& argc, char**& argv) {
         ("help", "print this help and exit")
         ("output", po::value(&c.output), "dataset directory to create (train/, val/ with manifests)")
         ("jsonl", po::value(&c.jsonl), "instead of --output: write prep-input JSONL here")
-        ("kind", enum_flag(&c.synth.kind, "synth", "kind"), "dpo | sft | kto (a third undesirable)")
+        ("kind", enum_flag(&c.synth.kind, "synth", "kind"),
+         (example_kinds_text() + "; labelled kinds: a third undesirable").c_str())
         ("pairs", po::value(&c.pairs)->default_value(1000), "number of pairs")
         ("vocab", po::value(&c.synth.vocab_size)->default_value(512), "vocabulary size (ids 0-2: pad, BOS, EOS)")
         ("min-len", po::value(&c.synth.min_length)->default_value(4), "shortest prompt content [tokens]")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two shardtune builds train the same numbers: for SFT and every DPO variant (packed and
+# Two shardtune builds train the same numbers: for SFT, every DPO variant and KTO (packed and
 # shared rows, LoRA, QLoRA; 1, 2 and 4 ranks), 8 steps of the demo config with an evaluation
 # every 4, metrics.jsonl (every loss, reward, log-prob, grad norm and lr value; not timings)
 # and the exported weights must be identical. For a refactor that claims no numerical change
@@ -14,6 +14,7 @@ mpirun_args=(--oversubscribe)
 rm -rf "$work"; mkdir -p "$work"
 "$new" synth --output "$work/data_dpo" --pairs 200 --val-size 0.1 --seed 3 >/dev/null
 "$new" synth --output "$work/data_sft" --pairs 200 --val-size 0.1 --seed 3 --kind sft >/dev/null
+"$new" synth --output "$work/data_kto" --pairs 200 --val-size 0.1 --seed 3 --kind kto >/dev/null
 # name|ranks|overrides
 cases=(
   "sft|2|--train.stage=sft --data.train=$work/data_sft/train --data.val=$work/data_sft/val"
@@ -28,6 +29,8 @@ cases=(
   "dpo_qlora|2|--data.train=$work/data_dpo/train --data.val=$work/data_dpo/val --train.method=qlora --lora.r=4"
   "sft_1rank|1|--train.stage=sft --data.train=$work/data_sft/train --data.val=$work/data_sft/val"
   "dpo_4ranks|4|--data.train=$work/data_dpo/train --data.val=$work/data_dpo/val --train.micro_batch=1"
+  "kto|2|--train.stage=kto --train.micro_batch=2 --kto.undesirable_weight=1.5 --data.train=$work/data_kto/train --data.val=$work/data_kto/val"
+  "kto_packed_lora|2|--train.stage=kto --train.micro_batch=3 --data.packing=true --train.method=lora --lora.r=4 --data.train=$work/data_kto/train --data.val=$work/data_kto/val"
 )
 status=0
 for entry in "${cases[@]}"; do

@@ -60,12 +60,12 @@ MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOp
     if (schema.second == SecondSequence::partner && pair.rejected.empty()) {
       throw DataError("an example without its mismatched partner's completion (read it with PairDataset::example)");
     }
-    if (schema.labelled) labels.push_back(pair.desirable.value_or(false) ? 1 : 0);
+    if (schema.labelled) labels.push_back(pair.label.value_or(false) ? 1 : 0);
   }
   for (Pair& pair : pairs) fit_to_cutoff(pair, options.cutoff_len, TruncationPolicy::truncate);
   MicroBatch batch =
       options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
-  if (schema.labelled) batch.desirable = at::tensor(labels, at::kByte).to(at::kBool);
+  if (schema.labelled) batch.labels = at::tensor(labels, at::kByte).to(at::kBool);
   return batch;
 }
 

@@ -35,7 +35,7 @@ struct MicroBatch {
   at::Tensor targets;          // [R, T] int64
   RowLayout layout;            // undefined in the plain layout (then S = R, sequence = row)
   at::Tensor ref_logps;        // [S] fp32 when the data has them (chosen, then rejected)
-  at::Tensor desirable;        // [pairs] bool, KTO: each completion's label
+  at::Tensor labels;           // [pairs] bool, labelled kinds: each completion's label
   at::Tensor target_counts;    // [S] int64: targets of each sequence
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.
@@ -49,9 +49,8 @@ struct MicroBatch {
   int64_t sequences() const { return layout.defined() ? layout.sequences : input_ids.size(0); }
 };
 
-// KTO: each example's second sequence is its prompt with its mismatched partner's completion
-// (in `rejected`: PairDataset::example), from which KTO estimates its reference point; its rows
-// lie as DPO's.
+// A kind whose second sequence is its mismatched partner's (SecondSequence::partner, KTO's
+// reference point) has it in `rejected` (PairDataset::example); its rows lie as DPO's.
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options);
 
 // [S] fp32 reference log-probs of the pairs in sequence order; undefined when they have none.

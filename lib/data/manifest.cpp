@@ -40,7 +40,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
                         {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint},
                         {"template", manifest.reference->chat_template}};
-    if (manifest.reference->kto_group > 0) out["reference"]["kto_group"] = manifest.reference->kto_group;
+    if (manifest.reference->partner_group > 0) out["reference"]["partner_group"] = manifest.reference->partner_group;
   }
   write_file_atomically(directory + "/" + kManifestName, out.dump(2) + "\n");
 }
@@ -100,7 +100,7 @@ Manifest read_manifest(const std::string& directory) {
                                          reference.at("dtype").get<std::string>(),
                                          reference.value("fingerprint", std::string()),
                                          reference.value("template", std::string()),
-                                         reference.contains("kto_group") ? integer(reference, "kto_group", int64_t{})
+                                         reference.contains("partner_group") ? integer(reference, "partner_group", int64_t{})
                                                                          : int64_t{0}};
     }
     return manifest;

@@ -27,7 +27,7 @@ struct ReferenceInfo {
   std::string dtype;        // compute dtype of the scoring
   std::string fingerprint{};  // model_fingerprint of the scoring model ("" in data written before it)
   std::string chat_template{};  // the template the scored pairs were rendered with ("" for ids)
-  int64_t kto_group = 0;        // KTO: the mismatched partners' groups scored (train.micro_batch); 0 otherwise
+  int64_t partner_group = 0;    // mismatched partners' groups scored (train.micro_batch; data/pair_dataset.h); 0 = none
 };
 
 struct Manifest {

@@ -78,12 +78,12 @@ uint64_t mismatched_partner(uint64_t index, uint64_t group, uint64_t size) {
   return index == first ? end - 1 : index - 1;
 }
 
-Pair PairDataset::example(uint64_t index, int64_t kto_group) const {
+Pair PairDataset::example(uint64_t index, int64_t partner_group) const {
   Pair pair = get(index);
   if (schema_of(kind()).second != SecondSequence::partner) return pair;
   const size_t k = component_of(index);
   const uint64_t begin = component_begin(k);
-  const uint64_t partner = mismatched_partner(index - begin, static_cast<uint64_t>(kto_group), component_size(k));
+  const uint64_t partner = mismatched_partner(index - begin, static_cast<uint64_t>(partner_group), component_size(k));
   const auto [shard, local] = locate(begin + partner);
   pair.rejected = shards_[shard]->read_completion(local);  // the partner's prompt is not read
   return pair;

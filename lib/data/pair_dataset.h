@@ -49,8 +49,8 @@ class PairDataset {
   std::string chat_template() const { return shards_.empty() ? "" : shards_.front()->info().chat_template; }
   Pair get(uint64_t index) const;
   // The example as a batch uses it: for KTO, with its mismatched partner's completion as the
-  // second sequence (mismatched_partner over groups of `kto_group` indices of its component).
-  Pair example(uint64_t index, int64_t kto_group) const;
+  // second sequence (mismatched_partner over groups of `partner_group` indices of its component).
+  Pair example(uint64_t index, int64_t partner_group) const;
   int64_t row_length(uint64_t index) const;
 
  private:

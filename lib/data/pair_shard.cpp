@@ -55,7 +55,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
     if (!schema_of(info.kind).maskable) throw DataError(path + ": a loss mask is for SFT completions only");
     write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
-  if (schema_of(info.kind).labelled) write_1d_dataset(root, kLabelDataset, pairs.desirable, layout);
+  if (schema_of(info.kind).labelled) write_1d_dataset(root, kLabelDataset, pairs.labels, layout);
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
     write_1d_dataset(root, "ref_rejected_logp", pairs.ref_rejected_logp, layout);
@@ -220,7 +220,7 @@ Pair PairShardReader::read(size_t index) const {
   read_column(columns_[0], index, pair.prompt);
   read_column(columns_[1], index, pair.chosen);
   if (stores_rejected(info_.kind)) read_column(columns_[2], index, pair.rejected);
-  if (schema_of(info_.kind).labelled) pair.desirable = labels_[index] != 0;
+  if (schema_of(info_.kind).labelled) pair.label = labels_[index] != 0;
   if (has_loss_mask()) {
     const uint64_t first = columns_[1].offsets[index];
     read_1d_dataset_into(loss_mask_.get(), first, columns_[1].offsets[index + 1] - first, pair.loss_mask);

@@ -20,7 +20,7 @@ inline constexpr const char* kPairFormatName = "shardtune.pairs";
 // without one stay version 1 and readable by older builds).
 inline constexpr int64_t kPairFormatVersion = 2;
 inline constexpr const char* kLossMaskDataset = "completion_loss_mask";
-// kto shards: uint8 per example, 1 = the completion is desirable (TRL's `label`).
+// A labelled kind's shards: uint8 per example, 1 = the completion is desirable (TRL's `label`).
 inline constexpr const char* kLabelDataset = "label";
 
 struct ShardInfo {
@@ -32,8 +32,8 @@ struct ShardInfo {
   std::string chat_template{};                   // prep --template the text was rendered with; "" for ids
 };
 
-// Column names in the file, in order: dpo = prompt, chosen, rejected; sft and kto = prompt,
-// completion (kto's labels: kLabelDataset).
+// Column names in the file, in order: prompt, then the kind's completion column and any stored
+// second one (ExampleSchema); a labelled kind's labels are kLabelDataset.
 std::vector<std::string> shard_columns(PairKind kind);
 
 void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,

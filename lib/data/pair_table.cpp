@@ -4,6 +4,14 @@
 
 namespace st {
 
+std::string example_kinds_text() {
+  std::string text;
+  for (const ExampleSchema& schema : kExampleSchemas) {
+    text += (text.empty() ? "" : " | ") + std::string(enum_name(schema.kind)) + " (" + schema.columns_text + ")";
+  }
+  return text;
+}
+
 int64_t Pair::token_count() const {
   return static_cast<int64_t>(prompt.size() + chosen.size() + rejected.size());
 }
@@ -36,13 +44,13 @@ void PairTable::append(const Pair& pair) {
     }
   }
   const bool labelled = schema_of(kind).labelled;
-  if (labelled && !pair.desirable.has_value()) {
+  if (labelled && !pair.label.has_value()) {
     throw DataError(std::string("a ") + enum_name(kind) + " example has no desirable / undesirable label");
   }
   prompt.append(pair.prompt);
   chosen.append(pair.chosen);
   if (stores_rejected(kind)) rejected.append(pair.rejected);
-  if (labelled) desirable.push_back(*pair.desirable ? 1 : 0);
+  if (labelled) labels.push_back(*pair.label ? 1 : 0);
   if (with_ref) {
     ref_chosen_logp.push_back(*pair.ref_chosen_logp);
     ref_rejected_logp.push_back(*pair.ref_rejected_logp);
@@ -52,7 +60,7 @@ void PairTable::append(const Pair& pair) {
 Pair PairTable::at(size_t i) const {
   Pair pair{prompt.at(i), chosen.at(i), {}, std::nullopt, std::nullopt, {}};
   if (stores_rejected(kind)) pair.rejected = rejected.at(i);
-  if (schema_of(kind).labelled) pair.desirable = desirable[i] != 0;
+  if (schema_of(kind).labelled) pair.label = labels[i] != 0;
   if (has_loss_mask()) {
     pair.loss_mask.assign(loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i]),
                           loss_mask.begin() + static_cast<int64_t>(chosen.offsets[i + 1]));

@@ -33,12 +33,13 @@ struct ExampleSchema {
   SecondSequence second;
   const char* second_column;      // with SecondSequence::stored
   bool labelled;                  // a desirable / undesirable label per example (kLabelDataset)
+  const char* columns_text;       // what one example holds, for --help
   bool maskable;                  // its completion may carry a loss mask (multi-turn SFT)
 };
 inline constexpr ExampleSchema kExampleSchemas[] = {
-    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, false},
-    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, true},
-    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, false}};
+    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, "prompt, chosen, rejected", false},
+    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, "prompt, completion", true},
+    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, "prompt, completion, label", false}};
 constexpr const ExampleSchema& schema_of(PairKind kind) {
   for (const ExampleSchema& schema : kExampleSchemas) {
     if (schema.kind == kind) return schema;
@@ -48,6 +49,15 @@ constexpr const ExampleSchema& schema_of(PairKind kind) {
 // The sequences (rows) an example of `kind` becomes in a batch.
 constexpr int64_t sequences_of(PairKind kind) { return schema_of(kind).second == SecondSequence::none ? 1 : 2; }
 constexpr bool stores_rejected(PairKind kind) { return schema_of(kind).second == SecondSequence::stored; }
+// The kind whose examples carry a label (what a dataset with a label column is).
+constexpr PairKind labelled_kind() {
+  for (const ExampleSchema& schema : kExampleSchemas) {
+    if (schema.labelled) return schema.kind;
+  }
+  return kExampleSchemas[0].kind;
+}
+// "dpo (prompt, chosen, rejected) | sft (prompt, completion) | ...", for --help.
+std::string example_kinds_text();
 
 struct Pair {
   std::vector<int32_t> prompt;
@@ -57,7 +67,7 @@ struct Pair {
   std::optional<float> ref_rejected_logp;
   // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
   std::vector<uint8_t> loss_mask{};
-  std::optional<bool> desirable{};  // KTO only: the completion's label
+  std::optional<bool> label{};  // labelled kinds only: true = the completion is desirable (TRL's label)
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
@@ -78,7 +88,7 @@ struct PairTable {
   TokenColumn prompt, chosen, rejected;
   std::vector<float> ref_chosen_logp, ref_rejected_logp;  // empty, or one per pair
   std::vector<uint8_t> loss_mask;  // empty, or one per chosen token (offsets: chosen's)
-  std::vector<uint8_t> desirable;  // KTO: one label per example (1 = desirable)
+  std::vector<uint8_t> labels;  // labelled kinds: one per example (1 = desirable)
 
   size_t size() const { return prompt.size(); }
   bool has_ref_logps() const { return !ref_chosen_logp.empty(); }

@@ -20,7 +20,7 @@ std::map<std::string, std::string RecordSchema::*> column_fields() {
           {"response", &RecordSchema::output},    {"history", &RecordSchema::history},
           {"system", &RecordSchema::system},      {"chosen", &RecordSchema::chosen},
           {"rejected", &RecordSchema::rejected},  {"messages", &RecordSchema::conversations},
-          {"kto_tag", &RecordSchema::kto_tag}};
+          {"kto_tag", &RecordSchema::label}};
 }
 
 std::map<std::string, std::string RecordSchema::*> tag_fields() {
@@ -74,7 +74,7 @@ DatasetInfoEntry read_entry(const std::string& directory, const nlohmann::ordere
   out.kind = entry.value("ranking", false) ? PairKind::dpo : PairKind::sft;
   const bool labelled = entry.contains("columns") && entry["columns"].is_object() && entry["columns"].contains("kto_tag") &&
                         !entry["columns"]["kto_tag"].is_null();
-  if (labelled) out.kind = PairKind::kto;  // LlamaFactory's KTO datasets: a kto_tag column
+  if (labelled) out.kind = labelled_kind();  // LlamaFactory's KTO datasets: a kto_tag column
   for (const auto& [section, fields] : {std::pair{"columns", column_fields()}, std::pair{"tags", tag_fields()}}) {
     if (!entry.contains(section)) continue;
     if (!entry[section].is_object()) throw ConfigError(field(section) + " is not an object");
@@ -105,9 +105,10 @@ DatasetInfoEntry read_dataset_info(const std::string& directory, const std::stri
   }
   const DatasetInfoEntry entry = read_entry(directory, info[name], where);
   if (entry.kind != kind) {
-    const char* what = entry.kind == PairKind::dpo   ? " is a ranking (preference) dataset"
-                       : entry.kind == PairKind::kto ? " is a KTO dataset (a kto_tag column)"
-                                                     : " is neither a ranking dataset (\"ranking\": true) nor a KTO one";
+    const char* what = entry.kind == PairKind::dpo         ? " is a ranking (preference) dataset"
+                       : schema_of(entry.kind).labelled ? " is a labelled dataset (a kto_tag column)"
+                                                        : " is neither a ranking dataset (\"ranking\": true) nor a "
+                                                          "labelled one (a kto_tag column)";
     throw ConfigError(where + what + "; prep it with --kind " + enum_name(entry.kind));
   }
   return entry;

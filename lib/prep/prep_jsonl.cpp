@@ -39,7 +39,7 @@ std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordRea
     if (auto problem = read_ids(line, field, reading.vocab_size, *target)) return *problem;
   }
   if (schema.labelled) {
-    if (auto problem = read_label(line, reading.schema, pair.desirable)) return *problem;
+    if (auto problem = read_label(line, reading.schema, pair.label)) return *problem;
   }
   return pair;
 }

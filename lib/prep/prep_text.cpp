@@ -20,7 +20,7 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
     // A label is one completion's: the final reply, the turns before it its prompt.
     const bool last_only = conversation.last_turn_only || schema_of(kind).labelled;
     ConversationIds ids = chat.conversation_ids(conversation.messages, last_only ? TrainOn::last : train_on);
-    pair.desirable = conversation.desirable;
+    pair.label = conversation.label;
     pair.prompt = std::move(ids.prompt);
     pair.chosen = std::move(ids.completion);
     // An all-ones mask says nothing: leave it out (the shard then needs no mask dataset).

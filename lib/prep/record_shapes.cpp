@@ -331,16 +331,16 @@ std::variant<Conversation, LineProblem> read_conversation(const json& record, Re
     case RecordFormat::ids: break;
   }
   if (!schema_of(kind).labelled || std::holds_alternative<LineProblem>(read)) return read;
-  if (auto problem = read_label(record, schema, std::get<Conversation>(read).desirable)) return *problem;
+  if (auto problem = read_label(record, schema, std::get<Conversation>(read).label)) return *problem;
   return read;
 }
 
 std::optional<LineProblem> read_label(const json& record, const RecordSchema& schema, std::optional<bool>& out) {
-  if (!record.contains(schema.kto_tag)) return missing(schema.kto_tag);
-  if (!record[schema.kto_tag].is_boolean()) {
-    return bad(schema.kto_tag, "must be true (desirable) or false, not " + record[schema.kto_tag].dump());
+  if (!record.contains(schema.label)) return missing(schema.label);
+  if (!record[schema.label].is_boolean()) {
+    return bad(schema.label, "must be true (desirable) or false, not " + record[schema.label].dump());
   }
-  out = record[schema.kto_tag].get<bool>();
+  out = record[schema.label].get<bool>();
   return std::nullopt;
 }
 

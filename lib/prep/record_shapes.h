@@ -41,7 +41,7 @@ struct RecordSchema {
   std::string role_tag = "from", content_tag = "value";
   std::string user_tag = "human", assistant_tag = "gpt", system_tag = "system";
   std::string observation_tag = "observation", function_tag = "function_call";
-  std::string kto_tag = "label";  // KTO: true = the completion is desirable (TRL's label)
+  std::string label = "label";  // labelled examples: true = the completion is desirable (TRL's label; LlamaFactory's kto_tag)
 };
 
 // A text record in the common shape.
@@ -49,10 +49,10 @@ struct Conversation {
   std::vector<ChatMessage> messages;  // SFT: ends with the assistant's reply; DPO: the prompt
   std::string chosen, rejected;       // DPO: the final assistant replies
   bool last_turn_only = false;        // prompt/completion records train the completion only
-  std::optional<bool> desirable;      // KTO: the completion's label
+  std::optional<bool> label;          // labelled examples: true = the completion is desirable
 };
 
-// A labelled example's label (schema.kto_tag: true = desirable) into `out`, or the problem.
+// A labelled example's label (schema.label: true = desirable) into `out`, or the problem.
 std::optional<LineProblem> read_label(const nlohmann::json& record, const RecordSchema& schema, std::optional<bool>& out);
 
 // The shape of a record from its fields; nullopt when none fits.

@@ -81,9 +81,9 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
       pair.rejected.push_back(kSynthEos);
     }
     pair.chosen.push_back(kSynthEos);
-    if (o.kind == PairKind::kto) {  // unpaired: a third of the examples keep the corrupted response
-      pair.desirable = draw(0, 2) != 0;
-      if (!*pair.desirable) pair.chosen = pair.rejected;
+    if (schema_of(o.kind).labelled) {  // unpaired: a third of the examples keep the corrupted response
+      pair.label = draw(0, 2) != 0;
+      if (!*pair.label) pair.chosen = pair.rejected;
       pair.rejected.clear();
     }
     table.append(pair);

@@ -26,7 +26,7 @@ struct LossSums {
   double chosen_rewards = 0.0, rejected_rewards = 0.0, correct = 0.0;  // DPO
   double chosen_logps = 0.0, rejected_logps = 0.0;                     // DPO
   double micro_batches = 0.0;  // real (not padding) micro-batches
-  double desirable = 0.0;      // KTO: examples labelled desirable (the rest are undesirable)
+  double positive_labels = 0.0;  // labelled examples labelled desirable (the rest are undesirable)
   double kl = 0.0;             // KTO: each micro-batch's reference point, summed
 
   // Where a sum comes from: counted on the host from the batch, or from the model's output
@@ -54,7 +54,7 @@ struct LossSums {
       {&LossSums::chosen_logps, Source::output, "logps/chosen", Per::pair, true},
       {&LossSums::rejected_logps, Source::output, "logps/rejected", Per::pair, true},
       {&LossSums::micro_batches, Source::host, nullptr, Per::none, false},
-      {&LossSums::desirable, Source::host, nullptr, Per::none, false},
+      {&LossSums::positive_labels, Source::host, nullptr, Per::none, false},
       {&LossSums::kl, Source::output, nullptr, Per::none, false}};
   static constexpr size_t kPacked = sizeof(kFields) / sizeof(kFields[0]);
 

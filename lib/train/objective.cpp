@@ -2,16 +2,13 @@
 
 #include <ATen/ATen.h>
 
-#include "train/dpo_objective.h"
-#include "train/kto_objective.h"
-#include "train/sft_objective.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
 
 namespace st {
 
 MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy,
-                                             const at::Tensor& reference, const PreferenceLossOptions& options,
+                                             const at::Tensor& reference, const ObjectiveSections& sections,
                                              double step_pairs_per_micro_batch) const {
   MicroBatchResult result;
   const bool padding = batch.pairs == 0;
@@ -22,7 +19,7 @@ MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::
                                         ? step_pairs_per_micro_batch / static_cast<double>(batch.pairs)
                                         : 1.0;
   result.summed_loss =
-      summed_loss(batch, policy, reference, tokens, options, micro_batch_weight, padding ? nullptr : &outputs);
+      summed_loss(batch, policy, reference, tokens, sections, micro_batch_weight, padding ? nullptr : &outputs);
   if (padding) {
     result.summed_loss = result.summed_loss * 0.0;  // keeps the graph: the backward must still run
     result.output_sums = at::zeros({static_cast<int64_t>(kOutputSums)}, sums_options);
@@ -36,13 +33,8 @@ MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::
   result.counts.computed_tokens = static_cast<double>(batch.computed_tokens);
   result.counts.padded_tokens = static_cast<double>(batch.padded_tokens);
   result.counts.micro_batches = 1.0;
-  if (batch.desirable.defined()) result.counts.desirable = static_cast<double>(batch.desirable.sum().item<int64_t>());
+  if (batch.labels.defined()) result.counts.positive_labels = static_cast<double>(batch.labels.sum().item<int64_t>());
   return result;
-}
-
-PreferenceLossOptions Objective::loss_options(const TrainConfig& config) const {
-  const DpoOptions& p = config.dpo;
-  return {p.loss, p.beta, p.label_smoothing, p.simpo_gamma, p.ftx, p.nll_mean, p.logged_logps};
 }
 
 void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohmann::ordered_json&) const {}
@@ -57,14 +49,17 @@ void check_objective_config(const TrainConfig& config) {
   }
 }
 
+// Each objective's one instance, defined in its own <name>_objective.cpp (its class is private
+// to that file: the rest of the code sees only Objective).
+const Objective& sft_objective();
+const Objective& dpo_objective();
+const Objective& kto_objective();
+
 const Objective& objective_for(Stage stage) {
-  static const SftObjective sft;
-  static const DpoObjective dpo;
-  static const KtoObjective kto;
   switch (stage) {
-    case Stage::sft: return sft;
-    case Stage::dpo: return dpo;
-    case Stage::kto: return kto;
+    case Stage::sft: return sft_objective();
+    case Stage::dpo: return dpo_objective();
+    case Stage::kto: return kto_objective();
   }
   throw ConfigError("train.stage: no objective for this stage");
 }

@@ -3,7 +3,8 @@
 // example's columns and the sequences it becomes), whether a step needs the reference model,
 // its loss over one micro-batch with the metric sums it reports, and what the step's summed
 // loss is normalised by. One per train.stage (objective_for); a new objective is a subclass in
-// its own file and a row in objective_for. docs/architecture.md lists what one writes.
+// its own <name>_objective.cpp and a row in objective_for. docs/architecture.md lists what one
+// writes.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -34,18 +35,16 @@ class Objective {
   // The fewest examples a micro-batch must hold for its loss to be what it says, and why.
   virtual int64_t min_micro_batch() const { return 1; }
   virtual const char* why_min_micro_batch() const { return ""; }
-  // Its loss's settings from its config section (the dpo section's by default).
-  virtual PreferenceLossOptions loss_options(const TrainConfig& config) const;
   // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 
   // `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order;
-  // `reference` is undefined where none is needed. A batch of no examples is padding (weight 0;
+  // `reference` is undefined where none is needed; `sections` holds its config section. A batch of no examples is padding (weight 0;
   // padding_micro_batch). `step_pairs_per_micro_batch`: the step's examples over its
   // micro-batches on all ranks, for losses that weigh each micro-batch (dpo.nll_mean); 0 = this
   // batch's own (as in an evaluation).
   MicroBatchResult micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
-                                    const PreferenceLossOptions& options, double step_pairs_per_micro_batch = 0.0) const;
+                                    const ObjectiveSections& sections, double step_pairs_per_micro_batch = 0.0) const;
   // What a step's or window's summed loss is divided by.
   virtual double loss_denominator(const LossSums& sums) const = 0;
   // The metric rows it reports (metrics.jsonl keys), and rows derived from two sums.
@@ -57,7 +56,7 @@ class Objective {
   // The summed loss of a batch (differentiable); for a real batch, fills the output sums
   // (LossSums::Source::output, by output_slot) it reports besides the loss.
   virtual at::Tensor summed_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
-                                 const at::Tensor& target_tokens, const PreferenceLossOptions& options,
+                                 const at::Tensor& target_tokens, const ObjectiveSections& sections,
                                  double micro_batch_weight, std::vector<at::Tensor>* outputs) const = 0;
 };
 

@@ -29,6 +29,10 @@ at::Tensor chosen_nll(const PairLogps& policy, NllMean mean, double micro_batch_
 
 }  // namespace
 
+PreferenceLossOptions preference_loss_options(const DpoOptions& p) {
+  return {p.loss, p.beta, p.label_smoothing, p.simpo_gamma, p.ftx, p.nll_mean, p.logged_logps};
+}
+
 bool needs_reference(PreferenceLoss loss) { return loss != PreferenceLoss::simpo && loss != PreferenceLoss::orpo; }
 
 PreferenceTerms preference_loss(const PairLogps& policy, const PairLogps& reference,

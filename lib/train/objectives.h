@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "train/train_options.h"  // PreferenceLoss, NllMean, LoggedLogps
+#include "train/dpo_options.h"
 
 namespace st {
 
@@ -23,8 +23,9 @@ struct PreferenceLossOptions {
   double ftx = 0.0;              // weight of the chosen completion's SFT loss
   NllMean nll_mean = NllMean::pair;               // how that NLL (and orpo's) is averaged
   LoggedLogps logged_logps = LoggedLogps::loss;   // what chosen/rejected logps and rewards report
-  double desirable_weight = 1.0, undesirable_weight = 1.0;  // KTO
 };
+// The [dpo] section's loss settings.
+PreferenceLossOptions preference_loss_options(const DpoOptions& dpo);
 
 // Per-sequence quantities of a batch of P pairs, each [P].
 struct PairLogps {

@@ -85,7 +85,7 @@ uint64_t precompute_reference(const std::string& directory, PairKind kind, Refer
   }
   ReferenceInfo recorded = info;
   recorded.chat_template = dataset.chat_template();
-  if (schema_of(kind).second == SecondSequence::partner) recorded.kto_group = collate.micro_batch;
+  if (schema_of(kind).second == SecondSequence::partner) recorded.partner_group = collate.micro_batch;
   if (host.rank() == 0) commit_reference_shards(directory, manifest, written, recorded);
   host.barrier();  // no rank reads the directory again before the manifest switched
   return dataset.size();

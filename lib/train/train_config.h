@@ -14,12 +14,11 @@
 
 namespace st {
 
-struct TrainConfig {
+// The objectives' sections (config.dpo, config.kto) come from ObjectiveSections (objective_list.h).
+struct TrainConfig : ObjectiveSections {
   ModelOptions model;
   DataOptions data;
   TrainOptions train;
-  DpoOptions dpo;
-  KtoOptions kto;
   OptimOptions optim;
   DistOptions dist;
   CkptOptions ckpt;

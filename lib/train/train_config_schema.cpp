@@ -1,6 +1,7 @@
 // The [model] .. [ckpt] keys of a TrainConfig, each declared here once: its help, unit and range
 // (--help, docs/configuration.md and validation read them); defaults come from the member
-// initializers of the section structs, allowed words of enum keys from their name tables.
+// initializers of the section structs, allowed words of enum keys from their name tables. The
+// objectives' sections declare their keys in their own headers (objective_list.h).
 #include "train/train_config_schema.h"
 
 #include "hf/presets.h"
@@ -87,31 +88,7 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.peak_tflops, "peak_tflops",
       "one device's peak in the compute dtype, for MFU; 0 = known GPUs, else no MFU", at_least(0).unit("TFLOP/s").meaning("0 = auto"));
 
-  schema.section("dpo", "preference objective (train.stage = dpo)");
-  schema.add(&c.dpo.loss, "loss", "preference loss (docs/objectives.md)");
-  schema.add(&c.dpo.beta, "beta", "inverse temperature of the implicit reward", above(0));
-  schema.add(&c.dpo.label_smoothing, "label_smoothing", "cDPO label-flip rate for sigmoid", within(0, 0.5, true));
-  schema.add(&c.dpo.simpo_gamma, "simpo_gamma", "SimPO target reward margin");
-  schema.add(&c.dpo.ftx, "ftx", "adds ftx x the chosen completion's SFT loss (LlamaFactory pref_ftx, RPO)", at_least(0));
-  schema.add(&c.dpo.nll_mean, "nll_mean",
-      "how the chosen NLL of ftx and orpo is averaged: pair = each pair's mean token NLL over the pairs "
-      "(LlamaFactory); micro_batch_tokens = over each micro-batch's chosen tokens, then over micro-batches "
-      "(TRL)");
-  schema.add(&c.dpo.logged_logps, "logged_logps",
-      "log-probs behind logps/* and rewards/*: loss = those the loss uses (averages for ipo/simpo/orpo: "
-      "LlamaFactory, TRL CPO/ORPO); sum = summed (TRL DPOTrainer)");
-  schema.add(&c.dpo.share_prompt, "share_prompt",
-      "compute each pair's prompt once: one [prompt, chosen, rejected] segment whose rejected part never "
-      "sees chosen; the same losses as two rows");
-  schema.add(&c.dpo.reference, "reference",
-      "reference log-probs: auto = precomputed if the data has them, none for simpo/orpo, else "
-      "online; precomputed = from the shards (shardtune precompute-ref); online = a frozen copy");
-
-  schema.section("kto", "KTO, unpaired desirable / undesirable completions (train.stage = kto; docs/objectives.md)");
-  schema.add(&c.kto.beta, "beta", "inverse temperature of the implicit reward", above(0));
-  schema.add(&c.kto.desirable_weight, "desirable_weight", "weight of a desirable completion's loss", above(0));
-  schema.add(&c.kto.undesirable_weight, "undesirable_weight", "weight of an undesirable completion's loss",
-             above(0));
+  c.bind_objective_sections(schema);  // [dpo], [kto]: each objective declares its own
 
   schema.section("lora", "LoRA adapters (train.method = lora or qlora; docs/lora.md)");
   schema.add(&c.lora.r, "r", "adapter rank", at_least(1));

@@ -1,21 +1,15 @@
-// [train] section: the run itself (stage, batch geometry, length, precision, output), and the
-// [dpo] section: the preference objective and where its reference log-probs come from.
+// [train] section: the run itself (stage, batch geometry, length, precision, output). The
+// objectives' words and their own sections are objective_list.h's.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "fsdp/fsdp_options.h"
+#include "train/objective_list.h"
 #include "util/enum_names.h"
 
 namespace st {
-
-// train.stage: the objective.
-enum class Stage { sft, dpo, kto };
-template <>
-struct EnumNames<Stage> {
-  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}};
-};
 
 // train.method: what is trained - every weight, or LoRA adapters beside a frozen base (held in
 // the compute dtype, or in 4 bits for qlora).
@@ -45,51 +39,9 @@ struct EnumNames<ReduceDtype> {
   static constexpr NamedValue<ReduceDtype> table[] = {{ReduceDtype::fp32, "fp32"}, {ReduceDtype::bf16, "bf16"}};
 };
 
-// dpo.loss (formulas: objectives.h, docs/objectives.md).
-enum class PreferenceLoss { sigmoid, ipo, hinge, simpo, orpo };
-template <>
-struct EnumNames<PreferenceLoss> {
-  static constexpr NamedValue<PreferenceLoss> table[] = {{PreferenceLoss::sigmoid, "sigmoid"},
-                                                         {PreferenceLoss::ipo, "ipo"},
-                                                         {PreferenceLoss::hinge, "hinge"},
-                                                         {PreferenceLoss::simpo, "simpo"},
-                                                         {PreferenceLoss::orpo, "orpo"}};
-};
-
-// dpo.nll_mean: how the chosen completion's NLL term (dpo.ftx, and orpo's own) is averaged.
-// pair: each pair's mean token NLL, averaged over the pairs (LlamaFactory pref_ftx and ORPO);
-// micro_batch_tokens: over the chosen tokens of each micro-batch, then averaged over the step's
-// micro-batches (TRL's loss_type [..., "sft"] and its ORPO trainer). They differ where chosen
-// lengths differ. Details: docs/objectives.md.
-enum class NllMean { pair, micro_batch_tokens };
-template <>
-struct EnumNames<NllMean> {
-  static constexpr NamedValue<NllMean> table[] = {{NllMean::pair, "pair"},
-                                                  {NllMean::micro_batch_tokens, "micro_batch_tokens"}};
-};
-
-// dpo.logged_logps: the log-probs behind logps/* and rewards/*: loss = those the loss uses
-// (averages for ipo, simpo and orpo: LlamaFactory, TRL's CPO and ORPO trainers); sum = summed
-// completion log-probs for every loss (TRL's DPOTrainer).
-enum class LoggedLogps { loss, sum };
-template <>
-struct EnumNames<LoggedLogps> {
-  static constexpr NamedValue<LoggedLogps> table[] = {{LoggedLogps::loss, "loss"}, {LoggedLogps::sum, "sum"}};
-};
-
-// dpo.reference: where reference log-probs come from (resolved per run: train_plan.h).
-enum class ReferenceChoice { automatic, precomputed, online, none };
-template <>
-struct EnumNames<ReferenceChoice> {
-  static constexpr NamedValue<ReferenceChoice> table[] = {{ReferenceChoice::automatic, "auto"},
-                                                          {ReferenceChoice::precomputed, "precomputed"},
-                                                          {ReferenceChoice::online, "online"},
-                                                          {ReferenceChoice::none, "none"}};
-};
-
 struct TrainOptions {
   // The keys of [train]: their help, unit and range are declared once, in train/train_config_schema.cpp.
-  Stage stage = Stage::dpo;
+  Stage stage = kDefaultStage;
   TrainMethod method = TrainMethod::full;
   std::string output_dir = "runs/shardtune";
   uint64_t seed = 42;
@@ -109,26 +61,6 @@ struct TrainOptions {
   bool overwrite = false;
   std::string resume;
   double peak_tflops = 0.0;
-};
-
-struct DpoOptions {
-  // The keys of [dpo]: their help, unit and range are declared once, in train/train_config_schema.cpp.
-  PreferenceLoss loss = PreferenceLoss::sigmoid;
-  double beta = 0.1;
-  double label_smoothing = 0.0;
-  double simpo_gamma = 0.5;
-  double ftx = 0.0;
-  NllMean nll_mean = NllMean::pair;
-  LoggedLogps logged_logps = LoggedLogps::loss;
-  bool share_prompt = false;
-  ReferenceChoice reference = ReferenceChoice::automatic;
-};
-
-struct KtoOptions {
-  // The keys of [kto] (train/train_config_schema.cpp), TRL's KTOConfig names and defaults.
-  double beta = 0.1;
-  double desirable_weight = 1.0;
-  double undesirable_weight = 1.0;
 };
 
 }  // namespace st

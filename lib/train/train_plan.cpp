@@ -37,9 +37,9 @@ ReferenceMode resolve_reference(const TrainConfig& config, const PairDataset& tr
                           std::to_string(config.data.cutoff_len) + "; rerun `shardtune precompute-ref` with this "
                           "config, or set dpo.reference = online");
       }
-      if (info && info->kto_group > 0 && info->kto_group != config.train.micro_batch) {
-        throw ConfigError(data->component_directory(k) + ": its KTO reference log-probs pair each example with a "
-                          "partner in groups of " + std::to_string(info->kto_group) + " (train.micro_batch at "
+      if (info && info->partner_group > 0 && info->partner_group != config.train.micro_batch) {
+        throw ConfigError(data->component_directory(k) + ": its reference log-probs pair each example with a "
+                          "mismatched partner in groups of " + std::to_string(info->partner_group) + " (train.micro_batch at "
                           "precompute-ref) but train.micro_batch = " + std::to_string(config.train.micro_batch) +
                           "; rerun `shardtune precompute-ref` with this config, or set dpo.reference = online");
       }

@@ -65,9 +65,7 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
       options_(options),
       world_(world),
       tasks_(config),
-      run_(setup_run(config, world, options)) {
-  loss_options_ = objective_.loss_options(config);
-}
+      run_(setup_run(config, world, options)) {}
 
 Trainer::~Trainer() = default;
 
@@ -99,7 +97,7 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
     reference_seconds_ += timer.seconds();
   }
   const at::Tensor policy = run_.engine->model().sequence_logps(batch);
-  return objective_.micro_batch_loss(micro, policy, reference_logps, loss_options_, step_pairs_per_micro_batch);
+  return objective_.micro_batch_loss(micro, policy, reference_logps, config_, step_pairs_per_micro_batch);
 }
 
 const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index) {

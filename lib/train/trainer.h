@@ -88,7 +88,6 @@ class Trainer {
   World& world_;
   TaskEvaluation tasks_;  // read before the model loads: a bad task file stops the run first
   RunSetup run_;
-  PreferenceLossOptions loss_options_;
   double reference_seconds_ = 0.0;        // the online reference's forwards since the step began
   std::vector<uint64_t> mixture_seen_;    // samples of each data.train dataset trained by this process
   std::unique_ptr<MicroBatch> padding_;   // a zero-weight micro-batch for ranks with fewer

@@ -13,6 +13,7 @@
 #include "fsdp_test_support.h"
 #include "hf/presets.h"
 #include "mpi_test_main.h"
+#include "objective_sections_for.h"
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
 #include "train/batch_loss.h"
@@ -307,7 +308,7 @@ TEST(FsdpTrainingSyncs, AStepReadsNothingBackAndALogWindowReadsTwice) {
       const std::vector<Pair> part(mine.begin() + index * 2, mine.begin() + index * 2 + 2);
       const MicroBatch batch = collate_pairs(part, PairKind::dpo, {});
       const MicroBatchResult result = objective_for(Stage::dpo).micro_batch_loss(batch, model.sequence_logps(batch.input_ids, batch.targets),
-                                                       {}, {PreferenceLoss::simpo, 0.1});
+                                                       {}, testing::dpo_sections(PreferenceLoss::simpo));
       window_sums = window_sums.defined() ? window_sums + result.output_sums : result.output_sums;
       return result.summed_loss;
     }, 1e-3);

@@ -56,7 +56,7 @@ void expect_same_pairs(const PairTable& a, const PairTable& b) {
     EXPECT_EQ(x.rejected, y.rejected) << i;
     EXPECT_EQ(x.ref_chosen_logp, y.ref_chosen_logp) << i;
     EXPECT_EQ(x.ref_rejected_logp, y.ref_rejected_logp) << i;
-    EXPECT_EQ(x.desirable, y.desirable) << i;
+    EXPECT_EQ(x.label, y.label) << i;
   }
 }
 
@@ -89,7 +89,7 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
 TEST_F(DataFormat, KtoLabelsRoundTripAndAreRequired) {
   const PairTable table = sample(PairKind::kto, 30, false);
   size_t desirable = 0;
-  for (size_t i = 0; i < table.size(); ++i) desirable += table.at(i).desirable.value() ? 1 : 0;
+  for (size_t i = 0; i < table.size(); ++i) desirable += table.at(i).label.value() ? 1 : 0;
   EXPECT_GT(desirable, 0u);
   EXPECT_LT(desirable, table.size());
   const std::string path = (dir_ / "k.h5").string();
@@ -185,7 +185,7 @@ TEST_F(DataFormat, KtoExamplesTakeTheirPartnersCompletionByIndex) {
   for (uint64_t i = 0; i < 10; ++i) {
     const Pair pair = dataset.example(i, 4);
     EXPECT_EQ(pair.chosen, table.at(i).chosen) << i;
-    EXPECT_EQ(pair.desirable, table.at(i).desirable) << i;
+    EXPECT_EQ(pair.label, table.at(i).label) << i;
     EXPECT_EQ(pair.rejected, table.at(mismatched_partner(i, 4, 10)).chosen) << i;
   }
 }

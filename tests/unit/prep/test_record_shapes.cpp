@@ -28,7 +28,7 @@ std::string read_as(const std::string& record, RecordFormat format, PairKind kin
   std::string out;
   for (const ChatMessage& m : conversation.messages) out += std::string(enum_name(m.role)) + ":" + m.content + " ";
   if (kind == PairKind::dpo) out += "=> " + conversation.chosen + " / " + conversation.rejected;
-  if (conversation.desirable) out += *conversation.desirable ? "(desirable)" : "(undesirable)";
+  if (conversation.label) out += *conversation.label ? "(desirable)" : "(undesirable)";
   return out;
 }
 
@@ -67,7 +67,7 @@ TEST(RecordShapes, KtoRecordsAreSftRecordsWithALabel) {
   EXPECT_EQ(read_as(R"({"prompt": "a", "completion": "b", "label": true})", RecordFormat::trl, PairKind::kto),
             "user:a assistant:b (desirable)");
   RecordSchema renamed;
-  renamed.kto_tag = "kto";
+  renamed.label = "kto";
   EXPECT_EQ(read_as(R"({"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}], "kto": true})",
                     RecordFormat::sharegpt, PairKind::kto, renamed),
             "user:a assistant:b (desirable)");
@@ -275,12 +275,12 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   EXPECT_NE(error_of("pref", PairKind::sft).find("is a ranking (preference) dataset; prep it with --kind dpo"),
             std::string::npos);
   EXPECT_NE(error_of("sft", PairKind::dpo)
-                .find("is neither a ranking dataset (\"ranking\": true) nor a KTO one; prep it with --kind sft"),
+                .find("is neither a ranking dataset (\"ranking\": true) nor a labelled one (a kto_tag column); prep it with --kind sft"),
             std::string::npos);
   // A kto_tag column makes a KTO dataset (LlamaFactory's kto_en_demo), its label renamed.
   const DatasetInfoEntry kto = read_dataset_info(dir_.string(), "kto", PairKind::kto);
-  EXPECT_EQ(kto.schema.kto_tag, "good");
-  EXPECT_NE(error_of("kto", PairKind::sft).find("is a KTO dataset (a kto_tag column); prep it with --kind kto"),
+  EXPECT_EQ(kto.schema.label, "good");
+  EXPECT_NE(error_of("kto", PairKind::sft).find("is a labelled dataset (a kto_tag column); prep it with --kind kto"),
             std::string::npos);
   EXPECT_NE(error_of("nope", PairKind::sft)
                 .find("dataset 'nope' is not there; it has: gone, hub, images, kto, long_name, odd_format, odd_ranking, pref, sft"),

@@ -11,6 +11,7 @@
 #include "fsdp/engine_stats.h"
 #include "model/token_logp.h"
 #include "train/batch_loss.h"
+#include "objective_sections_for.h"
 #include "train/objective.h"
 
 namespace st {
@@ -29,7 +30,7 @@ TEST(MicroBatchLoss, DpoSumsLossesRewardsAndCounts) {
   // rows: chosen0, chosen1, rejected0, rejected1
   const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
   const at::Tensor reference = at::tensor({-3.5f, -4.0f, -5.0f, -3.5f});
-  const MicroBatchResult micro = objective_for(Stage::dpo).micro_batch_loss(batch, policy, reference, {PreferenceLoss::sigmoid, 0.1});
+  const MicroBatchResult micro = objective_for(Stage::dpo).micro_batch_loss(batch, policy, reference, testing::dpo_sections(PreferenceLoss::sigmoid));
   const struct {
     at::Tensor summed_loss;
     LossSums sums;
@@ -57,7 +58,7 @@ TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
   pairs[0] = {{1, 5}, {6, 7}, {9, 9, 2}, std::nullopt, std::nullopt};
   pairs[1] = {{1}, {8}, {6, 7}, std::nullopt, std::nullopt};
   pairs[2] = {{1, 4}, {9, 9, 2}, {8}, std::nullopt, std::nullopt};
-  for (size_t i = 0; i < pairs.size(); ++i) pairs[i].desirable = i != 1;
+  for (size_t i = 0; i < pairs.size(); ++i) pairs[i].label = i != 1;
   const MicroBatch batch = collate_pairs(pairs, PairKind::kto, {});
   ASSERT_EQ(batch.input_ids.size(0), 6);
   // Row 3 + i is prompt i with completion i - 1: prompt 0 with completion 2, 1 with 0, 2 with 1.
@@ -68,14 +69,14 @@ TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
   EXPECT_EQ(values(batch.input_ids[3].slice(0, 0, 5)), (std::vector<int64_t>{1, 5, 9, 9, 2}));
   EXPECT_EQ(values(batch.input_ids[4].slice(0, 0, 3)), (std::vector<int64_t>{1, 6, 7}));
   EXPECT_EQ(values(batch.input_ids[5].slice(0, 0, 3)), (std::vector<int64_t>{1, 4, 8}));
-  EXPECT_EQ(values(batch.desirable), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(values(batch.labels), (std::vector<int64_t>{1, 0, 1}));
 
   const at::Tensor policy = at::tensor({-3.0, -4.0, -6.0, -5.0, -2.0, -7.0}, at::kDouble).requires_grad_(true);
   const at::Tensor reference = at::tensor({-3.5, -3.0, -6.0, -5.5, -3.0, -6.5}, at::kDouble);
-  PreferenceLossOptions options;
-  options.beta = 0.5;
-  options.desirable_weight = 1.0;
-  options.undesirable_weight = 2.0;
+  ObjectiveSections options;
+  options.kto.beta = 0.5;
+  options.kto.desirable_weight = 1.0;
+  options.kto.undesirable_weight = 2.0;
   const MicroBatchResult micro = objective_for(Stage::kto).micro_batch_loss(batch, policy, reference, options);
   const double z = std::max(0.0, ((0.5) + (1.0) + (-0.5)) / 3.0);  // mismatched rows' log-ratios
   auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
@@ -85,7 +86,7 @@ TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
   EXPECT_NEAR(micro.summed_loss.item<double>(), expected, 1e-12);
   const LossSums sums = micro.read_sums();
   EXPECT_EQ(sums.pairs, 3.0);
-  EXPECT_EQ(sums.desirable, 2.0);
+  EXPECT_EQ(sums.positive_labels, 2.0);
   EXPECT_NEAR(sums.kl, z, 1e-12);
   EXPECT_NEAR(sums.chosen_rewards, 0.5 * (r0 + r2), 1e-12);
   EXPECT_NEAR(sums.rejected_rewards, 0.5 * r1, 1e-12);
@@ -102,10 +103,10 @@ TEST(MicroBatchLoss, KtoAgainstItsFormulaWithTheBatchsMismatchedPairs) {
 TEST(MicroBatchLoss, MicroBatchTokenNllWeighsEveryMicroBatchAlike) {
   const MicroBatch batch = two_pairs();
   const at::Tensor policy = at::tensor({-3.0f, -4.0f, -6.0f, -3.0f});
-  PreferenceLossOptions options{PreferenceLoss::simpo, 0.1};
-  options.ftx = 1.0;
-  options.nll_mean = NllMean::micro_batch_tokens;
-  const double without = objective_for(Stage::dpo).micro_batch_loss(batch, policy, {}, {PreferenceLoss::simpo, 0.1})
+  ObjectiveSections options = testing::dpo_sections(PreferenceLoss::simpo);
+  options.dpo.ftx = 1.0;
+  options.dpo.nll_mean = NllMean::micro_batch_tokens;
+  const double without = objective_for(Stage::dpo).micro_batch_loss(batch, policy, {}, testing::dpo_sections(PreferenceLoss::simpo))
                              .summed_loss.item<double>();
   // chosen -3 over 2 tokens and -4 over 3: token mean 7 / 5. The step has 3 pairs per
   // micro-batch, this one 2: its pairs carry 3 / 2 of that mean, 3 x 7 / 5 in all.
@@ -119,7 +120,7 @@ TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
   std::vector<Pair> pairs(1);
   pairs[0] = {{1, 5}, {6, 7, 2}, {}, std::nullopt, std::nullopt};
   const MicroBatch batch = collate_pairs(pairs, PairKind::sft, {});
-  const MicroBatchResult result = objective_for(Stage::sft).micro_batch_loss(batch, at::tensor({-4.5f}), {}, {});
+  const MicroBatchResult result = objective_for(Stage::sft).micro_batch_loss(batch, at::tensor({-4.5f}), {}, ObjectiveSections{});
   EXPECT_NEAR(result.summed_loss.item<double>(), 4.5, 1e-6);
   EXPECT_EQ(result.read_sums().target_tokens, 3.0);
   EXPECT_NEAR(result.read_sums().loss, 4.5, 1e-6);
@@ -133,7 +134,7 @@ TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {
   EXPECT_TRUE(padding.targets.eq(kIgnoreTarget).all().item<bool>());
   const at::Tensor policy = at::zeros({2}).requires_grad_(true);
   const MicroBatchResult result =
-      objective_for(Stage::dpo).micro_batch_loss(padding, policy, padding.ref_logps, {PreferenceLoss::sigmoid, 0.1});
+      objective_for(Stage::dpo).micro_batch_loss(padding, policy, padding.ref_logps, testing::dpo_sections(PreferenceLoss::sigmoid));
   EXPECT_EQ(result.summed_loss.item<double>(), 0.0);
   EXPECT_EQ(result.read_sums().pairs, 0.0);
   EXPECT_EQ(result.read_sums().loss, 0.0);
@@ -145,7 +146,7 @@ TEST(LossSums, PackRoundTripsAndAdds) {
   LossSums a;
   a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.computed_tokens = 5, a.padded_tokens = 6;
   a.chosen_rewards = 7, a.rejected_rewards = 8, a.correct = 9, a.chosen_logps = 10, a.rejected_logps = 11;
-  a.micro_batches = 12, a.desirable = 13, a.kl = 14;
+  a.micro_batches = 12, a.positive_labels = 13, a.kl = 14;
   const std::vector<double> packed = a.pack();
   ASSERT_EQ(packed.size(), LossSums::kPacked);
   LossSums b = LossSums::unpack(packed.data());
@@ -160,7 +161,7 @@ TEST(LossSums, OutputSumsFollowTheFieldTable) {
   EXPECT_EQ(output_slot(&LossSums::rejected_logps), 5u);
   EXPECT_EQ(output_slot(&LossSums::kl), 6u);
   EXPECT_EQ(output_slot(&LossSums::pairs), kOutputSums);  // counted on the host
-  EXPECT_EQ(output_slot(&LossSums::desirable), kOutputSums);
+  EXPECT_EQ(output_slot(&LossSums::positive_labels), kOutputSums);
   const LossSums sums = with_output_sums({}, at::arange(1, 8, at::kDouble));
   EXPECT_EQ(sums.loss, 1.0);
   EXPECT_EQ(sums.chosen_rewards, 2.0);

@@ -14,6 +14,7 @@
 #include "hf/presets.h"
 #include "model/llama_units.h"
 #include "prep/synth.h"
+#include "objective_sections_for.h"
 #include "relative_diff.h"
 #include "train/batch_loss.h"
 #include "train/objective.h"
@@ -125,7 +126,7 @@ TEST(PackedEquivalence, SlidingWindowHoldsInEveryLayout) {
 struct LossCase {
   const char* name;
   Stage stage;
-  PreferenceLossOptions options;
+  ObjectiveSections options;
   bool online_reference;
 };
 
@@ -152,13 +153,15 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
   std::vector<LossCase> cases;
   for (const PreferenceLoss loss :
        {PreferenceLoss::sigmoid, PreferenceLoss::ipo, PreferenceLoss::hinge, PreferenceLoss::simpo, PreferenceLoss::orpo}) {
-    cases.push_back({enum_name(loss), Stage::dpo, {loss, 0.1}, false});
+    cases.push_back({enum_name(loss), Stage::dpo, testing::dpo_sections(loss), false});
   }
-  cases.push_back({"sigmoid+ftx", Stage::dpo, {PreferenceLoss::sigmoid, 0.1, 0.0, 0.5, 1.0}, false});
-  cases.push_back({"sigmoid, online reference", Stage::dpo, {PreferenceLoss::sigmoid, 0.1}, true});
+  ObjectiveSections ftx = testing::dpo_sections(PreferenceLoss::sigmoid);
+  ftx.dpo.ftx = 1.0;
+  cases.push_back({"sigmoid+ftx", Stage::dpo, ftx, false});
+  cases.push_back({"sigmoid, online reference", Stage::dpo, testing::dpo_sections(PreferenceLoss::sigmoid), true});
   cases.push_back({"sft", Stage::sft, {}, false});
-  PreferenceLossOptions kto;
-  kto.undesirable_weight = 1.5;
+  ObjectiveSections kto;
+  kto.kto.undesirable_weight = 1.5;
   cases.push_back({"kto, online reference", Stage::kto, kto, true});
   for (const LossCase& c : cases) {
     const PairKind kind = objective_for(c.stage).example_kind();

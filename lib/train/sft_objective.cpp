@@ -1,10 +1,9 @@
 // train.stage = sft: one completion per example; the loss is its tokens' negative log-likelihood,
 // averaged over the step's completion tokens (TRL's SFTTrainer).
-#pragma once
-
 #include "train/objective.h"
 
 namespace st {
+namespace {
 
 class SftObjective : public Objective {
  public:
@@ -17,9 +16,16 @@ class SftObjective : public Objective {
 
  protected:
   at::Tensor summed_loss(const MicroBatch&, const at::Tensor& policy, const at::Tensor&, const at::Tensor&,
-                         const PreferenceLossOptions&, double, std::vector<at::Tensor>*) const override {
+                         const ObjectiveSections&, double, std::vector<at::Tensor>*) const override {
     return -policy.sum();
   }
 };
+
+}  // namespace
+
+const Objective& sft_objective() {
+  static const SftObjective objective;
+  return objective;
+}
 
 }  // namespace st

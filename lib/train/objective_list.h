@@ -1,0 +1,32 @@
+// The objectives: train.stage's words, and the config sections the objectives own. A new
+// objective adds its word here and its section (an options struct with its keys in bind(), in
+// its own <name>_options.h) as a member of ObjectiveSections; the config, --help and the docs
+// follow. Its loss is a class in <name>_objective.{h,cpp}, registered in objective.cpp.
+#pragma once
+
+#include "train/dpo_options.h"
+#include "train/kto_options.h"
+#include "util/enum_names.h"
+
+namespace st {
+
+// train.stage: the objective.
+enum class Stage { sft, dpo, kto };
+template <>
+struct EnumNames<Stage> {
+  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}};
+};
+constexpr Stage kDefaultStage = Stage::dpo;  // train.stage's default
+
+// The objectives' own sections, one member each (TrainConfig holds them: config.dpo, config.kto).
+struct ObjectiveSections {
+  DpoOptions dpo;
+  KtoOptions kto;
+
+  void bind_objective_sections(ConfigSchema& schema) {
+    dpo.bind(schema);
+    kto.bind(schema);
+  }
+};
+
+}  // namespace st
