@@ -114,9 +114,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
       }
       if (!template_kind) {
         template_kind = chosen->kind();
-        const bool thinking = *template_kind == TemplateKind::qwen3;
         log0("prep: --template auto: ", enum_name(*template_kind), " (from the tokenizer's special tokens",
-             thinking ? " and its Jinja's hybrid thinking, on; --template qwen3_nothink turns it off)" : ")",
+             chosen->implied_because(), ")",
              chosen->default_system().empty() ? "" : ", with the model template's default system prompt");
       }
       chat = std::make_unique<ChatTemplate>(std::move(*chosen));

@@ -10,34 +10,16 @@
 #include "util/errors.h"
 
 namespace st {
-namespace {
 
-using nlohmann::json;
-
-// What each model_type changes in the shared Llama decoder, declared once: config.json's
-// reading, the export's config and the parameter table (through ModelConfig) follow this table.
-// A family that reuses the decoder's math is its ModelType word and a row here.
-enum class Window { none, every_layer, per_layer };  // per_layer: Qwen's use_sliding_window (refused)
-enum class Biases { none, qkv, from_attention_bias };  // qkv: Qwen2's q/k/v biases; else attention_bias
-struct FamilySpec {
-  ModelType type;
-  const char* architecture;  // config.json "architectures" of an export
-  Window window;
-  Biases biases;
-  bool qk_norm;  // q and k RMS-normed per head before rotary (Qwen3)
-};
-constexpr FamilySpec kFamilies[] = {
-    {ModelType::llama, "LlamaForCausalLM", Window::none, Biases::from_attention_bias, false},
-    {ModelType::qwen2, "Qwen2ForCausalLM", Window::per_layer, Biases::qkv, false},
-    {ModelType::mistral, "MistralForCausalLM", Window::every_layer, Biases::none, false},
-    {ModelType::qwen3, "Qwen3ForCausalLM", Window::per_layer, Biases::from_attention_bias, true}};
-
-const FamilySpec& family(ModelType type) {
+const FamilySpec& family_of(ModelType type) {
   for (const FamilySpec& spec : kFamilies) {
     if (spec.type == type) return spec;
   }
-  throw ModelError(std::string("model_type ") + enum_name(type) + " has no family row (hf/model_config.cpp)");
+  throw ModelError(std::string("model_type ") + enum_name(type) + " has no family row (hf/model_family.h)");
 }
+namespace {
+
+using nlohmann::json;
 
 class ConfigReader {
  public:
@@ -137,7 +119,7 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
 // Features of neighbouring architectures that would change the numbers if silently ignored.
 void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   const std::string fix = "; shardtune implements causal attention over every layer alike";
-  const Window window = family(model_type).window;
+  const Window window = family_of(model_type).window;
   switch (window) {
     case Window::per_layer:  // Qwen2 and Qwen3 window only the layers past max_window_layers
       if (reader.boolean_or("use_sliding_window", false)) {
@@ -284,7 +266,7 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (config.head_dim % 2 != 0) reader.fail("head_dim", "must be even for rotary embeddings");
   config.max_position_embeddings = reader.positive_or("max_position_embeddings", 2048);
   // Mistral-7B-v0.1 windows at 4096; v0.3 and later say null (no window).
-  const FamilySpec& spec = family(config.model_type);
+  const FamilySpec& spec = family_of(config.model_type);
   if (spec.window == Window::every_layer) config.sliding_window = reader.positive_or("sliding_window", 0);
   config.rms_norm_eps = reader.number_or("rms_norm_eps", 1e-6);
   if (config.rms_norm_eps <= 0) reader.fail("rms_norm_eps", "must be > 0");
@@ -348,7 +330,7 @@ ModelConfig load_model_config(const std::string& path) {
   return parse_model_config(root, file.string());
 }
 
-const char* hf_architecture(ModelType type) { return family(type).architecture; }
+const char* hf_architecture(ModelType type) { return family_of(type).architecture; }
 
 json to_hf_config_json(const ModelConfig& config) {
   json out = {
@@ -370,7 +352,7 @@ json to_hf_config_json(const ModelConfig& config) {
       {"torch_dtype", enum_name(config.torch_dtype)},
       {"rope_scaling", nullptr},
   };
-  const FamilySpec& spec = family(config.model_type);
+  const FamilySpec& spec = family_of(config.model_type);
   if (spec.biases == Biases::from_attention_bias) out["attention_bias"] = config.qkv_bias;
   if (spec.window == Window::every_layer) {
     out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);

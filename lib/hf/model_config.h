@@ -10,19 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "hf/model_family.h"
 #include "util/enum_names.h"
 
 namespace st {
-
-// config.json's model_type: the families that share the Llama decoder (Qwen2 adds q/k/v
-// biases, Mistral a sliding attention window).
-enum class ModelType { llama, qwen2, mistral, qwen3 };
-template <>
-struct EnumNames<ModelType> {
-  static constexpr NamedValue<ModelType> table[] = {
-      {ModelType::llama, "llama"}, {ModelType::qwen2, "qwen2"}, {ModelType::mistral, "mistral"},
-      {ModelType::qwen3, "qwen3"}};
-};
 
 // config.json's torch_dtype: the dtype the checkpoint's weights are stored in.
 enum class TorchDtype { float32, bfloat16, float16 };

@@ -135,6 +135,10 @@ std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<Templat
   return implied_by(tokenizer);
 }
 
+const char* ChatTemplate::implied_because() const {
+  return kind_ == TemplateKind::qwen3 ? " and its Jinja's hybrid thinking, on; --template qwen3_nothink turns it off" : "";
+}
+
 ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind_(kind), tokenizer_(tokenizer) {
   switch (kind) {
     case TemplateKind::llama3:

@@ -96,6 +96,8 @@ class ChatTemplate {
   static std::optional<ChatTemplate> implied_by(const Tokenizer& tokenizer);
   // The named template, else the implied one (a command's --template, default auto).
   static std::optional<ChatTemplate> named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer);
+  // What besides the special tokens picked this template when implied ("" for most), for the log.
+  const char* implied_because() const;
 
   // The prompt as text: the messages (system first if any, then alternating user / assistant,
   // ending with a user turn; or a system message alone, which the completion answers) and the

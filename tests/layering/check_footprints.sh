@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# check_footprints.sh SOURCE_DIR: what one objective or one model family costs stays what
+# docs/architecture.md measured. The code (comments aside) that names KTO or Qwen3 lives only in
+# the files that declare them on the contracts; anything else asks the Objective, the example
+# schema or the family row, so the next objective or family writes as few files.
+set -u
+source_dir=$1
+cd "$source_dir" || exit 1
+status=0
+# check NAME PATTERN ALLOWED_FILE...
+check() {
+  local name=$1 pattern=$2
+  shift 2
+  local found=() file
+  while IFS= read -r file; do
+    if sed -e 's://.*$::' -e 's:^\s*#.*$::' "$file" | grep -qE "$pattern"; then found+=("$file"); fi
+  done < <(find lib app cuda -type f \( -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh' -o -name 'CMakeLists.txt' \) | sort)
+  local extra=() allowed
+  for file in "${found[@]}"; do
+    allowed=0
+    for a in "$@"; do [ "$file" = "$a" ] && allowed=1; done
+    [ $allowed = 1 ] || extra+=("$file")
+  done
+  if [ ${#extra[@]} -gt 0 ]; then
+    echo "FAIL: $name is named outside its ${#@} files (ask the contract instead): ${extra[*]}"
+    status=1
+  else
+    echo "ok: $name is named in ${#found[@]} files: ${found[*]}"
+  fi
+}
+check KTO '(^|[^A-Za-z0-9])(kto|KTO)([^a-z]|$)|Kto[A-Z]' \
+  lib/train/kto_objective.cpp lib/train/kto_options.h lib/train/objective_list.h lib/train/objective.cpp \
+  lib/CMakeLists.txt lib/data/pair_table.h lib/train/batch_loss.h lib/prep/dataset_info.cpp
+check Qwen3 '[Qq]wen3' lib/hf/model_family.h lib/hf/presets.cpp lib/tokenizer/chat_template.h lib/tokenizer/chat_template.cpp
+exit $status
