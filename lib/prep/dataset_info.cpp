@@ -105,10 +105,11 @@ DatasetInfoEntry read_dataset_info(const std::string& directory, const std::stri
   }
   const DatasetInfoEntry entry = read_entry(directory, info[name], where);
   if (entry.kind != kind) {
-    const char* what = entry.kind == PairKind::dpo         ? " is a ranking (preference) dataset"
-                       : schema_of(entry.kind).labelled ? " is a labelled dataset (a kto_tag column)"
-                                                        : " is neither a ranking dataset (\"ranking\": true) nor a "
-                                                          "labelled one (a kto_tag column)";
+    const std::string what =
+        entry.kind == PairKind::dpo         ? " is a ranking (preference) dataset"
+        : schema_of(entry.kind).labelled ? std::string(" is a ") + enum_name(entry.kind) + " dataset (a kto_tag column)"
+                                          : " is neither a ranking dataset (\"ranking\": true) nor a labelled one (a "
+                                            "kto_tag column)";
     throw ConfigError(where + what + "; prep it with --kind " + enum_name(entry.kind));
   }
   return entry;

@@ -88,7 +88,7 @@ for name, entry in json.load(open(sys.argv[1])).items():
     prep_one glaive_toolcall_en_demo sft "columns.tools' is not supported \(images, videos, audios and tools"
     run --exit 2 "$bin" prep --dataset-info "$data" --dataset kto_en_demo --kind sft --output "$work/refused" \
       --tokenizer "$model" --template llama3
-    expect_output "dataset 'kto_en_demo' is a KTO dataset \(a kto_tag column\); prep it with --kind kto"
+    expect_output "dataset 'kto_en_demo' is a kto dataset \(a kto_tag column\); prep it with --kind kto"
     prep_one alpaca_zh_demo sft "file_name': $data/alpaca_zh_demo.json is not a file"
     prep_one lima sft "file_name' is missing: shardtune reads local files only \(hf_hub_url"
     [ ! -e "$work/refused" ] || fail "a refused prep left an output"

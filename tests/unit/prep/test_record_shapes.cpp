@@ -280,7 +280,7 @@ TEST_F(DatasetInfo, EntriesMapToShapesAndColumns) {
   // A kto_tag column makes a KTO dataset (LlamaFactory's kto_en_demo), its label renamed.
   const DatasetInfoEntry kto = read_dataset_info(dir_.string(), "kto", PairKind::kto);
   EXPECT_EQ(kto.schema.label, "good");
-  EXPECT_NE(error_of("kto", PairKind::sft).find("is a labelled dataset (a kto_tag column); prep it with --kind kto"),
+  EXPECT_NE(error_of("kto", PairKind::sft).find("is a kto dataset (a kto_tag column); prep it with --kind kto"),
             std::string::npos);
   EXPECT_NE(error_of("nope", PairKind::sft)
                 .find("dataset 'nope' is not there; it has: gone, hub, images, kto, long_name, odd_format, odd_ranking, pref, sft"),
