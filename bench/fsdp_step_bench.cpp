@@ -105,7 +105,8 @@ Result run_fsdp(const ModelConfig& config, int steps, int64_t pairs_per_step, Sh
     ST_CHECK_MPI(MPI_Barrier(world.comm()));
     const Timer timer;
     engine.step(1, [&](FsdpModel& model, int64_t) {
-      return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), mine);
+      // This rank's share of the step's mean: the engine sums the shares.
+      return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), mine) / static_cast<double>(world.size());
     }, 1e-4);
     double seconds = timer.seconds();
     ST_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, world.comm()));

@@ -130,10 +130,10 @@ StepOutcome FsdpEngine::step(int64_t micro_batches, const MicroBatchLoss& loss, 
   at::Tensor loss_sum;  // on the loss's device, read once: a read per micro-batch stalls a GPU's queue
   for (int64_t index = 0; index < micro_batches; ++index) {
     const at::Tensor value = loss(*model_, index);
-    const at::Tensor share = value.detach().to(at::kDouble) / static_cast<double>(micro_batches);
+    const at::Tensor share = value.detach().to(at::kDouble);
     loss_sum = index == 0 ? share : loss_sum + share;
     phase_end(outcome.phases.forward);
-    torch::autograd::backward({value * (scale / static_cast<double>(micro_batches))});
+    torch::autograd::backward({options_.loss_scaling ? value * scale : value});
     phase_end(outcome.phases.backward);
   }
   outcome.loss = loss_sum;

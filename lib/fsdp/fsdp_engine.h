@@ -33,7 +33,7 @@ struct EngineOptions {
 // The loss and the norm stay on the device: reading them waits for the step's queued work, so
 // the trainer reads them only when it logs.
 struct StepOutcome {
-  at::Tensor loss;       // [] fp64: this rank's mean of the micro-batch losses (unscaled)
+  at::Tensor loss;       // [] fp64: this rank's share of the step's loss (unscaled; summed over ranks, the loss)
   at::Tensor grad_norm;  // [1] fp64: global, before clipping; undefined for a skipped step
   bool skipped = false;  // fp16 overflow: no update this step
   CommBytes comm;        // collective payload bytes of this step on this rank
@@ -43,8 +43,9 @@ struct StepOutcome {
   double read_grad_norm() const;  // 0 for a skipped step
 };
 
-// This rank's loss for micro-batch `index` of the step: its mean over the rank's samples of
-// that micro-batch (gradients are averaged over the data-parallel ranks and micro-batches).
+// This rank's share of the step's loss from micro-batch `index`: its summed loss already divided
+// by the step's global count (normalised once, by the caller). The engine adds the shares up,
+// over micro-batches and over the data-parallel ranks (the reductions sum), dividing by nothing.
 using MicroBatchLoss = std::function<at::Tensor(FsdpModel& model, int64_t index)>;
 
 class FsdpEngine {

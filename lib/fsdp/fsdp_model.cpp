@@ -299,7 +299,7 @@ void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad, bool l
     reduction.shard = reduction.written ? grad_shard(unit).copy_(full) : full;
   } else {
     reduction.shard = reduction.written ? grad_shard(unit) : at::empty({units_[unit].shard_numel}, full.options());
-    reduction.work = groups_.shard->reduce_scatter_async(reduction.shard, full, ReduceOp::avg);
+    reduction.work = groups_.shard->reduce_scatter_async(reduction.shard, full, ReduceOp::sum);
     comm_.reduce_scatter += storage_bytes(full);
   }
   reductions_.push_back(std::move(reduction));
@@ -312,7 +312,7 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
     reduction.work.wait();
     if (groups_.replica) {
       const ScopedCollectiveContext context(current_collective_context().step, static_cast<int>(reduction.unit));
-      groups_.replica->all_reduce(reduction.shard, ReduceOp::avg);
+      groups_.replica->all_reduce(reduction.shard, ReduceOp::sum);
       comm_.all_reduce += storage_bytes(reduction.shard);
     }
     if (!reduction.written) {

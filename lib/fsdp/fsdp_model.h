@@ -4,7 +4,7 @@
 // says (recompute.h); backward re-gathers (prefetching the unit before it), recomputes with
 // grad where needed, and writes each parameter's gradient where it lives: into this rank's
 // fp32 gradient shard on one rank, else into a full fp32 buffer that is reduce-scattered
-// (average over the data-parallel ranks) into the shard. The step's first contribution
+// (summed over the data-parallel ranks: the loss is already normalised) into the shard. The step's first contribution
 // writes, later ones add, so the shards are never zero-filled. The unit forwards are lib/model's
 // (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
 // An adapter run (LoRA) trains adapter units beside a frozen base (shard_source.h): both are
@@ -68,7 +68,7 @@ class FsdpModel {
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
   TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {}) const;
   // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
-  // averaged parameter gradients to grad_shards(). Collective (every rank must call it, and
+  // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective (every rank must call it, and
   // run backward, the same number of times).
   at::Tensor sequence_logps(const TokenBatch& batch);
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
@@ -89,7 +89,7 @@ class FsdpModel {
   // Starts a new accumulation: the next contribution to each unit writes instead of adding.
   void zero_grad();
   // The optimizer step inside backward (optim.step_in_backward): while set, each backward pass
-  // hands every unit's final gradient shard (reduced, averaged) to `consumer` once, as soon as
+  // hands every unit's final gradient shard (reduced) to `consumer` once, as soon as
   // its last contribution is in (a unit's own backward: the tied head's share of the embedding
   // comes earlier), and frees it; a unit with no contribution gets zeros when the pass ends.
   // No full set of gradient shards ever lives. Empty = off: gradients accumulate in grad_shards().

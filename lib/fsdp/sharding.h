@@ -1,6 +1,6 @@
 // The communicators each sharding strategy (dist.sharding, distributed/dist_options.h) needs.
-// Parameters are split across the shard group; gradients are reduce-scattered (averaged) over
-// it and then all-reduced (averaged) over the replica group: data-parallel size = shard x replica.
+// Parameters are split across the shard group; gradients are reduce-scattered (summed) over it
+// and then all-reduced (summed) over the replica group: data-parallel size = shard x replica.
 //   full    shard = world, no replicas; re-gather in backward (ZeRO-3)
 //   grad_op shard = world, no replicas; gathered parameters kept from forward to backward (ZeRO-2)
 //   none    shard = this rank alone, replica = world; every rank holds everything (DDP)

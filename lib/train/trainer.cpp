@@ -115,10 +115,10 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
   counted.pairs = shape.pairs;
   counted.target_tokens = shape.target_tokens;
   const double denominator = objective_.loss_denominator(counted);
-  // Summed losses x (micro-batches x ranks / global count): the engine's mean over micro-
-  // batches and ranks then gives the exact mean over the step's pairs (tokens for SFT),
-  // however unevenly they are spread.
-  const double weight = static_cast<double>(shape.micro_batches) * world_.size() / std::max(denominator, 1.0);
+  // Normalised once: every summed loss over the step's global count (pairs, or tokens for SFT,
+  // counted over the data-parallel ranks), which the engine only adds up. The exact mean,
+  // however unevenly the step's samples are spread.
+  const double weight = 1.0 / std::max(denominator, 1.0);
   StepOutcome outcome = run_.engine->step(
       shape.micro_batches,
       [&](FsdpModel&, int64_t index) {

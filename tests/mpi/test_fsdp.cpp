@@ -55,9 +55,9 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
   const MicroBatch local = collate_pairs(mine, PairKind::dpo, {});
   const at::Tensor logps = model.sequence_logps(local.input_ids, local.targets);
   const int world_rank = world_communicator().rank(), world_size = world_communicator().size();
-  // Gradients are averaged over the data-parallel ranks, so each rank scales its part of the
-  // global mean by their number (8 pairs do not split evenly over 3 ranks).
-  torch::autograd::backward({logps.sum() * world_size / rows});
+  // Gradients are summed over the data-parallel ranks, so each rank's part of the global mean is
+  // its rows' sum over all rows (8 pairs do not split evenly over 3 ranks).
+  torch::autograd::backward({logps.sum() / rows});
 
   const at::Tensor expected_logps = my_rows(reference_logps.detach(), pairs.size());
   ASSERT_EQ(logps.size(0), 2 * static_cast<int64_t>(mine.size()));

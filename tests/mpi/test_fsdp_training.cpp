@@ -50,10 +50,12 @@ EngineOptions engine_options(const OptimOptions& optim) {
 MicroBatchLoss share_loss(const std::vector<Pair>& batch, int64_t micro_batches) {
   const std::vector<Pair> mine = my_share(batch);
   const auto per_micro = static_cast<int64_t>(mine.size()) / micro_batches;
-  return [mine, per_micro](FsdpModel& model, int64_t index) {
+  return [mine, per_micro, micro_batches](FsdpModel& model, int64_t index) {
     const std::vector<Pair> part(mine.begin() + index * per_micro, mine.begin() + (index + 1) * per_micro);
     const MicroBatch batch = collate_pairs(part, PairKind::dpo, {});
-    return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), per_micro);
+    // This rank's share of the global mean: the engine adds the shares up.
+    return pair_loss(model.sequence_logps(batch.input_ids, batch.targets), per_micro) /
+           static_cast<double>(micro_batches * world_communicator().size());
   };
 }
 
@@ -62,9 +64,9 @@ FsdpEngine make_engine(const ModelConfig& config, ShardingGroups& groups, const 
   return FsdpEngine(init_model_shards(config, seed, groups.shard->size(), groups.shard->rank()), groups, options);
 }
 
-double global_mean(double local) {
+double global_sum(double local) {
   at::Tensor value = at::full({1}, local, at::kDouble);
-  world_communicator().all_reduce(value, ReduceOp::avg);
+  world_communicator().all_reduce(value, ReduceOp::sum);
   return value.item<double>();
 }
 
@@ -85,7 +87,7 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
     const std::vector<Pair> batch(pairs.begin() + kGlobalPairs * step, pairs.begin() + kGlobalPairs * (step + 1));
     const double loss = reference.step(batch, lr);
     const StepOutcome outcome = engine.step(1, share_loss(batch, 1), lr);
-    EXPECT_NEAR(global_mean(outcome.read_loss()), loss, 1e-5 * std::abs(loss)) << "step " << step;
+    EXPECT_NEAR(global_sum(outcome.read_loss()), loss, 1e-5 * std::abs(loss)) << "step " << step;
     EXPECT_NEAR(outcome.read_grad_norm(), reference.last_grad_norm(), 1e-5 * reference.last_grad_norm())
         << "step " << step;
   }
@@ -152,7 +154,7 @@ std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batche
   for (int step = 0; step < steps; ++step) {
     const std::vector<Pair> batch(pairs.begin() + per_step * step, pairs.begin() + per_step * (step + 1));
     const StepOutcome outcome = engine.step(micro_batches, share_loss(batch, micro_batches), 1e-3);
-    if (outcomes) outcomes->push_back({global_mean(outcome.read_loss()), outcome.read_grad_norm()});
+    if (outcomes) outcomes->push_back({global_sum(outcome.read_loss()), outcome.read_grad_norm()});
   }
   if (memory) *memory = engine.memory();
   return engine.model().master_shards();
