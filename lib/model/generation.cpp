@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/llama_units.h"
 #include "model/rope.h"
 #include "util/errors.h"
 
@@ -24,11 +25,11 @@ struct DecodeBatch {
 
 at::Tensor next_token_logits(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& ids,
                              const TokenPositions& positions, KvCache& cache) {
-  at::Tensor hidden = at::embedding(w.embed, ids);
+  at::Tensor hidden = embedding_rows(w.embed, ids);
   for (const LayerWeights& layer : w.layers) hidden = decoder_layer(layer, hidden, positions, config, nullptr, &cache);
   cache.length += ids.size(1);
   const at::Tensor last = hidden.select(1, hidden.size(1) - 1);
-  return at::linear(rms_norm(last, w.final_norm, config.rms_norm_eps), w.lm_head).to(at::kFloat);
+  return head_logits(config, w, last).to(at::kFloat);
 }
 
 // Prefills the cache with the left-padded prompts [first, last); returns the logits [B, V].

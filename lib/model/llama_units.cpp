@@ -15,7 +15,7 @@ WeightGradSink sink_for(const UnitGradSinks& sinks, ModelParam param) { return {
 at::Tensor head_target_logps(const ModelConfig& config, const UnitWeights& weights, const at::Tensor& hidden,
                              const TokenBatch& batch, const UnitGradSinks& sinks) {
   const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.target_positions);
-  const at::Tensor normed = rms_norm(selected, weights[ModelParam::final_norm], config.rms_norm_eps);
+  const at::Tensor normed = head_normed(config, weights[ModelParam::final_norm], selected);
   const ModelParam head = lm_head_param(config);
   return chunked_token_logps(normed, weights[head], batch.target_ids, batch.logp_chunk_tokens, sink_for(sinks, head));
 }
@@ -131,6 +131,14 @@ at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids) {
   return at::embedding(table, ids.to(table.device())).to(ids.device());
 }
 
+at::Tensor head_normed(const ModelConfig& config, const at::Tensor& final_norm, const at::Tensor& hidden) {
+  return rms_norm(hidden, final_norm, config.rms_norm_eps);
+}
+
+at::Tensor head_logits(const ModelConfig& config, const LlamaWeights& weights, const at::Tensor& hidden) {
+  return at::linear(head_normed(config, weights.final_norm, hidden), weights.lm_head);
+}
+
 UnitRole unit_role(size_t unit, size_t count) {
   if (unit == 0) return UnitRole::embedding;
   return unit + 1 < count ? UnitRole::layer : UnitRole::head;
@@ -193,7 +201,7 @@ at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& co
   const at::Tensor inverse = rope_inverse_frequencies(config).to(weights.embed.device());
   const TokenBatch batch = make_token_batch(input_ids, at::full_like(input_ids, kIgnoreTarget, at::kLong),
                                             inverse, weights.embed.scalar_type(), 1);
-  return rms_norm(hidden_before_head(weights, config, batch), weights.final_norm, config.rms_norm_eps);
+  return head_normed(config, weights.final_norm, hidden_before_head(weights, config, batch));
 }
 
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {

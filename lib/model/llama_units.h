@@ -86,6 +86,13 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
 // is, and only the batch's rows move.
 at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids);
 
+// The head: the final norm of hidden states [.., D], which training and scoring then score in
+// chunks against their targets (chunked_token_logps) and generation turns into logits [.., V]
+// through the lm_head (head_logits). The embedding, the decoder layers and this are the one
+// forward of every path: training's units, the scorer and generation.
+at::Tensor head_normed(const ModelConfig& config, const at::Tensor& final_norm, const at::Tensor& hidden);
+at::Tensor head_logits(const ModelConfig& config, const LlamaWeights& weights, const at::Tensor& hidden);
+
 // The embedding's backward, which needs no recompute: grad_output [R, T, D] rows added at the
 // batch's token ids into the embedding's sink [V, D].
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks);
