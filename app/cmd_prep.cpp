@@ -9,6 +9,7 @@
 #include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "data/pair_shard.h"
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "prep/dataset_info.h"

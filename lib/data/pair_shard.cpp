@@ -29,6 +29,18 @@ std::vector<std::string> shard_columns(PairKind kind) {
   return {"prompt", schema.completion_column};
 }
 
+std::string example_kinds_text() {
+  std::string text;
+  for (const ExampleSchema& schema : kExampleSchemas) {
+    std::vector<std::string> columns = shard_columns(schema.kind);
+    if (schema.labelled) columns.emplace_back(kLabelDataset);
+    std::string held;
+    for (const std::string& column : columns) held += (held.empty() ? "" : ", ") + column;
+    text += (text.empty() ? "" : " | ") + std::string(enum_name(schema.kind)) + " (" + held + ")";
+  }
+  return text;
+}
+
 void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
                       const DatasetLayout& layout) {
   const Hdf5Handle file = create_hdf5_file(path);

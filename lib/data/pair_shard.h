@@ -35,6 +35,9 @@ struct ShardInfo {
 // Column names in the file, in order: prompt, then the kind's completion column and any stored
 // second one (ExampleSchema); a labelled kind's labels are kLabelDataset.
 std::vector<std::string> shard_columns(PairKind kind);
+// Every kind with what one example holds, its shard columns and label, for --help:
+// "dpo (prompt, chosen, rejected) | sft (prompt, completion) | ...".
+std::string example_kinds_text();
 
 void write_pair_shard(const std::string& path, const PairTable& pairs, const ShardInfo& info,
                       const DatasetLayout& layout = {});

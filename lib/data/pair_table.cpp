@@ -4,14 +4,6 @@
 
 namespace st {
 
-std::string example_kinds_text() {
-  std::string text;
-  for (const ExampleSchema& schema : kExampleSchemas) {
-    text += (text.empty() ? "" : " | ") + std::string(enum_name(schema.kind)) + " (" + schema.columns_text + ")";
-  }
-  return text;
-}
-
 int64_t Pair::token_count() const {
   return static_cast<int64_t>(prompt.size() + chosen.size() + rejected.size());
 }

@@ -33,13 +33,12 @@ struct ExampleSchema {
   SecondSequence second;
   const char* second_column;      // with SecondSequence::stored
   bool labelled;                  // a desirable / undesirable label per example (kLabelDataset)
-  const char* columns_text;       // what one example holds, for --help
   bool maskable;                  // its completion may carry a loss mask (multi-turn SFT)
 };
 inline constexpr ExampleSchema kExampleSchemas[] = {
-    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, "prompt, chosen, rejected", false},
-    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, "prompt, completion", true},
-    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, "prompt, completion, label", false}};
+    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, false},
+    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, true},
+    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, false}};
 constexpr const ExampleSchema& schema_of(PairKind kind) {
   for (const ExampleSchema& schema : kExampleSchemas) {
     if (schema.kind == kind) return schema;
@@ -56,8 +55,6 @@ constexpr PairKind labelled_kind() {
   }
   return kExampleSchemas[0].kind;
 }
-// "dpo (prompt, chosen, rejected) | sft (prompt, completion) | ...", for --help.
-std::string example_kinds_text();
 
 struct Pair {
   std::vector<int32_t> prompt;

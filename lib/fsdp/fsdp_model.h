@@ -4,9 +4,9 @@
 // says (recompute.h); backward re-gathers (prefetching the unit before it), recomputes with
 // grad where needed, and writes each parameter's gradient where it lives: into this rank's
 // fp32 gradient shard on one rank, else into a full fp32 buffer that is reduce-scattered
-// (summed over the data-parallel ranks: the loss is already normalised) into the shard. The step's first contribution
-// writes, later ones add, so the shards are never zero-filled. The unit forwards are lib/model's
-// (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
+// (summed over the data-parallel ranks: the loss is already normalised) into the shard. The
+// step's first contribution writes, later ones add, so the shards are never zero-filled. The
+// unit forwards are lib/model's (llama_units.h); this file only schedules them. Strategies and their groups: fsdp/sharding.h.
 // An adapter run (LoRA) trains adapter units beside a frozen base (shard_source.h): both are
 // gathered per unit, only the adapters get leaves and gradients, and the base alone (adapters
 // off) is the DPO reference. A QLoRA base is gathered as its NF4 bytes and dequantized once per
@@ -68,8 +68,8 @@ class FsdpModel {
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
   TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {}) const;
   // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
-  // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective (every rank must call it, and
-  // run backward, the same number of times).
+  // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective
+  // (every rank must call it, and run backward, the same number of times).
   at::Tensor sequence_logps(const TokenBatch& batch);
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
   // An adapter run's base alone (adapters off), forward only: the DPO reference without a copy.

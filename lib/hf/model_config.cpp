@@ -17,6 +17,7 @@ const FamilySpec& family_of(ModelType type) {
   }
   throw ModelError(std::string("model_type ") + enum_name(type) + " has no family row (hf/model_family.h)");
 }
+
 namespace {
 
 using nlohmann::json;

@@ -39,10 +39,10 @@ class Objective {
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 
   // `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order;
-  // `reference` is undefined where none is needed; `sections` holds its config section. A batch of no examples is padding (weight 0;
-  // padding_micro_batch). `step_pairs_per_micro_batch`: the step's examples over its
-  // micro-batches on all ranks, for losses that weigh each micro-batch (dpo.nll_mean); 0 = this
-  // batch's own (as in an evaluation).
+  // `reference` is undefined where none is needed; `sections` holds its config section. A batch
+  // of no examples is padding (weight 0; padding_micro_batch). `step_pairs_per_micro_batch`: the
+  // step's examples over its micro-batches on all ranks, for losses that weigh each micro-batch
+  // (dpo.nll_mean); 0 = this batch's own (as in an evaluation).
   MicroBatchResult micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
                                     const ObjectiveSections& sections, double step_pairs_per_micro_batch = 0.0) const;
   // What a step's or window's summed loss is divided by.

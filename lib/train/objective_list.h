@@ -1,7 +1,7 @@
 // The objectives: train.stage's words, and the config sections the objectives own. A new
 // objective adds its word here and its section (an options struct with its keys in bind(), in
 // its own <name>_options.h) as a member of ObjectiveSections; the config, --help and the docs
-// follow. Its loss is a class in <name>_objective.{h,cpp}, registered in objective.cpp.
+// follow. Its loss is a class in <name>_objective.cpp, registered in objective.cpp.
 #pragma once
 
 #include "train/dpo_options.h"

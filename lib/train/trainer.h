@@ -14,7 +14,6 @@
 #include "data/pair_loader.h"
 #include "distributed/world.h"
 #include "train/objective.h"
-#include "train/objectives.h"
 #include "train/run_setup.h"
 #include "train/stop_request.h"
 #include "train/task_evaluation.h"
