@@ -13,9 +13,11 @@
 
 #include "distributed/watchdog.h"
 #include "fsdp/unit_function.h"
+#include "model/reward_positions.h"
 #include "model/rope.h"
 #include "util/errors.h"
 #include "util/fault_injection.h"
+#include "util/host_sync.h"
 
 namespace st {
 namespace {
@@ -332,8 +334,13 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 
 TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                                  const RowLayout& layout) const {
-  return make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
-                          options_.logp_chunk_tokens, layout, config_.sliding_window, options_.attention);
+  TokenBatch batch = make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
+                                      options_.logp_chunk_tokens, layout, config_.sliding_window, options_.attention);
+  if (config_.head == ModelHead::score) {
+    batch.reward_positions =
+        to_device_async(reward_positions(input_ids, targets, layout, config_.pad_token_id), options_.device);
+  }
+  return batch;
 }
 
 at::Tensor FsdpModel::sequence_logps(const TokenBatch& batch) {

@@ -176,7 +176,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   const int64_t grad_bytes = reduces ? in.reduce_bytes : 4;
   int64_t largest_shard = 0;
   for (const UnitLayout& unit : trained) largest_shard = std::max(largest_shard, unit.shard_numel);
-  const int64_t live_shards = 2 * largest_shard + (config.tie_word_embeddings ? trained.front().shard_numel : 0);
+  const int64_t live_shards = 2 * largest_shard + (config.head_reads_embedding() ? trained.front().shard_numel : 0);
   e.grads = grad_bytes * (in.step_in_backward ? std::min(n, live_shards) : n);
   // adamw8bit: a code per moment and element, an fp32 absmax per moment and block of 256.
   e.optimizer = in.optimizer == OptimizerName::adamw8bit ? 2 * n + 8 * (n / kDynamicBlockSize) : 8 * n;

@@ -37,17 +37,27 @@ std::string model_fingerprint(const std::string& path, const std::string& preset
 
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank, int64_t shard_multiple) {
+  return load_model_shards(model_config_of(path, preset), path, preset, seed, shard_size, shard_rank, shard_multiple);
+}
+
+ModelShards load_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+                              uint64_t seed, int shard_size, int shard_rank, int64_t shard_multiple) {
   if (path.empty()) {
-    ModelShards shards = init_model_shards(preset_config(preset), seed, shard_size, shard_rank, shard_multiple);
+    ModelShards shards = init_model_shards(model, seed, shard_size, shard_rank, shard_multiple);
     shards.description = model_source_description(path, preset, seed);
     return shards;
   }
   ModelShards shards;
-  shards.config = load_model_config(path);
+  shards.config = model;
   require_full_precision(shards.config, path);
   shards.units = build_unit_layouts(shards.config, shard_size, shard_multiple);
   const SafetensorsCheckpoint checkpoint(path);
-  for (const UnitLayout& unit : shards.units) shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint));
+  NewParams fresh{{}, seed};
+  const char* score = model_param_name(ModelParam::score);
+  if (model.head == ModelHead::score && checkpoint.file_of(score) == nullptr) fresh.names.push_back(score);
+  for (const UnitLayout& unit : shards.units) {
+    shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint, fresh));
+  }
   shards.description = model_source_description(path, preset, seed);
   return shards;
 }
@@ -69,7 +79,7 @@ ModelShards fresh_adapters(const ModelConfig& config, std::string description, c
 }  // namespace
 
 bool frozen_embedding_on_host(const ModelConfig& config, bool host_embedding, bool on_gpu, int shard_size) {
-  return host_embedding && on_gpu && shard_size == 1 && !config.tie_word_embeddings;
+  return host_embedding && on_gpu && shard_size == 1 && !config.head_reads_embedding();
 }
 
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,

@@ -57,6 +57,11 @@ std::string model_fingerprint(const std::string& path, const std::string& preset
 // the trained units' shards (unit_layout.h), here and below.
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank, int64_t shard_multiple = 1);
+// The same as `model` (the checkpoint's config, or a reward model made of it: ModelHead::score):
+// a score head the checkpoint lacks (a causal LM trained as a reward model) is new, seeded per
+// parameter by `seed` with the config's initializer_range, as transformers initialises it.
+ModelShards load_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+                              uint64_t seed, int shard_size, int shard_rank, int64_t shard_multiple = 1);
 // An adapter run from `base` (load_model_shards): the adapters' units as the trained masters (A
 // seeded per parameter by lora.seed, B zero: the first forward is the base's), the base moved to
 // a FrozenBase in `compute_dtype` on `device`, one unit at a time.

@@ -55,7 +55,7 @@ std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, co
 }
 
 std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit_count, size_t unit) {
-  if (unit + 1 == unit_count && config.tie_word_embeddings) return {unit, 0};
+  if (unit + 1 == unit_count && config.head_reads_embedding()) return {unit, 0};
   return {unit};
 }
 

@@ -167,6 +167,29 @@ std::vector<int64_t> parse_token_ids(const ConfigReader& reader, const std::stri
   return ids;
 }
 
+// architectures: a *ForSequenceClassification checkpoint is a reward model when it scores one
+// label (transformers counts id2label, else num_labels, else 2).
+void parse_head(const ConfigReader& reader, ModelConfig& config) {
+  if (!reader.has("architectures") || !reader.root().at("architectures").is_array()) return;
+  const std::string suffix = "ForSequenceClassification";
+  bool classifier = false;
+  for (const json& name : reader.root().at("architectures")) {
+    const std::string text = name.is_string() ? name.get<std::string>() : "";
+    classifier |= text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  if (!classifier) return;
+  const json& root = reader.root();
+  const bool by_id2label = reader.has("id2label") && root.at("id2label").is_object();
+  const int64_t labels = by_id2label ? static_cast<int64_t>(root.at("id2label").size())
+                                     : reader.has("num_labels") ? reader.integer(root, "num_labels", "num_labels") : 2;
+  if (labels != 1) {
+    reader.fail(by_id2label ? "id2label" : "num_labels",
+                "gives " + std::to_string(labels) + " labels: shardtune reads a sequence classifier only as a reward "
+                "model, one score per sequence (num_labels 1); export the classifier with num_labels=1");
+  }
+  config.head = ModelHead::score;
+}
+
 // Only bitsandbytes' 4-bit NF4 is read (by QLoRA, as stored); any other format is refused by name.
 void parse_quantization(const ConfigReader& reader, const json& quantization, ModelConfig& config) {
   const std::string fix = "; shardtune reads bitsandbytes 4-bit nf4 checkpoints (train.method = qlora) and "
@@ -202,8 +225,9 @@ Number count_parameters(const ModelConfig& config) {
                            (config.o_proj_bias ? hidden : 0);
   const Number mlp = 3 * hidden * intermediate + (config.mlp_bias ? 2 * intermediate + hidden : 0);
   const Number layer = attention + mlp + 2 * hidden;
-  const Number embeddings = static_cast<Number>(config.vocab_size) * hidden * (config.tie_word_embeddings ? 1 : 2);
-  return embeddings + static_cast<Number>(config.num_hidden_layers) * layer + hidden;
+  const Number vocab_rows = static_cast<Number>(config.vocab_size) * hidden;
+  const Number head = config.head == ModelHead::score ? hidden : config.tie_word_embeddings ? 0 : vocab_rows;
+  return vocab_rows + head + static_cast<Number>(config.num_hidden_layers) * layer + hidden;
 }
 
 // The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
@@ -304,6 +328,18 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
                                       std::to_string(config.vocab_size) + ")");
     }
   }
+  config.initializer_range = reader.number_or("initializer_range", 0.02);
+  if (config.initializer_range <= 0) reader.fail("initializer_range", "must be > 0");
+  parse_head(reader, config);
+  // Only a score head reads it; causal LMs' configs hold odd values (-1, ids past the vocabulary).
+  const auto pad = parse_token_ids(reader, "pad_token_id");
+  const int64_t pad_id = pad.empty() ? -1 : pad.front();
+  if (pad_id >= 0 && pad_id < config.vocab_size) {
+    config.pad_token_id = pad_id;
+  } else if (config.head == ModelHead::score && pad_id != -1) {
+    reader.fail("pad_token_id", std::to_string(pad_id) + " is outside the vocabulary [0, " +
+                                    std::to_string(config.vocab_size) + ")");
+  }
   const std::string dtype = reader.string_or("torch_dtype", reader.string_or("dtype", "bfloat16"));
   if (!find_enum(dtype, config.torch_dtype)) {
     reader.fail("torch_dtype", "is '" + dtype + "'; expected " + enum_choices<TorchDtype>());
@@ -331,11 +367,14 @@ ModelConfig load_model_config(const std::string& path) {
   return parse_model_config(root, file.string());
 }
 
-const char* hf_architecture(ModelType type) { return family_of(type).architecture; }
+const char* hf_architecture(const ModelConfig& config) {
+  const FamilySpec& family = family_of(config.model_type);
+  return config.head == ModelHead::score ? family.reward_architecture : family.architecture;
+}
 
 json to_hf_config_json(const ModelConfig& config) {
   json out = {
-      {"architectures", {hf_architecture(config.model_type)}},
+      {"architectures", {hf_architecture(config)}},
       {"model_type", enum_name(config.model_type)},
       {"vocab_size", config.vocab_size},
       {"hidden_size", config.hidden_size},
@@ -372,6 +411,11 @@ json to_hf_config_json(const ModelConfig& config) {
   if (config.bos_token_id >= 0) out["bos_token_id"] = config.bos_token_id;
   if (config.eos_token_ids.size() == 1) out["eos_token_id"] = config.eos_token_ids.front();
   if (config.eos_token_ids.size() > 1) out["eos_token_id"] = config.eos_token_ids;
+  if (config.head == ModelHead::score) {  // transformers' save_pretrained spelling of num_labels = 1
+    out["id2label"] = {{"0", "LABEL_0"}};
+    out["label2id"] = {{"LABEL_0", 0}};
+    out["pad_token_id"] = config.pad_token_id >= 0 ? json(config.pad_token_id) : json(nullptr);
+  }
   return out;
 }
 

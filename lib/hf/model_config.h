@@ -37,6 +37,11 @@ struct RopeScaling {
 // QLoRA run reads, as its frozen base without re-quantizing (fsdp/nf4_checkpoint.h).
 enum class WeightStorage { full, bnb_nf4 };
 
+// What the last hidden states become: lm, next-token logits (*ForCausalLM); score, one scalar
+// per sequence read at its last non-padding token (*ForSequenceClassification with num_labels
+// 1: a reward model; train.stage = rm).
+enum class ModelHead { lm, score };
+
 struct ModelConfig {
   ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
@@ -61,6 +66,14 @@ struct ModelConfig {
   TorchDtype torch_dtype = TorchDtype::bfloat16;
   WeightStorage weight_storage = WeightStorage::full;
   bool nf4_double_quant = false;     // bnb_nf4: absmax in 8 bits (bnb_4bit_use_double_quant)
+  ModelHead head = ModelHead::lm;
+  // The score head reads each sequence's last token that is not this one (transformers' rule);
+  // -1: none. Written to config.json only with the score head.
+  int64_t pad_token_id = -1;
+  double initializer_range = 0.02;   // std of a new weight (transformers' _init_weights)
+
+  // The head's logits multiply by the embedding (tied) rather than their own lm_head.
+  bool head_reads_embedding() const { return head == ModelHead::lm && tie_word_embeddings; }
 
   int64_t q_size() const { return num_attention_heads * head_dim; }
   int64_t kv_size() const { return num_key_value_heads * head_dim; }
@@ -75,9 +88,9 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& so
 ModelConfig load_model_config(const std::string& path);
 // Throws ModelError naming `path` for 4-bit weights, which a run trains on only as a QLoRA base.
 void require_full_precision(const ModelConfig& config, const std::string& path);
-// The transformers class that loads a model of `type` ("LlamaForCausalLM", ...).
-const char* hf_architecture(ModelType type);
-// The config.json that transformers loads as LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM.
+// The transformers class that loads `config` ("LlamaForCausalLM", "LlamaForSequenceClassification", ...).
+const char* hf_architecture(const ModelConfig& config);
+// The config.json that transformers loads as that class.
 nlohmann::json to_hf_config_json(const ModelConfig& config);
 
 }  // namespace st

@@ -21,16 +21,20 @@ enum class Window { none, every_layer, per_layer };  // per_layer: Qwen's use_sl
 enum class Biases { none, qkv, from_attention_bias };  // qkv: Qwen2's q/k/v biases; else attention_bias
 struct FamilySpec {
   ModelType type;
-  const char* architecture;  // config.json "architectures" of an export
+  const char* architecture;         // config.json "architectures" of an export
+  const char* reward_architecture;  // the same with a reward model's score head (ModelHead::score)
   Window window;
   Biases biases;
   bool qk_norm;  // q and k RMS-normed per head before rotary
 };
 inline constexpr FamilySpec kFamilies[] = {
-    {ModelType::llama, "LlamaForCausalLM", Window::none, Biases::from_attention_bias, false},
-    {ModelType::qwen2, "Qwen2ForCausalLM", Window::per_layer, Biases::qkv, false},
-    {ModelType::mistral, "MistralForCausalLM", Window::every_layer, Biases::none, false},
-    {ModelType::qwen3, "Qwen3ForCausalLM", Window::per_layer, Biases::from_attention_bias, true}};
+    {ModelType::llama, "LlamaForCausalLM", "LlamaForSequenceClassification", Window::none, Biases::from_attention_bias,
+     false},
+    {ModelType::qwen2, "Qwen2ForCausalLM", "Qwen2ForSequenceClassification", Window::per_layer, Biases::qkv, false},
+    {ModelType::mistral, "MistralForCausalLM", "MistralForSequenceClassification", Window::every_layer, Biases::none,
+     false},
+    {ModelType::qwen3, "Qwen3ForCausalLM", "Qwen3ForSequenceClassification", Window::per_layer,
+     Biases::from_attention_bias, true}};
 
 // The row of `type`; throws ModelError for a word without one.
 const FamilySpec& family_of(ModelType type);

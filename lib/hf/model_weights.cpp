@@ -29,8 +29,6 @@ uint64_t parameter_seed(const std::string& name, uint64_t seed) {
   return z ^ (z >> 31);
 }
 
-constexpr double kInitStd = 0.02;  // transformers' initializer_range default
-
 }  // namespace
 
 void check_param_against_config(const SafetensorsCheckpoint& checkpoint, const ParamSpec& spec) {
@@ -72,7 +70,7 @@ at::Tensor init_parameter(const ParamSpec& spec, uint64_t seed) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(spec.shape.at(1)));
     return at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, generator);
   }
-  return at::empty(spec.shape, at::kFloat).normal_(0.0, kInitStd, generator);
+  return at::empty(spec.shape, at::kFloat).normal_(0.0, spec.init_std, generator);
 }
 
 TensorMap init_preset_weights(const ModelConfig& config, uint64_t seed,

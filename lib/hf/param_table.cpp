@@ -1,6 +1,6 @@
 // Everything here follows from the tables in param_table.h; names and order match transformers'
-// LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM / Qwen3ForCausalLM and PEFT's saved
-// adapters.
+// LlamaForCausalLM / Qwen2ForCausalLM / MistralForCausalLM / Qwen3ForCausalLM (and their
+// *ForSequenceClassification) and PEFT's saved adapters.
 #include "hf/param_table.h"
 
 #include "util/errors.h"
@@ -11,6 +11,7 @@ namespace {
 int64_t size_of(const ModelConfig& config, Dim dim) {
   switch (dim) {
     case Dim::none: break;
+    case Dim::one: return 1;
     case Dim::vocab: return config.vocab_size;
     case Dim::hidden: return config.hidden_size;
     case Dim::intermediate: return config.intermediate_size;
@@ -29,7 +30,8 @@ std::vector<int64_t> shape_of(const ModelConfig& config, Dim rows, Dim cols) {
 bool present(const ModelConfig& config, Presence presence) {
   switch (presence) {
     case Presence::always: return true;
-    case Presence::untied_head: return !config.tie_word_embeddings;
+    case Presence::untied_head: return config.head == ModelHead::lm && !config.tie_word_embeddings;
+    case Presence::score_head: return config.head == ModelHead::score;
     case Presence::qkv_bias: return config.qkv_bias;
     case Presence::o_proj_bias: return config.o_proj_bias;
     case Presence::mlp_bias: return config.mlp_bias;
@@ -45,7 +47,7 @@ std::vector<ParamSpec> model_rows(const ModelConfig& config, const ModelParamRow
     if (!present(config, row.presence)) continue;
     ParamKey key;
     key.model = row.key;
-    params.push_back({row.hf_name, shape_of(config, row.rows, row.cols), row.init, key});
+    params.push_back({row.hf_name, shape_of(config, row.rows, row.cols), row.init, key, config.initializer_range});
   }
   return params;
 }
@@ -110,7 +112,8 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
     key.kind = ParamKey::Kind::layer;
     key.member = row.key;
     key.layer = layer;
-    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols), row.init, key});
+    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols), row.init, key,
+                      config.initializer_range});
   }
   return params;
 }

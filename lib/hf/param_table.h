@@ -2,7 +2,7 @@
 // Hugging Face name, the typed key a forward binds it by, its shape rule from the config, when
 // it exists, how a preset initialises it and which LoRA target adapts it. The HF names in
 // state_dict order, the shapes, the FSDP units' parameter lists (embedding, one per decoder
-// layer, head = final norm + lm_head), the PEFT adapter names, the loaders and the exports all
+// layer, head = final norm + lm_head or a reward model's score), the PEFT adapter names, the loaders and the exports all
 // follow from these tables (param_table.cpp). Llama, Qwen2 and Mistral share the decoder and so
 // these tables; a family with other parameters declares its own rows here.
 #pragma once
@@ -26,8 +26,8 @@ namespace st {
 using TensorMap = std::unordered_map<std::string, at::Tensor>;
 
 // The parameters outside the decoder layers.
-enum class ModelParam { embed, final_norm, lm_head };
-inline constexpr size_t kModelParamCount = 3;
+enum class ModelParam { embed, final_norm, lm_head, score };
+inline constexpr size_t kModelParamCount = 4;
 // One decoder layer's parameters.
 enum class LayerParam {
   q_proj, q_bias, k_proj, k_bias, v_proj, v_bias, o_proj, o_bias,
@@ -37,9 +37,10 @@ enum class LayerParam {
 inline constexpr size_t kLayerParamCount = 18;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
-enum class Dim { none, vocab, hidden, intermediate, q_size, kv_size, head_dim };
+enum class Dim { none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim };
 // When a parameter exists.
-enum class Presence { always, untied_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm };
+// untied_head: an lm head of its own (not tied); score_head: ModelHead::score.
+enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm };
 // How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A.
 enum class ParamInit { normal, ones, zeros, lora_a };
 
@@ -64,7 +65,8 @@ inline constexpr ModelParamRow kEmbeddingRows[] = {
     {ModelParam::embed, "model.embed_tokens.weight", Dim::vocab, Dim::hidden, Presence::always, ParamInit::normal}};
 inline constexpr ModelParamRow kHeadRows[] = {
     {ModelParam::final_norm, "model.norm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones},
-    {ModelParam::lm_head, "lm_head.weight", Dim::vocab, Dim::hidden, Presence::untied_head, ParamInit::normal}};
+    {ModelParam::lm_head, "lm_head.weight", Dim::vocab, Dim::hidden, Presence::untied_head, ParamInit::normal},
+    {ModelParam::score, "score.weight", Dim::one, Dim::hidden, Presence::score_head, ParamInit::normal}};
 inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::q_proj, "self_attn.q_proj.weight", Dim::q_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::q},
     {LayerParam::q_bias, "self_attn.q_proj.bias", Dim::q_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
@@ -104,6 +106,7 @@ struct ParamSpec {
   std::vector<int64_t> shape;
   Init init = Init::normal;
   ParamKey key;
+  double init_std = 0.02;  // Init::normal: the config's initializer_range
 
   int64_t numel() const;
 };

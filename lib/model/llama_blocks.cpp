@@ -66,9 +66,10 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
       case ModelParam::embed: weights.embed = tensor; break;
       case ModelParam::final_norm: weights.final_norm = tensor; break;
       case ModelParam::lm_head: weights.lm_head = tensor; break;
+      case ModelParam::score: weights.score = tensor; break;
     }
   }
-  if (config.tie_word_embeddings) weights.lm_head = weights.embed;
+  if (config.head_reads_embedding()) weights.lm_head = weights.embed;
   const std::vector<LoraTarget> every = enum_values<LoraTarget>();
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, every, 1);

@@ -45,7 +45,8 @@ struct LlamaWeights {
   at::Tensor embed;       // [V, D]
   std::vector<LayerWeights> layers;
   at::Tensor final_norm;  // [D]
-  at::Tensor lm_head;     // [V, D]; the embedding itself when tied
+  at::Tensor lm_head;     // [V, D]; the embedding itself when tied; undefined with a score head
+  at::Tensor score;       // [1, D]: a reward model's head (ModelHead::score), else undefined
 };
 
 // Generation: each layer's keys and values of the tokens decoded so far, written in place.

@@ -20,6 +20,16 @@ at::Tensor head_target_logps(const ModelConfig& config, const UnitWeights& weigh
   return chunked_token_logps(normed, weights[head], batch.target_ids, batch.logp_chunk_tokens, sink_for(sinks, head));
 }
 
+// hidden [R, T, D] -> each sequence's reward [S] fp32: the final norm and the score at the
+// sequence's reward position only (transformers scores every position and picks these).
+at::Tensor head_rewards(const ModelConfig& config, const UnitWeights& weights, const at::Tensor& hidden,
+                        const TokenBatch& batch) {
+  if (!batch.reward_positions.defined()) throw ModelError("score head: the batch has no reward positions");
+  const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.reward_positions);
+  const at::Tensor normed = head_normed(config, weights[ModelParam::final_norm], selected);
+  return at::linear(normed, weights[ModelParam::score]).view({-1}).to(at::kFloat);
+}
+
 // Per sequence, in position order: the targets' log-probs placed at their slots of [S, T] and
 // summed along each sequence's line (deterministic on a GPU, where an index_add would sum in
 // any order). In the plain layout a sequence's line is its row.
@@ -157,7 +167,9 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
       layer.adapter = batch.adapter;
       return decoder_layer(layer, input, batch.positions, config, cache);
     }
-    case UnitRole::head: return sequence_sums(batch, head_target_logps(config, weights, input, batch, sinks));
+    case UnitRole::head:
+      if (config.head == ModelHead::score) return head_rewards(config, weights, input, batch);
+      return sequence_sums(batch, head_target_logps(config, weights, input, batch, sinks));
   }
   throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
 }
@@ -177,7 +189,11 @@ UnitWeights unit_params(const LlamaWeights& weights, const ModelConfig& config, 
     case UnitRole::layer: params.layer = weights.layers.at(unit - 1); break;
     case UnitRole::head:
       params[ModelParam::final_norm] = weights.final_norm;
-      params[lm_head_param(config)] = weights.lm_head;
+      if (config.head == ModelHead::score) {
+        params[ModelParam::score] = weights.score;
+      } else {
+        params[lm_head_param(config)] = weights.lm_head;
+      }
       break;
   }
   return params;
@@ -211,6 +227,11 @@ at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& co
 
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
   return sequence_sums(batch, llama_target_logps(weights, config, batch));
+}
+
+at::Tensor llama_sequence_rewards(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
+  const at::Tensor hidden = hidden_before_head(weights, config, batch);
+  return head_rewards(config, unit_params(weights, config, unit_count(config) - 1), hidden, batch);
 }
 
 }  // namespace st

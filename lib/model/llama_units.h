@@ -28,7 +28,8 @@ struct TokenBatch {
   at::Tensor target_positions;  // [N] int64 on the device: row * T + position of each target
   at::Tensor target_ids;        // [N] int64 on the device
   at::Tensor target_slots;      // [N] int64 on the device: sequence * T + position of each target
-  int64_t sequences = 0;        // S: the head returns one log-prob sum per sequence
+  int64_t sequences = 0;        // S: the head returns one log-prob sum (or reward) per sequence
+  at::Tensor reward_positions;  // [S] int64 on the device, a score head's: reward_positions.h
   int64_t logp_chunk_tokens = 1024;
   AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
 };
@@ -76,7 +77,8 @@ struct UnitGradSinks {
 
 // Runs unit `unit` with `weights`. Embedding: input ignored, returns [R, T, D]; layer:
 // [R, T, D] -> [R, T, D] (matmuls through `cache` when given); head: hidden [R, T, D] -> summed
-// target log-probs per sequence [S] fp32, the lm_head's gradient into its sink when present.
+// target log-probs per sequence [S] fp32, the lm_head's gradient into its sink when present, or
+// with a score head each sequence's reward [S] fp32 (at batch.reward_positions).
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {});
@@ -101,6 +103,8 @@ void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, 
 // in (row, position) order (the scorer), and their sums per sequence [S] (tests, benches).
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
+// A reward model's rewards per sequence [S] fp32 (batch.reward_positions set).
+at::Tensor llama_sequence_rewards(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
 // input_ids [B, T] -> final-normed hidden states [B, T, D] at every position, through the same
 // unit forwards (benches and tests that score every position with their own head).
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids);

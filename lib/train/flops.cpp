@@ -7,7 +7,7 @@ namespace {
 double matmul_parameters(const ModelConfig& config) {
   const double embedding = static_cast<double>(config.vocab_size) * static_cast<double>(config.hidden_size);
   // A tied head still multiplies by the table: only the lookup side is not a matmul.
-  return static_cast<double>(config.parameter_count()) - (config.tie_word_embeddings ? 0.0 : embedding);
+  return static_cast<double>(config.parameter_count()) - (config.head_reads_embedding() ? 0.0 : embedding);
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohman
 void check_objective_config(const TrainConfig& config) {
   const TrainOptions& t = config.train;
   const Objective& objective = objective_for(t.stage);
+  objective.check_config(config);
   if (t.micro_batch < objective.min_micro_batch()) {
     throw ConfigError("train.micro_batch = " + std::to_string(t.micro_batch) + " must be at least " +
                       std::to_string(objective.min_micro_batch()) + " for train.stage = " + enum_name(t.stage) + " (" +
@@ -49,17 +50,31 @@ void check_objective_config(const TrainConfig& config) {
   }
 }
 
+ModelConfig trained_model_config(const TrainConfig& config, ModelConfig base, int64_t pad_id) {
+  const ModelHead head = objective_for(config.train.stage).model_head();
+  if (head == ModelHead::lm && base.head == ModelHead::score) {
+    throw ConfigError("model.path " + config.model.path + " holds a reward model (" + hf_architecture(base) +
+                      "); train.stage = " + enum_name(config.train.stage) +
+                      " trains a causal LM: start from the causal LM, or set train.stage = rm to train the reward model");
+  }
+  base.head = head;
+  if (head == ModelHead::score) base.pad_token_id = pad_id;
+  return base;
+}
+
 // Each objective's one instance, defined in its own <name>_objective.cpp (its class is private
 // to that file: the rest of the code sees only Objective).
 const Objective& sft_objective();
 const Objective& dpo_objective();
 const Objective& kto_objective();
+const Objective& rm_objective();
 
 const Objective& objective_for(Stage stage) {
   switch (stage) {
     case Stage::sft: return sft_objective();
     case Stage::dpo: return dpo_objective();
     case Stage::kto: return kto_objective();
+    case Stage::rm: return rm_objective();
   }
   throw ConfigError("train.stage: no objective for this stage");
 }

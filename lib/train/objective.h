@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/collate.h"
+#include "hf/model_config.h"
 #include "train/batch_loss.h"
 #include "train/train_config.h"
 
@@ -28,6 +29,9 @@ class Objective {
   // The dataset kind it reads: the example's columns, and its sequences in a batch.
   virtual PairKind example_kind() const = 0;
   int64_t sequences_per_example() const { return sequences_of(example_kind()); }
+  // What the model's head computes: log-probs (lm) or one reward per sequence (score); the model
+  // a run trains is its base model with this head (trained_model_config).
+  virtual ModelHead model_head() const { return ModelHead::lm; }
   // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.
@@ -35,12 +39,14 @@ class Objective {
   // The fewest examples a micro-batch must hold for its loss to be what it says, and why.
   virtual int64_t min_micro_batch() const { return 1; }
   virtual const char* why_min_micro_batch() const { return ""; }
+  // What else it asks of the config; throws ConfigError naming the key.
+  virtual void check_config(const TrainConfig&) const {}
   // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 
-  // `policy` and `reference` are [S] summed completion log-probs in the batch's sequence order;
-  // `reference` is undefined where none is needed; `sections` holds its config section. A batch
-  // of no examples is padding (weight 0; padding_micro_batch). `step_pairs_per_micro_batch`: the
+  // `policy` and `reference` are [S] summed completion log-probs (a score head's: rewards) in
+  // the batch's sequence order; `reference` is undefined where none is needed; `sections` holds
+  // its config section. A batch of no examples is padding (weight 0; padding_micro_batch). `step_pairs_per_micro_batch`: the
   // step's examples over its micro-batches on all ranks, for losses that weigh each micro-batch
   // (dpo.nll_mean); 0 = this batch's own (as in an evaluation).
   MicroBatchResult micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
@@ -62,6 +68,11 @@ class Objective {
 
 // The objective a train.stage names.
 const Objective& objective_for(Stage stage);
+
+// The model train.stage trains from `base` (model.path's config, or the preset's): with the
+// objective's head, and a score head's pad_token_id the data's `pad_id` (as TRL sets it from the
+// tokenizer). Throws ConfigError for a reward model trained as a causal LM.
+ModelConfig trained_model_config(const TrainConfig& config, ModelConfig base, int64_t pad_id);
 
 // What the objective of train.stage asks of the rest of the config (e.g. KTO's 2 examples per
 // micro-batch); throws ConfigError naming the key, its value and why. validate_config checks what

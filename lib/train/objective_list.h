@@ -6,26 +6,29 @@
 
 #include "train/dpo_options.h"
 #include "train/kto_options.h"
+#include "train/rm_options.h"
 #include "util/enum_names.h"
 
 namespace st {
 
 // train.stage: the objective.
-enum class Stage { sft, dpo, kto };
+enum class Stage { sft, dpo, kto, rm };
 template <>
 struct EnumNames<Stage> {
-  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}};
+  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"}};
 };
 constexpr Stage kDefaultStage = Stage::dpo;  // train.stage's default
 
-// The objectives' own sections, one member each (TrainConfig holds them: config.dpo, config.kto).
+// The objectives' own sections, one member each (TrainConfig holds them: config.dpo, config.kto, ..).
 struct ObjectiveSections {
   DpoOptions dpo;
   KtoOptions kto;
+  RmOptions rm;
 
   void bind_objective_sections(ConfigSchema& schema) {
     dpo.bind(schema);
     kto.bind(schema);
+    rm.bind(schema);
   }
 };
 

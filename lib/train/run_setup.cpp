@@ -5,6 +5,7 @@
 #include "ckpt/checkpoint_reader.h"
 #include "fsdp/unit_layout.h"
 #include "train/flops.h"
+#include "train/objective.h"
 #include "train/recompute_choice.h"
 #include "train/stop_request.h"
 #include "train/train_checkpoints.h"
@@ -79,15 +80,16 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
   run.resume_from = prepare_run_directory(config, *run.host);
 
-  // A checkpoint of another model, then a wrong data directory, fail before any weights are read.
-  const ModelConfig model = model_config_of(config.model.path, config.model.preset);
+  // A wrong data directory, then a checkpoint of another model, fail before any weights are read.
+  const ModelConfig base = model_config_of(config.model.path, config.model.preset);
+  run.data = open_train_data(config, base.vocab_size);
+  const ModelConfig model = trained_model_config(config, base, run.data.train->pad_id());
   std::optional<CheckpointManifest> manifest;
   if (run.resume_from) {
     manifest = read_checkpoint_manifest(*run.resume_from);
     check_checkpoint_model(*manifest, *run.resume_from, to_hf_config_json(model),
                            trained_unit_layouts(config, model, 1), adapter_identity(config));
   }
-  run.data = open_train_data(config, model.vocab_size);
   run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda(),
                            manifest ? manifest->progress.global_batch : 0);
   if (t.grad_accum == 0) {
@@ -129,7 +131,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
     shards = qlora_model_shards(config.model.path, config.model.preset, t.seed, config.lora, compute_dtype, run.device,
                                 *run.groups->shard, shard_multiple);
   } else if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
-    shards = load_model_shards(config.model.path, config.model.preset, t.seed, shard_size, shard_rank,
+    shards = load_model_shards(model, config.model.path, config.model.preset, t.seed, shard_size, shard_rank,
                                adapters ? 1 : shard_multiple);
   }
   stop_if_requested_during(*run.host, "model");

@@ -1,0 +1,23 @@
+// Where a reward model reads each sequence's reward (ModelHead::score): at its last token that
+// is not the pad token, transformers' *ForSequenceClassification rule, so that an export serves
+// the rewards training saw (with pad = eos, the token before a closing eos).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "data/row_layout.h"
+
+namespace st {
+
+// input_ids, targets [R, T] on the host (targets as in collate.h), `layout` as in
+// make_token_batch, `pad_id` the model's pad_token_id (-1: none) -> [S] int64 on the host: row
+// * T + position of each sequence's reward token. Plain rows: the row's rightmost token that is
+// not pad_id (position 0 when there is none: a padding micro-batch). Laid-out rows (packed, a
+// shared prompt): a sequence ends one past its last target, and steps back from there over
+// pad tokens. Throws ModelError for a laid-out sequence without a target (no end to read at).
+at::Tensor reward_positions(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout,
+                            int64_t pad_id);
+
+}  // namespace st
