@@ -25,14 +25,19 @@ constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.
 
 TorchDtype torch_dtype_of(at::ScalarType dtype) { return dtype == at::kFloat ? TorchDtype::float32 : TorchDtype::bfloat16; }
 
-// config.json: the base model's own (every field kept) or the one the config describes.
+// config.json: the base model's own (every field kept) or the one the config describes; the
+// fields of the head a run trained (a reward model's class, labels and pad id) are the run's.
 nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options) {
-  nlohmann::json json = to_hf_config_json(config);
+  const nlohmann::json described = to_hf_config_json(config);
+  nlohmann::json json = described;
   const fs::path base = fs::path(options.base_model_dir) / "config.json";
   if (!options.base_model_dir.empty() && fs::exists(base)) {
     std::ifstream in(base);
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
+    for (const char* key : {"architectures", "id2label", "label2id", "pad_token_id"}) {
+      if (described.contains(key)) json[key] = described[key];
+    }
   }
   json["torch_dtype"] = enum_name(torch_dtype_of(options.dtype));
   return json;

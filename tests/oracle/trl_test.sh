@@ -19,6 +19,8 @@
 # - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks;
 # - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
+# - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
+#   from a reward-model export, with and without centred rewards.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -245,6 +247,37 @@ PY
     run --exit 2 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" --train.stage=kto \
       --train.micro_batch=2 --dpo.reference=precomputed --train.output_dir="$work/refused" --progress off
     expect_output "in groups of 4 \(train.micro_batch at precompute-ref\) but train.micro_batch = 2"
+    ;;
+  rm)
+    # A reward model against RewardTrainer: shardtune's first step at learning rate 0 (the
+    # warmup's) exports the causal LM with its new seeded score head as LlamaForSequenceClassification,
+    # which TRL trains; shardtune trains the same from the causal LM (the same seeded head) on 1
+    # and 2 ranks, from the export (reading its score), and with centred rewards. TRL's accuracy
+    # and margin are means over micro-batches of equal size: the step's means here.
+    rm=(--train.stage=rm --optim.lr=1e-3 --optim.warmup_steps=2 --optim.weight_decay=0.01 --optim.grad_clip=1
+        --optim.schedule=cosine)
+    rm_trl=(--lr 1e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 2 --grad-accum 2
+            --schedule cosine)
+    steps=1 ours start 1 "${rm[@]}" --train.micro_batch=2 --train.grad_accum=2 --ckpt.export=true --ckpt.export_dtype=fp32
+    grep -q '"LlamaForSequenceClassification"' "$work/start/export/config.json" || fail "the export is no reward model"
+    # rm_trl <name> [trl_rm.py options]: TRL's run of the exported reward model.
+    rm_trl() {
+      "$python" "$here/trl_rm.py" "$work/start/export" "$work/pairs.jsonl" "$work/$1.trl.jsonl" --steps "$steps" \
+        "${rm_trl[@]}" "${@:2}" --work "$work/trl-$1" >"$work/$1.trl.log" 2>&1 ||
+        fail "TRL's RewardTrainer failed: $(tail -5 "$work/$1.trl.log")"
+    }
+    rm_trl rm
+    beta=1  # trl_compare's reward scale: rewards are compared to 1e-5 x max(|reward|, 1)
+    ours one 1 "${rm[@]}" --train.micro_batch=2 --train.grad_accum=2
+    agree one rm "reward model, 1 rank"
+    ours two 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2
+    agree two rm "reward model, 2 ranks"
+    model=$work/start/export ours again 1 "${rm[@]}" --train.micro_batch=2 --train.grad_accum=2
+    agree again rm "reward model read from its export, 1 rank"
+    rm_trl centred --center 0.01
+    ours centred 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2 --rm.center_rewards_coefficient=0.01
+    agree centred centred "reward model, centred rewards (0.01), 2 ranks"
+    differs one centred "reward model without centring against TRL's centred run"
     ;;
   *) fail "unknown case" ;;
 esac
