@@ -16,6 +16,7 @@
 #include "eval/eval_options.h"
 #include "eval/eval_results.h"
 #include "eval/eval_runner.h"
+#include "eval/preference_accuracy.h"
 #include "eval/task_file.h"
 #include "exit_codes.h"
 #include "inference_source.h"
@@ -35,7 +36,7 @@ namespace fs = std::filesystem;
 struct EvalCommand {
   InferenceSource source;
   std::vector<std::string> tasks;
-  std::string output, log_samples;
+  std::string output, log_samples, pairs;
   int64_t limit = 0, max_length = 0, generation_batch = 8;
   bool add_bos = false, overwrite = false;
   std::optional<TemplateKind> chat_template;
@@ -55,6 +56,9 @@ po::options_description eval_options(EvalCommand& o) {
   options.add_options()
       ("tasks", po::value(&o.tasks)->composing(), "task files (JSONL: a {\"task\": ...} header, then documents), "
        "comma-separated or repeated; docs/evaluation.md")
+      ("pairs", po::value(&o.pairs),
+       "a reward model's pairwise accuracy on preference pairs (prepped dpo shards, comma-separated "
+       "directories): the share whose chosen completion it rewards above the rejected one")
       ("output", po::value(&o.output), "results JSON: per task each metric's value and standard error, the settings")
       ("log-samples", po::value(&o.log_samples), "also write each document's inputs, scores and prediction (JSONL)")
       ("limit", po::value(&o.limit)->default_value(0), "the first N documents of each task (0 = all)")
@@ -82,7 +86,9 @@ std::vector<std::string> task_paths(const std::vector<std::string>& values) {
 
 void check_options(const EvalCommand& o) {
   check_inference_source(o.source, "eval");
-  if (task_paths(o.tasks).empty() || o.output.empty()) throw ConfigError("eval: --tasks and --output are required");
+  if ((task_paths(o.tasks).empty() && o.pairs.empty()) || o.output.empty()) {
+    throw ConfigError("eval: --output and --tasks (or a reward model's --pairs) are required");
+  }
   if (o.limit < 0 || o.max_length < 0 || o.generation_batch <= 0 || o.scorer.chunk_tokens <= 0 ||
       o.scorer.max_batch_tokens <= 0) {
     throw ConfigError("eval: --limit and --max-length must be >= 0; --batch-size, --chunk-tokens and --batch-tokens > 0");
@@ -110,22 +116,31 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     const c10::Device device = select_device(o.device, world.local_device());
     const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     InferenceModel loaded = load_inference_model(o.source, communicator, options);
-    if (!loaded.tokenizer) throw ConfigError("eval: tasks are text, which needs a tokenizer: pass --tokenizer DIR");
-    const Tokenizer& tokenizer = *loaded.tokenizer;
-    const std::optional<ChatTemplate> chat = ChatTemplate::named_or_implied(o.chat_template, tokenizer);
-
-    EvalSettings settings;
-    settings.encode = encode_settings_for(tokenizer, loaded.model.config, o.add_bos, o.max_length, "eval");
-    settings.eos_ids = end_of_sequence_ids(loaded.model.config, &tokenizer);
-    settings.generation_batch = o.generation_batch;
-    WholeWeightsModel model(llama_weights(loaded.model.tensors, loaded.model.config), loaded.model.config, o.scorer);
-
+    if (!tasks.empty() && !loaded.tokenizer) {
+      throw ConfigError("eval: tasks are text, which needs a tokenizer: pass --tokenizer DIR");
+    }
+    const LlamaWeights weights = llama_weights(loaded.model.tensors, loaded.model.config);
     nlohmann::ordered_json results;
     results["model"] = {{"source", loaded.model.description}, {"fingerprint", loaded.fingerprint},
                         {"dtype", enum_name(o.dtype)}};
     results["shardtune"] = {{"version", shardtune_version()}, {"ranks", world.size()}};
+    if (!o.pairs.empty()) {
+      const nlohmann::ordered_json result =
+          preference_accuracy(o.pairs, weights, loaded.model.config, o.scorer, communicator);
+      log0("eval: pairwise accuracy on ", o.pairs, " (", result["pairs"].get<uint64_t>(), " pairs): ",
+           result["accuracy"].get<double>(), " +- ", result["accuracy_stderr"].get<double>(), ", margin ",
+           result["margin"].get<double>());
+      results["results"]["pairwise_accuracy"] = result;
+    }
     std::string sample_lines;
     for (const EvalTask& task : tasks) {
+      const Tokenizer& tokenizer = *loaded.tokenizer;
+      const std::optional<ChatTemplate> chat = ChatTemplate::named_or_implied(o.chat_template, tokenizer);
+      EvalSettings settings;
+      settings.encode = encode_settings_for(tokenizer, loaded.model.config, o.add_bos, o.max_length, "eval");
+      settings.eos_ids = end_of_sequence_ids(loaded.model.config, &tokenizer);
+      settings.generation_batch = o.generation_batch;
+      WholeWeightsModel model(weights, loaded.model.config, o.scorer);
       const std::vector<std::string> contexts = document_contexts(task, chat ? &*chat : nullptr);
       const std::vector<nlohmann::json> samples =
           evaluate_task_on_ranks(task, contexts, tokenizer, settings, model, communicator);
@@ -147,7 +162,7 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
       write_file_atomically(o.output, results.dump(2) + "\n");
     }
     communicator.barrier();
-    log0("eval: ", tasks.size(), " task(s) on ", loaded.model.description, " (", enum_name(o.dtype), " on ",
+    log0("eval: ", tasks.size(), " task(s)", o.pairs.empty() ? "" : " and pairwise accuracy", " on ", loaded.model.description, " (", enum_name(o.dtype), " on ",
          device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(), " s; wrote ", o.output,
          o.log_samples.empty() ? "" : " and " + o.log_samples);
     return kExitOk;

@@ -1,5 +1,5 @@
-// `shardtune score`: log-probs of completions under a model, one output line per input line,
-// in input order. Lines are split across ranks in contiguous blocks; rank 0 writes the file
+// `shardtune score`: log-probs of completions under a model (a reward model's rewards of prompt
+// + completion), one output line per input line, in input order. Lines are split across ranks in contiguous blocks; rank 0 writes the file
 // (as .tmp, renamed), so an existing output is never half-overwritten.
 #include <boost/program_options.hpp>
 #include <filesystem>
@@ -27,12 +27,13 @@ namespace {
 namespace po = boost::program_options;
 
 struct ScoreOptions {
-  std::string model, preset, input, output;
+  std::string model, checkpoint, preset, input, output;
   InferenceDtype dtype = InferenceDtype::fp32;
   DeviceChoice device = DeviceChoice::automatic;
   uint64_t seed = 0;
   ScorerOptions scorer;
   bool overwrite = false;
+  bool reward = false;
 };
 
 po::options_description score_options(ScoreOptions& o) {
@@ -40,10 +41,16 @@ po::options_description score_options(ScoreOptions& o) {
   options.add_options()
       ("help", "print this help and exit")
       ("model", po::value(&o.model), "Hugging Face model directory (config.json + *.safetensors)")
+      ("checkpoint", po::value(&o.checkpoint),
+       "instead of --model: a step_* checkpoint or a checkpoint directory (its newest complete one)")
       ("preset", po::value(&o.preset), "instead of --model: a built-in shape with seeded random weights")
       ("seed", po::value(&o.seed)->default_value(0), "random-weight seed for --preset")
       ("input", po::value(&o.input), "JSONL, one {\"prompt_ids\": [...], \"completion_ids\": [...]} per line")
-      ("output", po::value(&o.output), "JSONL written in input order: {\"logp\", \"token_logps\", \"num_tokens\"}")
+      ("output", po::value(&o.output),
+       "JSONL written in input order: {\"logp\", \"token_logps\", \"num_tokens\"}, or a reward model's {\"reward\"}")
+      ("reward", po::bool_switch(&o.reward),
+       "the model must be a reward model (*ForSequenceClassification, num_labels 1; train.stage = rm): one reward "
+       "per line, read at the last token that is not its pad_token_id")
       ("dtype", enum_flag(&o.dtype, "score", "dtype"), "compute dtype: fp32|bf16")
       ("device", enum_flag(&o.device, "score", "device"), "auto (GPU when present) | cpu | cuda")
       ("chunk-tokens", po::value(&o.scorer.chunk_tokens)->default_value(1024),
@@ -55,7 +62,9 @@ po::options_description score_options(ScoreOptions& o) {
 }
 
 void check_options(const ScoreOptions& o) {
-  if (o.model.empty() == o.preset.empty()) throw ConfigError("score: give exactly one of --model DIR or --preset NAME");
+  if (!o.model.empty() + !o.checkpoint.empty() + !o.preset.empty() != 1) {
+    throw ConfigError("score: give exactly one of --model DIR, --checkpoint DIR or --preset NAME");
+  }
   if (o.input.empty() || o.output.empty()) throw ConfigError("score: --input and --output are required");
   if (o.scorer.chunk_tokens <= 0 || o.scorer.max_batch_tokens <= 0) {
     throw ConfigError("score: --chunk-tokens and --batch-tokens must be > 0");
@@ -77,7 +86,13 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     const Timer timer;
     const c10::Device device = select_device(o.device, world.local_device());
     const at::TensorOptions tensor_options = inference_tensor_options(o.dtype, device);
-    const LoadedModel model = load_model(o.model, o.preset, o.seed, tensor_options);
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    const LoadedModel model =
+        load_inference_model({o.model, o.checkpoint, o.preset, "", o.seed}, communicator, tensor_options).model;
+    if (o.reward && model.config.head != ModelHead::score) {
+      throw ConfigError("score --reward: " + model.description + " is a causal LM (" + hf_architecture(model.config) +
+                        "), not a reward model; give a train.stage = rm export or checkpoint, or drop --reward");
+    }
     const auto requests = read_score_requests(o.input, model.config.vocab_size,
                                               model.config.max_position_embeddings);
     const size_t first = requests.size() * world.rank() / world.size();
@@ -88,14 +103,15 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     std::string block;
     int64_t tokens = 0;
     for (const ScoreResult& result : results) {
-      block += format_score_line(result) + "\n";
+      block += format_score_line(result, model.config.head) + "\n";
       tokens += static_cast<int64_t>(result.token_logps.size());
     }
-    MpiCommunicator communicator(world.comm(), world.watchdog());
     write_rank_blocks(communicator, block, o.output);
-    log0("score: ", requests.size(), " lines from ", o.input, " scored with ", model.description,
-         " (", enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(),
-         " s; ", tokens, " completion tokens on rank 0; wrote ", o.output);
+    const bool rewards = model.config.head == ModelHead::score;
+    log0("score: ", requests.size(), " lines from ", o.input, rewards ? " rewarded by " : " scored with ",
+         model.description, " (", enum_name(o.dtype), " on ", device.str(), ", ", world.size(), " rank(s)) in ",
+         timer.seconds(), " s; ", rewards ? "" : std::to_string(tokens) + " completion tokens on rank 0; ", "wrote ",
+         o.output);
     return kExitOk;
   });
 }

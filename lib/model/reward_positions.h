@@ -13,10 +13,11 @@ namespace st {
 
 // input_ids, targets [R, T] on the host (targets as in collate.h), `layout` as in
 // make_token_batch, `pad_id` the model's pad_token_id (-1: none) -> [S] int64 on the host: row
-// * T + position of each sequence's reward token. Plain rows: the row's rightmost token that is
-// not pad_id (position 0 when there is none: a padding micro-batch). Laid-out rows (packed, a
-// shared prompt): a sequence ends one past its last target, and steps back from there over
-// pad tokens. Throws ModelError for a laid-out sequence without a target (no end to read at).
+// * T + position of each sequence's reward token. A sequence ends one past its last target (its
+// last token), a plain row without targets at the row's end (a padding micro-batch); from there
+// back over pad tokens, not past its first target. On right-padded plain rows that is the row's
+// rightmost non-pad token, as transformers finds it. Throws ModelError for a laid-out (packed,
+// prompt-shared) sequence without a target.
 at::Tensor reward_positions(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout,
                             int64_t pad_id);
 

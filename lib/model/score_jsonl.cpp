@@ -66,7 +66,8 @@ std::vector<ScoreRequest> read_score_requests(const std::string& path, int64_t v
   return requests;
 }
 
-std::string format_score_line(const ScoreResult& result) {
+std::string format_score_line(const ScoreResult& result, ModelHead head) {
+  if (head == ModelHead::score) return json{{"reward", result.reward}}.dump();
   const json line = {{"logp", result.logp},
                      {"token_logps", result.token_logps},
                      {"num_tokens", result.token_logps.size()}};

@@ -1,6 +1,6 @@
 // The JSONL files of `shardtune score`: input lines {"prompt_ids": [...], "completion_ids":
 // [...]} checked against the model (vocabulary, context length), output lines {"logp",
-// "token_logps", "num_tokens"}.
+// "token_logps", "num_tokens"} (a reward model's: {"reward"}).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@ namespace st {
 std::vector<ScoreRequest> read_score_requests(const std::string& path, int64_t vocab_size,
                                               int64_t max_positions);
 
-std::string format_score_line(const ScoreResult& result);
+// {"logp", "token_logps", "num_tokens"}, or a reward model's {"reward"}.
+std::string format_score_line(const ScoreResult& result, ModelHead head);
 
 }  // namespace st

@@ -7,6 +7,7 @@
 
 #include "data/padded_rows.h"
 #include "model/llama_units.h"
+#include "model/reward_positions.h"
 #include "model/rope.h"
 
 namespace st {
@@ -16,17 +17,32 @@ int64_t length_of(const ScoreRequest& request) {
   return static_cast<int64_t>(request.prompt_ids.size() + request.completion_ids.size());
 }
 
-// Scores requests [first, last) as one right-padded batch.
-// `inverse_frequencies`: the rotary ones on the weights' device, made once per call of score_sequences.
-void score_batch(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& inverse_frequencies,
-                 const std::vector<ScoreRequest>& requests, size_t first, size_t last,
-                 const ScorerOptions& options, std::vector<ScoreResult>& results) {
+// Requests [first, last) as one right-padded batch, on the weights' device; `inverse_frequencies`:
+// the rotary ones there, made once per call. A reward model's rows are padded with its pad token
+// and carry the positions its rewards are read at.
+TokenBatch request_batch(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+                         const std::vector<ScoreRequest>& requests, size_t first, size_t last,
+                         const ScorerOptions& options) {
   std::vector<PromptResponse<int64_t>> rows;
   for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
-  const PaddedRows padded = pad_prompt_response_rows(rows, /*pad_id=*/0);
-  const TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, inverse_frequencies,
-                                            weights.embed.scalar_type(), options.chunk_tokens, {},
-                                            config.sliding_window);
+  const PaddedRows padded = pad_prompt_response_rows(rows, std::max<int64_t>(config.pad_token_id, 0));
+  TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, inverse_frequencies,
+                                      weights.embed.scalar_type(), options.chunk_tokens, {}, config.sliding_window);
+  if (config.head == ModelHead::score) {
+    batch.reward_positions = reward_positions(padded.input_ids, padded.targets, {}, config.pad_token_id)
+                                 .to(inverse_frequencies.device());
+  }
+  return batch;
+}
+
+void score_batch(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
+                 const std::vector<ScoreRequest>& requests, size_t first, size_t last,
+                 std::vector<ScoreResult>& results) {
+  if (config.head == ModelHead::score) {
+    const at::Tensor rewards = llama_sequence_rewards(weights, config, batch).to(at::kCPU, at::kDouble);
+    for (size_t i = first; i < last; ++i) results[i].reward = rewards[static_cast<int64_t>(i - first)].item<double>();
+    return;
+  }
   const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
   const float* values = logps.data_ptr<float>();
   for (size_t i = first; i < last; ++i) {  // rows come back in (sequence, position) order
@@ -66,7 +82,8 @@ std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const Mode
   const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
   const auto length = [&](size_t i) { return length_of(requests[i]); };
   for (const auto& [first, last] : padded_batches(requests.size(), length, options.max_batch_tokens)) {
-    score_batch(weights, config, inverse_frequencies, requests, first, last, options, results);
+    const TokenBatch batch = request_batch(weights, config, inverse_frequencies, requests, first, last, options);
+    score_batch(weights, config, batch, requests, first, last, results);
   }
   return results;
 }

@@ -1,5 +1,6 @@
 // Scores completions under a model: per completion token log p(token | everything before),
-// and their sum. The building block of `shardtune score` and of DPO reference log-probs.
+// and their sum, or under a reward model the reward of prompt + completion. The building block
+// of `shardtune score` and of DPO reference log-probs.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,11 @@ struct ScoreRequest {
   std::vector<int64_t> completion_ids;
 };
 
+// A causal LM's log-probs, or a reward model's reward (ModelHead::score) of prompt + completion.
 struct ScoreResult {
   double logp = 0.0;                    // sum of token_logps
   std::vector<float> token_logps;       // one per completion token
+  double reward = 0.0;                  // a reward model's, read at the last non-pad token
 };
 
 struct ScorerOptions {

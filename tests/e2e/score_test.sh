@@ -51,7 +51,7 @@ case "$case_name" in
     expect_output "scored with preset debug \(seed 3\) \(bf16 on [a-z0-9:]+"
     [ "$(wc -l <"$work/p.jsonl")" -eq 11 ] || fail "expected 11 lines"
     run --exit 2 "$bin" score --input "$ref/pairs.jsonl" --output "$work/q.jsonl"
-    expect_output "give exactly one of --model DIR or --preset NAME"
+    expect_output "give exactly one of --model DIR, --checkpoint DIR or --preset NAME"
     ;;
   *)
     fail "unknown case"

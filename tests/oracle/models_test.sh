@@ -119,6 +119,32 @@ case "$case_name" in
     run --exit 0 "$bin" score --model "$fixtures/$base" --input "$fixtures/pairs.jsonl" --output "$work/base.jsonl"
     ! cmp -s "$work/base.jsonl" "$work/score/scores.jsonl" || fail "the trained export scores as its base does"
     ;;
+  reward_model_export)
+    # A reward model of each family (train.stage = rm from its fixture), exported as
+    # *ForSequenceClassification: transformers reads the rewards shardtune's scorer gives. Then
+    # the same weights with pad_token_id = eos on completions ending in eos: both read the reward
+    # at the token before (transformers' rule for TRL's default pad = eos).
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 64
+    for base in llama_gqa qwen2_bias mistral_window qwen3_qk_norm; do
+      run --exit 0 "$bin" train --model.path="$fixtures/$base" --data.train="$work/data/train" --train.stage=rm \
+        --train.output_dir="$work/$base" --train.max_steps=6 --train.micro_batch=2 --train.grad_accum=2 \
+        --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+      check reward "$bin" "$work/$base/export" "$fixtures/pairs.jsonl" "$work/reward-$base"
+    done
+    cp -r "$work/llama_gqa/export" "$work/pad_is_eos"
+    oracle - "$work/pad_is_eos/config.json" "$fixtures/pairs.jsonl" "$work/ending_in_eos.jsonl" <<'PY' ||
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["pad_token_id"] = config["eos_token_id"]
+json.dump(config, open(sys.argv[1], "w"), indent=2)
+with open(sys.argv[2]) as f, open(sys.argv[3], "w") as out:
+    for line in f:
+        pair = json.loads(line)
+        out.write(json.dumps({**pair, "completion_ids": pair["completion_ids"] + [config["eos_token_id"]]}) + "\n")
+PY
+      fail "could not write the pad = eos case"
+    check reward "$bin" "$work/pad_is_eos" "$work/ending_in_eos.jsonl" "$work/reward-pad-is-eos"
+    ;;
   lora_adapter_in_peft)
     run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 64
     run --exit 0 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" \

@@ -9,6 +9,11 @@
       transformers' own fp32 ones (x2) - on a deep real model two correct fp32 computations
       (other summation orders) differ by more than 1e-5, as transformers' own eager and sdpa
       attention do. The table says which rule decided.
+  transformers_check.py reward   SHARDTUNE MODEL_DIR PAIRS.jsonl WORK_DIR
+      A reward model (*ForSequenceClassification, num_labels 1): `shardtune score --reward` and
+      AutoModelForSequenceClassification give the same reward for every prompt + completion, to
+      1e-5 x max(1, |reward|); transformers scores them in right-padded batches of 8, so its own
+      rule (the last token that is not config.pad_token_id) picks the positions.
   transformers_check.py generate SHARDTUNE MODEL_DIR PROMPTS.jsonl WORK_DIR MAX_NEW_TOKENS
       `shardtune generate` (greedy, KV cache, batched) and transformers' generate(do_sample=False),
       one prompt at a time, give the same tokens, stopping at the same EOS.
@@ -94,6 +99,29 @@ def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
     return ok
 
 
+def check_reward(binary, model_dir, pairs_path, work):
+    output = os.path.join(work, "rewards.jsonl")
+    subprocess.run([binary, "score", "--reward", "--model", model_dir, "--input", pairs_path, "--output", output,
+                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+    ours = [line["reward"] for line in read_jsonl(output)]
+    pairs = read_jsonl(pairs_path)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir, dtype=torch.float32).eval()
+    pad = model.config.pad_token_id
+    theirs = []
+    for first in range(0, len(pairs), 8):
+        rows = [p["prompt_ids"] + p["completion_ids"] for p in pairs[first:first + 8]]
+        longest = max(len(row) for row in rows)
+        ids = torch.tensor([row + [pad] * (longest - len(row)) for row in rows])
+        mask = torch.tensor([[1] * len(row) + [0] * (longest - len(row)) for row in rows])
+        with torch.no_grad():
+            theirs += model(ids, attention_mask=mask).logits[:, 0].tolist()
+    worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(ours, theirs, strict=True))
+    ok = worst <= TOLERANCE
+    print(f"| {model.config.architectures[0]} | reward (pad_token_id {pad}) | {len(pairs)} sequences | max scaled {worst:.3g} | "
+          f"{'ok (1e-5)' if ok else 'DIFFERS'} |")
+    return ok
+
+
 def hf_prompt_ids(tokenizer, record):
     if "prompt_ids" in record:
         return record["prompt_ids"]
@@ -145,6 +173,8 @@ def main():
         label += f" (transformers: {os.path.basename(os.path.normpath(reference_dir))})"
     if command == "score":
         ok = check_score(binary, model_dir, inputs, work, label, reference_dir)
+    elif command == "reward":
+        ok = check_reward(binary, model_dir, inputs, work)
     elif command == "generate":
         ok = check_generate(binary, model_dir, inputs, work, int(args[5]), label)
     else:
