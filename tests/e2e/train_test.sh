@@ -160,6 +160,76 @@ case "$case_name" in
     train_run --ranks 2 --dir "$work/b" --train.max_steps=20
     same_metrics --expected "$work/a/metrics.jsonl" --actual "$work/b/metrics.jsonl" --tolerance 0
     ;;
+  stage_rm)
+    # A reward model on the demo job's pairs: it learns to rank them (held-out reward accuracy);
+    # packed and prompt-shared rows, and 1, 2 and 4 ranks, give the plain run's numbers; its
+    # export and checkpoint serve the same rewards (score --reward) and pairwise accuracy (eval
+    # --pairs) on 1 and 2 ranks; what it cannot do is refused by name.
+    synth_data --dir "$work/data" --pairs 600
+    train_run --ranks 2 --dir "$work/plain" --train.stage=rm --train.max_steps=40 --optim.lr=1e-3 \
+      --ckpt.export=true --ckpt.export_dtype=fp32
+    expect_output 'train: rm \(Bradley-Terry\) on 2 rank'
+    expect_learned --file "$work/plain/metrics.jsonl" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
+    ! metric --file "$work/plain/metrics.jsonl" --key logps/chosen --pick last >/dev/null || fail "a reward model logs log-probs"
+    grep -q '"LlamaForSequenceClassification"' "$work/plain/export/config.json" || fail "the export is no reward model"
+    for layout in --data.packing=true --dpo.share_prompt=true; do
+      train_run --ranks 2 --dir "$work/laid_out" --train.stage=rm --train.max_steps=12 --optim.lr=1e-3 "$layout"
+      train_run --ranks 2 --dir "$work/plain12" --train.stage=rm --train.max_steps=12 --optim.lr=1e-3
+      same_metrics --expected "$work/plain12/metrics.jsonl" --actual "$work/laid_out/metrics.jsonl" --tolerance 1e-5
+      rm -rf "$work/laid_out" "$work/plain12"
+    done
+    for ranks in 1 4; do
+      train_run --ranks "$ranks" --dir "$work/np$ranks" --train.stage=rm --train.max_steps=12 --optim.lr=1e-3
+    done
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
+    run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --pairs 50 --seed 5
+    python3 - "$work/pairs.jsonl" "$work/val.jsonl" <<'PY' || fail "could not write the sequences to score"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        pair = json.loads(line)
+        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": pair["chosen_ids"]}) + "\n")
+PY
+    run --exit 0 "$bin" score --reward --model "$work/plain/export" --input "$work/val.jsonl" --output "$work/export.jsonl"
+    expect_output "rewarded by $work/plain/export"
+    for ranks in 1 2; do
+      run --exit 0 "$mpiexec" -np "$ranks" "$bin" score --reward --checkpoint "$work/plain/checkpoints" \
+        --input "$work/val.jsonl" --output "$work/checkpoint$ranks.jsonl"
+      # Other ranks cut other padded batches: fp32 noise, not equality.
+      python3 - "$work/export.jsonl" "$work/checkpoint$ranks.jsonl" <<'PY' ||
+import json, sys
+a, b = ([json.loads(l)["reward"] for l in open(path)] for path in sys.argv[1:3])
+worst = max(abs(x - y) / max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
+print(f"{len(a)} rewards, largest difference {worst:.3g}")
+sys.exit(worst > 1e-5)
+PY
+        fail "the checkpoint on $ranks rank(s) rewards otherwise than the export"
+      run --exit 0 "$mpiexec" -np "$ranks" "$bin" eval --checkpoint "$work/plain/checkpoints" --pairs "$work/data/val" \
+        --output "$work/eval$ranks.json"
+    done
+    python3 - "$work/eval1.json" "$work/eval2.json" "$work/plain/metrics.jsonl" <<'PY' ||
+import json, sys
+one, two = (json.load(open(path))["results"]["pairwise_accuracy"] for path in sys.argv[1:3])
+trained = [json.loads(l) for l in open(sys.argv[3]) if "eval/rewards/accuracies" in l][-1]
+print(f"eval --pairs: accuracy {one['accuracy']} (2 ranks {two['accuracy']}), margin {one['margin']:.6g}; "
+      f"training's last validation: {trained['eval/rewards/accuracies']}, {trained['eval/rewards/margins']:.6g}")
+sys.exit(not (one["accuracy"] == two["accuracy"] == trained["eval/rewards/accuracies"]
+              and abs(one["margin"] - trained["eval/rewards/margins"]) <= 1e-5 * max(1, abs(one["margin"]))
+              and abs(one["margin"] - two["margin"]) <= 1e-5 * max(1, abs(one["margin"]))))
+PY
+      fail "eval --pairs on 1 and 2 ranks and training's validation disagree"
+    # Refusals: a reward model's jobs on a causal LM, and a causal LM's on a reward model.
+    run --exit 2 "$bin" score --reward --preset debug --input "$work/val.jsonl" --output "$work/no.jsonl"
+    expect_output "is a causal LM \(LlamaForCausalLM\), not a reward model"
+    run --exit 2 "$bin" eval --preset debug --pairs "$work/data/val" --output "$work/no.json"
+    expect_output "pairwise accuracy is a reward model's"
+    run --exit 2 "$bin" train --model.path="$work/plain/export" --data.train="$work/data/train" --train.stage=dpo \
+      --train.output_dir="$work/no" --progress off
+    expect_output "holds a reward model \(LlamaForSequenceClassification\); train.stage = dpo trains a causal LM"
+    run --exit 2 "$bin" train --data.train="$work/data/train" --train.stage=rm --train.method=lora \
+      --train.output_dir="$work/no" --progress off
+    expect_output "train.method = lora with train.stage = rm"
+    ;;
   packed_equals_plain)
     # data.packing and dpo.share_prompt change the rows, not the objective: the same losses,
     # rewards and gradient norms as plain rows, on 1 and 2 ranks, with less padding.
