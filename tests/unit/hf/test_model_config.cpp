@@ -250,3 +250,60 @@ TEST(Presets, UnknownNameListsTheKnownOnes) {
 
 }  // namespace
 }  // namespace st
+
+namespace st {
+namespace {
+
+// Llama-3.1-8B as transformers saves a reward model of it (AutoModelForSequenceClassification,
+// num_labels=1, pad_token_id set as TRL sets it).
+json llama31_8b_reward_model() {
+  json config = llama31_8b();
+  config["architectures"] = {"LlamaForSequenceClassification"};
+  config["id2label"] = {{"0", "LABEL_0"}};
+  config["label2id"] = {{"LABEL_0", 0}};
+  config["pad_token_id"] = 128004;
+  return config;
+}
+
+TEST(ModelConfig, ReadsAndWritesARewardModel) {
+  const ModelConfig c = parse_model_config(llama31_8b_reward_model(), "rm/config.json");
+  EXPECT_EQ(c.head, ModelHead::score);
+  EXPECT_EQ(c.pad_token_id, 128004);
+  EXPECT_FALSE(c.head_reads_embedding());
+  EXPECT_STREQ(hf_architecture(c), "LlamaForSequenceClassification");
+  // The embedding, the layers and a [1, hidden] score in place of the [vocab, hidden] lm_head.
+  EXPECT_EQ(c.parameter_count(), 8030261248 - 128256LL * 4096 + 4096);
+  const json written = to_hf_config_json(c);
+  EXPECT_EQ(written["architectures"][0], "LlamaForSequenceClassification");
+  EXPECT_EQ(written["id2label"].size(), 1u);
+  EXPECT_EQ(written["pad_token_id"], 128004);
+  const ModelConfig again = parse_model_config(written, "export/config.json");
+  EXPECT_EQ(to_hf_config_json(again), written);
+  // num_labels = 1 alone (no id2label) says the same; a causal LM's config writes none of it.
+  json by_count = llama31_8b_reward_model();
+  by_count.erase("id2label");
+  by_count["num_labels"] = 1;
+  EXPECT_EQ(parse_model_config(by_count, "rm/config.json").head, ModelHead::score);
+  const json causal = to_hf_config_json(parse_model_config(llama31_8b(), "config.json"));
+  EXPECT_FALSE(causal.contains("id2label") || causal.contains("pad_token_id"));
+}
+
+TEST(ModelConfig, AClassifierOfOtherThanOneLabelIsRefusedByField) {
+  json two = llama31_8b_reward_model();
+  two.erase("id2label");
+  EXPECT_NE(error_of(two).find("field 'num_labels' gives 2 labels"), std::string::npos) << error_of(two);
+  json three = llama31_8b_reward_model();
+  three["id2label"] = {{"0", "a"}, {"1", "b"}, {"2", "c"}};
+  EXPECT_NE(error_of(three).find("field 'id2label' gives 3 labels"), std::string::npos) << error_of(three);
+  json pad = llama31_8b_reward_model();
+  pad["pad_token_id"] = 128256;
+  EXPECT_NE(error_of(pad).find("field 'pad_token_id' 128256 is outside the vocabulary"), std::string::npos)
+      << error_of(pad);
+  // A causal LM's odd pad id is ignored: only a score head reads it.
+  json causal = llama31_8b();
+  causal["pad_token_id"] = -1;
+  EXPECT_EQ(parse_model_config(causal, "config.json").pad_token_id, -1);
+}
+
+}  // namespace
+}  // namespace st

@@ -102,3 +102,26 @@ TEST(ParamTable, PeftNamesFollowTheAdaptedWeights) {
 
 }  // namespace
 }  // namespace st
+
+namespace st {
+namespace {
+
+TEST(ParamTable, AScoreHeadReplacesTheLmHeadTiedOrNot) {
+  for (const bool tied : {false, true}) {
+    ModelConfig config = preset_config("debug");
+    config.tie_word_embeddings = tied;
+    config.head = ModelHead::score;
+    config.initializer_range = 0.05;
+    const std::vector<ParamSpec> head = head_params(config);
+    ASSERT_EQ(head.size(), 2u) << "tied " << tied;
+    EXPECT_EQ(head[0].name, "model.norm.weight");
+    EXPECT_EQ(head[1].name, "score.weight");
+    EXPECT_EQ(head[1].shape, (std::vector<int64_t>{1, config.hidden_size}));
+    EXPECT_TRUE(head[1].key.is(ModelParam::score));
+    EXPECT_DOUBLE_EQ(head[1].init_std, 0.05);  // transformers' _init_weights: normal(0, initializer_range)
+    EXPECT_EQ(embedding_params(config).size(), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace st

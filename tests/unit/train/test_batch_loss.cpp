@@ -9,10 +9,12 @@
 #include <cmath>
 
 #include "fsdp/engine_stats.h"
+#include "hf/presets.h"
 #include "model/token_logp.h"
 #include "train/batch_loss.h"
 #include "objective_sections_for.h"
 #include "train/objective.h"
+#include "util/errors.h"
 
 namespace st {
 namespace {
@@ -125,6 +127,67 @@ TEST(MicroBatchLoss, SftIsTheSummedNegativeLogLikelihood) {
   EXPECT_EQ(result.read_sums().target_tokens, 3.0);
   EXPECT_NEAR(result.read_sums().loss, 4.5, 1e-6);
   EXPECT_EQ(objective_for(Stage::sft).loss_denominator(result.read_sums()), 3.0);
+}
+
+// TRL's RewardTrainer: -log sigmoid(r_c - r_r), plus center_rewards_coefficient (r_c + r_r)^2.
+TEST(MicroBatchLoss, RewardModelIsBradleyTerryWithCentredRewards) {
+  const MicroBatch batch = two_pairs();
+  const at::Tensor rewards = at::tensor({0.5f, -1.0f, -0.25f, 0.5f}).requires_grad_(true);  // chosen0, chosen1, rejected0, rejected1
+  ObjectiveSections sections;
+  const Objective& rm = objective_for(Stage::rm);
+  EXPECT_EQ(rm.model_head(), ModelHead::score);
+  EXPECT_FALSE(rm.needs_reference({}));
+  const MicroBatchResult plain = rm.micro_batch_loss(batch, rewards, {}, sections);
+  const double bt = std::log1p(std::exp(-0.75)) + std::log1p(std::exp(1.5));
+  EXPECT_NEAR(plain.summed_loss.item<double>(), bt, 1e-6);
+  const LossSums sums = plain.read_sums();
+  EXPECT_EQ(sums.correct, 1.0);
+  EXPECT_NEAR(sums.chosen_rewards, -0.5, 1e-6);
+  EXPECT_NEAR(sums.rejected_rewards, 0.25, 1e-6);
+  EXPECT_EQ(rm.loss_denominator(sums), 2.0);
+  nlohmann::ordered_json record;
+  rm.add_derived_metrics(sums, "", record);
+  EXPECT_NEAR(record["rewards/margins"].get<double>(), -0.375, 1e-6);
+  for (const LossSums::Field& field : LossSums::kFields) {
+    const bool logps = field.value == &LossSums::chosen_logps || field.value == &LossSums::rejected_logps;
+    EXPECT_EQ(rm.reports(field), !logps) << (field.metric ? field.metric : "");
+  }
+  sections.rm.center_rewards_coefficient = 0.1;
+  const MicroBatchResult centred = rm.micro_batch_loss(batch, rewards, {}, sections);
+  EXPECT_NEAR(centred.summed_loss.item<double>(), bt + 0.1 * (0.25 * 0.25 + 0.5 * 0.5), 1e-6);
+  // d/dr_c0 of -log sigmoid(r_c0 - r_r0) + 0.1 (r_c0 + r_r0)^2 = -sigmoid(-(0.75)) + 0.2 * 0.25
+  centred.summed_loss.backward();
+  EXPECT_NEAR(rewards.grad()[0].item<double>(), -1.0 / (1.0 + std::exp(0.75)) + 0.05, 1e-6);
+  const MicroBatch padding = padding_micro_batch(PairKind::dpo, 0, false);
+  const at::Tensor none = at::zeros({2}).requires_grad_(true);
+  const MicroBatchResult empty = rm.micro_batch_loss(padding, none, {}, sections);
+  EXPECT_EQ(empty.summed_loss.item<double>(), 0.0);
+  empty.summed_loss.backward();
+  EXPECT_EQ(none.grad().abs().sum().item<double>(), 0.0);
+}
+
+TEST(TrainedModelConfig, TheObjectiveGivesTheHeadAndARewardModelIsNoCausalLm) {
+  TrainConfig config;
+  config.train.stage = Stage::rm;
+  const ModelConfig base = preset_config("debug");
+  const ModelConfig reward = trained_model_config(config, base, 3);
+  EXPECT_EQ(reward.head, ModelHead::score);
+  EXPECT_EQ(reward.pad_token_id, 3);  // the data's, as TRL takes the tokenizer's
+  config.train.stage = Stage::dpo;
+  EXPECT_EQ(trained_model_config(config, base, 3).head, ModelHead::lm);
+  config.model.path = "runs/rm/export";
+  try {
+    trained_model_config(config, reward, 3);
+    FAIL() << "a reward model trained as a causal LM";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("model.path runs/rm/export holds a reward model "
+                                             "(LlamaForSequenceClassification); train.stage = dpo trains a causal LM"),
+              std::string::npos)
+        << error.what();
+  }
+  config.train.stage = Stage::rm;
+  config.train.method = TrainMethod::lora;
+  EXPECT_THROW(check_objective_config(config), ConfigError);
 }
 
 TEST(MicroBatchLoss, PaddingBatchWeighsNothingButKeepsTheGraph) {

@@ -1,6 +1,7 @@
 // Packed and prompt-shared rows against the plain ones through the whole model (fp32, CPU):
-// the same per-token log-probs for every sequence, and for every preference loss (and SFT) the
-// same loss and parameter gradients, with a precomputed and an online reference. Also: no
+// the same per-token log-probs for every sequence, and for every preference loss (and SFT, KTO
+// and a reward model's) the same loss and parameter gradients, with a precomputed and an online
+// reference. Also: no
 // token sees another sequence, and a shared segment's rejected branch never sees chosen.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "model/llama_units.h"
+#include "model/reward_positions.h"
 #include "prep/synth.h"
 #include "objective_sections_for.h"
 #include "relative_diff.h"
@@ -29,16 +31,30 @@ struct Model {
   TensorMap tensors;
   at::Tensor inverse;
 
-  explicit Model(uint64_t seed, int64_t sliding_window = 0) : tensors(init_preset_weights(config, seed, at::kFloat)) {
+  // A score head (a reward model) pads with token 0, as collate_pairs does by default.
+  explicit Model(uint64_t seed, int64_t sliding_window = 0, ModelHead head = ModelHead::lm)
+      : config(with_head(preset_config("debug"), head)), tensors(init_preset_weights(config, seed, at::kFloat)) {
     config.sliding_window = sliding_window;
     inverse = rope_inverse_frequencies(config);
   }
-  TokenBatch batch(const MicroBatch& micro) const {
-    return make_token_batch(micro.input_ids, micro.targets, inverse, at::kFloat, 16, micro.layout,
-                            config.sliding_window);
+  static ModelConfig with_head(ModelConfig config, ModelHead head) {
+    config.head = head;
+    config.pad_token_id = 0;
+    return config;
   }
-  at::Tensor sequence_logps(const MicroBatch& micro) const {
-    return llama_sequence_logps(llama_weights(tensors, config), config, batch(micro));
+  TokenBatch batch(const MicroBatch& micro) const {
+    TokenBatch batch = make_token_batch(micro.input_ids, micro.targets, inverse, at::kFloat, 16, micro.layout,
+                                        config.sliding_window);
+    if (config.head == ModelHead::score) {
+      batch.reward_positions = reward_positions(micro.input_ids, micro.targets, micro.layout, config.pad_token_id);
+    }
+    return batch;
+  }
+  // Summed log-probs per sequence, or a reward model's rewards.
+  at::Tensor sequence_logps(const MicroBatch& micro) const { return outputs(llama_weights(tensors, config), micro); }
+  at::Tensor outputs(const LlamaWeights& weights, const MicroBatch& micro) const {
+    if (config.head == ModelHead::score) return llama_sequence_rewards(weights, config, batch(micro));
+    return llama_sequence_logps(weights, config, batch(micro));
   }
 };
 
@@ -137,10 +153,10 @@ std::pair<at::Tensor, std::map<std::string, at::Tensor>> loss_and_gradients(cons
   TensorMap tensors;
   for (const auto& [name, tensor] : policy.tensors) tensors[name] = tensor.detach().clone().requires_grad_(true);
   at::Tensor reference_logps;
-  if (c.stage != Stage::sft) {
+  if (c.stage != Stage::sft && c.stage != Stage::rm) {  // the others take a reference
     reference_logps = c.online_reference ? reference.sequence_logps(micro).detach() : micro.ref_logps;
   }
-  const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, policy.config), policy.config, policy.batch(micro));
+  const at::Tensor logps = policy.outputs(llama_weights(tensors, policy.config), micro);
   const MicroBatchResult result = objective_for(c.stage).micro_batch_loss(micro, logps, reference_logps, c.options);
   torch::autograd::backward({result.summed_loss});
   std::map<std::string, at::Tensor> grads;
@@ -163,14 +179,19 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
   ObjectiveSections kto;
   kto.kto.undesirable_weight = 1.5;
   cases.push_back({"kto, online reference", Stage::kto, kto, true});
+  ObjectiveSections centred;
+  centred.rm.center_rewards_coefficient = 0.01;
+  cases.push_back({"rm, centred", Stage::rm, centred, false});
+  const Model reward_model(3, 0, ModelHead::score);
   for (const LossCase& c : cases) {
+    const Model& trained = objective_for(c.stage).model_head() == ModelHead::score ? reward_model : policy;
     const PairKind kind = objective_for(c.stage).example_kind();
     const std::vector<Pair> pairs = varied_pairs(kind, 5);
     const MicroBatch plain = collate_pairs(pairs, kind, options_of({"plain", false, false}));
-    const auto expected = loss_and_gradients(policy, reference, plain, c);
+    const auto expected = loss_and_gradients(trained, reference, plain, c);
     for (const Layout& layout : kLayouts) {
       if (kind == PairKind::sft && !layout.packing) continue;
-      const auto got = loss_and_gradients(policy, reference, collate_pairs(pairs, kind, options_of(layout)), c);
+      const auto got = loss_and_gradients(trained, reference, collate_pairs(pairs, kind, options_of(layout)), c);
       const std::string label = std::string(c.name) + ", " + layout.name;
       EXPECT_LT(testing::relative_max_diff(got.first, expected.first), kTolerance) << label;
       for (const auto& [name, grad] : expected.second) {
