@@ -56,9 +56,11 @@ po::options_description export_options(ExportCommand& o) {
 
 // The base a LoRA checkpoint adapts, as this rank's fp32 shards, after checking it is the one
 // the adapters were trained on.
-ModelShards adapted_base(const CheckpointManifest& manifest, const std::string& directory, int shards, int shard) {
+// `config`: the trained model's (a reward model's score head where the base has none).
+ModelShards adapted_base(const CheckpointManifest& manifest, const ModelConfig& config, const std::string& directory,
+                         int shards, int shard) {
   const AdapterBase base = checked_adapter_base(manifest, directory, "export --merge", "export the adapter alone (no --merge)");
-  return load_model_shards(base.path, base.preset, base.seed, shards, shard);
+  return load_model_shards(config, base.path, base.preset, base.seed, shards, shard);
 }
 
 }  // namespace
@@ -102,7 +104,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     std::vector<UnitLayout> written_units = units;
     std::vector<at::Tensor> written = masters.of(StateKind::master);
     if (adapters) {
-      ModelShards base = adapted_base(manifest, directory, world.size(), world.rank());
+      ModelShards base = adapted_base(manifest, config, directory, world.size(), world.rank());
       const TensorMap whole = gather_adapters(units, masters.of(StateKind::master), world.rank(), true, communicator);
       merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, checkpoint_adapter_scale(manifest));
       if (manifest.adapter.contains("quantization")) {

@@ -83,6 +83,10 @@ LoadedModel load_checkpoint_model(const std::string& directory, Communicator& wo
       model.tensors.at(adapted_weight_name(layer, target)).add_(at::mm(b, a), scale);
     }
   }
+  for (const ParamSpec& spec : saved_module_params(config)) {  // a reward model's score, trained in full
+    model.tensors[model_param_name(spec.key.model)] = pairs.at(spec.name);
+  }
+  if (config.head == ModelHead::score) model.config = config;
   for (auto& [name, tensor] : model.tensors) tensor = tensor.to(options);
   model.description = "LoRA checkpoint " + directory + step + " merged onto " + model.description;
   return model;

@@ -27,7 +27,7 @@ T adapter_field(const nlohmann::json& adapter, const char* key) {
 
 }  // namespace
 
-nlohmann::json peft_adapter_config(const nlohmann::json& adapter) {
+nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const std::vector<std::string>& saved_modules) {
   nlohmann::json modules = nlohmann::json::array();
   for (LoraTarget target : lora_targets(adapter_field<std::string>(adapter, "target_modules"))) {
     modules.push_back(peft_module_name(target));
@@ -35,7 +35,7 @@ nlohmann::json peft_adapter_config(const nlohmann::json& adapter) {
   const nlohmann::json base = adapter.value("base", nlohmann::json::object());
   const std::string path = base.value("path", "");
   return {{"peft_type", "LORA"},
-          {"task_type", "CAUSAL_LM"},
+          {"task_type", saved_modules.empty() ? "CAUSAL_LM" : "SEQ_CLS"},
           {"base_model_name_or_path", path.empty() ? "preset " + base.value("preset", std::string("?")) : path},
           {"r", adapter_field<int64_t>(adapter, "r")},
           {"lora_alpha", adapter_field<double>(adapter, "alpha")},
@@ -47,7 +47,7 @@ nlohmann::json peft_adapter_config(const nlohmann::json& adapter) {
           {"inference_mode", true},
           {"init_lora_weights", true},
           {"use_dora", false},
-          {"modules_to_save", nullptr},
+          {"modules_to_save", saved_modules.empty() ? nlohmann::json(nullptr) : nlohmann::json(saved_modules)},
           {"layers_to_transform", nullptr},
           {"layers_pattern", nullptr},
           {"rank_pattern", nlohmann::json::object()},
@@ -81,7 +81,14 @@ PeftExportResult export_peft_adapter(const std::string& output, const std::vecto
       ++result.tensors;
     }
     sync_file(weights);
-    write_file_atomically((temporary / "adapter_config.json").string(), peft_adapter_config(adapter).dump(2) + "\n");
+    std::vector<std::string> saved;  // "score" of "base_model.model.score.weight"
+    for (const ParamSlot& slot : units.back().params) {
+      if (slot.spec.key.kind != ParamKey::Kind::model) continue;
+      const std::string name = model_param_name(slot.spec.key.model);
+      saved.push_back(name.substr(0, name.rfind('.')));
+    }
+    write_file_atomically((temporary / "adapter_config.json").string(),
+                          peft_adapter_config(adapter, saved).dump(2) + "\n");
     replace_directory(temporary.string(), output);
   }
   world.barrier();

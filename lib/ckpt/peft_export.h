@@ -18,7 +18,9 @@ namespace st {
 
 // adapter_config.json from a checkpoint's adapter identity (CheckpointManifest::adapter): rank,
 // alpha, rslora, targets as PEFT module names, dropout, and the base model's path.
-nlohmann::json peft_adapter_config(const nlohmann::json& adapter);
+// `saved_modules`: the base modules trained in full (PEFT's modules_to_save, e.g. a reward
+// model's "score", which makes the task SEQ_CLS).
+nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const std::vector<std::string>& saved_modules = {});
 
 struct PeftExportResult {
   uint64_t bytes = 0;  // tensor bytes

@@ -5,6 +5,23 @@
 #include "util/errors.h"
 
 namespace st {
+namespace {
+
+// The base modules an adapter run trained in full (saved_module_params: a reward model's score)
+// replace the base's, in the part of the unit this shard holds.
+void take_saved_modules(const UnitLayout& unit, at::Tensor& shard_values, int shard, const TensorMap& adapters) {
+  for (const ParamSlot& slot : unit.params) {
+    if (slot.spec.key.kind != ParamKey::Kind::model) continue;
+    const auto trained = adapters.find(saved_module_name(slot.spec.name));
+    if (trained == adapters.end()) continue;
+    const SlotOverlap piece = overlap(slot, unit.shard_offset(shard), unit.shard_numel);
+    if (piece.length == 0) continue;
+    shard_values.narrow(0, piece.range_offset, piece.length)
+        .copy_(trained->second.reshape({-1}).narrow(0, piece.param_offset, piece.length));
+  }
+}
+
+}  // namespace
 
 TensorMap gather_adapters(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters, int shard,
                           bool writes, Communicator& world) {
@@ -26,6 +43,10 @@ void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::
                                 int shard, const TensorMap& adapters, double scale) {
   for (size_t u = 0; u < base_units.size(); ++u) {
     const UnitLayout& unit = base_units[u];
+    if (unit_role(u, base_units.size()) == UnitRole::head) {
+      take_saved_modules(unit, base_shards.at(u), shard, adapters);
+      continue;
+    }
     if (unit_role(u, base_units.size()) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
     for (const auto& entry : EnumNames<LoraTarget>::table) {

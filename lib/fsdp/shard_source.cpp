@@ -8,6 +8,7 @@
 #include "fsdp/unit_shards.h"
 #include "hf/presets.h"
 #include "hf/safetensors_checkpoint.h"
+#include "model/llama_units.h"
 #include "util/file_io.h"
 
 namespace st {
@@ -35,6 +36,30 @@ std::string model_fingerprint(const std::string& path, const std::string& preset
   return fingerprint;
 }
 
+namespace {
+
+// The parameters `model` has that the checkpoint lacks by design: a new score head (a causal LM
+// trained as a reward model), seeded.
+NewParams new_params(const ModelConfig& model, const SafetensorsCheckpoint& checkpoint, uint64_t seed) {
+  NewParams fresh{{}, seed};
+  const char* score = model_param_name(ModelParam::score);
+  if (model.head == ModelHead::score && checkpoint.file_of(score) == nullptr) fresh.names.push_back(score);
+  return fresh;
+}
+
+// An adapter run's unit of base modules trained in full (saved_module_params): their first
+// values are the base's (PEFT copies the module), read or seeded under the base's names.
+at::Tensor saved_module_shard(const UnitLayout& unit, const ModelConfig& model, const std::string& path,
+                              uint64_t seed, int shard_rank) {
+  UnitLayout as_base = unit;
+  for (ParamSlot& slot : as_base.params) slot.spec.name = model_param_name(slot.spec.key.model);
+  if (path.empty()) return init_unit_shard(as_base, shard_rank, seed);
+  const SafetensorsCheckpoint checkpoint(path);
+  return load_unit_shard(as_base, shard_rank, checkpoint, new_params(model, checkpoint, seed));
+}
+
+}  // namespace
+
 ModelShards load_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                               int shard_size, int shard_rank, int64_t shard_multiple) {
   return load_model_shards(model_config_of(path, preset), path, preset, seed, shard_size, shard_rank, shard_multiple);
@@ -45,16 +70,17 @@ ModelShards load_model_shards(const ModelConfig& model, const std::string& path,
   if (path.empty()) {
     ModelShards shards = init_model_shards(model, seed, shard_size, shard_rank, shard_multiple);
     shards.description = model_source_description(path, preset, seed);
+    shards.seed = seed;
     return shards;
   }
   ModelShards shards;
   shards.config = model;
+  shards.path = path;
+  shards.seed = seed;
   require_full_precision(shards.config, path);
   shards.units = build_unit_layouts(shards.config, shard_size, shard_multiple);
   const SafetensorsCheckpoint checkpoint(path);
-  NewParams fresh{{}, seed};
-  const char* score = model_param_name(ModelParam::score);
-  if (model.head == ModelHead::score && checkpoint.file_of(score) == nullptr) fresh.names.push_back(score);
+  const NewParams fresh = new_params(model, checkpoint, seed);
   for (const UnitLayout& unit : shards.units) {
     shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint, fresh));
   }
@@ -64,15 +90,23 @@ ModelShards load_model_shards(const ModelConfig& model, const std::string& path,
 
 namespace {
 
-// An adapter run's trained units and this rank's seeded masters of them.
+// An adapter run's trained units and this rank's masters of them: the adapters seeded, the base
+// modules trained in full as the base (`path`, else seeded by `seed`) holds them.
 ModelShards fresh_adapters(const ModelConfig& config, std::string description, const LoraOptions& lora,
-                           int shard_size, int shard_rank, int64_t shard_multiple) {
+                           const std::string& path, uint64_t seed, int shard_size, int shard_rank,
+                           int64_t shard_multiple) {
   ModelShards shards;
   shards.config = config;
   shards.description = std::move(description);
+  shards.path = path;
+  shards.seed = seed;
   shards.units =
       build_adapter_unit_layouts(config, lora_targets(lora.target_modules), lora.r, shard_size, shard_multiple);
-  for (const UnitLayout& unit : shards.units) shards.masters.push_back(init_unit_shard(unit, shard_rank, lora.seed));
+  for (const UnitLayout& unit : shards.units) {
+    const bool saved_modules = unit_role(shards.masters.size(), shards.units.size()) == UnitRole::head;
+    shards.masters.push_back(saved_modules ? saved_module_shard(unit, config, path, seed, shard_rank)
+                                           : init_unit_shard(unit, shard_rank, lora.seed));
+  }
   return shards;
 }
 
@@ -85,7 +119,8 @@ bool frozen_embedding_on_host(const ModelConfig& config, bool host_embedding, bo
 ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::ScalarType compute_dtype,
                                  const at::Device& device, int shard_rank, int64_t shard_multiple) {
   const int shard_size = static_cast<int>(base.units.front().padded_numel / base.units.front().shard_numel);
-  ModelShards shards = fresh_adapters(base.config, base.description, lora, shard_size, shard_rank, shard_multiple);
+  ModelShards shards = fresh_adapters(base.config, base.description, lora, base.path, base.seed, shard_size, shard_rank,
+                                      shard_multiple);
   shards.base.units = std::move(base.units);
   const bool host_embedding = frozen_embedding_on_host(base.config, lora.host_embedding, device.is_cuda(), shard_size);
   for (at::Tensor& master : base.masters) {
@@ -99,14 +134,25 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
                                Communicator& group, int64_t shard_multiple) {
+  return qlora_model_shards(model_config_of(path, preset), path, preset, seed, lora, compute_dtype, device, group,
+                            shard_multiple);
+}
+
+ModelShards qlora_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+                               uint64_t seed, const LoraOptions& lora, at::ScalarType compute_dtype,
+                               const at::Device& device, Communicator& group, int64_t shard_multiple) {
   const int shard_size = group.size(), shard_rank = group.rank();
-  const ModelConfig config = model_config_of(path, preset);
-  ModelShards shards =
-      fresh_adapters(config, model_source_description(path, preset, seed), lora, shard_size, shard_rank, shard_multiple);
+  const ModelConfig& config = model;
+  ModelShards shards = fresh_adapters(config, model_source_description(path, preset, seed), lora, path, seed,
+                                      shard_size, shard_rank, shard_multiple);
   std::optional<SafetensorsCheckpoint> checkpoint;
-  if (!path.empty()) checkpoint.emplace(path);
+  NewParams fresh;
+  if (!path.empty()) {
+    checkpoint.emplace(path);
+    fresh = new_params(config, *checkpoint, seed);
+  }
   const auto values_of = [&](const UnitLayout& part) {  // fp32 on the host
-    return checkpoint ? load_unit_shard(part, shard_rank, *checkpoint) : init_unit_shard(part, shard_rank, seed);
+    return checkpoint ? load_unit_shard(part, shard_rank, *checkpoint, fresh) : init_unit_shard(part, shard_rank, seed);
   };
   const bool stored_in_nf4 = config.weight_storage == WeightStorage::bnb_nf4;
   const bool host_embedding = frozen_embedding_on_host(config, lora.host_embedding, device.is_cuda(), shard_size);

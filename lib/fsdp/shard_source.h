@@ -34,6 +34,8 @@ struct ModelShards {
   std::vector<at::Tensor> masters;  // fp32 on the host, one per unit
   std::string description;         // for logs: the directory or "preset <name> (seed s)"
   FrozenBase base = {};            // adapter runs: the model the trained units adapt
+  std::string path;                // where the weights were read (model.path), "" for a preset
+  uint64_t seed = 0;               // the preset's seed, and a new score head's
 };
 
 // Whether an adapter run's frozen embedding table stays in host memory (lora.host_embedding):
@@ -71,10 +73,14 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 // A QLoRA run (train.method = qlora): the adapters as adapter_model_shards makes them, and the
 // base read one unit at a time (`path`, else the preset) and held as NF4 on `device`, each rank
 // quantizing only its own blocks; `group` is the shard group (double quantization's statistics).
-// A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h).
+// A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h). `model` as for
+// load_model_shards.
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
                                Communicator& group, int64_t shard_multiple = 1);
+ModelShards qlora_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+                               uint64_t seed, const LoraOptions& lora, at::ScalarType compute_dtype,
+                               const at::Device& device, Communicator& group, int64_t shard_multiple = 1);
 
 // A preset-like seeded init for an explicit config (tests, benchmarks).
 ModelShards init_model_shards(const ModelConfig& config, uint64_t seed, int shard_size, int shard_rank,

@@ -50,7 +50,7 @@ std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, co
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     units.push_back(make_unit("layer." + std::to_string(layer), lora_layer_params(config, layer, targets, r), group_size, shard_multiple));
   }
-  units.push_back(make_unit("head", {}, group_size, shard_multiple));
+  units.push_back(make_unit("head", saved_module_params(config), group_size, shard_multiple));
   return units;
 }
 

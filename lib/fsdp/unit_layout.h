@@ -36,8 +36,9 @@ struct UnitLayout {
 std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size, int64_t shard_multiple = 1);
 
 // An adapter run's units, in the same order and under the same names: each layer's LoRA pairs
-// (lora_layer_params); the embedding and head units hold none (numel 0, padded to one element
-// (x shard_multiple) per rank so every unit has a shard).
+// (lora_layer_params); the embedding unit holds none (numel 0, padded to one element (x
+// shard_multiple) per rank so every unit has a shard), the head unit a reward model's score
+// trained in full (saved_module_params) or none.
 std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
                                                    int64_t r, int group_size, int64_t shard_multiple = 1);
 

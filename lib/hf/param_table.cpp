@@ -144,6 +144,18 @@ bool is_projection_weight(const ParamKey& key) {
   return key.kind == ParamKey::Kind::layer && layer_row(key.member).adapter.has_value();
 }
 
+std::vector<ParamSpec> saved_module_params(const ModelConfig& config) {
+  std::vector<ParamSpec> params;
+  for (ParamSpec& spec : head_params(config)) {
+    if (!spec.key.is(ModelParam::score)) continue;
+    spec.name = saved_module_name(spec.name);
+    params.push_back(std::move(spec));
+  }
+  return params;
+}
+
+std::string saved_module_name(const std::string& hf_name) { return "base_model.model." + hf_name; }
+
 std::string lora_a_name(int64_t layer, LoraTarget target) {
   return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
 }

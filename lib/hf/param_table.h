@@ -131,6 +131,10 @@ LayerParam adapted_param(LoraTarget target);
 // (bitsandbytes quantizes the layers' nn.Linear weights; embeddings, norms, biases and the
 // lm_head stay as they are).
 bool is_projection_weight(const ParamKey& key);
+// An adapter run's base modules trained in full beside the adapters (PEFT's modules_to_save):
+// a reward model's score, under PEFT's name "base_model.model.score.weight"; none for a causal LM.
+std::vector<ParamSpec> saved_module_params(const ModelConfig& config);
+std::string saved_module_name(const std::string& hf_name);  // "base_model.model.<hf_name>"
 // "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B).
 std::string lora_a_name(int64_t layer, LoraTarget target);
 std::string lora_b_name(int64_t layer, LoraTarget target);

@@ -42,7 +42,6 @@ void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohman
 void check_objective_config(const TrainConfig& config) {
   const TrainOptions& t = config.train;
   const Objective& objective = objective_for(t.stage);
-  objective.check_config(config);
   if (t.micro_batch < objective.min_micro_batch()) {
     throw ConfigError("train.micro_batch = " + std::to_string(t.micro_batch) + " must be at least " +
                       std::to_string(objective.min_micro_batch()) + " for train.stage = " + enum_name(t.stage) + " (" +

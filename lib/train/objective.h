@@ -39,8 +39,6 @@ class Objective {
   // The fewest examples a micro-batch must hold for its loss to be what it says, and why.
   virtual int64_t min_micro_batch() const { return 1; }
   virtual const char* why_min_micro_batch() const { return ""; }
-  // What else it asks of the config; throws ConfigError naming the key.
-  virtual void check_config(const TrainConfig&) const {}
   // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 

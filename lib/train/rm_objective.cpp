@@ -3,12 +3,12 @@
 // sequence, read at its last non-padding token. A pair's loss is -log sigmoid(r_chosen -
 // r_rejected), plus rm.center_rewards_coefficient x (r_chosen + r_rejected)^2; averaged over the
 // step's pairs. Metrics: the mean chosen and rejected rewards, their margin and the accuracy.
+// With LoRA or QLoRA the score trains in full beside the adapters (PEFT's modules_to_save).
 #include <ATen/ATen.h>
 
 #include <sstream>
 
 #include "train/objective.h"
-#include "util/errors.h"
 
 namespace st {
 namespace {
@@ -19,7 +19,6 @@ class RmObjective : public Objective {
   PairKind example_kind() const override { return PairKind::dpo; }
   ModelHead model_head() const override { return ModelHead::score; }
   bool needs_reference(const TrainConfig&) const override { return false; }
-  void check_config(const TrainConfig& config) const override;
   std::string describe(const TrainConfig& config, const char*) const override;
   double loss_denominator(const LossSums& sums) const override { return sums.pairs; }
   // Rewards, not log-probs: the policy's output is the score.
@@ -38,14 +37,6 @@ class RmObjective : public Objective {
 at::Tensor sum_of(const at::Tensor& values) { return values.detach().sum().to(at::kDouble); }
 
 }  // namespace
-
-void RmObjective::check_config(const TrainConfig& config) const {
-  if (trains_adapters(config.train.method)) {
-    throw ConfigError(std::string("train.method = ") + enum_name(config.train.method) +
-                      " with train.stage = rm: the score head must train in full beside the adapters, which "
-                      "shardtune does not do yet; use train.method = full");
-  }
-}
 
 std::string RmObjective::describe(const TrainConfig& config, const char*) const {
   std::ostringstream out;

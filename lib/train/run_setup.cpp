@@ -128,8 +128,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   ModelShards shards{model, units, {}, source};
   const bool online_reference = run.plan.reference == ReferenceMode::online;
   if (t.method == TrainMethod::qlora) {  // read and quantized a unit at a time
-    shards = qlora_model_shards(config.model.path, config.model.preset, t.seed, config.lora, compute_dtype, run.device,
-                                *run.groups->shard, shard_multiple);
+    shards = qlora_model_shards(model, config.model.path, config.model.preset, t.seed, config.lora, compute_dtype,
+                                run.device, *run.groups->shard, shard_multiple);
   } else if (!run.resume_from || online_reference || adapters) {  // the base weights are needed
     shards = load_model_shards(model, config.model.path, config.model.preset, t.seed, shard_size, shard_rank,
                                adapters ? 1 : shard_multiple);

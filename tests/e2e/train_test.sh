@@ -164,7 +164,7 @@ case "$case_name" in
     # A reward model on the demo job's pairs: it learns to rank them (held-out reward accuracy);
     # packed and prompt-shared rows, and 1, 2 and 4 ranks, give the plain run's numbers; its
     # export and checkpoint serve the same rewards (score --reward) and pairwise accuracy (eval
-    # --pairs) on 1 and 2 ranks; what it cannot do is refused by name.
+    # --pairs) on 1 and 2 ranks; what it cannot do is refused by name; LoRA and QLoRA learn.
     synth_data --dir "$work/data" --pairs 600
     train_run --ranks 2 --dir "$work/plain" --train.stage=rm --train.max_steps=40 --optim.lr=1e-3 \
       --ckpt.export=true --ckpt.export_dtype=fp32
@@ -226,9 +226,26 @@ PY
     run --exit 2 "$bin" train --model.path="$work/plain/export" --data.train="$work/data/train" --train.stage=dpo \
       --train.output_dir="$work/no" --progress off
     expect_output "holds a reward model \(LlamaForSequenceClassification\); train.stage = dpo trains a causal LM"
-    run --exit 2 "$bin" train --data.train="$work/data/train" --train.stage=rm --train.method=lora \
-      --train.output_dir="$work/no" --progress off
-    expect_output "train.method = lora with train.stage = rm"
+    # LoRA and QLoRA: the score trains in full beside the adapters; a LoRA checkpoint rewards as
+    # its merged export does.
+    for method in lora qlora; do
+      train_run --ranks 2 --dir "$work/$method" --train.stage=rm --train.max_steps=80 --optim.lr=2e-3 \
+        --train.method=$method --lora.r=8 --ckpt.export=true --ckpt.export_dtype=fp32
+      expect_learned --file "$work/$method/metrics.jsonl" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
+    done
+    grep -q '"modules_to_save": \[\s*"score"' <(tr -d '\n' <"$work/lora/export/adapter_config.json") ||
+      fail "the LoRA export does not save the score"
+    run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/merged" --merge --dtype fp32
+    run --exit 0 "$bin" score --reward --model "$work/merged" --input "$work/val.jsonl" --output "$work/merged.jsonl"
+    run --exit 0 "$bin" score --reward --checkpoint "$work/lora/checkpoints" --input "$work/val.jsonl" \
+      --output "$work/lora.jsonl"
+    python3 - "$work/merged.jsonl" "$work/lora.jsonl" <<'PY' || fail "the LoRA checkpoint rewards otherwise than its merged export"
+import json, sys
+a, b = ([json.loads(l)["reward"] for l in open(path)] for path in sys.argv[1:3])
+worst = max(abs(x - y) / max(1.0, abs(y)) for x, y in zip(a, b, strict=True))
+print(f"LoRA: {len(a)} rewards, merged export against the checkpoint {worst:.3g}")
+sys.exit(worst > 1e-5)
+PY
     ;;
   packed_equals_plain)
     # data.packing and dpo.share_prompt change the rows, not the objective: the same losses,

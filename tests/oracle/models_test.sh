@@ -144,6 +144,32 @@ with open(sys.argv[2]) as f, open(sys.argv[3], "w") as out:
 PY
       fail "could not write the pad = eos case"
     check reward "$bin" "$work/pad_is_eos" "$work/ending_in_eos.jsonl" "$work/reward-pad-is-eos"
+    # LoRA: PEFT reads the exported adapter and its saved score (modules_to_save) onto the causal
+    # LM read as a sequence classifier, and rewards as shardtune's checkpoint does.
+    run --exit 0 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/data/train" --train.stage=rm \
+      --train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down --train.output_dir="$work/lora" \
+      --train.max_steps=6 --train.micro_batch=2 --train.grad_accum=2 --train.eval_every=0 --optim.lr=5e-3 \
+      --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    run --exit 0 "$bin" score --reward --checkpoint "$work/lora/checkpoints" --input "$fixtures/pairs.jsonl" \
+      --output "$work/lora.jsonl"
+    oracle - "$fixtures/llama_gqa" "$work/lora/export" "$fixtures/pairs.jsonl" "$work/lora.jsonl" <<'PY' ||
+import json, sys
+import peft, torch, transformers
+base = transformers.AutoModelForSequenceClassification.from_pretrained(sys.argv[1], dtype=torch.float32, num_labels=1,
+                                                                      pad_token_id=0)
+model = peft.PeftModel.from_pretrained(base, sys.argv[2]).eval()
+pairs = [json.loads(line) for line in open(sys.argv[3])]
+ours = [json.loads(line)["reward"] for line in open(sys.argv[4])]
+worst = 0.0
+for pair, reward in zip(pairs, ours, strict=True):
+    with torch.no_grad():
+        theirs = model(torch.tensor([pair["prompt_ids"] + pair["completion_ids"]])).logits[0, 0].item()
+    worst = max(worst, abs(reward - theirs) / max(1.0, abs(theirs)))
+print(f"| LoRA reward model in PEFT {peft.__version__} | reward | {len(pairs)} sequences | max scaled {worst:.3g} | "
+      f"{'ok (1e-5)' if worst <= 1e-5 else 'DIFFERS'} |")
+sys.exit(worst > 1e-5)
+PY
+      fail "PEFT's reading of the LoRA reward model differs"
     ;;
   lora_adapter_in_peft)
     run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 64

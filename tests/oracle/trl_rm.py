@@ -7,6 +7,8 @@ names (rewards/accuracies, rewards/margins).
 
 usage: trl_rm.py MODEL_DIR PAIRS.jsonl OUT.jsonl --steps N --micro-batch B --grad-accum A --lr LR
            --weight-decay WD --warmup-steps S --schedule NAME --grad-clip C [--center C]
+           [--adapter PEFT_DIR]   (LoRA: MODEL_DIR is the causal LM, read as a sequence classifier;
+                                   PEFT_DIR's adapters and saved score are trained on it)
 
 As trl_dpo.py: the ids as given (RewardTrainer's tokenization and EOS appending are skipped:
 its processed columns are prompt + completion), torch's AdamW, file order, pad id 0.
@@ -43,6 +45,7 @@ class RewardStepLog(transformers.TrainerCallback):
 def main():
     parser = training_arguments("pairs")
     parser.add_argument("--center", type=float, default=None)
+    parser.add_argument("--adapter")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
@@ -50,7 +53,13 @@ def main():
         rows = [json.loads(line) for line in f if line.strip()]
     dataset = datasets.Dataset.from_list([{"chosen_ids": r["prompt_ids"] + r["chosen_ids"],
                                            "rejected_ids": r["prompt_ids"] + r["rejected_ids"]} for r in rows])
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(a.model_dir, dtype=dtype)
+    if a.adapter:
+        import peft
+        base = transformers.AutoModelForSequenceClassification.from_pretrained(a.model_dir, dtype=dtype, num_labels=1,
+                                                                              pad_token_id=0)
+        model = peft.PeftModel.from_pretrained(base, a.adapter, is_trainable=True)
+    else:
+        model = transformers.AutoModelForSequenceClassification.from_pretrained(a.model_dir, dtype=dtype)
     assert model.config.num_labels == 1 and model.config.pad_token_id == 0, model.config
     config = trl.RewardConfig(center_rewards_coefficient=a.center, **shared_config(a))
     trainer = InOrderRewardTrainer(model=model, args=config, train_dataset=dataset,

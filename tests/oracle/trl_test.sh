@@ -20,7 +20,7 @@
 # - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
 # - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
-#   from a reward-model export, with and without centred rewards.
+#   from a reward-model export, with and without centred rewards, and with LoRA + PEFT.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -278,6 +278,18 @@ PY
     ours centred 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2 --rm.center_rewards_coefficient=0.01
     agree centred centred "reward model, centred rewards (0.01), 2 ranks"
     differs one centred "reward model without centring against TRL's centred run"
+    # LoRA: the score trains in full beside the adapters (PEFT's modules_to_save); TRL + PEFT
+    # train the adapter shardtune's first step at learning rate 0 exports, on the causal LM read
+    # as a sequence classifier (its random score replaced by the adapter's saved one).
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down)
+    steps=1 ours lora-start 1 "${rm[@]}" "${lora[@]}" --train.micro_batch=2 --train.grad_accum=2 \
+      --ckpt.export=true --ckpt.export_dtype=fp32
+    grep -q '"SEQ_CLS"' "$work/lora-start/export/adapter_config.json" || fail "the LoRA export is no SEQ_CLS adapter"
+    "$python" "$here/trl_rm.py" "$fixtures/llama_gqa" "$work/pairs.jsonl" "$work/lora.trl.jsonl" --steps "$steps" \
+      "${rm_trl[@]}" --adapter "$work/lora-start/export" --work "$work/trl-lora" >"$work/lora.trl.log" 2>&1 ||
+      fail "TRL's RewardTrainer with PEFT failed: $(tail -5 "$work/lora.trl.log")"
+    ours lora 2 "${rm[@]}" "${lora[@]}" --train.micro_batch=1 --train.grad_accum=2
+    agree lora lora "reward model, LoRA (r 4, q v down) + the score in full, 2 ranks"
     ;;
   *) fail "unknown case" ;;
 esac
