@@ -56,7 +56,9 @@ at::Tensor sequence_ref_logps(const std::vector<Pair>& pairs, PairKind kind) {
 MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOptions& options) {
   const ExampleSchema& schema = schema_of(kind);
   std::vector<uint8_t> labels;
+  std::vector<float> margins;
   for (const Pair& pair : pairs) {
+    if (pair.margin) margins.push_back(*pair.margin);
     if (schema.second == SecondSequence::partner && pair.rejected.empty()) {
       throw DataError("an example without its mismatched partner's completion (read it with PairDataset::example)");
     }
@@ -66,6 +68,10 @@ MicroBatch collate_pairs(std::vector<Pair> pairs, PairKind kind, const CollateOp
   MicroBatch batch =
       options.laid_out(kind) ? collate_laid_out(pairs, kind, options) : collate_plain(pairs, kind, options);
   if (schema.labelled) batch.labels = at::tensor(labels, at::kByte).to(at::kBool);
+  if (!margins.empty()) {
+    if (margins.size() != pairs.size()) throw DataError("a micro-batch mixes pairs with and without a margin");
+    batch.margins = at::tensor(margins, at::kFloat);
+  }
   return batch;
 }
 

@@ -36,6 +36,7 @@ struct MicroBatch {
   RowLayout layout;            // undefined in the plain layout (then S = R, sequence = row)
   at::Tensor ref_logps;        // [S] fp32 when the data has them (chosen, then rejected)
   at::Tensor labels;           // [pairs] bool, labelled kinds: each completion's label
+  at::Tensor margins;          // [pairs] fp32 when the pairs have them (Pair::margin), else undefined
   at::Tensor target_counts;    // [S] int64: targets of each sequence
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.

@@ -68,6 +68,7 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
     write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
   if (schema_of(info.kind).labelled) write_1d_dataset(root, kLabelDataset, pairs.labels, layout);
+  if (pairs.has_margins()) write_1d_dataset(root, kMarginDataset, pairs.margins, layout);
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
     write_1d_dataset(root, "ref_rejected_logp", pairs.ref_rejected_logp, layout);
@@ -171,6 +172,15 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
     const Hdf5Handle set = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kLabelDataset, H5P_DEFAULT)));
     labels_ = read_1d_dataset<uint8_t>(set.get(), 0, pairs_);
   }
+  if (const auto margins = inspect_1d_dataset(root, kMarginDataset, H5T_NATIVE_FLOAT)) {
+    if (!margins->matches_type || margins->length != pairs_ || !stores_rejected(info_.kind)) {
+      throw fail(std::string("dataset '") + kMarginDataset + "' must be float32 with num_pairs entries, in a "
+                 "preference pairs' shard; re-run shardtune prep");
+    }
+    if (!margins->storage_holds(4)) throw fail(unstored(kMarginDataset, *margins));
+    const Hdf5Handle set = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, kMarginDataset, H5P_DEFAULT)));
+    margins_ = read_1d_dataset<float>(set.get(), 0, pairs_);
+  }
   const auto ref_chosen = inspect_1d_dataset(root, "ref_chosen_logp", H5T_NATIVE_FLOAT);
   const auto ref_rejected = inspect_1d_dataset(root, "ref_rejected_logp", H5T_NATIVE_FLOAT);
   if (ref_chosen.has_value() != ref_rejected.has_value()) {
@@ -241,6 +251,7 @@ Pair PairShardReader::read(size_t index) const {
     pair.ref_chosen_logp = ref_chosen_[index];
     pair.ref_rejected_logp = ref_rejected_[index];
   }
+  if (!margins_.empty()) pair.margin = margins_[index];
   return pair;
 }
 

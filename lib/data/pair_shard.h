@@ -22,6 +22,8 @@ inline constexpr int64_t kPairFormatVersion = 2;
 inline constexpr const char* kLossMaskDataset = "completion_loss_mask";
 // A labelled kind's shards: uint8 per example, 1 = the completion is desirable (TRL's `label`).
 inline constexpr const char* kLabelDataset = "label";
+// Optional in a paired kind's shards: float32 per pair, TRL's `margin` (PairTable::margins).
+inline constexpr const char* kMarginDataset = "margin";
 
 struct ShardInfo {
   PairKind kind = PairKind::dpo;
@@ -80,6 +82,7 @@ class PairShardReader {
   std::vector<Column> columns_;
   std::vector<float> ref_chosen_, ref_rejected_;
   std::vector<uint8_t> labels_;  // kto
+  std::vector<float> margins_;   // empty: the shard has none
   Hdf5Handle loss_mask_;  // invalid when the shard has none
 };
 

@@ -35,6 +35,12 @@ void PairTable::append(const Pair& pair) {
       loss_mask.insert(loss_mask.end(), pair.loss_mask.begin(), pair.loss_mask.end());
     }
   }
+  if (size() > 0 && pair.margin.has_value() != has_margins()) {
+    throw DataError("pairs mix rows with and without a margin: give every pair one or none");
+  }
+  if (pair.margin.has_value() && !stores_rejected(kind)) {
+    throw DataError(std::string("a margin is a preference pair's; a ") + enum_name(kind) + " example has none");
+  }
   const bool labelled = schema_of(kind).labelled;
   if (labelled && !pair.label.has_value()) {
     throw DataError(std::string("a ") + enum_name(kind) + " example has no desirable / undesirable label");
@@ -43,6 +49,7 @@ void PairTable::append(const Pair& pair) {
   chosen.append(pair.chosen);
   if (stores_rejected(kind)) rejected.append(pair.rejected);
   if (labelled) labels.push_back(*pair.label ? 1 : 0);
+  if (pair.margin) margins.push_back(*pair.margin);
   if (with_ref) {
     ref_chosen_logp.push_back(*pair.ref_chosen_logp);
     ref_rejected_logp.push_back(*pair.ref_rejected_logp);
@@ -61,6 +68,7 @@ Pair PairTable::at(size_t i) const {
     pair.ref_chosen_logp = ref_chosen_logp[i];
     pair.ref_rejected_logp = ref_rejected_logp[i];
   }
+  if (has_margins()) pair.margin = margins[i];
   return pair;
 }
 

@@ -65,6 +65,9 @@ struct Pair {
   // SFT only: per completion token, 1 = carries loss; empty = every completion token does.
   std::vector<uint8_t> loss_mask{};
   std::optional<bool> label{};  // labelled kinds only: true = the completion is desirable (TRL's label)
+  // Paired kinds, optional: how much the chosen completion is preferred (TRL's `margin`), which a
+  // reward model's loss subtracts from its reward gap.
+  std::optional<float> margin{};
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
@@ -86,11 +89,14 @@ struct PairTable {
   std::vector<float> ref_chosen_logp, ref_rejected_logp;  // empty, or one per pair
   std::vector<uint8_t> loss_mask;  // empty, or one per chosen token (offsets: chosen's)
   std::vector<uint8_t> labels;  // labelled kinds: one per example (1 = desirable)
+  std::vector<float> margins;   // empty, or one per pair
+
+  bool has_margins() const { return !margins.empty(); }
 
   size_t size() const { return prompt.size(); }
   bool has_ref_logps() const { return !ref_chosen_logp.empty(); }
   bool has_loss_mask() const { return !loss_mask.empty(); }
-  // Appends; reference log-probs must be present on all pairs of a table or on none. A pair
+  // Appends; reference log-probs and margins must be present on all pairs of a table or on none. A pair
   // without a loss mask in a table with one gets an all-ones mask (and the other way round).
   void append(const Pair& pair);
   Pair at(size_t i) const;

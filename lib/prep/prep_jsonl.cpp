@@ -28,6 +28,16 @@ std::optional<LineProblem> read_ids(const json& line, const std::string& field, 
   return std::nullopt;
 }
 
+// A preference pair's optional margin (TRL's `margin` column: a reward model's loss subtracts it).
+std::optional<LineProblem> read_margin(const json& line, PairKind kind, Pair& pair) {
+  if (!line.contains("margin") || !stores_rejected(kind)) return std::nullopt;
+  if (!line["margin"].is_number()) {
+    return LineProblem{LineReason::bad_field, "field 'margin' must be a number, not " + line["margin"].dump()};
+  }
+  pair.margin = line["margin"].get<float>();
+  return std::nullopt;
+}
+
 std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordReading& reading) {
   Pair pair;
   const ExampleSchema& schema = schema_of(reading.kind);
@@ -76,6 +86,9 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
   }
   if (!line.is_object()) return LineProblem{LineReason::bad_json, "not a JSON object"};
   auto parsed = reading.format == RecordFormat::ids ? read_id_record(line, reading) : read_text_record(line, reading);
+  if (auto* pair = std::get_if<Pair>(&parsed)) {
+    if (auto problem = read_margin(line, reading.kind, *pair)) parsed = *problem;
+  }
   if (auto* problem = std::get_if<LineProblem>(&parsed)) {
     // A record of another shape than its file's: say both, with the field that is wrong.
     const auto shape = detect_record_format(line, reading.schema);

@@ -1,14 +1,15 @@
 // train.stage = rm: a reward model (Bradley-Terry) on the preference pairs, as TRL's
 // RewardTrainer computes it. The model's head is a score (ModelHead::score): one reward per
 // sequence, read at its last non-padding token. A pair's loss is -log sigmoid(r_chosen -
-// r_rejected), plus rm.center_rewards_coefficient x (r_chosen + r_rejected)^2; averaged over the
-// step's pairs. Metrics: the mean chosen and rejected rewards, their margin and the accuracy.
+// r_rejected - margin) (the pair's margin column, if the data has one), plus
+// rm.center_rewards_coefficient x (r_chosen + r_rejected)^2; averaged over the step's pairs. Metrics: the mean chosen and rejected rewards, their margin and the accuracy.
 // With LoRA or QLoRA the score trains in full beside the adapters (PEFT's modules_to_save).
 #include <ATen/ATen.h>
 
 #include <sstream>
 
 #include "train/objective.h"
+#include "util/host_sync.h"
 
 namespace st {
 namespace {
@@ -52,13 +53,15 @@ void RmObjective::add_derived_metrics(const LossSums& s, const std::string& pref
 }
 
 // The batch's rows are every pair's chosen sequence, then every pair's rejected one.
-at::Tensor RmObjective::summed_loss(const MicroBatch&, const at::Tensor& rewards, const at::Tensor&,
+at::Tensor RmObjective::summed_loss(const MicroBatch& batch, const at::Tensor& rewards, const at::Tensor&,
                                     const at::Tensor&, const ObjectiveSections& sections, double,
                                     std::vector<at::Tensor>* outputs) const {
   if (!outputs) return rewards.sum();  // padding: no pair (the caller zeroes it)
   const int64_t rows = rewards.size(0) / 2;
   const at::Tensor chosen = rewards.slice(0, 0, rows), rejected = rewards.slice(0, rows);
-  at::Tensor losses = -at::log_sigmoid(chosen - rejected);
+  at::Tensor gap = chosen - rejected;
+  if (batch.margins.defined()) gap = gap - to_device_async(batch.margins, rewards.device()).to(rewards.scalar_type());
+  at::Tensor losses = -at::log_sigmoid(gap);
   const double centring = sections.rm.center_rewards_coefficient;
   if (centring > 0.0) losses = losses + centring * (chosen + rejected).pow(2);
   std::vector<at::Tensor>& out = *outputs;

@@ -1,7 +1,7 @@
 """TRL's own RewardTrainer on the CPU in fp32, as the oracle of `shardtune train --train.stage rm`:
 trains the reward model MODEL_DIR (a *ForSequenceClassification export with num_labels 1, so both
 start from the same score head) on the pairs of PAIRS.jsonl ({"prompt_ids", "chosen_ids",
-"rejected_ids"} per line) in file order, and writes TRL's per-step log as one JSON line per
+"rejected_ids"} per line, and "margin" if they have one) in file order, and writes TRL's per-step log as one JSON line per
 optimizer step: loss, grad_norm, learning_rate, and its accuracy and margin under shardtune's
 names (rewards/accuracies, rewards/margins).
 
@@ -51,8 +51,10 @@ def main():
     dtype = torch.float64 if a.float64 else torch.float32
     with open(a.pairs) as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    # A pair's "margin", when the pairs carry one, is RewardTrainer's margin column.
     dataset = datasets.Dataset.from_list([{"chosen_ids": r["prompt_ids"] + r["chosen_ids"],
-                                           "rejected_ids": r["prompt_ids"] + r["rejected_ids"]} for r in rows])
+                                           "rejected_ids": r["prompt_ids"] + r["rejected_ids"],
+                                           **({"margin": r["margin"]} if "margin" in r else {})} for r in rows])
     if a.adapter:
         import peft
         base = transformers.AutoModelForSequenceClassification.from_pretrained(a.model_dir, dtype=dtype, num_labels=1,

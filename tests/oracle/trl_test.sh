@@ -278,6 +278,20 @@ PY
     ours centred 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2 --rm.center_rewards_coefficient=0.01
     agree centred centred "reward model, centred rewards (0.01), 2 ranks"
     differs one centred "reward model without centring against TRL's centred run"
+    # Per-pair margins (TRL's margin column), prepped from the pairs' "margin" field.
+    "$python" - "$work/pairs.jsonl" "$work/margins.jsonl" <<'PY' || fail "could not write the pairs with margins"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for i, line in enumerate(f):
+        out.write(json.dumps({**json.loads(line), "margin": (i % 5) * 0.25}) + "\n")
+PY
+    run --exit 0 "$bin" prep --input "$work/margins.jsonl" --vocab 97 --output "$work/margins" --kind dpo
+    "$python" "$here/trl_rm.py" "$work/start/export" "$work/margins.jsonl" "$work/margins.trl.jsonl" --steps "$steps" \
+      "${rm_trl[@]}" --work "$work/trl-margins" >"$work/margins.trl.log" 2>&1 ||
+      fail "TRL's RewardTrainer with margins failed: $(tail -5 "$work/margins.trl.log")"
+    train_data=$work/margins/train ours margins 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2
+    agree margins margins "reward model, per-pair margins, 2 ranks"
+    differs one margins "reward model without margins against TRL's run with them"
     # LoRA: the score trains in full beside the adapters (PEFT's modules_to_save); TRL + PEFT
     # train the adapter shardtune's first step at learning rate 0 exports, on the causal LM read
     # as a sequence classifier (its random score replaced by the adapter's saved one).

@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/collate.h"
 #include "data/pair_dataset.h"
 #include "prep/dataset_writer.h"
 #include "prep/synth.h"
 #include "scratch_dir.h"
 #include "util/check.h"
 #include "util/errors.h"
+#include "util/hdf5_io.h"
 
 namespace st {
 namespace {
@@ -57,6 +59,7 @@ void expect_same_pairs(const PairTable& a, const PairTable& b) {
     EXPECT_EQ(x.ref_chosen_logp, y.ref_chosen_logp) << i;
     EXPECT_EQ(x.ref_rejected_logp, y.ref_rejected_logp) << i;
     EXPECT_EQ(x.label, y.label) << i;
+    EXPECT_EQ(x.margin, y.margin) << i;
   }
 }
 
@@ -101,6 +104,43 @@ TEST_F(DataFormat, KtoLabelsRoundTripAndAreRequired) {
   const std::string why = error_of([&] { PairShardReader reader(path); });
   EXPECT_NE(why.find("dataset 'label'"), std::string::npos) << why;
   EXPECT_NE(why.find("k.h5"), std::string::npos) << why;
+}
+
+// Preference pairs' margins (TRL's margin column) round-trip, reach the batch, and are all or
+// none; a shard's damaged margin dataset is named.
+TEST_F(DataFormat, MarginsRoundTripAndAreAllOrNone) {
+  PairTable table;
+  table.kind = PairKind::dpo;
+  const PairTable plain = sample(PairKind::dpo, 6, false);
+  for (size_t i = 0; i < plain.size(); ++i) {
+    Pair pair = plain.at(i);
+    pair.margin = 0.5f * static_cast<float>(i);
+    table.append(pair);
+  }
+  const std::string path = (dir_ / "m.h5").string();
+  write_pair_shard(path, table, {PairKind::dpo, 100, 1, 2, 0, "", "test"});
+  const PairTable read = PairShardReader(path).read_all();
+  expect_same_pairs(read, table);
+  ASSERT_TRUE(read.has_margins());
+  const MicroBatch batch = collate_pairs({read.at(1), read.at(4)}, PairKind::dpo, {});
+  ASSERT_TRUE(batch.margins.defined());
+  EXPECT_EQ(batch.margins[1].item<float>(), 2.0f);
+  EXPECT_FALSE(collate_pairs({plain.at(0)}, PairKind::dpo, {}).margins.defined());
+  EXPECT_NE(error_of([&] { table.append(plain.at(0)); }).find("pairs mix rows with and without a margin"),
+            std::string::npos);
+  PairTable sft;
+  sft.kind = PairKind::sft;
+  Pair completion = sample(PairKind::sft, 1, false).at(0);
+  completion.margin = 1.0f;
+  EXPECT_NE(error_of([&] { sft.append(completion); }).find("a margin is a preference pair's"), std::string::npos);
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  H5Ldelete(file, kMarginDataset, H5P_DEFAULT);
+  const std::vector<float> short_margins(3, 1.0f);
+  write_1d_dataset(file, kMarginDataset, short_margins, DatasetLayout{});
+  H5Fclose(file);
+  const std::string why = error_of([&] { PairShardReader reader(path); });
+  EXPECT_NE(why.find("dataset 'margin' must be float32 with num_pairs entries"), std::string::npos) << why;
+  EXPECT_NE(why.find("m.h5"), std::string::npos) << why;
 }
 
 // The loss mask of multi-turn SFT round-trips; shards with one are format version 2, shards

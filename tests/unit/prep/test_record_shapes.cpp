@@ -10,6 +10,7 @@
 
 #include "prep/dataset_info.h"
 #include "prep/json_array.h"
+#include "prep/prep_jsonl.h"
 #include "prep/record_shapes.h"
 #include "scratch_dir.h"
 #include "thrown_message.h"
@@ -200,6 +201,26 @@ TEST(RecordShapes, LlamaFactoryV1PartsWeightsAndPreferences) {
             "loss compares: set it to 1");
   EXPECT_EQ(weighted(R"({"chosen_messages": [], "rejected_messages": []})", PairKind::sft),
             "problem: a preference record (chosen_messages / rejected_messages); prep it with --kind dpo");
+}
+
+// A preference record's "margin" (TRL's margin column) is kept; a margin that is no number is
+// named; other kinds ignore the field.
+TEST(RecordShapes, PreferenceMarginsAreReadAndChecked) {
+  RecordReading reading;
+  reading.vocab_size = 50;
+  const std::string ids = R"("prompt_ids": [1, 4], "chosen_ids": [5, 2], "rejected_ids": [6, 2])";
+  const auto with = parse_pair_record("{" + ids + R"(, "margin": 1.5})", reading);
+  ASSERT_TRUE(std::holds_alternative<Pair>(with));
+  EXPECT_EQ(std::get<Pair>(with).margin, 1.5f);
+  EXPECT_FALSE(std::get<Pair>(parse_pair_record("{" + ids + "}", reading)).margin.has_value());
+  const auto bad = parse_pair_record("{" + ids + R"(, "margin": "high"})", reading);
+  ASSERT_TRUE(std::holds_alternative<LineProblem>(bad));
+  EXPECT_NE(std::get<LineProblem>(bad).detail.find("field 'margin' must be a number"), std::string::npos)
+      << std::get<LineProblem>(bad).detail;
+  reading.kind = PairKind::sft;
+  const auto sft = parse_pair_record(R"({"prompt_ids": [1], "completion_ids": [5, 2], "margin": 1})", reading);
+  ASSERT_TRUE(std::holds_alternative<Pair>(sft));
+  EXPECT_FALSE(std::get<Pair>(sft).margin.has_value());
 }
 
 TEST(RecordShapes, DetectionFromTheFields) {

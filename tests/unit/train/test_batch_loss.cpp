@@ -158,6 +158,12 @@ TEST(MicroBatchLoss, RewardModelIsBradleyTerryWithCentredRewards) {
   // d/dr_c0 of -log sigmoid(r_c0 - r_r0) + 0.1 (r_c0 + r_r0)^2 = -sigmoid(-(0.75)) + 0.2 * 0.25
   centred.summed_loss.backward();
   EXPECT_NEAR(rewards.grad()[0].item<double>(), -1.0 / (1.0 + std::exp(0.75)) + 0.05, 1e-6);
+  // A pair's margin (TRL's margin column) is taken off its reward gap.
+  MicroBatch with_margins = two_pairs();
+  with_margins.margins = at::tensor({0.25f, -1.0f});
+  sections.rm.center_rewards_coefficient = 0.0;
+  EXPECT_NEAR(rm.micro_batch_loss(with_margins, rewards, {}, sections).summed_loss.item<double>(),
+              std::log1p(std::exp(-0.5)) + std::log1p(std::exp(0.5)), 1e-6);
   const MicroBatch padding = padding_micro_batch(PairKind::dpo, 0, false);
   const at::Tensor none = at::zeros({2}).requires_grad_(true);
   const MicroBatchResult empty = rm.micro_batch_loss(padding, none, {}, sections);
