@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # check_footprints.sh SOURCE_DIR: what one objective or one model family costs stays what
-# docs/architecture.md measured. The code (comments aside) that names KTO or Qwen3 lives only in
-# the files that declare them on the contracts; anything else asks the Objective, the example
-# schema or the family row, so the next objective or family writes as few files.
+# docs/architecture.md measured. The code (comments aside) that names KTO, Qwen3, the reward
+# model or its score head lives only in the files that declare them on the contracts; anything
+# else asks the Objective, the example schema or the family row, so the next objective or family
+# writes as few files.
 set -u
 source_dir=$1
 cd "$source_dir" || exit 1
@@ -32,4 +33,12 @@ check KTO '(^|[^A-Za-z0-9])(kto|KTO)([^a-z]|$)|Kto[A-Z]' \
   lib/train/kto_objective.cpp lib/train/kto_options.h lib/train/objective_list.h lib/train/objective.cpp \
   lib/CMakeLists.txt lib/data/pair_table.h lib/train/batch_loss.h lib/prep/dataset_info.cpp
 check Qwen3 '[Qq]wen3' lib/hf/model_family.h lib/hf/presets.cpp lib/tokenizer/chat_template.h lib/tokenizer/chat_template.cpp
+# The reward model: its objective is 5 files on the step contract; the score head it trains is a
+# head kind the hf, model, fsdp, ckpt and serving layers branch on in these 12.
+check "the rm objective" 'Stage::rm|RmOptions|RmObjective|rm_objective|rm_options' \
+  lib/train/rm_objective.cpp lib/train/rm_options.h lib/train/objective_list.h lib/train/objective.cpp lib/CMakeLists.txt
+check "the score head" 'ModelHead::score' \
+  lib/hf/model_config.cpp lib/hf/param_table.cpp lib/model/llama_units.cpp lib/model/sequence_scorer.cpp \
+  lib/model/score_jsonl.cpp lib/fsdp/fsdp_model.cpp lib/fsdp/shard_source.cpp lib/ckpt/checkpoint_model.cpp \
+  lib/eval/preference_accuracy.cpp lib/train/objective.cpp lib/train/rm_objective.cpp app/cmd_score.cpp
 exit $status
