@@ -1,5 +1,6 @@
 // The FSDP model against plain single-process libtorch autograd on the unsharded model, for
-// every sharding strategy on 1-4 ranks, tied and untied: the same per-row log-probs, and each
+// every sharding strategy on 1-4 ranks, tied and untied: the same per-row log-probs (a reward
+// model's rewards), and each
 // rank's averaged gradient shard equals its slice of the reference gradient. Also the gather
 // lookahead's bound on live gathered units and the per-step collective bytes against the
 // analytic volume of docs/fsdp.md.
@@ -14,6 +15,8 @@
 #include "fsdp_test_support.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
+#include "model/llama_units.h"
+#include "model/reward_positions.h"
 #include "mpi_test_main.h"
 
 namespace st {
@@ -94,6 +97,53 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
                                            GradientCase{Sharding::grad_op, true},
                                            GradientCase{Sharding::none, false}, GradientCase{Sharding::none, true},
                                            GradientCase{Sharding::hybrid, false},
+                                           GradientCase{Sharding::hybrid, true}),
+                         case_name);
+
+// A reward model's score head (ModelHead::score) through the sharded units: each sequence's
+// reward, and every gradient shard, equal the whole model's under plain autograd; tied or not
+// (a tied table is no head weight here: the head unit runs alone).
+class FsdpRewardHead : public ::testing::TestWithParam<GradientCase> {};
+
+TEST_P(FsdpRewardHead, RewardsAndGradientsEqualSingleProcessAutograd) {
+  const auto [sharding, tied] = GetParam();
+  ModelConfig config = preset_config("debug");
+  config.tie_word_embeddings = tied;
+  config.head = ModelHead::score;
+  config.pad_token_id = 0;
+  const auto& pairs = test_batch();
+  const auto rows = static_cast<int64_t>(2 * pairs.size());
+  TensorMap whole = init_preset_weights(config, 11, at::kFloat);
+  ASSERT_EQ(whole.count("score.weight"), 1u);
+  for (auto& [name, tensor] : whole) tensor.requires_grad_(true);
+  const MicroBatch all = collate_pairs(pairs, PairKind::dpo, {});
+  TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), at::kFloat, 64);
+  batch.reward_positions = reward_positions(all.input_ids, all.targets, {}, config.pad_token_id);
+  const at::Tensor reference = llama_sequence_rewards(llama_weights(whole, config), config, batch);
+  torch::autograd::backward({reference.pow(2).sum() / rows});
+
+  ShardingGroups groups = test_groups(sharding);
+  ModelShards shards = init_model_shards(config, 11, groups.shard->size(), groups.shard->rank());
+  const auto units = shards.units;
+  FsdpModel model(config, units, groups, std::move(shards.masters), {at::kFloat, at::kFloat, at::kCPU, 64});
+  const std::vector<Pair> mine = my_share(pairs);
+  const MicroBatch local = collate_pairs(mine, PairKind::dpo, {});
+  const at::Tensor rewards = model.sequence_logps(local.input_ids, local.targets);
+  torch::autograd::backward({rewards.pow(2).sum() / rows});
+  const at::Tensor expected = my_rows(reference.detach(), pairs.size());
+  ASSERT_EQ(rewards.numel(), expected.numel());
+  EXPECT_LT(relative_max_diff(rewards.detach(), expected), 1e-5);
+  for (size_t u = 0; u < units.size(); ++u) {
+    const at::Tensor grad = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
+      const at::Tensor& g = whole.at(slot.spec.name).grad();
+      return g.defined() ? g : at::zeros(slot.spec.shape);
+    });
+    EXPECT_LT(relative_max_diff(model.grad_shards()[u], grad), 1e-5) << units[u].name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, FsdpRewardHead,
+                         ::testing::Values(GradientCase{Sharding::full, false}, GradientCase{Sharding::full, true},
                                            GradientCase{Sharding::hybrid, true}),
                          case_name);
 
