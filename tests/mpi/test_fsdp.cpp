@@ -1,9 +1,8 @@
 // The FSDP model against plain single-process libtorch autograd on the unsharded model, for
 // every sharding strategy on 1-4 ranks, tied and untied: the same per-row log-probs (a reward
-// model's rewards), and each
-// rank's averaged gradient shard equals its slice of the reference gradient. Also the gather
-// lookahead's bound on live gathered units and the per-step collective bytes against the
-// analytic volume of docs/fsdp.md.
+// model's rewards), and each rank's averaged gradient shard equals its slice of the reference
+// gradient. Also the gather lookahead's bound on live gathered units and the per-step collective
+// bytes against the analytic volume of docs/fsdp.md.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
