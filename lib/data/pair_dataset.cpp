@@ -49,6 +49,12 @@ void PairDataset::open_directory(const std::string& directory, const DatasetExpe
         shard->info().vocab_size != manifest.vocab_size) {
       throw DataError(path + ": pair count, kind or vocab_size differs from manifest.json");
     }
+    // A micro-batch's pairs all carry a margin or none (the reward model's loss takes them whole).
+    if (!shards_.empty() && shard->has_margins() != shards_.front()->has_margins()) {
+      throw DataError(path + (shard->has_margins() ? " has" : " has no") + " margin column, but " +
+                      shards_.front()->path() + (shard->has_margins() ? " has none" : " has one") +
+                      "; prep every dataset of a run with margins or without");
+    }
     offsets_.push_back(offsets_.back() + shard->size());
     shards_.push_back(std::move(shard));
   }

@@ -55,6 +55,7 @@ class PairShardReader {
   int64_t max_token_id() const { return max_token_id_; }
   bool has_ref_logps() const { return has_ref_; }
   bool has_loss_mask() const { return loss_mask_.get() >= 0; }
+  bool has_margins() const { return !margins_.empty(); }
   bool compressed() const { return compressed_; }  // token datasets carry a filter (deflate)
   // From the offsets alone (no token read): prompt + the longest response, the row length
   // after collation.

@@ -133,6 +133,18 @@ TEST_F(DataFormat, MarginsRoundTripAndAreAllOrNone) {
   Pair completion = sample(PairKind::sft, 1, false).at(0);
   completion.margin = 1.0f;
   EXPECT_NE(error_of([&] { sft.append(completion); }).find("a margin is a preference pair's"), std::string::npos);
+  // A mixture of data with and without margins is refused when it opens, naming both.
+  const fs::path with_margins = dir_ / "with", without = dir_ / "without";
+  const std::pair<fs::path, const PairTable*> sets[] = {{with_margins, &table}, {without, &plain}};
+  for (const auto& [directory, pairs] : sets) {
+    fs::create_directories(directory);
+    Manifest manifest{PairKind::dpo, 100, "train", "test", {}, std::nullopt};
+    manifest.shards =
+        write_shards(directory.string(), "part", *pairs, {PairKind::dpo, 100, 1, 2, 0, "", "test"}, {16, {}});
+    write_manifest(directory.string(), manifest);
+  }
+  const std::string mixed = error_of([&] { PairDataset data({with_margins.string(), without.string()}); });
+  EXPECT_NE(mixed.find("has no margin column, but"), std::string::npos) << mixed;
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   H5Ldelete(file, kMarginDataset, H5P_DEFAULT);
   const std::vector<float> short_margins(3, 1.0f);
