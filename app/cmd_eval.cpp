@@ -162,7 +162,8 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
       write_file_atomically(o.output, results.dump(2) + "\n");
     }
     communicator.barrier();
-    log0("eval: ", tasks.size(), " task(s)", o.pairs.empty() ? "" : " and pairwise accuracy", " on ", loaded.model.description, " (", enum_name(o.dtype), " on ",
+    log0("eval: ", tasks.size(), " task(s)", o.pairs.empty() ? "" : " and pairwise accuracy", " on ",
+         loaded.model.description, " (", enum_name(o.dtype), " on ",
          device.str(), ", ", world.size(), " rank(s)) in ", timer.seconds(), " s; wrote ", o.output,
          o.log_samples.empty() ? "" : " and " + o.log_samples);
     return kExitOk;

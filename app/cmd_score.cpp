@@ -1,6 +1,7 @@
 // `shardtune score`: log-probs of completions under a model (a reward model's rewards of prompt
-// + completion), one output line per input line, in input order. Lines are split across ranks in contiguous blocks; rank 0 writes the file
-// (as .tmp, renamed), so an existing output is never half-overwritten.
+// + completion), one output line per input line, in input order. Lines are split across ranks
+// in contiguous blocks; rank 0 writes the file (as .tmp, renamed), so an existing output is
+// never half-overwritten.
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>

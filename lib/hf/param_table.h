@@ -2,9 +2,10 @@
 // Hugging Face name, the typed key a forward binds it by, its shape rule from the config, when
 // it exists, how a preset initialises it and which LoRA target adapts it. The HF names in
 // state_dict order, the shapes, the FSDP units' parameter lists (embedding, one per decoder
-// layer, head = final norm + lm_head or a reward model's score), the PEFT adapter names, the loaders and the exports all
-// follow from these tables (param_table.cpp). Llama, Qwen2 and Mistral share the decoder and so
-// these tables; a family with other parameters declares its own rows here.
+// layer, head = final norm + lm_head or a reward model's score), the PEFT adapter names, the
+// loaders and the exports all follow from these tables (param_table.cpp). Llama, Qwen2 and
+// Mistral share the decoder and so these tables; a family with other parameters declares its own
+// rows here.
 #pragma once
 
 #include <ATen/core/Tensor.h>

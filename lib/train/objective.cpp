@@ -53,8 +53,8 @@ ModelConfig trained_model_config(const TrainConfig& config, ModelConfig base, in
   const ModelHead head = objective_for(config.train.stage).model_head();
   if (head == ModelHead::lm && base.head == ModelHead::score) {
     throw ConfigError("model.path " + config.model.path + " holds a reward model (" + hf_architecture(base) +
-                      "); train.stage = " + enum_name(config.train.stage) +
-                      " trains a causal LM: start from the causal LM, or set train.stage = rm to train the reward model");
+                      "); train.stage = " + enum_name(config.train.stage) + " trains a causal LM: start from " +
+                      "the causal LM, or set train.stage = rm to train the reward model");
   }
   base.head = head;
   if (head == ModelHead::score) base.pad_token_id = pad_id;

@@ -44,9 +44,9 @@ class Objective {
 
   // `policy` and `reference` are [S] summed completion log-probs (a score head's: rewards) in
   // the batch's sequence order; `reference` is undefined where none is needed; `sections` holds
-  // its config section. A batch of no examples is padding (weight 0; padding_micro_batch). `step_pairs_per_micro_batch`: the
-  // step's examples over its micro-batches on all ranks, for losses that weigh each micro-batch
-  // (dpo.nll_mean); 0 = this batch's own (as in an evaluation).
+  // its config section. A batch of no examples is padding (weight 0; padding_micro_batch).
+  // `step_pairs_per_micro_batch`: the step's examples over its micro-batches on all ranks, for
+  // losses that weigh each micro-batch (dpo.nll_mean); 0 = this batch's own (as in an evaluation).
   MicroBatchResult micro_batch_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
                                     const ObjectiveSections& sections, double step_pairs_per_micro_batch = 0.0) const;
   // What a step's or window's summed loss is divided by.

@@ -15,7 +15,8 @@ namespace st {
 enum class Stage { sft, dpo, kto, rm };
 template <>
 struct EnumNames<Stage> {
-  static constexpr NamedValue<Stage> table[] = {{Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"}};
+  static constexpr NamedValue<Stage> table[] = {
+      {Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"}};
 };
 constexpr Stage kDefaultStage = Stage::dpo;  // train.stage's default
 

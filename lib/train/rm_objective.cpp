@@ -2,8 +2,9 @@
 // RewardTrainer computes it. The model's head is a score (ModelHead::score): one reward per
 // sequence, read at its last non-padding token. A pair's loss is -log sigmoid(r_chosen -
 // r_rejected - margin) (the pair's margin column, if the data has one), plus
-// rm.center_rewards_coefficient x (r_chosen + r_rejected)^2; averaged over the step's pairs. Metrics: the mean chosen and rejected rewards, their margin and the accuracy.
-// With LoRA or QLoRA the score trains in full beside the adapters (PEFT's modules_to_save).
+// rm.center_rewards_coefficient x (r_chosen + r_rejected)^2; averaged over the step's pairs.
+// Metrics: the mean chosen and rejected rewards, their margin and the accuracy. With LoRA or
+// QLoRA the score trains in full beside the adapters (PEFT's modules_to_save).
 #include <ATen/ATen.h>
 
 #include <sstream>
