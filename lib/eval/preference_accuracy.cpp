@@ -3,22 +3,13 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <sstream>
 
+#include "data/dataset_mixture.h"
 #include "data/pair_dataset.h"
 #include "util/errors.h"
 
 namespace st {
 namespace {
-
-std::vector<std::string> split_directories(const std::string& list) {
-  std::vector<std::string> directories;
-  std::stringstream stream(list);
-  for (std::string item; std::getline(stream, item, ',');) {
-    if (!item.empty()) directories.push_back(item);
-  }
-  return directories;
-}
 
 std::vector<int64_t> widened(const std::vector<int32_t>& ids) { return {ids.begin(), ids.end()}; }
 
@@ -34,7 +25,9 @@ nlohmann::ordered_json preference_accuracy(const std::string& directories, const
   DatasetExpectations expect;
   expect.kind = PairKind::dpo;
   expect.model_vocab_size = config.vocab_size;
-  const PairDataset data(split_directories(directories), expect);
+  std::vector<std::string> paths;
+  for (const MixtureEntry& entry : parse_mixture(directories, "eval --pairs")) paths.push_back(entry.directory);
+  const PairDataset data(paths, expect);
   const uint64_t first = data.size() * static_cast<uint64_t>(communicator.rank()) / communicator.size();
   const uint64_t last = data.size() * static_cast<uint64_t>(communicator.rank() + 1) / communicator.size();
   std::vector<ScoreRequest> requests;  // every pair's chosen, then every pair's rejected

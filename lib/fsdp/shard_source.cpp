@@ -103,7 +103,8 @@ ModelShards fresh_adapters(const ModelConfig& config, std::string description, c
   shards.units =
       build_adapter_unit_layouts(config, lora_targets(lora.target_modules), lora.r, shard_size, shard_multiple);
   for (const UnitLayout& unit : shards.units) {
-    const bool saved_modules = unit_role(shards.masters.size(), shards.units.size()) == UnitRole::head;
+    // Base modules (model parameters) rather than LoRA pairs: the head unit of a reward model.
+    const bool saved_modules = !unit.params.empty() && unit.params.front().spec.key.kind == ParamKey::Kind::model;
     shards.masters.push_back(saved_modules ? saved_module_shard(unit, config, path, seed, shard_rank)
                                            : init_unit_shard(unit, shard_rank, lora.seed));
   }
@@ -138,11 +139,10 @@ ModelShards qlora_model_shards(const std::string& path, const std::string& prese
                             shard_multiple);
 }
 
-ModelShards qlora_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+ModelShards qlora_model_shards(const ModelConfig& config, const std::string& path, const std::string& preset,
                                uint64_t seed, const LoraOptions& lora, at::ScalarType compute_dtype,
                                const at::Device& device, Communicator& group, int64_t shard_multiple) {
   const int shard_size = group.size(), shard_rank = group.rank();
-  const ModelConfig& config = model;
   ModelShards shards = fresh_adapters(config, model_source_description(path, preset, seed), lora, path, seed,
                                       shard_size, shard_rank, shard_multiple);
   std::optional<SafetensorsCheckpoint> checkpoint;

@@ -73,12 +73,12 @@ ModelShards adapter_model_shards(ModelShards base, const LoraOptions& lora, at::
 // A QLoRA run (train.method = qlora): the adapters as adapter_model_shards makes them, and the
 // base read one unit at a time (`path`, else the preset) and held as NF4 on `device`, each rank
 // quantizing only its own blocks; `group` is the shard group (double quantization's statistics).
-// A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h). `model` as for
-// load_model_shards.
+// A bitsandbytes 4-bit checkpoint is read as stored (nf4_checkpoint.h). `config` as
+// load_model_shards' `model`.
 ModelShards qlora_model_shards(const std::string& path, const std::string& preset, uint64_t seed,
                                const LoraOptions& lora, at::ScalarType compute_dtype, const at::Device& device,
                                Communicator& group, int64_t shard_multiple = 1);
-ModelShards qlora_model_shards(const ModelConfig& model, const std::string& path, const std::string& preset,
+ModelShards qlora_model_shards(const ModelConfig& config, const std::string& path, const std::string& preset,
                                uint64_t seed, const LoraOptions& lora, at::ScalarType compute_dtype,
                                const at::Device& device, Communicator& group, int64_t shard_multiple = 1);
 

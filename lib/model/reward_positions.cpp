@@ -32,7 +32,7 @@ at::Tensor reward_positions(const at::Tensor& input_ids, const at::Tensor& targe
       last[static_cast<size_t>(s)] = flat;
     }
   }
-  at::Tensor positions = at::empty({sequences}, at::kLong);
+  std::vector<int64_t> positions(static_cast<size_t>(sequences));
   for (int64_t s = 0; s < sequences; ++s) {
     const auto i = static_cast<size_t>(s);
     if (last[i] < 0 && layout.defined()) {
@@ -43,9 +43,9 @@ at::Tensor reward_positions(const at::Tensor& input_ids, const at::Tensor& targe
     int64_t at_flat = last[i] >= 0 ? last[i] + 1 : s * length + length - 1;
     const int64_t floor = first[i] >= 0 ? first[i] : s * length;
     while (at_flat > floor && token[at_flat / length][at_flat % length] == pad_id) --at_flat;
-    positions[s] = at_flat;
+    positions[i] = at_flat;
   }
-  return positions;
+  return at::tensor(positions, at::kLong);
 }
 
 }  // namespace st
