@@ -147,21 +147,27 @@ int run_bench(std::vector<std::string> args, int& argc, char**& argv) {
         for (const TrainRecord& record : measured) values.push_back(field(record));
         return median(values);
       };
-      double peak_memory = 0.0;
-      for (const TrainRecord& record : measured) peak_memory = std::max(peak_memory, record.peak_memory_gib);
+      double peak_memory = 0.0, saved = 0.0;
+      for (const TrainRecord& record : measured) {
+        peak_memory = std::max(peak_memory, record.peak_memory_gib);
+        saved = std::max(saved, record.saved_activations_gib);
+      }
       const bool shared = objective_for(o.stage).shares_prompts(config.dpo.share_prompt);
       const char* rows = config.data.packing ? (shared ? "packed+shared" : "packed") : (shared ? "shared" : "unpacked");
-      std::printf("bench: %s %s, seq %lld, lengths %s, rows %s, micro-batch %lld, %d rank(s), compute %s; median of "
+      std::printf("bench: %s %s, seq %lld, lengths %s, rows %s, micro-batch %lld, %d rank(s)%s, compute %s; median of "
                   "%zu steps after %lld warm-up\n", o.preset.c_str(), enum_name(o.stage), static_cast<long long>(o.seq),
                   enum_name(o.lengths), rows, static_cast<long long>(o.micro_batch), world.size(),
+                  config.dist.context_parallel > 1
+                      ? (", context parallel " + std::to_string(config.dist.context_parallel)).c_str()
+                      : "",
                   enum_name(trainer.plan().compute_dtype), measured.size(), static_cast<long long>(o.warmup));
       std::printf("  step time     %.4f s\n  tokens/s      %.1f\n"
                   "  padding       %.1f%% of the row slots\n  MFU           %.1f%% (peak %.0f TFLOP/s)\n"
-                  "  peak memory   %.2f GiB\n",
+                  "  peak memory   %.2f GiB\n  saved activations %.4f GiB per rank (unit inputs kept for backward)\n",
                   median_of([](const TrainRecord& r) { return r.step_time_s; }),
                   median_of([](const TrainRecord& r) { return r.tokens_per_s; }),
                   100.0 * median_of([](const TrainRecord& r) { return r.padding_fraction; }),
-                  100.0 * median_of([](const TrainRecord& r) { return r.mfu; }), o.peak_tflops, peak_memory);
+                  100.0 * median_of([](const TrainRecord& r) { return r.mfu; }), o.peak_tflops, peak_memory, saved);
       std::printf("%s", profile_table.c_str());
       if (o.phase_times) {
         std::printf("  step time breakdown (medians; the rest is metrics and host work):\n");

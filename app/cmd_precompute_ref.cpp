@@ -41,8 +41,11 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
       }
       return kExitOk;
     }
-    const TrainConfig& config = parsed.config;
+    TrainConfig config = parsed.config;
     validate_config(config, 0, parsed.origins);  // the training run may use another rank count
+    // Each rank scores its own pairs whole: the training run's context groups do not apply to
+    // this forward-only pass.
+    config.dist.context_parallel = 1;
     check_objective_config(config);
     if (!objective_for(config.train.stage).needs_reference(config)) {
       throw ConfigError("precompute-ref: " + objective_for(config.train.stage).describe(config, "none") +

@@ -54,6 +54,7 @@ EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, 
   in.logp_chunk_tokens = config.model.logp_chunk_tokens;
   in.recompute = config.train.recompute;
   in.compute_copy = config.train.compute_copy;
+  in.context_parallel = config.dist.context_parallel;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
   in.adapters = adapter_shape(config);
   TrainConfig sized = config;
@@ -71,7 +72,13 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
       << e.shard_group << " ranks); optimizer " << enum_name(in.optimizer) << ", offload "
       << (in.offload ? "cpu" : "none") << "\n"
       << "micro-batch: " << in.micro_batch_rows << " row(s) x " << in.seq_len << " tokens"
-      << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "") << "\n"
+      << (in.masked_attention ? " (packed or prompt-shared: attention under an explicit mask)" : "")
+      << (in.context_parallel > 1 ? ", each row split over " + std::to_string(in.context_parallel) +
+                                        " ranks (context parallel; " + std::to_string(in.nodes * in.ranks_per_node /
+                                                                                      in.context_parallel) +
+                                        " data-parallel)"
+                                  : std::string())
+      << "\n"
       << "per rank: " << e.shard_elements << " parameter elements owned\n"
       << (in.compute_copy == ComputeCopy::per_gather ? "  params (fp32 master; cast per gather)"
                                                      : "  params (fp32 master + compute copy) ")

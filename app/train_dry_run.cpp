@@ -7,6 +7,7 @@
 #include "distributed/backend.h"
 #include "distributed/env_check.h"
 #include "distributed/mpi_communicator.h"
+#include "distributed/parallel_layout.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "memory_report.h"
@@ -59,7 +60,8 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   }
   const ModelConfig model = model_config_of(config.model.path, config.model.preset);
   const TrainData data = open_train_data(config, model.vocab_size);
-  const TrainPlan plan = plan_training(config, data, ranks, shape.on_gpu);
+  const ParallelLayout parallel = parallel_layout(0, ranks, config.dist.context_parallel);
+  const TrainPlan plan = plan_training(config, data, parallel.data_size, shape.on_gpu);
 
   const EstimatePlan sizing = estimate_plan(model, config, shape.nodes, shape.ranks_per_node, shape.on_gpu);
   const EstimateInputs& in = sizing.inputs;
@@ -82,7 +84,11 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
         << "stage " << describe_objective(config, plan.reference) << "; compute " << enum_name(plan.compute_dtype) << (shape.on_gpu ? " on GPUs" : " on CPUs") << "\n"
         << "data: " << plan.train_pairs << " training pairs, " << plan.val_pairs << " validation pairs\n"
         << "batch: global " << plan.global_batch << " = micro " << config.train.micro_batch << " x accum "
-        << plan.grad_accum << " x " << ranks << " ranks; " << plan.steps_per_epoch << " steps per epoch, "
+        << plan.grad_accum << " x " << parallel.data_size
+        << (parallel.context_size > 1 ? " data-parallel groups of " + std::to_string(parallel.context_size) +
+                                            " context-parallel ranks"
+                                      : std::string(" ranks"))
+        << "; " << plan.steps_per_epoch << " steps per epoch, "
         << plan.total_steps << " steps in all\n"
         << "shard plan: " << units.size() << " units over a shard group of " << estimate.shard_group << " ranks; "
         << smallest << " .. " << largest << " elements per rank and unit\n"

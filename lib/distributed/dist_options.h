@@ -28,6 +28,9 @@ struct DistOptions {
   BackendChoice backend = BackendChoice::automatic;
   Sharding sharding = Sharding::full;
   int64_t ranks_per_node = 0;
+  // Ranks that split each sequence between them (context parallelism, model/context_split.h);
+  // the data-parallel size is the world's over this.
+  int64_t context_parallel = 1;
   double timeout_s = 1800.0;
 };
 

@@ -64,6 +64,9 @@ struct EngineMemory {
   int64_t optimizer = 0;       // AdamW m and v
   int64_t gathered_peak = 0;   // most bytes of gathered units (and their gradients) alive at once
   int64_t offloaded = 0;       // of the above, bytes held in host memory (offload; a frozen embedding)
+  // Most bytes of unit inputs one differentiated forward saved for its backward (the activations
+  // that live from forward to backward under full recompute; context parallelism divides them).
+  int64_t saved_inputs_peak = 0;
 
   int64_t states() const { return params + grads + optimizer; }
 };

@@ -12,7 +12,9 @@
 #include <thread>
 
 #include "distributed/watchdog.h"
+#include "fsdp/context_group.h"
 #include "fsdp/unit_function.h"
+#include "model/context_split.h"
 #include "model/reward_positions.h"
 #include "model/rope.h"
 #include "util/errors.h"
@@ -56,6 +58,11 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
   }
   written_.assign(grads_.size(), !options_.gradients_in_flight_only);  // zero-initialised above
   inverse_frequencies_ = rope_inverse_frequencies(config_).to(options_.device);
+  context_ = context_exchange_over(groups_.context.get());
+  if (context_ && config_.head == ModelHead::score) {
+    throw ConfigError("dist.context_parallel > 1 does not split a reward model's rows yet (its score is read at "
+                      "one token per sequence); train a reward model with dist.context_parallel = 1");
+  }
   refresh_compute_shards();
 }
 
@@ -148,6 +155,7 @@ EngineMemory FsdpModel::memory() const {
     if (!options_.frozen && grads_[u].defined()) memory.grads += storage_bytes(grads_[u]);
   }
   memory.gathered_peak = gathered_peak_;
+  memory.saved_inputs_peak = saved_inputs_peak_;
   return memory;
 }
 
@@ -217,6 +225,8 @@ UnitFlats FsdpModel::wait_gathered(size_t unit) {
 }
 
 void FsdpModel::release(size_t unit) { gathered_.erase(unit); }
+
+void FsdpModel::note_saved_input(int64_t bytes) { saved_inputs_ += bytes; }
 
 UnitFlats FsdpModel::acquire_for_forward(size_t unit) {
   UnitFlats flats = wait_gathered(unit);
@@ -334,6 +344,10 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
 
 TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                                  const RowLayout& layout) const {
+  if (context_) {
+    return make_context_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
+                                    options_.logp_chunk_tokens, layout, config_.sliding_window, context_);
+  }
   TokenBatch batch = make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
                                       options_.logp_chunk_tokens, layout, config_.sliding_window, options_.attention);
   if (config_.head == ModelHead::score) {
@@ -381,8 +395,13 @@ at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   // The embedding's input is the batch's token ids: an empty stand-in (1.13 takes no undefined tensors).
   at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, held);
   for (size_t u = 1; u < units_.size(); ++u) hidden = apply_unit(*this, u, hidden, anchor, held);
+  if (differentiating_) {
+    saved_inputs_peak_ = std::max(saved_inputs_peak_, saved_inputs_);
+    saved_inputs_ = 0;
+  }
   differentiating_ = false;
-  return hidden;
+  // Each rank's lines hold its chunks' targets: the group's lines, summed along each sequence.
+  return batch.positions.context ? sum_over_context(batch.positions.context, hidden).sum(1) : hidden;
 }
 
 at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets,

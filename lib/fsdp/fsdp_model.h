@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "distributed/communicator.h"
@@ -66,6 +67,8 @@ class FsdpModel {
 
   // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
+  // With a context group (groups.context) this rank's chunks of the rows (model/context_split.h),
+  // and sequence_logps returns the sums over the group.
   TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {}) const;
   // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
   // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective
@@ -106,6 +109,8 @@ class FsdpModel {
 
   CommBytes& comm_bytes() { return comm_; }
   EngineMemory memory() const;  // params, grads, gathered_peak (optimizer: ShardedAdamW)
+  // A unit's forward saved `bytes` of input for its backward (counted into memory()).
+  void note_saved_input(int64_t bytes);
   int64_t gathered_units_alive() const { return static_cast<int64_t>(gathered_.size()); }
   int64_t most_gathered_units_alive() const { return most_alive_; }
   // Units' full gradient buffers (to be reduced) taken and not yet reduced, now and at most.
@@ -182,7 +187,9 @@ class FsdpModel {
   std::vector<Reduction> reductions_;
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
   CommBytes comm_;
+  std::shared_ptr<ContextExchange> context_;  // dist.context_parallel > 1: make_batch splits the rows
   int64_t gathered_peak_ = 0, most_alive_ = 0;
+  int64_t saved_inputs_ = 0, saved_inputs_peak_ = 0;  // this differentiated forward's, and the most
   int64_t gradient_buffers_alive_ = 0, most_gradient_buffers_alive_ = 0;
 };
 

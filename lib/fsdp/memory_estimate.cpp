@@ -109,14 +109,26 @@ int64_t largest_routed_parameter(const ModelConfig& config, const UnitLayout& un
   return largest;
 }
 
+// The micro-batch's tokens on one rank: a context group splits each row (padded to 2C chunks).
+int64_t local_tokens(const EstimateInputs& in) {
+  const int64_t chunks = 2 * std::max<int64_t>(1, in.context_parallel);
+  return in.micro_batch_rows * ((in.seq_len + chunks - 1) / chunks * chunks) / (chunks / 2);
+}
+
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
-  const int64_t tokens = in.micro_batch_rows * in.seq_len;
+  const int64_t tokens = local_tokens(in);
   const int64_t hidden = config.hidden_size, c = in.compute_bytes;
   const int64_t saved_inputs = (config.num_hidden_layers + 2) * tokens * hidden * c;
   // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, MLP gate/up/act/product
   // and their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
   const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + 4 * config.intermediate_size;
-  const int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
+  int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
+  if (in.context_parallel > 1) {
+    // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,
+    // the key lists read from it (up to 1.25x the rows for C = 2) and their gradients.
+    const int64_t whole = in.micro_batch_rows * in.seq_len * 2 * config.kv_size() * c;
+    recompute += 3 * whole;
+  }
   // The head: normed input and its grad, and one chunk's fp32 logits, softmax and grad.
   const int64_t chunk = std::min(tokens, in.logp_chunk_tokens);
   const int64_t head = 2 * tokens * hidden * c + 3 * chunk * config.vocab_size * 4;
@@ -196,7 +208,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   e.activations = activation_bytes(config, in);
   RecomputePlanInputs plan;
   plan.policy = in.recompute;
-  plan.tokens = in.micro_batch_rows * in.seq_len;
+  plan.tokens = local_tokens(in);
   plan.compute_bytes = in.compute_bytes;
   plan.gathered_layer_bytes =
       kept_gathered_layer_bytes(config, static_cast<int>(e.shard_group), in.sharding, in.compute_bytes);

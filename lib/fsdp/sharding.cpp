@@ -4,6 +4,7 @@
 
 #include "distributed/backend.h"
 #include "distributed/env_check.h"
+#include "distributed/parallel_layout.h"
 #include "distributed/process_groups.h"
 #include "util/check.h"
 #include "util/errors.h"
@@ -41,9 +42,16 @@ ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world
                                 ? declared_topology(world.rank(), world.size(), static_cast<int>(options.ranks_per_node))
                                 : world.topology();
   const int device = world.local_device();
-  return make_sharding_groups(world.comm(), options.sharding, topology, [&](MPI_Comm comm) {
+  const CommunicatorFactory make = [&](MPI_Comm comm) {
     return make_communicator(comm, options.backend, device, world.watchdog());
-  });
+  };
+  ShardingGroups groups = make_sharding_groups(world.comm(), options.sharding, topology, make);
+  const ParallelLayout layout = parallel_layout(world.rank(), world.size(), options.context_parallel);
+  if (layout.context_size > 1) {
+    const MpiComm split = split_context_group(world.comm(), layout);  // the communicator duplicates it
+    groups.context = make(split.get());
+  }
+  return groups;
 }
 
 std::string describe_sharding_groups(const DistOptions& options, const World& world) {

@@ -23,6 +23,9 @@ struct ShardingGroups {
   Sharding strategy = Sharding::full;
   std::unique_ptr<Communicator> shard;
   std::unique_ptr<Communicator> replica;  // null when there is one replica
+  // dist.context_parallel > 1: the ranks that split each sequence (distributed/parallel_layout.h),
+  // else null. Their gradients are summed with everyone's through the shard group.
+  std::unique_ptr<Communicator> context;
 
   bool keeps_gathered_parameters() const { return strategy == Sharding::grad_op; }
 };
@@ -35,8 +38,8 @@ ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Top
                                     const CommunicatorFactory& make);
 
 // The groups a run's [dist] section asks for: its strategy, backend (communicators on this
-// rank's device) and topology (detected, or declared by dist.ranks_per_node). Collective over
-// the world.
+// rank's device), topology (detected, or declared by dist.ranks_per_node) and context groups
+// (dist.context_parallel). Collective over the world.
 ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world);
 
 // For the train log: which ranks shard together on which host, and what is replicated. Hybrid:

@@ -104,6 +104,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     context->saved_data["unit"] = unit;
     context->saved_data["batch"] = c10::IValue::make_capsule(held);
     context->save_for_backward({input});
+    if (model.differentiating()) model.note_saved_input(static_cast<int64_t>(input.nbytes()));
     const std::vector<size_t> needed = model.units_needed_by(u);
     const UnitFlats flats = model.acquire_for_forward(u);
     const Recompute policy = model.recompute_of(u);

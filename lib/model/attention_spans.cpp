@@ -14,24 +14,6 @@
 namespace st {
 namespace {
 
-// Host offsets and key list -> spans with their device copies.
-AttentionSpans finish_spans(std::vector<int64_t> query_starts, std::vector<int64_t> key_starts,
-                            const std::vector<int64_t>* key_tokens, int64_t window, const at::Device& device) {
-  AttentionSpans spans;
-  for (size_t p = 0; p + 1 < query_starts.size(); ++p) {
-    spans.longest_query = std::max(spans.longest_query, query_starts[p + 1] - query_starts[p]);
-    spans.longest_key = std::max(spans.longest_key, key_starts[p + 1] - key_starts[p]);
-  }
-  const auto int32 = at::TensorOptions(at::kInt);
-  spans.query_offsets = to_device_async(at::tensor(query_starts, at::kLong).to(int32), device);
-  spans.key_offsets = to_device_async(at::tensor(key_starts, at::kLong).to(int32), device);
-  if (key_tokens) spans.key_tokens = to_device_async(at::tensor(*key_tokens, at::kLong), device);
-  spans.query_starts = std::move(query_starts);
-  spans.key_starts = std::move(key_starts);
-  spans.window = window;
-  return spans;
-}
-
 // [L, Hkv, d] -> [L, Hkv * repeats, d], each head repeated in place.
 at::Tensor repeat_heads(const at::Tensor& x, int64_t repeats) {
   if (repeats == 1) return x;
@@ -59,10 +41,27 @@ at::Tensor attend_span(const at::Tensor& q, const at::Tensor& k, const at::Tenso
 
 }  // namespace
 
+AttentionSpans spans_from_offsets(std::vector<int64_t> query_starts, std::vector<int64_t> key_starts,
+                            const std::vector<int64_t>* key_tokens, int64_t window, const at::Device& device) {
+  AttentionSpans spans;
+  for (size_t p = 0; p + 1 < query_starts.size(); ++p) {
+    spans.longest_query = std::max(spans.longest_query, query_starts[p + 1] - query_starts[p]);
+    spans.longest_key = std::max(spans.longest_key, key_starts[p + 1] - key_starts[p]);
+  }
+  const auto int32 = at::TensorOptions(at::kInt);
+  spans.query_offsets = to_device_async(at::tensor(query_starts, at::kLong).to(int32), device);
+  spans.key_offsets = to_device_async(at::tensor(key_starts, at::kLong).to(int32), device);
+  if (key_tokens) spans.key_tokens = to_device_async(at::tensor(*key_tokens, at::kLong), device);
+  spans.query_starts = std::move(query_starts);
+  spans.key_starts = std::move(key_starts);
+  spans.window = window;
+  return spans;
+}
+
 AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at::Device& device) {
   std::vector<int64_t> starts;
   for (int64_t r = 0; r <= rows; ++r) starts.push_back(r * length);
-  return finish_spans(starts, starts, nullptr, window, device);
+  return spans_from_offsets(starts, starts, nullptr, window, device);
 }
 
 AttentionSpans layout_spans(const RowLayout& layout, int64_t window, const at::Device& device) {
@@ -99,7 +98,7 @@ AttentionSpans layout_spans(const RowLayout& layout, int64_t window, const at::D
       t = end;
     }
   }
-  return finish_spans(query_starts, key_starts, shares ? &key_tokens : nullptr, window, device);
+  return spans_from_offsets(query_starts, key_starts, shares ? &key_tokens : nullptr, window, device);
 }
 
 bool uses_flash_varlen(const at::Tensor& q) {

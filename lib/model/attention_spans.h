@@ -27,6 +27,10 @@ struct AttentionSpans {
   int64_t count() const { return static_cast<int64_t>(query_starts.size()) - 1; }
 };
 
+// Spans from host offsets [P + 1] and, when given, the key list (else the keys are the queries).
+AttentionSpans spans_from_offsets(std::vector<int64_t> query_starts, std::vector<int64_t> key_starts,
+                                  const std::vector<int64_t>* key_tokens, int64_t window, const at::Device& device);
+
 // One causal span per row of `rows` x `length` tokens (plain rows under a sliding window).
 AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at::Device& device);
 

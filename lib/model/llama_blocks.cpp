@@ -107,8 +107,13 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   if (positions.spans.defined()) {
     // [B, heads, T, d] -> [B * T, heads, d]: the token-major layout of the varlen kernels.
     auto tokens = [](const at::Tensor& t) { return t.transpose(1, 2).reshape({-1, t.size(1), t.size(3)}); };
-    merged = span_attention(tokens(q), tokens(k), tokens(v), positions.spans)
-                 .view({x.size(0), x.size(1), heads * head_dim});
+    at::Tensor keys = tokens(k), values = tokens(v);
+    if (positions.context) {  // the group's keys and values, in one collective
+      const at::Tensor gathered = gather_context(positions.context, at::cat({keys, values}, -1));
+      keys = gathered.narrow(-1, 0, head_dim);
+      values = gathered.narrow(-1, head_dim, head_dim);
+    }
+    merged = span_attention(tokens(q), keys, values, positions.spans).view({x.size(0), x.size(1), heads * head_dim});
   } else {
     if (kv_heads != heads) {  // each k/v head serves heads / kv_heads consecutive query heads
       k = repeat_kv_heads(k, heads / kv_heads);

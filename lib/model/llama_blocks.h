@@ -7,12 +7,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "hf/model_config.h"
 #include "hf/param_table.h"
 #include "model/activation_cache.h"
 #include "model/attention_spans.h"
+#include "model/context_exchange.h"
 #include "model/lora.h"
 #include "model/rms_norm.h"
 #include "model/rope.h"
@@ -25,6 +27,8 @@ struct TokenPositions {
   RopeTables rope;            // [T, head_dim], or [R, 1, T, head_dim] for per-row positions
   AttentionSpans spans;       // over the flattened [R * T] tokens
   at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend (the oracle; generation's cache)
+  // Context parallelism (context_split.h): the spans' keys are the group's gathered tokens.
+  std::shared_ptr<ContextExchange> context;
 };
 
 // One decoder layer's parameters by their table key (hf/param_table.h); biases are undefined

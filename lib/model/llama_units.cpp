@@ -30,16 +30,23 @@ at::Tensor head_rewards(const ModelConfig& config, const UnitWeights& weights, c
   return at::linear(normed, weights[ModelParam::score]).view({-1}).to(at::kFloat);
 }
 
-// Per sequence, in position order: the targets' log-probs placed at their slots of [S, T] and
-// summed along each sequence's line (deterministic on a GPU, where an index_add would sum in
-// any order). In the plain layout a sequence's line is its row.
-at::Tensor sequence_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
+// The targets' log-probs placed at their slots of [S, T]: each sequence's line, in position
+// order. In the plain layout a sequence's line is its row.
+at::Tensor placed_logps(const TokenBatch& batch, const at::Tensor& target_logps) {
   const at::Tensor logps = target_logps.to(at::kFloat);
-  const int64_t length = batch.input_ids.size(1);
+  const int64_t length = batch.slot_length > 0 ? batch.slot_length : batch.input_ids.size(1);
   return at::zeros({batch.sequences * length}, logps.options())
       .index_copy(0, batch.target_slots, logps)
-      .view({batch.sequences, length})
-      .sum(1);
+      .view({batch.sequences, length});
+}
+
+// Per sequence: its line summed in position order (deterministic on a GPU, where an index_add
+// would sum in any order). A context group's rank returns its lines instead, zero where other
+// ranks hold the targets: the group adds them (exact, every slot has one writer) and sums the
+// lines in the same order as one rank would.
+at::Tensor sequence_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
+  const at::Tensor lines = placed_logps(batch, target_logps);
+  return batch.positions.context ? lines : lines.sum(1);
 }
 
 // Rows that each hold one sequence on one branch (packing found nothing to pack): plain causal

@@ -29,6 +29,7 @@ struct TokenBatch {
   at::Tensor target_ids;        // [N] int64 on the device
   at::Tensor target_slots;      // [N] int64 on the device: sequence * T + position of each target
   int64_t sequences = 0;        // S: the head returns one log-prob sum (or reward) per sequence
+  int64_t slot_length = 0;      // the T of target_slots; 0: input_ids' (context_split.h pads the rows)
   at::Tensor reward_positions;  // [S] int64 on the device, a score head's: reward_positions.h
   int64_t logp_chunk_tokens = 1024;
   AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
@@ -78,7 +79,10 @@ struct UnitGradSinks {
 // Runs unit `unit` with `weights`. Embedding: input ignored, returns [R, T, D]; layer:
 // [R, T, D] -> [R, T, D] (matmuls through `cache` when given); head: hidden [R, T, D] -> summed
 // target log-probs per sequence [S] fp32, the lm_head's gradient into its sink when present, or
-// with a score head each sequence's reward [S] fp32 (at batch.reward_positions).
+// with a score head each sequence's reward [S] fp32 (at batch.reward_positions). Under context
+// parallelism (batch.positions.context) the head returns each sequence's log-probs by slot
+// [S, slot_length] instead, this rank's targets only: the caller sums them over the group and then
+// along each line.
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {});

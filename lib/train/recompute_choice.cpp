@@ -67,6 +67,7 @@ EstimateInputs run_estimate_inputs(const TrainConfig& config, int shard_group_si
   in.ranks_per_node = shard_group_size;
   in.adapters = adapter_shape(config);
   in.compute_copy = config.train.compute_copy;
+  in.context_parallel = config.dist.context_parallel;
   return in;
 }
 

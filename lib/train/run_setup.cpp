@@ -78,6 +78,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   if (!run.device.is_cuda()) at::set_num_threads(threads);
   keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
   run.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
+  run.parallel = parallel_layout(world.rank(), world.size(), config.dist.context_parallel);
   run.resume_from = prepare_run_directory(config, *run.host);
 
   // A wrong data directory, then a checkpoint of another model, fail before any weights are read.
@@ -90,11 +91,12 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
     check_checkpoint_model(*manifest, *run.resume_from, to_hf_config_json(model),
                            trained_unit_layouts(config, model, 1), adapter_identity(config));
   }
-  run.plan = plan_training(config, run.data, world.size(), run.device.is_cuda(),
+  run.plan = plan_training(config, run.data, run.parallel.data_size, run.device.is_cuda(),
                            manifest ? manifest->progress.global_batch : 0);
   if (t.grad_accum == 0) {
     log0("train: grad_accum auto -> ", run.plan.grad_accum, " (global batch ", run.plan.global_batch, " = ",
-         t.micro_batch, " x ", run.plan.grad_accum, " x ", world.size(), " ranks)");
+         t.micro_batch, " x ", run.plan.grad_accum, " x ", run.parallel.data_size,
+         run.parallel.context_size > 1 ? " data-parallel ranks)" : " ranks)");
   }
   const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
   if (run.plan.reference == ReferenceMode::precomputed) {
@@ -109,6 +111,10 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
 
   run.groups = std::make_unique<ShardingGroups>(make_run_sharding_groups(config.dist, world));
   log0("train: sharding ", enum_name(config.dist.sharding), ": ", describe_sharding_groups(config.dist, world));
+  if (run.parallel.context_size > 1) {
+    log0("train: context parallel: each row split over ", run.parallel.context_size, " consecutive ranks (",
+         run.parallel.data_size, " data-parallel groups)");
+  }
   const int shard_rank = run.groups->shard->rank();
   const int shard_size = run.groups->shard->size();
   const std::vector<UnitLayout> units = trained_unit_layouts(config, model, shard_size);

@@ -12,6 +12,7 @@
 
 #include "ckpt/checkpoint_writer.h"
 #include "distributed/mpi_communicator.h"
+#include "distributed/parallel_layout.h"
 #include "distributed/world.h"
 #include "fsdp/fsdp_engine.h"
 #include "fsdp/sharding.h"
@@ -32,6 +33,7 @@ struct RunSetup {
   std::unique_ptr<MpiCommunicator> host;   // small host-side agreements and metric reductions
   std::unique_ptr<ShardingGroups> groups;  // the engine and the reference hold references to it
   c10::Device device = c10::Device(c10::kCPU);
+  ParallelLayout parallel;                 // data-parallel x context-parallel (dist.context_parallel)
   TrainData data;
   TrainPlan plan;
   std::unique_ptr<FsdpEngine> engine;

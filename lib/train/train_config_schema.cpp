@@ -134,6 +134,10 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.dist.ranks_per_node, "ranks_per_node",
       "0 = detect from MPI shared memory; > 0 declares nodes of this many ranks",
       at_least(0).meaning("0 = detect"));
+  schema.add(&c.dist.context_parallel, "context_parallel",
+      "ranks that split each sequence (context parallelism: consecutive ranks, 2C chunks per row, keys and values "
+      "gathered per layer); divides the world; full or grad_op sharding",
+      at_least(1).unit("ranks"));
   schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort", above(0).unit("s"));
 
   schema.section("eval", "benchmark tasks at every evaluation (docs/evaluation.md)");

@@ -4,14 +4,43 @@
 #include "train/train_config_validate.h"
 
 #include <sstream>
+#include <string>
 
 #include "config/config_problems.h"
 #include "train/train_config_schema.h"
 
 namespace st {
 
-void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& origins) {
+namespace {
+
+// dist.context_parallel against the world and the options it does not split (yet).
+void check_context_parallel(const TrainConfig& c, int world_size, ConfigProblems& problems) {
+  const int64_t parts = c.dist.context_parallel;
+  if (parts <= 1) return;
+  const std::string why = " with dist.context_parallel = " + std::to_string(parts) +
+                          problems.where("dist.context_parallel");
+  if (world_size > 0 && world_size % parts != 0) {
+    problems.add("dist.context_parallel = " + std::to_string(parts) + problems.where("dist.context_parallel") +
+                 " does not divide the " + std::to_string(world_size) + " ranks of this job");
+  }
+  problems.require(c.dist.sharding == Sharding::full || c.dist.sharding == Sharding::grad_op, "dist.sharding",
+                   c.dist.sharding, "must be full or grad_op" + why + ": the parameters are sharded over every rank");
+  problems.require(c.model.attention == AttentionPath::varlen, "model.attention", c.model.attention,
+                   "must be varlen" + why + ": a rank's queries attend through spans over the group's keys");
+  problems.require(c.eval.tasks.empty(), "eval.tasks", c.eval.tasks,
+                   "must be empty" + why + ": benchmark tasks score whole sequences on each rank");
+}
+
+}  // namespace
+
+void validate_config(const TrainConfig& c, int world_ranks, const ConfigOrigins& origins) {
   ConfigProblems problems(origins);
+  check_context_parallel(c, world_ranks, problems);
+  // The batch geometry counts data-parallel ranks: a context group reads one batch.
+  const int64_t parts = c.dist.context_parallel;
+  const bool split = parts > 1 && world_ranks > 0 && world_ranks % parts == 0;
+  const int world_size = split ? world_ranks / static_cast<int>(parts) : world_ranks;
+  const char* ranks = split ? ") x data-parallel ranks(" : ") x ranks(";
   TrainConfig copy = c;
   ConfigSchema schema;
   bind_train_config(schema, copy);
@@ -25,7 +54,7 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
       t.global_batch % (t.micro_batch * world_size) != 0) {
     std::ostringstream line;
     line << "train.global_batch(" << t.global_batch << ")" << problems.where("train.global_batch")
-         << " is not a multiple of train.micro_batch(" << t.micro_batch << ") x ranks(" << world_size
+         << " is not a multiple of train.micro_batch(" << t.micro_batch << ranks << world_size
          << "), so train.grad_accum = 0 (auto) has no whole value; change train.micro_batch or the rank count";
     problems.add(line.str());
   }
@@ -34,7 +63,7 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
     if (product != t.global_batch) {
       std::ostringstream line;
       line << "train.micro_batch(" << t.micro_batch << ") x train.grad_accum(" << t.grad_accum
-           << ") x ranks(" << world_size << ") = " << product << " != train.global_batch("
+           << ranks << world_size << ") = " << product << " != train.global_batch("
            << t.global_batch << ")" << problems.where("train.global_batch")
            << "; change one of them or set train.global_batch = 0";
       problems.add(line.str());
@@ -88,10 +117,10 @@ void validate_config(const TrainConfig& c, int world_size, const ConfigOrigins& 
   }
 
   const auto& d = c.dist;
-  if (world_size > 0 && d.ranks_per_node > 0 && world_size % d.ranks_per_node != 0) {
+  if (world_ranks > 0 && d.ranks_per_node > 0 && world_ranks % d.ranks_per_node != 0) {
     problems.add("dist.ranks_per_node = " + std::to_string(d.ranks_per_node) +
                  problems.where("dist.ranks_per_node") + " does not divide the " +
-                 std::to_string(world_size) + " ranks of this job");
+                 std::to_string(world_ranks) + " ranks of this job");
   }
   problems.throw_if_any();
 }

@@ -72,6 +72,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   }
   const size_t seconds_column = mine.add(w.seconds);
   const size_t memory_column = mine.add(static_cast<double>(c.peak_memory_bytes));
+  const size_t saved_column = mine.add(static_cast<double>(c.saved_activation_bytes));
   std::vector<size_t> phase_columns;
   for (const StepPhases::Field& field : StepPhases::kFields) phase_columns.push_back(mine.add(w.phases.*field.seconds));
   const std::vector<double> all = all_gather_values(world, mine.values);
@@ -97,6 +98,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   typed.padding_fraction = sums.padded_tokens > 0.0 ? 1.0 - sums.computed_tokens / sums.padded_tokens : 0.0;
   if (c.peak_tflops > 0.0) typed.mfu = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
   typed.peak_memory_gib = most[memory_column] / kGiB;
+  typed.saved_activations_gib = most[saved_column] / kGiB;
   if (c.exact_phases) {
     StepPhases phases;
     size_t phase = 0;
@@ -118,6 +120,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   if (c.peak_tflops > 0.0) record["mfu"] = typed.mfu;
   record["peak_memory_gib"] = typed.peak_memory_gib;
   record["memory_kind"] = c.memory_kind;
+  record["saved_activations_gib"] = typed.saved_activations_gib;
   // Per rank and step, averaged over ranks.
   for (size_t i = 0; i < comm_columns.size(); ++i) {
     record[std::string("comm/") + CommBytes::kFields[i].name + "_bytes"] = total[comm_columns[i]] / ranks / steps;

@@ -39,6 +39,7 @@ struct RecordContext {
   double peak_tflops = 0.0;   // per device; 0 = no MFU
   int64_t peak_memory_bytes = 0;  // this rank's peak so far
   std::string memory_kind;        // "gpu" or "host_rss"
+  int64_t saved_activation_bytes = 0;  // the engine's unit inputs kept from forward to backward, at most
   bool exact_phases = false;      // the phase times mean something (time/* keys are written)
 };
 
@@ -59,6 +60,7 @@ struct TrainRecord {
   double padding_fraction = 0.0;  // of the row slots computed
   double mfu = 0.0;              // 0 without a peak (RecordContext::peak_tflops)
   double peak_memory_gib = 0.0;  // the rank that peaked highest
+  double saved_activations_gib = 0.0;  // the engine's saved unit inputs, the rank with the most
   std::optional<StepPhases> phases;  // per step, the slowest rank's; only when exact
   nlohmann::ordered_json json;
 };

@@ -40,19 +40,23 @@ struct StepShape {
   double pairs_per_micro_batch() const { return pairs / std::max(all_micro_batches, 1.0); }
 };
 
-StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& mine) {
+// `counts`: this rank's micro-batches are counted (a context group's ranks hold the same ones:
+// only its first counts them, parallel_layout.h).
+StepShape agree_step_shape(Communicator& world, const std::vector<MicroBatch>& mine, bool counts) {
+  const double share = counts ? 1.0 : 0.0;
   double pairs = 0.0, tokens = 0.0;
   for (const MicroBatch& micro : mine) {
     pairs += static_cast<double>(micro.pairs);
     tokens += static_cast<double>(micro.target_tokens);
   }
-  const std::vector<double> all = all_gather_values(world, {static_cast<double>(mine.size()), pairs, tokens});
+  const auto size = static_cast<double>(mine.size());
+  const std::vector<double> all = all_gather_values(world, {size, share * size, share * pairs, share * tokens});
   StepShape shape;
-  for (size_t rank = 0; rank < all.size() / 3; ++rank) {
-    shape.micro_batches = std::max(shape.micro_batches, static_cast<int64_t>(all[3 * rank]));
-    shape.all_micro_batches += all[3 * rank];
-    shape.pairs += all[3 * rank + 1];
-    shape.target_tokens += all[3 * rank + 2];
+  for (size_t rank = 0; rank < all.size() / 4; ++rank) {
+    shape.micro_batches = std::max(shape.micro_batches, static_cast<int64_t>(all[4 * rank]));
+    shape.all_micro_batches += all[4 * rank + 1];
+    shape.pairs += all[4 * rank + 2];
+    shape.target_tokens += all[4 * rank + 3];
   }
   return shape;
 }
@@ -71,7 +75,7 @@ Trainer::~Trainer() = default;
 
 LoaderOptions Trainer::loader_options(bool train) const {
   LoaderOptions options;
-  options.global_batch = static_cast<uint64_t>(train ? run_.plan.global_batch : config_.train.micro_batch * world_.size());
+  options.global_batch = static_cast<uint64_t>(train ? run_.plan.global_batch : config_.train.micro_batch * run_.parallel.data_size);
   options.seed = config_.train.seed;
   options.shuffle = train && config_.data.shuffle;
   options.collate = collate_options(config_, run_.data.train->pad_id());
@@ -110,7 +114,7 @@ const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine,
 }
 
 StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& window) {
-  const StepShape shape = agree_step_shape(*run_.host, batch.micro_batches);
+  const StepShape shape = agree_step_shape(*run_.host, batch.micro_batches, run_.parallel.counts_examples());
   LossSums counted;
   counted.pairs = shape.pairs;
   counted.target_tokens = shape.target_tokens;
@@ -124,10 +128,12 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
       [&](FsdpModel&, int64_t index) {
         const MicroBatch& micro = micro_or_padding(batch.micro_batches, index);
         MicroBatchResult micro_result = run_micro_batch(micro, shape.pairs_per_micro_batch());
-        window.add(micro_result);
+        if (run_.parallel.counts_examples()) window.add(micro_result);
+        // A context group's ranks each compute their share of the micro-batch.
         window.flops += training_flops(run_.engine->model().config(), micro.segment_lengths,
                                        run_.plan.reference == ReferenceMode::online,
-                                       trains_adapters(config_.train.method));
+                                       trains_adapters(config_.train.method)) /
+                        run_.parallel.context_size;
         return micro_result.summed_loss * weight;
       },
       lr);
@@ -154,6 +160,7 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
   context.peak_memory_bytes = run_.device.is_cuda() ? compat::peak_gpu_memory_bytes(run_.device.index())
                                                     : peak_resident_bytes();
   context.memory_kind = run_.device.is_cuda() ? "gpu" : "host_rss";
+  context.saved_activation_bytes = run_.engine->model().memory().saved_inputs_peak;
   context.exact_phases = !run_.device.is_cuda() || options_.sync_phases;
   window.settle();
   TrainRecord record = reduce_train_record(*run_.host, window, context);
@@ -185,12 +192,13 @@ EvalRecord Trainer::evaluate_validation(int64_t step) {
   for (size_t k = 0; k < std::max<size_t>(part_count, 1); ++k) {
     LoaderOptions options = loader_options(false);
     if (part_count > 0) options.subset = parts[k];
-    PairLoader loader(run_.data.val, options, world_.rank(), world_.size());
+    PairLoader loader(run_.data.val, options, run_.parallel.data_rank, run_.parallel.data_size);
     for (uint64_t batch = 0; batch < loader.steps_per_epoch(); ++batch) {
       const StepBatch step_batch = loader.next();
-      const StepShape shape = agree_step_shape(*run_.host, step_batch.micro_batches);
+      const StepShape shape = agree_step_shape(*run_.host, step_batch.micro_batches, run_.parallel.counts_examples());
       for (int64_t index = 0; index < shape.micro_batches; ++index) {
         const MicroBatchResult result = run_micro_batch(micro_or_padding(step_batch.micro_batches, index));
+        if (!run_.parallel.counts_examples()) continue;
         totals.add(result);
         if (part_count > 0) part_totals[k].add(result);
       }
@@ -301,7 +309,8 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   };
 
   const Timer run_timer;
-  PairLoader loader(run_.data.train, loader_options(true), world_.rank(), world_.size(), run_.progress.cursor);
+  PairLoader loader(run_.data.train, loader_options(true), run_.parallel.data_rank, run_.parallel.data_size,
+                    run_.progress.cursor);
   WindowStats window;
   int64_t skipped = run_.progress.scaler.skipped;
   catch_stop_signals();

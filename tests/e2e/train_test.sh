@@ -21,6 +21,22 @@ train_run() {
     --train.grad_accum=$((4 / ranks)) "$@"
 }
 
+# close_weights <export a> <export b> <relative tolerance>: the same tensors, each within the
+# tolerance of its largest magnitude.
+close_weights() {
+  python3 - "$ST_SOURCE_DIR/tests/reference" "$1/model.safetensors" "$2/model.safetensors" "$3" <<'PY' ||
+import sys
+sys.path.insert(0, sys.argv[1])
+import safetensors_io
+a, b, tolerance = safetensors_io.read(sys.argv[2]), safetensors_io.read(sys.argv[3]), float(sys.argv[4])
+assert a.keys() == b.keys(), (sorted(a), sorted(b))
+worst = max(float((a[k] - b[k]).abs().max() / a[k].abs().max().clamp(min=1e-30)) for k in a)
+print(f"weights: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
+sys.exit(worst > tolerance)
+PY
+    fail "final weights differ: $1 vs $2"
+}
+
 case "$case_name" in
   demo_one_rank | demo_two_ranks)
     ranks=1
@@ -280,6 +296,60 @@ PY
     for ranks in 1 2 4; do train_run --ranks "$ranks" --dir "$work/np$ranks" --train.max_steps=20; done
     same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np2/metrics.jsonl" --tolerance 1e-5
     same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
+    ;;
+  context_parallel_equals_one_rank)
+    # dist.context_parallel = C splits each row over C consecutive ranks: the same losses,
+    # rewards, grad norms, validation and final weights as one rank (fp32, 1e-6), for DPO (plain
+    # and prompt-shared rows) and SFT (plain and packed), at C = 2, 4 and 2 x 2 (data x context);
+    # the synthetic rows' lengths are seldom a multiple of 2C.
+    # cp_run <ranks> <C> <dir> [overrides...]: 8 pairs per step over the data-parallel ranks.
+    cp_run() {
+      local ranks=$1 parts=$2 dir=$3
+      shift 3
+      run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
+        --data.train="$work/data/train" --data.val="$work/data/val" --train.output_dir="$dir" \
+        --train.grad_accum=$((4 * parts / ranks)) --dist.context_parallel="$parts" --train.max_steps=8 \
+        --train.eval_every=4 --train.log_every=1 --ckpt.every=4 --ckpt.export=true --ckpt.export_dtype=fp32 "$@"
+    }
+    for kind in dpo sft; do
+      rm -rf "$work/data"
+      synth_data --dir "$work/data" --pairs 200 --kind "$kind"
+      for rows in plain laid_out; do
+        extra=(--train.stage="$kind")
+        [ "$rows" = laid_out ] && [ "$kind" = dpo ] && extra+=(--dpo.share_prompt=true)
+        [ "$rows" = laid_out ] && [ "$kind" = sft ] && extra+=(--data.packing=true)
+        cp_run 1 1 "$work/$kind-$rows-1" "${extra[@]}"
+        for shape in 2x2 4x4 4x2; do
+          cp_run "${shape%x*}" "${shape#*x}" "$work/$kind-$rows-$shape" "${extra[@]}"
+          [ "$shape" = 4x2 ] && expect_output 'context parallel: each row split over 2 consecutive ranks \(2 data-parallel'
+          same_metrics --expected "$work/$kind-$rows-1/metrics.jsonl" --actual "$work/$kind-$rows-$shape/metrics.jsonl" \
+            --tolerance 1e-6
+          same_metrics --expected "$work/$kind-$rows-1/metrics.jsonl" --actual "$work/$kind-$rows-$shape/metrics.jsonl" \
+            --tolerance 1e-6 --from-step 1
+          close_weights "$work/$kind-$rows-1/export" "$work/$kind-$rows-$shape/export" 1e-6
+        done
+      done
+    done
+    # Checkpoints move between (data, context) layouts: the 1 x 4 run's step 4 resumed as 2 x 2
+    # and on one rank continues the straight run (SFT packed rows, the last data made above).
+    for shape in 4x2 1x1; do
+      cp_run "${shape%x*}" "${shape#*x}" "$work/resumed-$shape" --train.stage=sft --data.packing=true \
+        --resume "$work/sft-laid_out-4x4/checkpoints/step_00000004"
+      expect_output "resumed from .*step_00000004 at step 4 \\(written by 4 rank\\(s\\), now ${shape%x*}\\)"
+      same_metrics --expected "$work/sft-laid_out-1/metrics.jsonl" --actual "$work/resumed-$shape/metrics.jsonl" \
+        --tolerance 1e-6 --from-step 5
+      close_weights "$work/sft-laid_out-1/export" "$work/resumed-$shape/export" 1e-6
+    done
+    # A layout it cannot run is refused by name, before any step.
+    base=(--config "$demo" --progress off --data.train="$work/data/train" --train.stage=sft)
+    run --exit 2 "$mpiexec" -np 3 --oversubscribe "$bin" train "${base[@]}" --train.output_dir="$work/bad1" \
+      --dist.context_parallel=2 --train.global_batch=0 --train.grad_accum=1
+    expect_output 'dist.context_parallel = 2 \(command line\) does not divide the 3 ranks of this job'
+    run --exit 2 "$mpiexec" -np 2 --oversubscribe "$bin" train "${base[@]}" --train.output_dir="$work/bad2" \
+      --dist.context_parallel=2 --train.grad_accum=4 --dist.sharding=hybrid --model.attention=masked
+    expect_output 'dist.sharding = hybrid \(command line\) must be full or grad_op with dist.context_parallel = 2'
+    expect_output 'model.attention = masked \(command line\) must be varlen with dist.context_parallel = 2'
+    for dir in bad1 bad2; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
     ;;
   adamw8bit_learns_like_adamw)
     # The demo job with 8-bit AdamW states ends where adamw does (reward accuracy within 0.02),

@@ -1,0 +1,129 @@
+// Context parallelism (model/context_split.h) through the sharded units: for every context size
+// C > 1 that divides the world (so 2, 3, 4 and 2 data-parallel x 2 context-parallel), each
+// sequence's log-prob sum and every gradient shard equal the whole model's under
+// single-process autograd, in plain, packed and prompt-shared rows (row lengths seldom a
+// multiple of 2C), under full and grad_op sharding, each recompute policy and a sliding window.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <numeric>
+
+#include "data/collate.h"
+#include "data/sampler.h"
+#include "distributed/mpi_communicator.h"
+#include "distributed/parallel_layout.h"
+#include "fsdp/shard_source.h"
+#include "fsdp_test_support.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
+#include "model/llama_units.h"
+#include "mpi_test_main.h"
+
+namespace st {
+namespace {
+
+using namespace st::testing;
+
+enum class Rows { plain, packed, shared };
+
+struct ContextCase {
+  Sharding sharding;
+  Recompute recompute;
+  Rows rows;
+  int64_t window;
+};
+
+std::string case_name(const ::testing::TestParamInfo<ContextCase>& info) {
+  const char* rows[] = {"plain", "packed", "shared"};
+  return std::string(enum_name(info.param.sharding)) + "_" + enum_name(info.param.recompute) + "_" +
+         rows[static_cast<int>(info.param.rows)] + (info.param.window ? "_window" : "");
+}
+
+// Small enough that each sequence's term keeps its gradient in range.
+at::Tensor test_loss(const at::Tensor& logps) { return logps.pow(2).sum() / 1000.0; }
+
+// Of per-sequence values over all `pairs` (SFT: one per pair; DPO: chosen of every pair, then
+// rejected), the ones of the pairs [first, first + count), in the engine's order.
+at::Tensor rows_of_pairs(const at::Tensor& all, PairKind kind, int64_t pairs, int64_t first, int64_t count) {
+  if (sequences_of(kind) == 1) return all.narrow(0, first, count);
+  return at::cat({all.narrow(0, first, count), all.narrow(0, pairs + first, count)});
+}
+
+class FsdpContextParallel : public ::testing::TestWithParam<ContextCase> {};
+
+TEST_P(FsdpContextParallel, LogpsAndGradientsEqualSingleProcessAutograd) {
+  const auto [sharding, recompute, rows, window] = GetParam();
+  const int world = world_communicator().size(), rank = world_communicator().rank();
+  if (world < 2) GTEST_SKIP() << "context parallelism needs 2 or more ranks";
+  ModelConfig config = preset_config("debug");
+  config.sliding_window = window;
+  const PairKind kind = rows == Rows::packed ? PairKind::sft : PairKind::dpo;
+  CollateOptions collate;
+  collate.packing = rows == Rows::packed;
+  collate.share_prompt = rows == Rows::shared;
+  const std::vector<Pair> pairs = global_pairs(8, 3);
+  const auto pair_count = static_cast<int64_t>(pairs.size());
+
+  TensorMap whole = init_preset_weights(config, 11, at::kFloat);
+  for (auto& [name, tensor] : whole) tensor.requires_grad_(true);
+  const MicroBatch all = collate_pairs(pairs, kind, collate);
+  const TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), at::kFloat,
+                                            64, all.layout, config.sliding_window);
+  const at::Tensor reference = llama_sequence_logps(llama_weights(whole, config), config, batch);
+  torch::autograd::backward({test_loss(reference)});
+
+  int tried = 0;
+  for (int parts = 2; parts <= world; ++parts) {
+    if (world % parts != 0) continue;
+    ++tried;
+    const ParallelLayout layout = parallel_layout(rank, world, parts);
+    ShardingGroups groups = test_groups(sharding);
+    const MpiComm split = split_context_group(test_world().comm(), layout);
+    groups.context = std::make_unique<MpiCommunicator>(split.get(), test_world().watchdog());
+    ModelShards shards = init_model_shards(config, 11, groups.shard->size(), groups.shard->rank());
+    const auto units = shards.units;
+    FsdpModelOptions options{at::kFloat, at::kFloat, at::kCPU, 64};
+    options.recompute.assign(units.size(), recompute);
+    FsdpModel model(config, units, groups, std::move(shards.masters), options);
+
+    std::vector<uint64_t> indices(pairs.size());
+    std::iota(indices.begin(), indices.end(), 0);
+    const std::vector<uint64_t> slice = rank_slice(indices, layout.data_rank, layout.data_size);
+    std::vector<Pair> mine;
+    for (uint64_t i : slice) mine.push_back(pairs[i]);
+    const MicroBatch local = collate_pairs(mine, kind, collate);
+    const at::Tensor logps = model.sequence_logps(local.input_ids, local.targets, local.layout);
+    torch::autograd::backward({test_loss(logps)});
+
+    const std::string where = "C = " + std::to_string(parts) + " of " + std::to_string(world);
+    const at::Tensor expected = rows_of_pairs(reference.detach(), kind, pair_count, static_cast<int64_t>(slice.front()),
+                                             static_cast<int64_t>(slice.size()));
+    ASSERT_EQ(logps.numel(), expected.numel()) << where;
+    EXPECT_LT(relative_max_diff(logps.detach(), expected), 1e-5) << where;
+    for (size_t u = 0; u < units.size(); ++u) {
+      const at::Tensor grad = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
+        const at::Tensor& g = whole.at(slot.spec.name).grad();
+        return g.defined() ? g : at::zeros(slot.spec.shape);
+      });
+      EXPECT_LT(relative_max_diff(model.grad_shards()[u], grad), 1e-5) << units[u].name << ", " << where;
+    }
+    // Each rank saved the unit inputs of its own tokens only: about 1/C of the rows.
+    EXPECT_GT(model.memory().saved_inputs_peak, 0) << where;
+  }
+  EXPECT_GT(tried, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, FsdpContextParallel,
+    ::testing::Values(ContextCase{Sharding::full, Recompute::full, Rows::plain, 0},
+                      ContextCase{Sharding::full, Recompute::full, Rows::packed, 0},
+                      ContextCase{Sharding::full, Recompute::full, Rows::shared, 0},
+                      ContextCase{Sharding::grad_op, Recompute::none, Rows::shared, 0},
+                      ContextCase{Sharding::full, Recompute::selective, Rows::plain, 0},
+                      ContextCase{Sharding::full, Recompute::full, Rows::plain, 8},
+                      ContextCase{Sharding::full, Recompute::full, Rows::shared, 8}),
+    case_name);
+
+}  // namespace
+}  // namespace st
