@@ -137,6 +137,11 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
       make_rope_tables_at(inverse_frequencies, to_device_async(position_ids.contiguous(), device), compute_dtype);
   batch.positions.spans = local_spans(whole, places, rank, device);
   batch.positions.context = exchange;
+  // LoRA dropout hashes each token's place in the unpadded rows, as one rank holding them would.
+  const int64_t whole_length = input_ids.size(1);
+  batch.token_places =
+      to_device_async(at::arange(rows, at::kLong).unsqueeze(1).mul(whole_length).add(place.unsqueeze(0)).reshape({-1}),
+                      device);
   if (batch.positions.spans.query_starts.back() != rows * local_length) {
     throw ModelError("context parallelism: the local spans do not cover this rank's tokens");
   }

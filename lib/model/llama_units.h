@@ -33,6 +33,8 @@ struct TokenBatch {
   at::Tensor reward_positions;  // [S] int64 on the device, a score head's: reward_positions.h
   int64_t logp_chunk_tokens = 1024;
   AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
+  at::Tensor token_places;      // [R * T] int64 on the device: each token's place r * T + t in the whole
+                                // rows (context_split.h; undefined: these rows are whole)
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the

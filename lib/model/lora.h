@@ -32,6 +32,10 @@ struct AdapterForward {
   double scale = 0.0;
   double dropout = 0.0;
   int64_t dropout_seed = 0;
+  // [tokens] int64 on x's device: each token's place in the whole micro-batch, which the dropout
+  // masks hash, so a rank that holds some of the tokens (context parallelism) drops what one
+  // rank holding all would. Undefined: x's own token order.
+  at::Tensor token_places;
 };
 
 // x [.., in] -> scale * B A dropout(x) [.., out], in x's dtype. `stream` tells projections apart.

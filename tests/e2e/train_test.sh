@@ -354,6 +354,25 @@ PY
         --tolerance 1e-6 --from-step 5
       close_weights "$work/sft-laid_out-1/export" "$work/resumed-$shape/export" 1e-6
     done
+    # Adapters (LoRA with dropout: the masks hash each token's place in the whole rows; QLoRA)
+    # and KTO (its mismatched reference-point pass) split as well. Within 2e-6: a KTO reward is
+    # beta x a difference of log-prob sums near -150, whose fp32 spacing (1.5e-5) alone is
+    # 1.5e-6 of a reward; one rank against 2 data-parallel ranks (no context parallelism)
+    # differ by 7.6e-7 on the same data, against 2 context-parallel ranks by 1.0e-6.
+    for kind in dpo kto; do
+      rm -rf "$work/data"
+      synth_data --dir "$work/data" --pairs 200 --kind "$kind"
+      runs=(lora qlora)
+      [ "$kind" = kto ] && runs=(kto)
+      for name in "${runs[@]}"; do
+        extra=(--train.stage="$kind")
+        [ "$name" != kto ] && extra+=(--train.method="$name" --lora.r=8 --lora.dropout=0.1)
+        cp_run 1 1 "$work/$name-1" "${extra[@]}"
+        cp_run 2 2 "$work/$name-2x2" "${extra[@]}"
+        same_metrics --expected "$work/$name-1/metrics.jsonl" --actual "$work/$name-2x2/metrics.jsonl" --tolerance 2e-6 \
+          --from-step 1
+      done
+    done
     # A layout it cannot run is refused by name, before any step.
     base=(--config "$demo" --progress off --data.train="$work/data/train" --train.stage=sft)
     run --exit 2 "$mpiexec" -np 3 --oversubscribe "$bin" train "${base[@]}" --train.output_dir="$work/bad1" \
