@@ -526,6 +526,13 @@ PY
     expect_output 'data: 144 training pairs, 36 validation pairs'
     expect_output '^per GPU: .*GiB'
     grep -q '^lr = 0.0001 ' "$work/dpo8b/config.resolved.ini" || fail "resolved lr"
+    # Its 32k variant splits each row over 4 GPUs (the synthetic data has no reference columns).
+    run --exit 0 "$bin" train --config "$ST_SOURCE_DIR/examples/llamafactory-llama3.1-8b-dpo-2x8-32k.ini" --dry-run \
+      --world 2x8 --model.path "" --model.preset=llama-3.1-8b --data.train="$work/dpo/train" \
+      --train.output_dir="$work/dpo8b32k" --dpo.reference=auto
+    expect_output 'batch: global 128 = micro 1 x accum 32 x 4 data-parallel groups of 4 context-parallel ranks'
+    expect_output 'micro-batch: 2 row\(s\) x 32768 tokens, each row split over 4 ranks \(context parallel; 4 data-parallel\)'
+    expect_output '^per GPU: .*GiB'
     run --exit 0 "$bin" train --config "$ST_SOURCE_DIR/examples/trl-llama3.2-3b-sft.ini" --dry-run --world 1x8 \
       --model.path "" --model.preset=llama-3.2-3b --data.train="$work/sft/train" --data.val="$work/sft/val" \
       --train.output_dir="$work/sft3b"
