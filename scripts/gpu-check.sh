@@ -15,6 +15,8 @@
 #   bench-optimizer       adamw vs adamw8bit vs the step inside backward (and both), 1B DPO, full recompute
 #   bench-8b              8B full DPO with optim.offload = cpu, 8B LoRA DPO vs peft
 #   bench-qlora           8B QLoRA vs LoRA DPO at seq 2048, micro-batch 1, one GPU: tokens/s and peak memory
+#   bench-long            1B DPO on one GPU at 16k and 32k tokens per row (CP 1: CP needs a GPU per rank) and
+#                         the estimate's plan for CP 2 on 2 GPUs; the multi-GPU CP row stays owed
 # A device call runs at most 10 minutes: `build cuda` in one, `parity bench-memory` in the next,
 # then one bench step per call (a warm machine keeps build-gpu). GPU_CHECK_LIMIT overrides every
 # step's limit [s]. docs/testing.md says how to read the results.
@@ -106,11 +108,26 @@ step_bench_qlora() {
   bench/qlora.sh build-gpu llama-3.1-8b 1 2048 6 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
 }
 
+# Context parallelism needs a GPU per rank: one GPU gives the whole-row figure it is measured
+# against, and the estimate the plan for 2 GPUs.
+step_bench_long() {
+  local seq status=0
+  for seq in 16384 32768; do
+    echo "== llama-3.2-1b dpo, one row pair of $seq tokens, CP 1"
+    "$bin" bench --preset llama-3.2-1b --stage dpo --seq "$seq" --micro-batch 1 --steps 4 --warmup 1 \
+      --train.recompute=full --phase-times false || status=1
+    "$bin" estimate --model.preset llama-3.2-1b --data.cutoff_len "$seq" --nodes 1 --ranks-per-node 2 \
+      --dist.context_parallel=2 --train.recompute full --train.dtype=bf16 | grep -E "micro-batch|activations|per GPU" ||
+      status=1
+  done
+  return "$status"
+}
+
 declare -A limit=([build]=420 [cuda]=300 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570 [bench-fixed]=570
-                  [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570)
+                  [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570 [bench-long]=400)
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-optimizer bench-real-dpo bench-real-sft bench-fixed bench-8b
-                                 bench-qlora)
+                                 bench-qlora bench-long)
 failed=0
 for step in "${steps[@]}"; do
   [ -n "${limit[$step]:-}" ] || { echo "gpu-check: unknown step '$step' (${!limit[*]})" >&2; exit 2; }
