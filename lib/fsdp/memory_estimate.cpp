@@ -109,10 +109,15 @@ int64_t largest_routed_parameter(const ModelConfig& config, const UnitLayout& un
   return largest;
 }
 
-// The micro-batch's tokens on one rank: a context group splits each row (padded to 2C chunks).
-int64_t local_tokens(const EstimateInputs& in) {
+// A row's length as a context group pads it (to 2C chunks; itself without one).
+int64_t padded_row(const EstimateInputs& in) {
   const int64_t chunks = 2 * std::max<int64_t>(1, in.context_parallel);
-  return in.micro_batch_rows * ((in.seq_len + chunks - 1) / chunks * chunks) / (chunks / 2);
+  return in.context_parallel > 1 ? (in.seq_len + chunks - 1) / chunks * chunks : in.seq_len;
+}
+
+// The micro-batch's tokens on one rank: a context group splits each row.
+int64_t local_tokens(const EstimateInputs& in) {
+  return in.micro_batch_rows * padded_row(in) / std::max<int64_t>(1, in.context_parallel);
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
@@ -126,7 +131,7 @@ int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   if (in.context_parallel > 1) {
     // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,
     // the key lists read from it (up to 1.25x the rows for C = 2) and their gradients.
-    const int64_t whole = in.micro_batch_rows * in.seq_len * 2 * config.kv_size() * c;
+    const int64_t whole = in.micro_batch_rows * padded_row(in) * 2 * config.kv_size() * c;
     recompute += 3 * whole;
   }
   // The head: normed input and its grad, and one chunk's fp32 logits, softmax and grad.

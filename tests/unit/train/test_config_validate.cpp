@@ -212,5 +212,38 @@ TEST(ConfigValidate, LoraKeysAreCheckedWithWhereTheyWereSet) {
       << message;
 }
 
+TEST(ConfigValidate, ContextParallelCountsDataParallelRanksAndRefusesWhatItCannotSplit) {
+  TrainConfig config;
+  config.train.micro_batch = 1;
+  config.train.grad_accum = 8;
+  config.train.global_batch = 32;
+  config.dist.context_parallel = 4;
+  EXPECT_NO_THROW(validate_config(config, 16));  // 1 x 8 x 4 data-parallel groups
+  std::string message = validation_error_of(config, 8, {{"train.global_batch", "run.ini:4"}});
+  EXPECT_NE(message.find("train.micro_batch(1) x train.grad_accum(8) x data-parallel ranks(2) = 16 != "
+                         "train.global_batch(32) (run.ini:4)"),
+            std::string::npos)
+      << message;
+  message = validation_error_of(config, 6, {{"dist.context_parallel", "run.ini:9"}});
+  EXPECT_NE(message.find("dist.context_parallel = 4 (run.ini:9) does not divide the 6 ranks of this job"),
+            std::string::npos)
+      << message;
+  config.dist.sharding = Sharding::hybrid;
+  config.model.attention = AttentionPath::masked;
+  config.eval.tasks = "tasks/arc.jsonl";
+  message = validation_error_of(config, 16);
+  for (const char* part : {"dist.sharding = hybrid", "must be full or grad_op with dist.context_parallel = 4",
+                           "model.attention = masked", "must be varlen with dist.context_parallel = 4",
+                           "eval.tasks = tasks/arc.jsonl", "must be empty with dist.context_parallel = 4"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
+  }
+  config.dist.sharding = Sharding::grad_op;
+  config.model.attention = AttentionPath::varlen;
+  config.eval.tasks.clear();
+  EXPECT_NO_THROW(validate_config(config, 16));
+  config.dist.context_parallel = 0;
+  EXPECT_NE(validation_error_of(config, 16).find("dist.context_parallel"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace st
