@@ -32,7 +32,7 @@ at::Tensor projection(const at::Tensor& x, LayerParam weight, LayerParam bias, c
   const LoraPair& pair = w.lora[static_cast<size_t>(target)];
   if (!pair.a.defined()) return output;
   const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
-  return output + lora_delta(x, pair, w.adapter, stream);
+  return output + lora_delta(x, pair, w.adapter, stream, w.token_places);
 }
 
 }  // namespace

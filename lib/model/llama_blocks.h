@@ -37,6 +37,7 @@ struct LayerWeights {
   std::array<at::Tensor, kLayerParamCount> params;
   LoraPairs lora;          // by LoraTarget; present when the unit's parameters hold them
   AdapterForward adapter;  // how the adapters apply (llama_units.h sets it per micro-batch)
+  at::Tensor token_places;  // the tokens' places in the whole rows under context parallelism (lora.h)
   int64_t layer = 0;
 
   const at::Tensor& operator[](LayerParam param) const { return params[static_cast<size_t>(param)]; }

@@ -172,7 +172,7 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
       LayerWeights layer = weights.layer;
       layer.layer = static_cast<int64_t>(unit - 1);
       layer.adapter = batch.adapter;
-      layer.adapter.token_places = batch.token_places;
+      layer.token_places = batch.token_places;
       return decoder_layer(layer, input, batch.positions, config, cache);
     }
     case UnitRole::head:

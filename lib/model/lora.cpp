@@ -33,10 +33,11 @@ at::Tensor hashed_uniform(const at::Tensor& like, int64_t seed, int64_t stream, 
 
 }  // namespace
 
-at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream) {
+at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream,
+                      const at::Tensor& token_places) {
   at::Tensor input = x;
   if (adapter.dropout > 0.0) {
-    const at::Tensor keep = hashed_uniform(x, adapter.dropout_seed, stream, adapter.token_places).ge(adapter.dropout);
+    const at::Tensor keep = hashed_uniform(x, adapter.dropout_seed, stream, token_places).ge(adapter.dropout);
     input = x * keep.to(x.scalar_type()) * (1.0 / (1.0 - adapter.dropout));
   }
   return at::linear(at::linear(input, pair.a), pair.b) * adapter.scale;

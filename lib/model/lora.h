@@ -32,14 +32,14 @@ struct AdapterForward {
   double scale = 0.0;
   double dropout = 0.0;
   int64_t dropout_seed = 0;
-  // [tokens] int64 on x's device: each token's place in the whole micro-batch, which the dropout
-  // masks hash, so a rank that holds some of the tokens (context parallelism) drops what one
-  // rank holding all would. Undefined: x's own token order.
-  at::Tensor token_places;
 };
 
 // x [.., in] -> scale * B A dropout(x) [.., out], in x's dtype. `stream` tells projections apart.
-at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream);
+// `token_places` [tokens] int64 on x's device: each token's place in the whole micro-batch, which
+// the dropout masks hash, so a rank that holds some of the tokens (context parallelism) drops
+// what one rank holding all would; undefined: x's own token order.
+at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterForward& adapter, int64_t stream,
+                      const at::Tensor& token_places = {});
 // W + scale * B A for rows [row_begin, row_end) of W (fp32): what a merged export holds.
 at::Tensor merged_rows(const at::Tensor& weight_rows, const LoraPair& pair, double scale, int64_t row_begin);
 
