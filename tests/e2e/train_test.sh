@@ -399,10 +399,18 @@ PY
         fail "$key at the end: adamw $full, adamw8bit $eight (more than 0.02 apart)"
     done
     expect_learned --file "$work/adamw8bit/metrics.jsonl" --loss-drop 0.05 --at-least eval/rewards/accuracies=0.9
+    # 1 and 4 ranks: the same blocks, so the same steps until a moment sits on a code boundary.
+    # The two sum the step's gradients in another order (fp32 rounding), and an 8-bit code that
+    # flips on it compounds: over 20 steps the records drift apart by 1.4e-3 (OpenBLAS core
+    # Prescott), 2.2e-3 (Haswell), 1.8e-5 (SkylakeX), 1.4e-5 (Sandybridge), the same at a412c76,
+    # while the first 5 steps agree within 3.2e-6 on all four. Checked: those 5 steps at 1e-5 and
+    # all 20 within 5e-3. (It compared every 5th step at 1e-5, which held on SkylakeX only.)
     for ranks in 1 4; do
-      train_run --ranks "$ranks" --dir "$work/np$ranks" --optim.name=adamw8bit --train.max_steps=20
+      train_run --ranks "$ranks" --dir "$work/np$ranks" --optim.name=adamw8bit --train.max_steps=20 --train.log_every=1
     done
-    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 1e-5 \
+      --from-step 1 --to-step 5
+    same_metrics --expected "$work/np1/metrics.jsonl" --actual "$work/np4/metrics.jsonl" --tolerance 5e-3
     ;;
   step_in_backward_equals_ordinary_step)
     # optim.step_in_backward changes when each unit is updated, not what: the same weights and
