@@ -5,6 +5,7 @@
 #include "fsdp/quantized_base.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
+#include "model/context_split.h"
 #include "util/dynamic_quant.h"
 #include "util/errors.h"
 
@@ -109,10 +110,9 @@ int64_t largest_routed_parameter(const ModelConfig& config, const UnitLayout& un
   return largest;
 }
 
-// A row's length as a context group pads it (to 2C chunks; itself without one).
+// A row's length as a context group pads it (itself without one).
 int64_t padded_row(const EstimateInputs& in) {
-  const int64_t chunks = 2 * std::max<int64_t>(1, in.context_parallel);
-  return in.context_parallel > 1 ? (in.seq_len + chunks - 1) / chunks * chunks : in.seq_len;
+  return in.context_parallel > 1 ? context_row_length(in.seq_len, in.context_parallel) : in.seq_len;
 }
 
 // The micro-batch's tokens on one rank: a context group splits each row.

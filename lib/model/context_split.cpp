@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 #include "model/attention_spans.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
@@ -27,19 +29,31 @@ RowLayout pad_layout(const RowLayout& layout, int64_t extra) {
 }
 
 // Where a token of the padded rows lands in the group's gathered tensor: the ranks' local
-// tokens in rank order, each rank's [R, local length] flattened.
-struct GatheredPlaces {
-  int64_t rows, length, parts, chunk;
+// tokens in rank order, each rank's [R, local length] flattened. Inverted from
+// context_positions, the one place that says which rank holds which position.
+class GatheredPlaces {
+ public:
+  GatheredPlaces(int64_t rows, int64_t length, int64_t parts)
+      : rows_(rows), length_(length), local_length_(length / parts), owner_(length), local_(length) {
+    for (int64_t rank = 0; rank < parts; ++rank) {
+      const std::vector<int64_t> held = context_positions(length, parts, rank);
+      for (size_t j = 0; j < held.size(); ++j) {
+        owner_[static_cast<size_t>(held[j])] = rank;
+        local_[static_cast<size_t>(held[j])] = static_cast<int64_t>(j);
+      }
+    }
+  }
 
-  int64_t owner(int64_t t) const {
-    const int64_t c = t / chunk;
-    return c < parts ? c : 2 * parts - 1 - c;
-  }
-  int64_t local(int64_t t) const { return (t / chunk < parts ? 0 : chunk) + t % chunk; }
+  int64_t length() const { return length_; }
+  int64_t owner(int64_t t) const { return owner_[static_cast<size_t>(t)]; }
   int64_t of(int64_t flat) const {
-    const int64_t r = flat / length, t = flat % length;
-    return owner(t) * rows * 2 * chunk + r * 2 * chunk + local(t);
+    const int64_t r = flat / length_, t = flat % length_;
+    return owner(t) * rows_ * local_length_ + r * local_length_ + local_[static_cast<size_t>(t)];
   }
+
+ private:
+  int64_t rows_, length_, local_length_;
+  std::vector<int64_t> owner_, local_;  // by position of the padded row
 };
 
 // The whole rows' spans cut to this rank's queries: each run of local queries of a span is a
@@ -56,7 +70,7 @@ AttentionSpans local_spans(const AttentionSpans& whole, const GatheredPlaces& pl
     const auto s = static_cast<size_t>(p);
     const int64_t first = whole.query_starts[s], queries = whole.query_starts[s + 1] - first;
     const int64_t key_first = whole.key_starts[s], keys = whole.key_starts[s + 1] - key_first;
-    const auto mine = [&](int64_t i) { return places.owner((first + i) % places.length) == rank; };
+    const auto mine = [&](int64_t i) { return places.owner((first + i) % places.length()) == rank; };
     for (int64_t i = 0; i < queries;) {
       if (!mine(i)) {
         ++i;
@@ -114,7 +128,7 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
   const std::vector<int64_t> positions = context_positions(length, parts, rank);
   const at::Tensor place = at::tensor(positions, at::kLong);
   const auto local_length = static_cast<int64_t>(positions.size());
-  const GatheredPlaces places{rows, length, parts, length / (2 * parts)};
+  const GatheredPlaces places(rows, length, parts);
 
   const at::Device device = inverse_frequencies.device();
   const at::Tensor local_targets = all_targets.index_select(1, place).reshape({-1});
