@@ -13,7 +13,8 @@ preset=${2:-debug} seq=${3:-8192} steps=${4:-2}
 shift $(($# < 4 ? $# : 4))
 [ "${1:-}" = -- ] && shift
 work=${ST_BENCH_WORK:-/tmp/shardtune-context}
-figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 table="" base_saved="" base_peak="" base_time=""
 for parts in ${PARTS:-1 2 4}; do
   out=$(mpirun --allow-run-as-root --oversubscribe -np "$parts" "$build/app/shardtune" bench --preset "$preset" \

@@ -16,7 +16,8 @@ preset=${2:-debug} micro_batch=${3:-8} steps=${4:-4}
 shift $(($# < 4 ? $# : 4))
 [ "${1:-}" = -- ] && shift
 work=${ST_BENCH_WORK:-/tmp/shardtune-packing}
-figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 stage=${STAGE:-dpo} tokens_budget=${TOKENS:--1}
 table=""
 for lengths in ${LENGTHS:-ultrafeedback long_prompt}; do

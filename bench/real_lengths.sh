@@ -17,22 +17,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=${ST_BENCH_WORK:-/tmp/shardtune-real-lengths}/$preset-$stage-$lengths
 cutoff=1024
 [ "$lengths" = long_prompt ] && cutoff=2048
-figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
-
-ours() {  # ours NAME MICRO_BATCH [bench args]: prints the bench, sets tok mem mfu
-  local name=$1 micro_batch=$2
-  shift 2
-  local out
-  out=$("$build/app/shardtune" bench --preset "$preset" --stage "$stage" --lengths "$lengths" --seq "$cutoff" \
-    --micro-batch "$micro_batch" --steps "$steps" --warmup 3 --phase-times false --work "$work/$name" "$@" 2>&1) ||
-    { echo "$out" | tail -20; echo "real_lengths: shardtune bench ($name) failed" >&2; return 1; }
-  grep -E '^(bench:|  )|auto ->' <<<"$out"
-  tok=$(figure "tokens/s" 0 "$out") mem=$(figure "peak memory" 1 "$out")
-  mfu=$(awk '/^  MFU/ {print $2}' <<<"$out")
-}
+# shellcheck source=bench/bench_lib.sh
+source "$here/bench_lib.sh"
 
 # The pairs: those of the plain run at micro-batch 1 (pair i depends only on the seed and i).
-ours data 1 "$@" >/dev/null
+lengths_bench data 1 "$@" >/dev/null
 data=$work/data/data/train
 
 best_mb=0 best_tok=0 best_mem=0
@@ -56,13 +45,13 @@ rows="| $preset | $stage | $lengths | P0 (padded to the longest row) | mb $best_
 add_row() {  # add_row LABEL BATCH
   rows+=$'\n'"| $preset | $stage | $lengths | $1 | $2 | $tok | $(awk -v a="$tok" -v b="$best_tok" 'BEGIN { printf "%.2fx", a / b }') | $mfu | $mem |"
 }
-ours plain "$best_mb" --data.packing=false --dpo.share_prompt=false "$@"
+lengths_bench plain "$best_mb" --data.packing=false --dpo.share_prompt=false "$@"
 add_row "plain rows" "mb $best_mb"
 budget=${TOKENS:--1} budget_pairs=${BUDGET_PAIRS:-32}  # pairs per step, cut into micro-batches by the budget
-ours packed "$budget_pairs" --data.packing=true --dpo.share_prompt=false --data.micro_batch_tokens="$budget" "$@"
+lengths_bench packed "$budget_pairs" --data.packing=true --dpo.share_prompt=false --data.micro_batch_tokens="$budget" "$@"
 add_row "packed, token budget" "$budget_pairs pairs/step, tokens $budget"
 if [ "$stage" = dpo ]; then
-  ours packed_shared "$budget_pairs" --data.packing=true --dpo.share_prompt=true --data.micro_batch_tokens="$budget" "$@"
+  lengths_bench packed_shared "$budget_pairs" --data.packing=true --dpo.share_prompt=true --data.micro_batch_tokens="$budget" "$@"
   add_row "packed+shared, token budget" "$budget_pairs pairs/step, tokens $budget"
 fi
 echo "real_lengths: $preset $stage on $lengths lengths, median of $steps steps (logical tokens/s)"

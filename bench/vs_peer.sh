@@ -20,7 +20,8 @@ ours=$("$build/app/shardtune" bench --preset "$preset" "${common[@]}" --phase-ti
   { echo "$ours"; echo "vs_peer: shardtune bench failed" >&2; exit 1; }
 ours=$(grep -v '^\[r0' <<<"$ours")
 echo "$ours"
-figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<"$3" | head -1; }
+# shellcheck source=bench/bench_lib.sh
+source "$here/bench_lib.sh"
 our_step=$(figure "step time" 1 "$ours") our_mem=$(figure "peak memory" 1 "$ours") our_tok=$(figure "tokens/s" 0 "$ours")
 our_mfu=$(awk '/^  MFU/ {sub("%", "", $2); print $2}' <<<"$ours")
 # Above the peak means the step time missed device work: a timing bug, not a result.

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Everything a GPU machine is lent for, in one command, correctness before speed: the GPU build
-# (Ninja, every core), the cuda tier, transformers parity (Llama, Qwen2, Mistral, generate) and
-# the PEFT load of a LoRA run's adapter, then the benchmarks docs/performance.md owes. Each step
-# runs under its own time limit (under 10 minutes each) and a failing step does not stop the
-# next; each writes its raw log under $OUT ($OUT/<step>.log), $OUT/summary.md gets one row per
-# step and $OUT/results.md every result table (markdown rows) and test total.
-# Usage: scripts/gpu-check.sh [STEP ...]   (default: every step, in this order)
+# Everything a GPU machine is lent for, correctness before speed: the GPU build (Ninja, every
+# core), the cuda tier, TRL itself against shardtune on real lengths, transformers parity and the
+# PEFT load of a LoRA run's adapter, then the benchmarks docs/performance.md owes. Each step runs
+# under its own time limit and a failing step does not stop the next; its raw log goes into
+# $OUT/logs.tar.gz (bundled after every step: a device call brings back at most 8 files),
+# $OUT/summary.md gets one row per step and $OUT/results.md every result table and test total.
+# Usage: scripts/gpu-check.sh PLAN | STEP ...   (no argument: every step, in this order)
+# A lease is 15 minutes of device time, start and idle included; its two prepared calls
+# (scripts/gpu-prepare.sh makes what they carry: .deps-debs, .whl):
+#   call1  (<= 8 min)  build, cuda, bench-trl-dpo: the cuda tier and the principal row
+#   call2  (<= 4 min, only with >= 6 min of device time left) bench-qlora, parity, bench-memory,
+#                      each cut off at its share
+# Steps:
 #   build cuda            the GPU build, the cuda tier
+#   bench-trl-dpo         1B DPO, ultrafeedback lengths: TRL's DPOTrainer (Liger off and on, its best
+#                         micro-batch) vs shardtune packed+shared + auto token budget vs the P0 loop
 #   parity                transformers (Llama, Qwen2, Mistral, generate), a LoRA adapter loaded by peft
 #   bench-real-dpo        real lengths (ultrafeedback, long_prompt) vs the padded P0 peer, DPO, 1B
 #   bench-real-sft        the same for SFT (BENCH_PRESETS="llama-3.2-1b llama-3.2-3b" adds 3B)
@@ -17,23 +25,44 @@
 #   bench-qlora           8B QLoRA vs LoRA DPO at seq 2048, micro-batch 1, one GPU: tokens/s and peak memory
 #   bench-long            1B DPO on one GPU at 16k and 32k tokens per row (CP 1: CP needs a GPU per rank) and
 #                         the estimate's plan for CP 2 on 2 GPUs; the multi-GPU CP row stays owed
-# A device call runs at most 10 minutes: `build cuda` in one, `parity bench-memory` in the next,
-# then one bench step per call (a warm machine keeps build-gpu). GPU_CHECK_LIMIT overrides every
-# step's limit [s]. docs/testing.md says how to read the results.
+# GPU_CHECK_LIMIT overrides every step's limit [s]. GPU_CHECK_DRY_RUN=1: the plan here, on the CPU,
+# with the GPU stubbed: the CPU build (build/) for build-gpu, the debug preset, TRL on the CPU
+# (bench/vs_trl.sh's PEER_DEVICE=cpu), no .deps-debs; the wheels install as on the machine.
+# docs/testing.md says how to read the results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu/check}
 mkdir -p "$out"
 summary=$out/summary.md
 [ -e "$summary" ] || printf '| step | status | seconds | log |\n|---|---|---|---|\n' >"$summary"
-# shellcheck disable=SC1091
-source scripts/gpu-env.sh
-bin=build-gpu/app/shardtune
+dry=${GPU_CHECK_DRY_RUN:-0}
+if [ "$dry" = 1 ]; then
+  build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug qlora_steps=2 memory_steps=2 memory_seq=256
+  export PARITY_DEVICE=cpu
+  gpu_build() { cmake --build build -j"$(nproc)" >"$1/build.log" 2>&1; }
+  # shellcheck disable=SC1091
+  source scripts/gpu-wheels.sh || exit 1
+else
+  build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b qlora_steps=4 memory_steps=10 memory_seq=2048
+  # shellcheck disable=SC1091
+  source scripts/gpu-env.sh
+fi
+bin=$build_dir/app/shardtune
 work=${ST_GPU_WORK:-/tmp/shardtune-gpu-check}
-mkdir -p "$work"
+logs=$work/logs
+mkdir -p "$work" "$logs"
 
-step_build() { gpu_build "$out" && "$bin" --version; }
-step_cuda() { (cd build-gpu && ctest --output-on-failure -L cuda -j4); }
+step_build() { gpu_build "$logs" && "$bin" --version; }
+step_cuda() { (cd "$build_dir" && ctest --output-on-failure -L cuda -j4); }
+# The principal row: TRL itself, its best micro-batch (Liger off and on), against ours and P0.
+step_bench_trl_dpo() {
+  if [ "$dry" = 1 ]; then
+    PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4 \
+      bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback 2
+  else
+    bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback 10
+  fi
+}
 step_parity() {
   python3 tests/reference/transformers_parity.py "$bin" "$work/parity" || return 1
   # A LoRA run's adapter loaded by peft onto its base equals shardtune's merged export.
@@ -52,7 +81,7 @@ bench_real() {  # bench_real STAGE
   local preset lengths status=0
   for preset in ${BENCH_PRESETS:-llama-3.2-1b}; do
     for lengths in ultrafeedback long_prompt; do
-      bench/real_lengths.sh build-gpu "$preset" "$1" "$lengths" 8 || status=1
+      bench/real_lengths.sh "$build_dir" "$preset" "$1" "$lengths" 8 || status=1
     done
   done
   return "$status"
@@ -61,21 +90,21 @@ step_bench_real_dpo() { bench_real dpo; }
 step_bench_real_sft() { bench_real sft; }
 step_bench_fixed() {
   local status=0
-  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 1 dpo 20 || status=1
-  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 2 dpo 20 || status=1
-  bench/vs_peer.sh build-gpu llama-3.2-3b 2048 4 sft 20 || status=1
+  bench/vs_peer.sh "$build_dir" llama-3.2-3b 2048 1 dpo 20 || status=1
+  bench/vs_peer.sh "$build_dir" llama-3.2-3b 2048 2 dpo 20 || status=1
+  bench/vs_peer.sh "$build_dir" llama-3.2-3b 2048 4 sft 20 || status=1
   "$bin" bench --preset llama-3.2-3b --seq 2048 --micro-batch 2 --steps 20 --train.recompute=auto || status=1
-  bench/vs_peer.sh build-gpu llama-3.2-1b 2048 2 dpo 20 || status=1
+  bench/vs_peer.sh "$build_dir" llama-3.2-1b 2048 2 dpo 20 || status=1
   return "$status"
 }
 step_bench_memory() {  # the compute copy kept vs cast per gather, full recompute both sides
   local preset copy status=0
-  for preset in llama-3.2-1b llama-3.2-3b; do
+  for preset in "$preset_1b" "$preset_3b"; do
     for copy in kept per_gather; do
       echo "== $preset train.compute_copy=$copy"
-      "$bin" bench --preset "$preset" --seq 2048 --micro-batch 1 --steps 10 --train.recompute=full \
-        --train.compute_copy="$copy" || status=1
-      "$bin" estimate --model.preset "$preset" --ranks-per-node 1 --train.micro_batch 1 --data.cutoff_len 2048 \
+      "$bin" bench --preset "$preset" --seq "$memory_seq" --micro-batch 1 --steps "$memory_steps" \
+        --train.recompute=full --train.compute_copy="$copy" || status=1
+      "$bin" estimate --model.preset "$preset" --ranks-per-node 1 --train.micro_batch 1 --data.cutoff_len "$memory_seq" \
         --train.recompute full --train.compute_copy "$copy" | grep -E "per GPU" || status=1
     done
   done
@@ -97,15 +126,15 @@ step_bench_8b() {
   "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --optim.offload cpu --train.micro_batch 1 \
     --data.cutoff_len 2048 || status=1
   "$bin" bench --preset llama-3.1-8b --seq 2048 --micro-batch 1 --steps 5 --optim.offload=cpu || status=1
-  PEER_ARGS="--lora-r 16" bench/vs_peer.sh build-gpu llama-3.1-8b 2048 2 dpo 10 -- --train.method=lora || status=1
+  PEER_ARGS="--lora-r 16" bench/vs_peer.sh "$build_dir" llama-3.1-8b 2048 2 dpo 10 -- --train.method=lora || status=1
   return "$status"
 }
 
 # The issue's bar: planned and measured peak <= 8 GiB, tokens/s >= 0.7x LoRA on the same rows.
 step_bench_qlora() {
-  "$bin" estimate --model.preset=llama-3.1-8b --train.method=qlora --data.cutoff_len=2048 --train.micro_batch=1 \
+  "$bin" estimate --model.preset="$preset_8b" --train.method=qlora --data.cutoff_len=2048 --train.micro_batch=1 \
     --lora.target_modules=q,k,v,o,gate,up,down --ranks-per-node 1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
-  bench/qlora.sh build-gpu llama-3.1-8b 1 2048 6 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
+  bench/qlora.sh "$build_dir" "$preset_8b" 1 2048 "$qlora_steps" 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
 }
 
 # Context parallelism needs a GPU per rank: one GPU gives the whole-row figure it is measured
@@ -123,28 +152,51 @@ step_bench_long() {
   return "$status"
 }
 
-declare -A limit=([build]=420 [cuda]=300 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570 [bench-fixed]=570
-                  [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570 [bench-long]=400)
-steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(build cuda parity bench-memory bench-optimizer bench-real-dpo bench-real-sft bench-fixed bench-8b
-                                 bench-qlora bench-long)
+declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570
+                  [bench-fixed]=570 [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570
+                  [bench-long]=400)
+# A lease's calls: the steps with their shares [s] and the call's whole budget [s] (the device
+# call's timeout_s leaves a minute above it for the unpacking and the bundle).
+declare -A plan=([call1]="build:180 cuda:150 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40")
+declare -A plan_budget=([call1]=470 [call2]=230)
+budget=0
+if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
+  budget=${plan_budget[$1]}
+  read -ra steps <<<"${plan[$1]}"
+else
+  steps=("$@")
+  [ ${#steps[@]} -gt 0 ] || steps=(build cuda bench-trl-dpo parity bench-memory bench-optimizer bench-real-dpo bench-real-sft
+                                   bench-fixed bench-8b bench-qlora bench-long)
+fi
+started=$SECONDS
 failed=0
-for step in "${steps[@]}"; do
+for entry in "${steps[@]}"; do
+  step=${entry%%:*} share=${entry#*:}
   [ -n "${limit[$step]:-}" ] || { echo "gpu-check: unknown step '$step' (${!limit[*]})" >&2; exit 2; }
-  log=$out/$step.log
+  [ "$share" = "$entry" ] && share=${GPU_CHECK_LIMIT:-${limit[$step]}}
+  if [ "$budget" -gt 0 ]; then  # a plan: the step's share, at most what is left of the call's budget
+    left=$((budget - (SECONDS - started)))
+    [ "$share" -gt "$left" ] && share=$left
+    if [ "$share" -lt 20 ]; then
+      printf '| %s | skipped (the call'"'"'s %d s are spent) | 0 | - |\n' "$step" "$budget" >>"$summary"
+      continue
+    fi
+  fi
+  log=$logs/$step.log
   start=$SECONDS
-  echo "gpu-check: $step (limit ${GPU_CHECK_LIMIT:-${limit[$step]}} s) -> $log"
+  echo "gpu-check: $step (limit $share s) -> $log"
   export -f "step_${step//-/_}" gpu_build bench_real
-  export bin work out
-  timeout "${GPU_CHECK_LIMIT:-${limit[$step]}}" bash -c "step_${step//-/_}" >"$log" 2>&1
+  export bin work out logs build_dir dry preset_1b preset_3b preset_8b qlora_steps memory_steps memory_seq
+  timeout "$share" bash -c "step_${step//-/_}" >"$log" 2>&1
   code=$?
   status=passed
   [ "$code" -eq 0 ] || { status="failed ($code)"; failed=1; }
   [ "$code" -eq 124 ] && status="timed out"
-  printf '| %s | %s | %d | %s |\n' "$step" "$status" $((SECONDS - start)) "$(basename "$log")" >>"$summary"
+  printf '| %s | %s | %d | %s |\n' "$step" "$status" $((SECONDS - start)) "logs.tar.gz: $step.log" >>"$summary"
   # Result tables (markdown rows) and the test totals go into the summary as they are.
   { echo; echo "### $step"; grep -E '^\||tests passed|tests failed|FAILED' "$log" | head -80; } >>"$out/results.md"
   tail -3 "$log"
+  tar -czf "$out/logs.tar.gz" -C "$logs" .
 done
 cat "$summary"
 exit "$failed"

@@ -1,9 +1,11 @@
 # The environment of a GPU machine without apt (docs/testing.md), sourced by scripts/gpu-test.sh
 # and scripts/gpu-check.sh from the repository root: Open MPI, HDF5, Boost, GoogleTest and the
-# rest unpacked from .deps-debs, NCCL from the toolkit or pip's nvidia-nccl, then gpu_build
+# rest unpacked from .deps-debs, the carried wheels (.whl) installed, NCCL from the toolkit or pip's nvidia-nccl, then gpu_build
 # LOG_DIR configures and builds build-gpu (Ninja, every core; ST_GPU_CMAKE_ARGS adds arguments).
 # shellcheck disable=SC1091
 source .deps-debs/unpack-debs.sh .deps-debs
+# shellcheck disable=SC1091
+source scripts/gpu-wheels.sh
 # pkg-config (PCRE2, ICU) reads the unpacked .pc files, their /usr moved under /opt/deps.
 export PKG_CONFIG_PATH=/opt/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/opt/deps/usr/share/pkgconfig
 export PKG_CONFIG_SYSROOT_DIR=/opt/deps PKG_CONFIG=/opt/deps/usr/bin/pkgconf

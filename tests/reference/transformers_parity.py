@@ -4,6 +4,7 @@ tokens vs transformers' generate(do_sample=False) in fp32. Prints markdown table
 (docs/fidelity.md records them).
 
 usage: transformers_parity.py SHARDTUNE_BINARY WORK_DIR
+PARITY_DEVICE=cpu runs both sides on the CPU (scripts/gpu-check.sh's dry run of the GPU plan).
 """
 import json
 import os
@@ -15,6 +16,8 @@ import transformers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_fixtures  # noqa: E402
+
+DEVICE = os.environ.get("PARITY_DEVICE", "cuda")
 
 MEDIUM = dict(make_fixtures.LLAMA, vocab_size=32000, hidden_size=512, intermediate_size=1408,
               num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2, head_dim=64,
@@ -28,9 +31,9 @@ def hf_token_logps(model, pairs):
     with torch.no_grad():
         for pair in pairs:
             ids = pair["prompt_ids"] + pair["completion_ids"]
-            logits = model(torch.tensor([ids], device="cuda")).logits[0].float()
+            logits = model(torch.tensor([ids], device=DEVICE)).logits[0].float()
             log_probs = torch.log_softmax(logits, dim=-1)
-            picked = log_probs[:-1].gather(1, torch.tensor(ids[1:], device="cuda")[:, None])[:, 0]
+            picked = log_probs[:-1].gather(1, torch.tensor(ids[1:], device=DEVICE)[:, None])[:, 0]
             out.append(picked[len(pair["prompt_ids"]) - 1:].tolist())
     return out
 
@@ -40,7 +43,7 @@ def load_hf(directory, dtype):
         model = transformers.AutoModelForCausalLM.from_pretrained(directory, dtype=dtype)
     except TypeError:
         model = transformers.AutoModelForCausalLM.from_pretrained(directory, torch_dtype=dtype)
-    return model.cuda().eval()
+    return model.to(DEVICE).eval()
 
 
 def differences(a_lists, b_lists):
@@ -62,14 +65,14 @@ def greedy_parity(binary, work, name):
             f.write(json.dumps({"prompt_ids": record["prompt_ids"]}) + "\n")
     output = os.path.join(work, "greedy_%s_ours.jsonl" % name)
     subprocess.run([binary, "generate", "--model", os.path.join(work, name), "--input", prompts, "--output", output,
-                    "--max-new-tokens", "10", "--device", "cuda", "--overwrite"], check=True)
+                    "--max-new-tokens", "10", "--device", DEVICE, "--overwrite"], check=True)
     ours = [json.loads(line)["completion_ids"] for line in open(output)]
     model = load_hf(os.path.join(work, name), torch.float32)
     model.generation_config.eos_token_id = None  # 10 tokens; ours may end earlier at an EOS
     same = 0
     with torch.no_grad():
         for record, mine in zip(greedy, ours):
-            ids = torch.tensor([record["prompt_ids"]], device="cuda")
+            ids = torch.tensor([record["prompt_ids"]], device=DEVICE)
             theirs = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False,
                                     pad_token_id=0)[0, ids.shape[1]:].tolist()
             same += theirs[:len(mine)] == mine
@@ -99,7 +102,7 @@ def main():
         for dtype_name, dtype in [("fp32", torch.float32), ("bf16", torch.bfloat16)]:
             output = os.path.join(work, "%s_%s.jsonl" % (name, dtype_name))
             subprocess.run([binary, "score", "--model", directory, "--input", os.path.join(work, pairs_file),
-                            "--output", output, "--dtype", dtype_name, "--device", "cuda", "--overwrite"],
+                            "--output", output, "--dtype", dtype_name, "--device", DEVICE, "--overwrite"],
                            check=True)
             ours = [json.loads(line)["token_logps"] for line in open(output)]
             hf[dtype_name] = hf_token_logps(load_hf(directory, dtype), pairs)
@@ -116,7 +119,8 @@ def main():
     print("|---|---|")
     for name in ["llama_gqa", "qwen2_bias", "mistral_window", "qwen3_qk_norm"]:
         print("| %s | %d of %d |" % ((name,) + greedy_parity(binary, work, name)))
-    print("\ntorch %s, transformers %s, %s" % (torch.__version__, transformers.__version__, torch.cuda.get_device_name()))
+    device = torch.cuda.get_device_name() if DEVICE == "cuda" else "CPU"
+    print("\ntorch %s, transformers %s, %s" % (torch.__version__, transformers.__version__, device))
 
 
 if __name__ == "__main__":

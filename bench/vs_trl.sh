@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# shardtune against TRL itself on real preference lengths, one GPU, the same pairs, one command
+# (issue 56's principal row): `shardtune bench` with packed + prompt-shared rows cut by the auto
+# token budget (BUDGET_PAIRS pairs per step, default 32), then TRL's DPOTrainer at its best
+# micro-batch that fits (bench/trl_peer.py climbs TRL_LADDER), Liger kernels off and on (LIGER),
+# then the padded P0 loop (bench/peer_transformers.py --data) at TRL's best micro-batch. Prints a
+# markdown row as each run ends (logical tokens/s, ours over it, MFU on logical tokens, peak GiB)
+# and the goals: >= 40,000 logical tokens/s, >= 2.0x TRL's best, at <= its peak memory.
+# MFU of a peer = ours x (its tokens/s / ours): the same rows, the same FLOPs per logical token.
+# Usage: bench/vs_trl.sh BUILD_DIR [preset=llama-3.2-1b] [lengths=ultrafeedback] [steps=10] [-- bench args]
+# TRL_LADDER=1,2,4,8,16,32 TRL_STEPS=6 TRL_WARMUP=2 LIGER="off on"; PEER_DEVICE=cpu is the dry run
+# of the GPU plan (TRL on the CPU in fp32, no Liger, no P0 loop: both need a GPU).
+set -euo pipefail
+build=${1:?usage: bench/vs_trl.sh BUILD_DIR [preset] [lengths] [steps] [-- bench args]}
+preset=${2:-llama-3.2-1b} lengths=${3:-ultrafeedback} steps=${4:-10}
+shift $(($# < 4 ? $# : 4))
+[ "${1:-}" = -- ] && shift
+stage=dpo device=${PEER_DEVICE:-cuda}
+here=$(cd "$(dirname "$0")" && pwd)
+work=${ST_BENCH_WORK:-/tmp/shardtune-vs-trl}/$preset-$lengths
+cutoff=1024
+[ "$lengths" = long_prompt ] && cutoff=2048
+mkdir -p "$work"
+# shellcheck source=bench/bench_lib.sh
+source "$here/bench_lib.sh"
+
+row() {  # row RUN BATCH TOKENS_PER_S MFU PEAK_GIB
+  awk -v p="$preset" -v l="$lengths" -v run="$1" -v batch="$2" -v t="$3" -v ours="$our_tok" -v mfu="$4" -v peak="$5" \
+    'BEGIN { printf "| %s | dpo | %s | %s | %s | %.1f | %.2fx | %s | %s |\n", p, l, run, batch, t, ours / t, mfu, peak }'
+}
+peer_mfu() { awk -v m="${our_mfu%\%}" -v t="$1" -v ours="$our_tok" 'BEGIN { printf "%.1f%%", m * t / ours }'; }
+
+echo "| model | stage | lengths | run | batch | logical tokens/s | ours over it | MFU | peak GiB |"
+echo "|---|---|---|---|---|---|---|---|---|"
+budget_pairs=${BUDGET_PAIRS:-32}
+lengths_bench ours "$budget_pairs" --data.packing=true --dpo.share_prompt=true --data.micro_batch_tokens=-1 "$@" \
+  >"$work.ours.log" || { cat "$work.ours.log"; exit 1; }
+grep -v '^|' "$work.ours.log"
+our_tok=$tok our_mem=$mem our_mfu=$mfu
+row "shardtune packed+shared, auto token budget" "$budget_pairs pairs/step" "$tok" "$mfu" "$mem"
+data=$work/ours/data/train config=$work/ours/config.json
+
+trl_best_tok=0 trl_best_mem=0 trl_best_mb=0 trl_best_run=""
+for liger in ${LIGER:-off on}; do
+  flags=(--config "$config" --data "$data" --device "$device" --micro-batches "${TRL_LADDER:-1,2,4,8,16,32}"
+         --steps "${TRL_STEPS:-6}" --warmup "${TRL_WARMUP:-2}")
+  [ "$liger" = on ] && flags+=(--liger)
+  if ! out=$(python3 "$here/trl_peer.py" "${flags[@]}" 2>&1); then
+    echo "$out" | tail -20
+    echo "| $preset | dpo | $lengths | TRL DPOTrainer, Liger $liger | - | did not finish | - | - | - |"
+    continue
+  fi
+  grep -E '^(trl_peer|  )' <<<"$out"
+  tok=$(figure "tokens/s" 0 "$out") mem=$(figure "peak memory" 1 "$out") mb=$(figure "best micro-batch" 0 "$out")
+  row "TRL DPOTrainer, Liger $liger, its best micro-batch" "mb $mb" "$tok" "$(peer_mfu "$tok")" "$mem"
+  if awk -v a="$tok" -v b="$trl_best_tok" 'BEGIN { exit !(a > b) }'; then
+    trl_best_tok=$tok trl_best_mem=$mem trl_best_mb=$mb trl_best_run="Liger $liger, mb $mb"
+  fi
+done
+
+if [ "$device" = cuda ] && [ "$trl_best_mb" -gt 0 ]; then
+  if out=$(python3 "$here/peer_transformers.py" --config "$config" --data "$data" --stage dpo \
+      --micro-batch "$trl_best_mb" --steps "${TRL_STEPS:-6}" --warmup "${TRL_WARMUP:-2}" 2>&1); then
+    grep -E '^(peer|  )' <<<"$out"
+    tok=$(figure "tokens/s" 0 "$out") mem=$(figure "peak memory" 1 "$out")
+    row "P0 loop (transformers + TRL-style loss, padded)" "mb $trl_best_mb" "$tok" "$(peer_mfu "$tok")" "$mem"
+  else
+    echo "$out" | tail -20
+    echo "| $preset | dpo | $lengths | P0 loop | mb $trl_best_mb | did not finish | - | - | - |"
+  fi
+else
+  echo "vs_trl: no P0 loop (PEER_DEVICE=$device)"
+fi
+
+[ "$trl_best_run" != "" ] || { echo "vs_trl: TRL finished no run" >&2; exit 1; }
+verdict() { awk "BEGIN { exit !($1) }" && echo met || echo "not met"; }
+echo "| goal | measured | |"
+echo "|---|---|---|"
+echo "| >= 40,000 logical tokens/s | $our_tok | $(verdict "$our_tok >= 40000") |"
+echo "| >= 2.0x TRL's best ($trl_best_run) | $(awk -v a="$our_tok" -v b="$trl_best_tok" 'BEGIN { printf "%.2fx", a / b }') |" \
+  "$(verdict "$our_tok >= 2 * $trl_best_tok") |"
+echo "| peak <= TRL's best's | $our_mem vs $trl_best_mem GiB | $(verdict "$our_mem <= $trl_best_mem") |"
