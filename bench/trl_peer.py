@@ -81,7 +81,7 @@ def build_model(config, dtype, device):
 
 
 def run_rung(a, config, dataset, tokenizer, micro_batch):
-    """One rung of the ladder: (logical tokens/s, peak GiB)."""
+    """One rung of the ladder: (logical tokens, seconds of the measured steps, peak GiB)."""
     torch.manual_seed(0)
     policy = build_model(config, torch.float32, a.device)
     reference = build_model(config, torch.bfloat16 if a.device == "cuda" else torch.float32, a.device)
@@ -108,7 +108,7 @@ def run_rung(a, config, dataset, tokenizer, micro_batch):
         tokens = sum(int(t) for t in trainer.step_tokens[measured])
         seconds = sum(timer.times[measured])
         peak = torch.cuda.max_memory_allocated() / 2**30 if on_gpu else 0.0
-        return tokens / seconds, peak
+        return tokens, seconds, peak
     finally:
         del trainer, policy, reference
         gc.collect()
@@ -138,11 +138,13 @@ def main():
     best = None
     for micro_batch in ladder:
         try:
-            tokens_per_s, peak = run_rung(a, config, dataset, tokenizer, micro_batch)
+            tokens, seconds, peak = run_rung(a, config, dataset, tokenizer, micro_batch)
         except torch.cuda.OutOfMemoryError:
             print(f"  micro-batch {micro_batch:3d}  out of memory")
             break
-        print(f"  micro-batch {micro_batch:3d}  {tokens_per_s:10.1f} tokens/s  {peak:7.2f} GiB peak")
+        tokens_per_s = tokens / seconds
+        print(f"  micro-batch {micro_batch:3d}  {tokens_per_s:10.1f} tokens/s  {peak:7.2f} GiB peak  "
+              f"({tokens} logical tokens in {seconds:.3f} s)")
         gained = best is None or tokens_per_s >= best[1] * (1 + a.min_gain)
         if best is None or tokens_per_s > best[1]:
             best = (micro_batch, tokens_per_s, peak)

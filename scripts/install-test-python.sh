@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 requirements=$here/../tests/python/requirements.txt
 env_dir=$("$here/python-env-path.sh")
 python=/usr/bin/python3  # Debian's: the same interpreter on every machine this runs on
-imports="import tokenizers, jinja2, transformers, torch, trl, peft, lm_eval, bitsandbytes, gguf"
+imports="import tokenizers, jinja2, transformers, torch, trl, peft, lm_eval, bitsandbytes, gguf, h5py"
 stamp="$(sha256sum <"$requirements" | cut -d' ' -f1) $("$python" -c 'import sys; print(sys.version.split()[0])')"
 
 if [ -f "$env_dir/.complete" ] && [ "$(cat "$env_dir/.complete")" = "$stamp" ] &&
