@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the bench scripts share (sourced): reading figures out of `shardtune bench` and the peers'
 # output, whose figure lines read "  <name>   <value> [unit]".
 # figure KEY BACK TEXT: the field BACK places before the end of TEXT's first line "  KEY ...".
@@ -5,6 +6,7 @@ figure() { awk -v key="$1" -v back="$2" '$0 ~ "^  "key {print $(NF - back)}' <<<
 # lengths_bench NAME MICRO_BATCH [bench args]: `shardtune bench` on real lengths, the settings
 # from the caller's build preset stage lengths cutoff steps work; prints the bench's figures and
 # sets tok (logical tokens/s), mem (peak GiB) and mfu.
+# shellcheck disable=SC2154,SC2034 # the caller's settings in, its figures out
 lengths_bench() {
   local name=$1 micro_batch=$2
   shift 2

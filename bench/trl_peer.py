@@ -14,7 +14,7 @@ rung, and stops at the first rung that runs out of memory or gains less than --m
 one below: the best rung is TRL's best micro-batch that fits. Per rung it prints logical tokens/s
 (the attention masks' real tokens over the measured steps' time) and peak memory; then the best.
 
-usage: trl_peer.py --config WORK/config.json --data WORK/data/train [--micro-batches 1,2,4,8,16,32]
+usage: trl_peer.py --config WORK/config.json --data WORK/data/train [--micro-batches 4,8,16,32]
                    [--steps 6 --warmup 2 --beta 0.1 --liger --min-gain 0.03 --device cuda|cpu]
 --device cpu runs the same path in fp32 without memory figures: the dry run of the GPU plan.
 """
@@ -40,7 +40,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", required=True, help="HF config.json of the shape (shardtune bench's WORK/config.json)")
     parser.add_argument("--data", required=True, help="the pairs: a shardtune dataset directory (manifest.json + shards)")
-    parser.add_argument("--micro-batches", default="1,2,4,8,16,32", help="the ladder of pairs per step, climbed in order")
+    parser.add_argument("--micro-batches", default="4,8,16,32", help="the ladder of pairs per step, climbed in order")
     parser.add_argument("--steps", type=int, default=6, help="measured steps per rung")
     parser.add_argument("--warmup", type=int, default=2, help="steps run first and not measured")
     parser.add_argument("--beta", type=float, default=0.1)
@@ -81,7 +81,8 @@ def build_model(config, dtype, device):
 
 
 def run_rung(a, config, dataset, tokenizer, micro_batch):
-    """One rung of the ladder: (logical tokens, seconds of the measured steps, peak GiB)."""
+    """One rung of the ladder: (logical tokens, seconds of the measured steps, peak GiB, GiB already
+    held when it started: the models and nothing a previous rung left)."""
     torch.manual_seed(0)
     policy = build_model(config, torch.float32, a.device)
     reference = build_model(config, torch.bfloat16 if a.device == "cuda" else torch.float32, a.device)
@@ -102,14 +103,16 @@ def run_rung(a, config, dataset, tokenizer, micro_batch):
     if on_gpu:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
+    held = torch.cuda.memory_allocated() / 2**30 if on_gpu else 0.0
     try:
         trainer.train()
         measured = slice(a.warmup, None)
         tokens = sum(int(t) for t in trainer.step_tokens[measured])
         seconds = sum(timer.times[measured])
         peak = torch.cuda.max_memory_allocated() / 2**30 if on_gpu else 0.0
-        return tokens, seconds, peak
+        return tokens, seconds, peak, held
     finally:
+        trainer.accelerator.free_memory()  # its references to the model, optimizer and loaders
         del trainer, policy, reference
         gc.collect()
         if on_gpu:
@@ -138,13 +141,13 @@ def main():
     best = None
     for micro_batch in ladder:
         try:
-            tokens, seconds, peak = run_rung(a, config, dataset, tokenizer, micro_batch)
+            tokens, seconds, peak, held = run_rung(a, config, dataset, tokenizer, micro_batch)
         except torch.cuda.OutOfMemoryError:
             print(f"  micro-batch {micro_batch:3d}  out of memory")
             break
         tokens_per_s = tokens / seconds
         print(f"  micro-batch {micro_batch:3d}  {tokens_per_s:10.1f} tokens/s  {peak:7.2f} GiB peak  "
-              f"({tokens} logical tokens in {seconds:.3f} s)")
+              f"({tokens} logical tokens in {seconds:.3f} s; {held:.2f} GiB held at its start)")
         gained = best is None or tokens_per_s >= best[1] * (1 + a.min_gain)
         if best is None or tokens_per_s > best[1]:
             best = (micro_batch, tokens_per_s, peak)

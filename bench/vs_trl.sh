@@ -8,8 +8,9 @@
 # and the goals: >= 40,000 logical tokens/s, >= 2.0x TRL's best, at <= its peak memory.
 # MFU of a peer = ours x (its tokens/s / ours): the same rows, the same FLOPs per logical token.
 # Usage: bench/vs_trl.sh BUILD_DIR [preset=llama-3.2-1b] [lengths=ultrafeedback] [steps=10] [-- bench args]
-# TRL_LADDER=1,2,4,8,16,32 TRL_STEPS=6 TRL_WARMUP=2 LIGER="off on"; PEER_DEVICE=cpu is the dry run
-# of the GPU plan (TRL on the CPU in fp32, no Liger, no P0 loop: both need a GPU).
+# TRL_LADDER=4,8,16,32 TRL_STEPS=4 TRL_WARMUP=2 LIGER="off on" (Liger's ladder starts at the best
+# rung without it). PEER_DEVICE=cpu is the dry run of the GPU plan: TRL on the CPU in fp32, no P0
+# loop, and Liger refused (its kernels are Triton): a run that fails leaves its row "did not finish".
 set -euo pipefail
 build=${1:?usage: bench/vs_trl.sh BUILD_DIR [preset] [lengths] [steps] [-- bench args]}
 preset=${2:-llama-3.2-1b} lengths=${3:-ultrafeedback} steps=${4:-10}
@@ -41,9 +42,10 @@ row "shardtune packed+shared, auto token budget" "$budget_pairs pairs/step" "$to
 data=$work/ours/data/train config=$work/ours/config.json
 
 trl_best_tok=0 trl_best_mem=0 trl_best_mb=0 trl_best_run=""
+ladder=${TRL_LADDER:-4,8,16,32}
 for liger in ${LIGER:-off on}; do
-  flags=(--config "$config" --data "$data" --device "$device" --micro-batches "${TRL_LADDER:-1,2,4,8,16,32}"
-         --steps "${TRL_STEPS:-6}" --warmup "${TRL_WARMUP:-2}")
+  flags=(--config "$config" --data "$data" --device "$device" --micro-batches "$ladder"
+         --steps "${TRL_STEPS:-4}" --warmup "${TRL_WARMUP:-2}")
   [ "$liger" = on ] && flags+=(--liger)
   if ! out=$(python3 "$here/trl_peer.py" "${flags[@]}" 2>&1); then
     echo "$out" | tail -20
@@ -56,11 +58,13 @@ for liger in ${LIGER:-off on}; do
   if awk -v a="$tok" -v b="$trl_best_tok" 'BEGIN { exit !(a > b) }'; then
     trl_best_tok=$tok trl_best_mem=$mem trl_best_mb=$mb trl_best_run="Liger $liger, mb $mb"
   fi
+  # Liger's kernels take memory and time off each token, never add: its ladder starts at this best.
+  ladder=$(tr , '\n' <<<"$ladder" | awk -v m="$mb" '$1 >= m' | paste -sd,)
 done
 
 if [ "$device" = cuda ] && [ "$trl_best_mb" -gt 0 ]; then
   if out=$(python3 "$here/peer_transformers.py" --config "$config" --data "$data" --stage dpo \
-      --micro-batch "$trl_best_mb" --steps "${TRL_STEPS:-6}" --warmup "${TRL_WARMUP:-2}" 2>&1); then
+      --micro-batch "$trl_best_mb" --steps "${TRL_STEPS:-4}" --warmup "${TRL_WARMUP:-2}" 2>&1); then
     grep -E '^(peer|  )' <<<"$out"
     tok=$(figure "tokens/s" 0 "$out") mem=$(figure "peak memory" 1 "$out")
     row "P0 loop (transformers + TRL-style loss, padded)" "mb $trl_best_mb" "$tok" "$(peer_mfu "$tok")" "$mem"

@@ -1,7 +1,8 @@
 # The environment of a GPU machine without apt (docs/testing.md), sourced by scripts/gpu-test.sh
 # and scripts/gpu-check.sh from the repository root: Open MPI, HDF5, Boost, GoogleTest and the
 # rest unpacked from .deps-debs, the carried wheels (.whl) installed, NCCL from the toolkit or pip's nvidia-nccl, then gpu_build
-# LOG_DIR configures and builds build-gpu (Ninja, every core; ST_GPU_CMAKE_ARGS adds arguments).
+# LOG_DIR configures and builds build-gpu (Ninja, every core; ST_GPU_CMAKE_ARGS adds arguments;
+# GPU_BUILD_TARGETS builds those targets only).
 # shellcheck disable=SC1091
 source .deps-debs/unpack-debs.sh .deps-debs
 # shellcheck disable=SC1091
@@ -35,5 +36,6 @@ gpu_build() {
     -DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH" -DMPIEXEC_EXECUTABLE=/opt/deps/alias/mpirun ${ST_GPU_CMAKE_ARGS:-} >"$log_dir/configure.log" 2>&1 \
     || { tail -40 "$log_dir/configure.log"; return 1; }
   grep 'shardtune:' "$log_dir/configure.log" || true
-  cmake --build build-gpu -j"$(nproc)" -- -k 0 >"$log_dir/build.log" 2>&1 || { grep -B2 -A8 "error" "$log_dir/build.log" | head -150; return 1; }
+  # shellcheck disable=SC2086 # GPU_BUILD_TARGETS: a list of targets (default all)
+  cmake --build build-gpu -j"$(nproc)" --target ${GPU_BUILD_TARGETS:-all} -- -k 0 >"$log_dir/build.log" 2>&1 || { grep -B2 -A8 "error" "$log_dir/build.log" | head -150; return 1; }
 }
