@@ -25,21 +25,33 @@ mkdir -p "$work"
 # shellcheck source=bench/bench_lib.sh
 source "$here/bench_lib.sh"
 
-row() {  # row RUN BATCH TOKENS_PER_S MFU PEAK_GIB
+row() {  # row RUN BATCH TOKENS_PER_S MFU PEAK_GIB (ours over it: "-" when ours did not finish)
   awk -v p="$preset" -v l="$lengths" -v run="$1" -v batch="$2" -v t="$3" -v ours="$our_tok" -v mfu="$4" -v peak="$5" \
-    'BEGIN { printf "| %s | dpo | %s | %s | %s | %.1f | %.2fx | %s | %s |\n", p, l, run, batch, t, ours / t, mfu, peak }'
+    'BEGIN { ratio = ours == "" ? "-" : sprintf("%.2fx", ours / t)
+             printf "| %s | dpo | %s | %s | %s | %.1f | %s | %s | %s |\n", p, l, run, batch, t, ratio, mfu, peak }'
 }
-peer_mfu() { awk -v m="${our_mfu%\%}" -v t="$1" -v ours="$our_tok" 'BEGIN { printf "%.1f%%", m * t / ours }'; }
+did_not_finish() { echo "| $preset | dpo | $lengths | $1 | $2 | did not finish | - | - | - |"; }
+peer_mfu() {
+  [ -n "$our_tok" ] || { echo -; return; }
+  awk -v m="${our_mfu%\%}" -v t="$1" -v ours="$our_tok" 'BEGIN { printf "%.1f%%", m * t / ours }'
+}
 
 echo "| model | stage | lengths | run | batch | logical tokens/s | ours over it | MFU | peak GiB |"
 echo "|---|---|---|---|---|---|---|---|---|"
 budget_pairs=${BUDGET_PAIRS:-32}
-lengths_bench ours "$budget_pairs" --data.packing=true --dpo.share_prompt=true --data.micro_batch_tokens=-1 "$@" \
-  >"$work.ours.log" || { cat "$work.ours.log"; exit 1; }
-grep -v '^|' "$work.ours.log"
-our_tok=$tok our_mem=$mem our_mfu=$mfu
-row "shardtune packed+shared, auto token budget" "$budget_pairs pairs/step" "$tok" "$mfu" "$mem"
+ours_run="shardtune packed+shared, auto token budget" our_tok="" our_mem="" our_mfu="" status=0
+if lengths_bench ours "$budget_pairs" --data.packing=true --dpo.share_prompt=true --data.micro_batch_tokens=-1 "$@" \
+    >"$work.ours.log"; then
+  grep -v '^|' "$work.ours.log"
+  our_tok=$tok our_mem=$mem our_mfu=$mfu
+  row "$ours_run" "$budget_pairs pairs/step" "$tok" "$mfu" "$mem"
+else  # TRL still runs on the pairs the bench wrote before it failed
+  cat "$work.ours.log"
+  did_not_finish "$ours_run" "$budget_pairs pairs/step"
+  status=1
+fi
 data=$work/ours/data/train config=$work/ours/config.json
+if [ ! -f "$data/manifest.json" ] || [ ! -f "$config" ]; then echo "vs_trl: no pairs for TRL in $data" >&2; exit 1; fi
 
 trl_best_tok=0 trl_best_mem=0 trl_best_mb=0 trl_best_run=""
 ladder=${TRL_LADDER:-4,8,16,32}
@@ -49,7 +61,7 @@ for liger in ${LIGER:-off on}; do
   [ "$liger" = on ] && flags+=(--liger)
   if ! out=$(python3 "$here/trl_peer.py" "${flags[@]}" 2>&1); then
     echo "$out" | tail -20
-    echo "| $preset | dpo | $lengths | TRL DPOTrainer, Liger $liger | - | did not finish | - | - | - |"
+    did_not_finish "TRL DPOTrainer, Liger $liger" -
     continue
   fi
   grep -E '^(trl_peer|  )' <<<"$out"
@@ -70,13 +82,14 @@ if [ "$device" = cuda ] && [ "$trl_best_mb" -gt 0 ]; then
     row "P0 loop (transformers + TRL-style loss, padded)" "mb $trl_best_mb" "$tok" "$(peer_mfu "$tok")" "$mem"
   else
     echo "$out" | tail -20
-    echo "| $preset | dpo | $lengths | P0 loop | mb $trl_best_mb | did not finish | - | - | - |"
+    did_not_finish "P0 loop" "mb $trl_best_mb"
   fi
 else
   echo "vs_trl: no P0 loop (PEER_DEVICE=$device)"
 fi
 
 [ "$trl_best_run" != "" ] || { echo "vs_trl: TRL finished no run" >&2; exit 1; }
+[ -n "$our_tok" ] || exit "$status"
 verdict() { awk "BEGIN { exit !($1) }" && echo met || echo "not met"; }
 echo "| goal | measured | |"
 echo "|---|---|---|"

@@ -55,7 +55,14 @@ logs=$work/logs
 mkdir -p "$work" "$logs"
 
 # The binary and the cuda tier's executables only: the unit, mpi and e2e tiers are CI's.
-step_build() { GPU_BUILD_TARGETS="shardtune cuda_tier" gpu_build "$logs" && "$bin" --version; }
+step_build() {
+  python3 -c 'import importlib.metadata as m
+print("python packages:", ", ".join(p + " " + m.version(p) for p in
+      ("torch", "transformers", "accelerate", "peft", "trl", "datasets", "pyarrow", "fsspec", "liger-kernel")))' ||
+    echo "gpu-check: a Python package the benches need is missing (scripts/gpu-prepare.sh makes .whl)"
+  mkdir -p "$logs/cmake"  # configure.log and build.log, beside this step's own build.log
+  GPU_BUILD_TARGETS="shardtune cuda_tier" gpu_build "$logs/cmake" && "$bin" --version
+}
 step_cuda() { (cd "$build_dir" && ctest --output-on-failure -L cuda -j4); }
 # The principal row: TRL itself, its best micro-batch (Liger off and on), against ours and P0.
 step_bench_trl_dpo() {
