@@ -40,7 +40,7 @@ def read_pairs(directory):
     return pairs, manifest
 
 
-def collate(pairs, pad_id, stage="dpo"):
+def collate(pairs, pad_id, stage="dpo", device="cuda"):
     """Rows prompt + chosen, then (dpo) prompt + rejected, right-padded to the longest row (no
     attention mask is needed: padding follows every real token); the completion span of each."""
     rows = [p + c for p, c, _ in pairs]
@@ -52,7 +52,7 @@ def collate(pairs, pad_id, stage="dpo"):
     ids = torch.full((len(rows), longest), pad_id, dtype=torch.long)
     for i, row in enumerate(rows):
         ids[i, :len(row)] = torch.tensor(row)
-    return ids.cuda(), spans
+    return ids.to(device), spans
 
 
 def span_logps(logits, ids, spans):

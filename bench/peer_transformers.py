@@ -44,11 +44,13 @@ def parse_args():
     parser.add_argument("--profile", help="profile the measured steps: DIR/trace.json and the top-20 kernels")
     parser.add_argument("--lora-r", type=int, default=0, help="> 0: train LoRA adapters of this rank (peft)")
     parser.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj", help="PEFT target_modules")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                        help="cpu: the same steps in fp32 without memory figures (the dry run of the GPU plan)")
     return parser.parse_args()
 
 
-def build_model(config, dtype):
-    with torch.device("cuda"):
+def build_model(config, dtype, device):
+    with torch.device(device):
         try:
             return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
         except TypeError:  # transformers < 4.56 names it torch_dtype
@@ -73,7 +75,9 @@ def main():
         config = transformers.LlamaConfig(**json.load(handle))
     config.use_cache = False
     torch.manual_seed(0)
-    policy = build_model(config, torch.bfloat16 if args.lora_r else torch.float32)
+    on_gpu = args.device == "cuda"
+    half = torch.bfloat16 if on_gpu else torch.float32  # the CPU dry run keeps fp32 throughout
+    policy = build_model(config, half if args.lora_r else torch.float32, args.device)
     policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if args.lora_r:
         import peft
@@ -88,18 +92,23 @@ def main():
             layer.compile()
     reference = None
     if args.stage == "dpo" and not args.lora_r:
-        reference = build_model(config, torch.bfloat16)
+        reference = build_model(config, half, args.device)
         reference.load_state_dict(policy.state_dict())
         reference.eval().requires_grad_(False)
     trained = [parameter for parameter in policy.parameters() if parameter.requires_grad]
-    optimizer = torch.optim.AdamW(trained, lr=1e-5, weight_decay=0.0, fused=True)
+    optimizer = torch.optim.AdamW(trained, lr=1e-5, weight_decay=0.0, fused=on_gpu)
 
     # The bench's synthetic rows: BOS + prompt, completion + EOS, prompt and completion alike.
     half = (args.seq - 3) // 2
     row_tokens, first_target = 2 + 2 * half, 1 + half
     rows = args.micro_batch * (2 if args.stage == "dpo" else 1)
-    generator = torch.Generator(device="cuda").manual_seed(1)
-    torch.cuda.reset_peak_memory_stats()
+    generator = torch.Generator(device=args.device).manual_seed(1)
+    if on_gpu:
+        torch.cuda.reset_peak_memory_stats()
+    sync = torch.cuda.synchronize if on_gpu else (lambda: None)
+
+    def autocast():
+        return torch.autocast(args.device, dtype=torch.bfloat16, enabled=on_gpu)
 
     # P1/P2: logits only from the last prompt token on (the positions that predict a target).
     keep = row_tokens - first_target + 1 if args.level != "P0" else 0
@@ -119,14 +128,15 @@ def main():
         """One optimizer step; returns the real (unpadded) tokens it trained on."""
         spans = None
         if pairs is None:
-            ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device="cuda", generator=generator)
+            ids = torch.randint(3, config.vocab_size, (rows, row_tokens), device=args.device, generator=generator)
             real_tokens, completion_tokens = rows * row_tokens, rows * (row_tokens - first_target)
         else:
             first = index * args.micro_batch
-            ids, spans = collate([pairs[(first + i) % len(pairs)] for i in range(args.micro_batch)], 0, args.stage)
+            ids, spans = collate([pairs[(first + i) % len(pairs)] for i in range(args.micro_batch)], 0, args.stage,
+                                 args.device)
             real_tokens = sum(end for _, end in spans)
             completion_tokens = sum(end - begin for begin, end in spans)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with autocast():
             logits = forward(policy, ids)
         logps = row_logps(logits, ids, spans)
         if args.stage == "sft":
@@ -134,7 +144,7 @@ def main():
         else:
             with torch.no_grad():
                 if reference is None:  # LoRA: the base with the adapters off
-                    with policy.disable_adapter(), torch.autocast("cuda", dtype=torch.bfloat16):
+                    with policy.disable_adapter(), autocast():
                         ref_logits = forward(policy, ids)
                 else:
                     ref_logits = forward(reference, ids)
@@ -150,10 +160,10 @@ def main():
             profiler = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                           torch.profiler.ProfilerActivity.CUDA])
             profiler.__enter__()
-        torch.cuda.synchronize()
+        sync()
         start = time.perf_counter()
         real_tokens = step(index)
-        torch.cuda.synchronize()
+        sync()
         if index >= args.warmup:
             times.append(time.perf_counter() - start)
             tokens.append(real_tokens)
@@ -162,7 +172,8 @@ def main():
     step_s = statistics.median(times)
     lora = f", peft LoRA r {args.lora_r} on {args.lora_targets}" if args.lora_r else ""
     print(f"peer {args.level}: transformers {transformers.__version__} (torch {torch.__version__}) {args.stage}{lora}, seq {args.seq}, "
-          f"micro-batch {args.micro_batch}, bf16 autocast, sdpa, gradient checkpointing, fused AdamW; "
+          f"micro-batch {args.micro_batch}, {'bf16 autocast' if on_gpu else 'fp32 on the CPU (dry run)'}, sdpa, "
+          f"gradient checkpointing, {'fused ' if on_gpu else ''}AdamW; "
           f"median of {len(times)} steps after {args.warmup} warm-up")
     print(f"  step time     {step_s:.4f} s")
     if pairs is None:
@@ -170,7 +181,7 @@ def main():
     else:  # logical tokens: the real ones of the measured steps, over their time
         print(f"  tokens/s      {sum(tokens) / sum(times):.1f}")
         print(f"  data          {args.data}, rows padded to the longest of each micro-batch")
-    print(f"  peak memory   {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+    print(f"  peak memory   {torch.cuda.max_memory_allocated() / 2**30 if on_gpu else 0.0:.2f} GiB")
     if profiler:
         print_top_kernels(profiler, args.profile, 20)
 

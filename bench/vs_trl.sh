@@ -9,8 +9,8 @@
 # MFU of a peer = ours x (its tokens/s / ours): the same rows, the same FLOPs per logical token.
 # Usage: bench/vs_trl.sh BUILD_DIR [preset=llama-3.2-1b] [lengths=ultrafeedback] [steps=10] [-- bench args]
 # TRL_LADDER=4,8,16,32 TRL_STEPS=4 TRL_WARMUP=2 LIGER="off on" (Liger's ladder starts at the best
-# rung without it). PEER_DEVICE=cpu is the dry run of the GPU plan: TRL on the CPU in fp32, no P0
-# loop, and Liger refused (its kernels are Triton): a run that fails leaves its row "did not finish".
+# rung without it). PEER_DEVICE=cpu is the dry run of the GPU plan: TRL and the P0 loop on the CPU in
+# fp32, Liger refused (its kernels are Triton): a run that fails leaves its row "did not finish".
 set -euo pipefail
 build=${1:?usage: bench/vs_trl.sh BUILD_DIR [preset] [lengths] [steps] [-- bench args]}
 preset=${2:-llama-3.2-1b} lengths=${3:-ultrafeedback} steps=${4:-10}
@@ -74,8 +74,8 @@ for liger in ${LIGER:-off on}; do
   ladder=$(tr , '\n' <<<"$ladder" | awk -v m="$mb" '$1 >= m' | paste -sd,)
 done
 
-if [ "$device" = cuda ] && [ "$trl_best_mb" -gt 0 ]; then
-  if out=$(python3 "$here/peer_transformers.py" --config "$config" --data "$data" --stage dpo \
+if [ "$trl_best_mb" -gt 0 ]; then
+  if out=$(python3 "$here/peer_transformers.py" --config "$config" --data "$data" --stage dpo --device "$device" \
       --micro-batch "$trl_best_mb" --steps "${TRL_STEPS:-4}" --warmup "${TRL_WARMUP:-2}" 2>&1); then
     grep -E '^(peer|  )' <<<"$out"
     tok=$(figure "tokens/s" 0 "$out") mem=$(figure "peak memory" 1 "$out")
@@ -84,8 +84,6 @@ if [ "$device" = cuda ] && [ "$trl_best_mb" -gt 0 ]; then
     echo "$out" | tail -20
     did_not_finish "P0 loop" "mb $trl_best_mb"
   fi
-else
-  echo "vs_trl: no P0 loop (PEER_DEVICE=$device)"
 fi
 
 [ "$trl_best_run" != "" ] || { echo "vs_trl: TRL finished no run" >&2; exit 1; }
