@@ -21,8 +21,7 @@ source "$(dirname "$0")/bench_lib.sh"
 stage=${STAGE:-dpo} tokens_budget=${TOKENS:--1}
 table=""
 for lengths in ${LENGTHS:-ultrafeedback long_prompt}; do
-  cutoff=1024
-  [ "$lengths" = long_prompt ] && cutoff=2048
+  cutoff=$(lengths_cutoff "$lengths")
   base=""
   rows_list="unpacked packed:masked packed packed+shared:masked packed+shared packed+shared+budget"
   [ "$stage" = sft ] && rows_list="unpacked packed:masked packed packed+budget"

@@ -7,6 +7,17 @@ import os
 import h5py
 import torch
 import torch.nn.functional as F
+import transformers
+
+
+def build_model(config, dtype, device):
+    """transformers' model of `config` with SDPA attention, random init, built on `device`."""
+    with torch.device(device):
+        try:
+            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
+        except TypeError:  # transformers < 4.56 names it torch_dtype
+            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa",
+                                                                 torch_dtype=dtype)
 
 
 def sigmoid_dpo_loss(logps, ref_logps, beta):

@@ -26,7 +26,7 @@ import time
 import torch
 import transformers
 
-from peer_common import collate, read_pairs, sigmoid_dpo_loss, span_logps, update
+from peer_common import build_model, collate, read_pairs, sigmoid_dpo_loss, span_logps, update
 
 
 def parse_args():
@@ -49,15 +49,6 @@ def parse_args():
     return parser.parse_args()
 
 
-def build_model(config, dtype, device):
-    with torch.device(device):
-        try:
-            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
-        except TypeError:  # transformers < 4.56 names it torch_dtype
-            return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa",
-                                                                 torch_dtype=dtype)
-
-
 def completion_logps(logits, ids, first_target, first_logit):
     """Summed log-probs of ids[:, first_target:], a row at a time (as TRL's selective_log_softmax
     does for bf16 logits) so no [rows, tokens, vocab] fp32 copy is made. logits[:, first_logit - 1]
@@ -76,8 +67,8 @@ def main():
     config.use_cache = False
     torch.manual_seed(0)
     on_gpu = args.device == "cuda"
-    half = torch.bfloat16 if on_gpu else torch.float32  # the CPU dry run keeps fp32 throughout
-    policy = build_model(config, half if args.lora_r else torch.float32, args.device)
+    low_precision = torch.bfloat16 if on_gpu else torch.float32  # the CPU dry run keeps fp32 throughout
+    policy = build_model(config, low_precision if args.lora_r else torch.float32, args.device)
     policy.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     if args.lora_r:
         import peft
@@ -92,7 +83,7 @@ def main():
             layer.compile()
     reference = None
     if args.stage == "dpo" and not args.lora_r:
-        reference = build_model(config, half, args.device)
+        reference = build_model(config, low_precision, args.device)
         reference.load_state_dict(policy.state_dict())
         reference.eval().requires_grad_(False)
     trained = [parameter for parameter in policy.parameters() if parameter.requires_grad]

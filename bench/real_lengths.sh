@@ -15,8 +15,6 @@ shift $(($# < 5 ? $# : 5))
 [ "${1:-}" = -- ] && shift
 here=$(cd "$(dirname "$0")" && pwd)
 work=${ST_BENCH_WORK:-/tmp/shardtune-real-lengths}/$preset-$stage-$lengths
-cutoff=1024
-[ "$lengths" = long_prompt ] && cutoff=2048
 # shellcheck source=bench/bench_lib.sh
 source "$here/bench_lib.sh"
 

@@ -32,7 +32,7 @@ import transformers
 import trl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "oracle"))
-from peer_common import read_pairs  # noqa: E402
+from peer_common import build_model, read_pairs  # noqa: E402
 from trl_dpo import InOrderDPOTrainer, id_tokenizer  # noqa: E402
 
 
@@ -75,19 +75,14 @@ class CountingDPOTrainer(InOrderDPOTrainer):
         return super().compute_loss(model, inputs, *args, **kwargs)
 
 
-def build_model(config, dtype, device):
-    with torch.device(device):
-        return transformers.AutoModelForCausalLM.from_config(config, attn_implementation="sdpa", dtype=dtype)
-
-
 def run_rung(a, config, dataset, tokenizer, micro_batch):
     """One rung of the ladder: (logical tokens, seconds of the measured steps, peak GiB, GiB already
     held when it started: the models and nothing a previous rung left)."""
+    on_gpu = a.device == "cuda"
     torch.manual_seed(0)
     policy = build_model(config, torch.float32, a.device)
-    reference = build_model(config, torch.bfloat16 if a.device == "cuda" else torch.float32, a.device)
+    reference = build_model(config, torch.bfloat16 if on_gpu else torch.float32, a.device)
     reference.load_state_dict(policy.state_dict())
-    on_gpu = a.device == "cuda"
     args = trl.DPOConfig(
         output_dir="/tmp/trl_peer_work", max_steps=a.warmup + a.steps, per_device_train_batch_size=micro_batch,
         learning_rate=1e-5, lr_scheduler_type="constant", optim="adamw_torch_fused" if on_gpu else "adamw_torch",

@@ -19,8 +19,6 @@ shift $(($# < 4 ? $# : 4))
 stage=dpo device=${PEER_DEVICE:-cuda}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${ST_BENCH_WORK:-/tmp/shardtune-vs-trl}/$preset-$lengths
-cutoff=1024
-[ "$lengths" = long_prompt ] && cutoff=2048
 mkdir -p "$work"
 # shellcheck source=bench/bench_lib.sh
 source "$here/bench_lib.sh"

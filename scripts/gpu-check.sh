@@ -39,13 +39,15 @@ summary=$out/summary.md
 dry=${GPU_CHECK_DRY_RUN:-0}
 if [ "$dry" = 1 ]; then
   build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug qlora_steps=2 memory_steps=2 memory_seq=256
-  export PARITY_DEVICE=cpu
+  trl_steps=2
+  export PARITY_DEVICE=cpu PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4
   # shellcheck disable=SC2086 # GPU_BUILD_TARGETS: a list of targets
   gpu_build() { cmake --build build -j"$(nproc)" --target ${GPU_BUILD_TARGETS:-all} >"$1/build.log" 2>&1; }
   # shellcheck disable=SC1091
   source scripts/gpu-wheels.sh || exit 1
 else
   build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b qlora_steps=4 memory_steps=10 memory_seq=2048
+  trl_steps=10
   # shellcheck disable=SC1091
   source scripts/gpu-env.sh
 fi
@@ -65,14 +67,7 @@ print("python packages:", ", ".join(p + " " + m.version(p) for p in
 }
 step_cuda() { (cd "$build_dir" && ctest --output-on-failure -L cuda -j4); }
 # The principal row: TRL itself, its best micro-batch (Liger off and on), against ours and P0.
-step_bench_trl_dpo() {
-  if [ "$dry" = 1 ]; then
-    PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4 \
-      bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback 2
-  else
-    bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback 10
-  fi
-}
+step_bench_trl_dpo() { bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback "$trl_steps"; }
 step_parity() {
   python3 tests/reference/transformers_parity.py "$bin" "$work/parity" || return 1
   # A LoRA run's adapter loaded by peft onto its base equals shardtune's merged export.
@@ -196,7 +191,7 @@ for entry in "${steps[@]}"; do
   start=$SECONDS
   echo "gpu-check: $step (limit $share s) -> $log"
   export -f "step_${step//-/_}" gpu_build bench_real
-  export bin work out logs build_dir dry preset_1b preset_3b preset_8b qlora_steps memory_steps memory_seq
+  export bin work out logs build_dir preset_1b preset_3b preset_8b qlora_steps memory_steps memory_seq trl_steps
   timeout "$share" bash -c "step_${step//-/_}" >"$log" 2>&1
   code=$?
   status=passed

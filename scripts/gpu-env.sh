@@ -1,8 +1,8 @@
 # The environment of a GPU machine without apt (docs/testing.md), sourced by scripts/gpu-test.sh
 # and scripts/gpu-check.sh from the repository root: Open MPI, HDF5, Boost, GoogleTest and the
-# rest unpacked from .deps-debs, the carried wheels (.whl) installed, NCCL from the toolkit or pip's nvidia-nccl, then gpu_build
-# LOG_DIR configures and builds build-gpu (Ninja, every core; ST_GPU_CMAKE_ARGS adds arguments;
-# GPU_BUILD_TARGETS builds those targets only).
+# rest unpacked from .deps-debs, the carried wheels (.whl) installed, NCCL from the toolkit or
+# pip's nvidia-nccl, then gpu_build LOG_DIR configures and builds build-gpu (Ninja, every core;
+# ST_GPU_CMAKE_ARGS adds arguments; GPU_BUILD_TARGETS builds those targets only).
 # shellcheck disable=SC1091
 source .deps-debs/unpack-debs.sh .deps-debs
 # shellcheck disable=SC1091

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Python wheels a GPU lease carries (.whl, made by scripts/gpu-prepare.sh: TRL, Liger's kernels
 # and what the machine's Python lacks for them) installed into /tmp/site and put on PYTHONPATH, as
 # the device README says; sourced by scripts/gpu-env.sh and by gpu-check.sh's dry run.
