@@ -18,6 +18,20 @@ if [ -n "${OPENBLAS_CORETYPE:-}" ] && "$bin" --version | grep -q "BLAS: OpenBLAS
     fail "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE, but $("$bin" --version | grep BLAS)"
 fi
 metrics_check="python3 $(dirname "${BASH_SOURCE[0]}")/metrics_check.py"
+# scripts/tolerance_table.sh runs the tolerance tests under each BLAS core with ST_TOLERANCE_LOG
+# set: every fixed-bound comparison is recorded there, and with ST_TOLERANCE_MEASURE=1 (that
+# script only, never CI) a comparison past its bound is recorded and the test goes on, so one run
+# measures all of them.
+export ST_TEST_NAME="$(basename "$0" .sh)/$case_name"
+# tolerance_verdict <checker's exit status> <failure message>: fails unless measuring.
+tolerance_verdict() {
+  [ "$1" = 0 ] && return 0
+  if [ "${ST_TOLERANCE_MEASURE:-0}" = 1 ]; then
+    echo "MEASURING [$case_name]: past the bound: $2"
+    return 0
+  fi
+  fail "$2"
+}
 # Shell text for a shell where `module load shardtune` ran (the installed modulefile or Spack's):
 # prints layout=ok when launch.slurm, the examples and the docs are where launch.slurm's comments say.
 # shellcheck disable=SC2016
@@ -101,7 +115,8 @@ same_metrics() {
     esac
   done
   [ ${#to[@]} = 0 ] || [ ${#from[@]} = 1 ] || fail "same_metrics: --to-step needs --from-step"
-  $metrics_check same "$expected" "$actual" "$tolerance" "${from[@]}" "${to[@]}" || fail "metrics differ: $expected vs $actual"
+  $metrics_check same "$expected" "$actual" "$tolerance" "${from[@]}" "${to[@]}"
+  tolerance_verdict $? "metrics differ: $expected vs $actual"
 }
 
 # expect_learned --file <metrics.jsonl> --loss-drop <d> [--at-least <key>=<min> ...]: the loss

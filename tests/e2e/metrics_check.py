@@ -11,6 +11,7 @@
 """
 import json
 import math
+import os
 import sys
 
 SAME_KEYS = ("loss", "eval/loss", "grad_norm", "rewards/margins", "logps/chosen", "eval/rewards/margins")
@@ -57,7 +58,19 @@ def same(expected, actual, tolerance, first=None, last=None):
             if k in x:
                 worst = max(worst, abs(x[k] - y[k]) / max(1.0, abs(x[k])))
     print(f"{len(ra)} records: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
+    record_tolerance("metrics", expected, actual, worst, tolerance)
     return worst <= tolerance
+
+
+def record_tolerance(check, expected, actual, worst, tolerance):
+    """Appends the comparison to $ST_TOLERANCE_LOG (scripts/tolerance_table.sh), if set."""
+    log = os.environ.get("ST_TOLERANCE_LOG")
+    if log:
+        with open(log, "a") as out:
+            out.write(json.dumps({"test": os.environ.get("ST_TEST_NAME", "?"), "check": check,
+                                  "expected": os.path.basename(os.path.dirname(expected)),
+                                  "actual": os.path.basename(os.path.dirname(actual)),
+                                  "worst": worst, "tolerance": tolerance}) + "\n")
 
 
 def learned(path, drop, minimums):
@@ -83,6 +96,9 @@ def main(argv):
         first = int(args[3]) if len(args) > 3 else None
         last = int(args[4]) if len(args) > 4 else None
         return 0 if same(args[0], args[1], float(args[2]), first, last) else 1
+    if command == "record":  # record CHECK EXPECTED ACTUAL WORST TOLERANCE: another checker's result
+        record_tolerance(args[0], args[1], args[2], float(args[3]), float(args[4]))
+        return 0
     if command == "learned":
         return 0 if learned(args[0], float(args[1]), args[2:]) else 1
     sys.exit(f"unknown command {command}")

@@ -24,7 +24,7 @@ train_run() {
 # close_weights <export a> <export b> <relative tolerance>: the same fp32 tensors, each within
 # the tolerance of its largest magnitude (the standard library reads the safetensors files).
 close_weights() {
-  python3 - "$1/model.safetensors" "$2/model.safetensors" "$3" <<'PY' ||
+  python3 - "$1/model.safetensors" "$2/model.safetensors" "$3" "$work/.weights_worst" <<'PY'
 import array, json, struct, sys
 def read(path):
     raw = open(path, "rb").read()
@@ -41,9 +41,14 @@ a, b, tolerance = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
 assert a.keys() == b.keys(), (sorted(a), sorted(b))
 worst = max(max(abs(x - y) for x, y in zip(a[k], b[k])) / max(max(abs(x) for x in a[k]), 1e-30) for k in a)
 print(f"weights: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
+print(f"{worst!r}", file=open(sys.argv[4], "w"))
 sys.exit(worst > tolerance)
 PY
-    fail "final weights differ: $1 vs $2"
+  local status=$? worst
+  worst=$(cat "$work/.weights_worst" 2>/dev/null)
+  rm -f "$work/.weights_worst"
+  [ -n "$worst" ] && $metrics_check record weights "$(dirname "$1")/x" "$(dirname "$2")/x" "$worst" "$3"
+  tolerance_verdict "$status" "final weights differ: $1 vs $2"
 }
 
 case "$case_name" in
