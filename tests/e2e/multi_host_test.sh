@@ -109,17 +109,21 @@ rank_files() { find "$1" -name 'rank_*.h5' | wc -l; }
 
 # node_loss <fault> <nodes left> <steps> <global batch> [<step>:<seconds>]: a 2-host job
 # (--nodes=1-2) of <steps> steps loses host 2 at step 12: the ranks left end within
-# dist.timeout_s + 30 s, launch.slurm restarts training on the nodes left from the last complete
-# checkpoint, and the run ends as an uninterrupted one would. The last argument paces the job's
-# steps (ST_TEST_STEP_SECONDS): the fault then lands within a step of step 12, and a run
-# outlasts Slurm's timers, however fast the machine.
+# dist.timeout_s + 30 s (with the default dist.timeout_s, NODE_LOSS_TIMEOUT_S=1800: within
+# launch.slurm's grace after srun reports the loss, 60 s, + 40 s), launch.slurm names who was
+# lost and restarts training on the nodes left from the last complete checkpoint, and the run
+# ends as an uninterrupted one would. The last argument paces the job's steps
+# (ST_TEST_STEP_SECONDS): the fault then lands within a step of step 12, and a run outlasts
+# Slurm's timers, however fast the machine.
 # The waits hold on a loaded 2-core machine (another CPU-bound job beside this one).
 node_loss() {
-  local fault=$1 left=$2 steps=$3 global=$4 pace=${5:-} cut_at restart_at resumed
+  local fault=$1 left=$2 steps=$3 global=$4 pace=${5:-} cut_at restart_at resumed limit
   cluster_start "$shared/cluster" 2
   synth_data --dir "$shared/data" --pairs 1000
   local args=(--train.max_steps="$steps" --ckpt.every=5)
-  timeout_s=10
+  timeout_s=${NODE_LOSS_TIMEOUT_S:-10}
+  limit=$((timeout_s + 30))
+  [ "$timeout_s" -gt 60 ] && limit=100
   global_batch=$global
   on_one_host 4 "$shared/straight" "${args[@]}"
   job=$(ST_TEST_STEP_SECONDS=$pace submit "$shared/job" --nodes=1-2 --ntasks-per-node=2 -- "${args[@]}")
@@ -129,8 +133,15 @@ node_loss() {
   wait_for_text "$shared/job.out" 'shardtune: training failed \(exit [0-9]+\)' 300
   restart_at=$(date +%s)
   echo "the ranks left ended $((restart_at - cut_at)) s after the fault"
-  [ $((restart_at - cut_at)) -le 40 ] || fail "the ranks left took $((restart_at - cut_at)) s to end (dist.timeout_s = 10)"
+  [ $((restart_at - cut_at)) -le "$limit" ] ||
+    fail "the ranks left took $((restart_at - cut_at)) s to end (dist.timeout_s = $timeout_s)"
   expect_in "$shared/job.out" "restarting on the $left node\\(s\\) left"
+  # launch.slurm names the lost ranks and host before it restarts, whatever ended the ranks.
+  grep -E '^shardtune: lost ' "$shared/job.out"
+  expect_in "$shared/job.out" '^shardtune: lost ranks 2-3 on st-n2 \('
+  [ "$(grep -n -m1 '^shardtune: lost ' "$shared/job.out" | cut -d: -f1)" -lt \
+    "$(grep -n -m1 'shardtune: training failed' "$shared/job.out" | cut -d: -f1)" ] ||
+    fail "launch.slurm named the loss only after it restarted"
   if [ "$left" = 1 ]; then  # no orphan: host 2's ranks end too, even cut off from srun
     for _ in $(seq 120); do
       [ -z "$(cluster_pids_named 2 shardtune)" ] && break
@@ -219,6 +230,15 @@ case "$case_name" in
   ranks_killed_restart_on_both_hosts)
     node_loss cluster_kill_ranks 2 30 12 10:0.3
     expect_lost_named "$shared/job.out"
+    ;;
+  link_down_default_timeout_named)
+    # The default dist.timeout_s (1800 s): the ranks left do not wait for their watchdog; srun
+    # reports the node lost, launch.slurm names it and ends the step after its grace.
+    NODE_LOSS_TIMEOUT_S=1800 node_loss cluster_cut_link 1 30 12 10:0.3
+    ;;
+  ranks_killed_default_timeout_named)
+    NODE_LOSS_TIMEOUT_S=1800 node_loss cluster_kill_ranks 2 30 12 10:0.3
+    expect_in "$shared/job.out" '^shardtune: lost ranks 2-3 on st-n2 \(srun: Killed\)'
     ;;
   slurmd_killed_restarts_on_the_host_left)
     # The ranks go on until Slurm declares the host down (SlurmdTimeout = 10 s, 15-20 s here):
