@@ -329,7 +329,7 @@ PY
     # them absolutely, |reward| < 1). Any other summation order may move each sum by several
     # units; the bound is 20 of them, 3e-5. The final weights are compared relative to each
     # tensor's largest magnitude, 1e-5. What the BLAS cores show (scripts/tolerance_table.sh,
-    # docs/testing.md): at most 2.1e-6 of a reward (14x under its bound) and 8.1e-7 of the
+    # docs/testing.md): at most 2.3e-6 of a reward (13x under its bound) and 8.1e-7 of the
     # weights (12x). A real splitting error is of another order: a token that loses a key or
     # gets another position changes its log-prob by far more than 1e-3 of a sum, 100x over the
     # bound.
