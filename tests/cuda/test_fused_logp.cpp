@@ -12,7 +12,6 @@
 namespace st {
 namespace {
 
-using st::testing::relative_max_diff;
 
 struct LogpAndGrads {
   at::Tensor logps, grad_hidden, grad_weight;
@@ -43,9 +42,11 @@ void expect_parity(at::ScalarType type, double tolerance) {
   const LogpAndGrads full = run(hidden, weight, upstream, [&](const at::Tensor& h, const at::Tensor& w) {
     return full_logits_token_logps(h, w, targets);
   });
-  EXPECT_LE(relative_max_diff(fused.logps, full.logps, at::kFloat), tolerance) << "log-probs";
-  EXPECT_LE(relative_max_diff(fused.grad_hidden, full.grad_hidden, at::kFloat), tolerance) << "hidden gradient";
-  EXPECT_LE(relative_max_diff(fused.grad_weight, full.grad_weight, at::kFloat), tolerance) << "weight gradient";
+  EXPECT_LE(ST_RELATIVE_DIFF(fused.logps, full.logps, tolerance, at::kFloat), tolerance) << "log-probs";
+  EXPECT_LE(ST_RELATIVE_DIFF(fused.grad_hidden, full.grad_hidden, tolerance, at::kFloat), tolerance)
+      << "hidden gradient";
+  EXPECT_LE(ST_RELATIVE_DIFF(fused.grad_weight, full.grad_weight, tolerance, at::kFloat), tolerance)
+      << "weight gradient";
   const at::Tensor ignored = targets.cpu().eq(kIgnoreTarget);
   EXPECT_EQ(fused.logps.masked_select(ignored).abs().max().item<float>(), 0.0f) << "ignored rows score 0";
 }

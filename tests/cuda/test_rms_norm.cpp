@@ -14,7 +14,6 @@
 namespace st {
 namespace {
 
-using st::testing::relative_max_diff;
 
 // Outputs and input gradients of add_rms_norm (or rms_norm without a residual).
 template <typename Add, typename Norm>
@@ -59,7 +58,7 @@ void expect_parity(at::ScalarType type, double tolerance) {
     const std::vector<at::Tensor> want = run(inputs, with_residual, reference_add, reference_norm);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_LE(relative_max_diff(got[i], want[i], at::kFloat), tolerance)
+      EXPECT_LE(ST_RELATIVE_DIFF(got[i], want[i], tolerance, at::kFloat), tolerance)
           << c10::toString(type) << (with_residual ? " with residual" : " alone") << ", output " << i;
     }
   }

@@ -13,7 +13,6 @@
 namespace st {
 namespace {
 
-using st::testing::relative_max_diff;
 
 struct ValueAndGrad {
   at::Tensor value, grad;
@@ -39,8 +38,8 @@ void expect_parity(at::ScalarType type, double tolerance) {
   const ValueAndGrad got = run(projected, upstream, [&](const at::Tensor& x) { return apply_rotary(x, tables); });
   const ValueAndGrad want =
       run(projected, upstream, [&](const at::Tensor& x) { return apply_rotary_reference(x, tables); });
-  EXPECT_LE(relative_max_diff(got.value, want.value, at::kFloat), tolerance) << c10::toString(type);
-  EXPECT_LE(relative_max_diff(got.grad, want.grad, at::kFloat), tolerance) << c10::toString(type);
+  EXPECT_LE(ST_RELATIVE_DIFF(got.value, want.value, tolerance, at::kFloat), tolerance) << c10::toString(type);
+  EXPECT_LE(ST_RELATIVE_DIFF(got.grad, want.grad, tolerance, at::kFloat), tolerance) << c10::toString(type);
 }
 
 TEST(FusedRotary, MatchesTheOpSequenceInFp32) {

@@ -14,7 +14,6 @@
 namespace st {
 namespace {
 
-using st::testing::relative_max_diff;
 
 struct ValueAndGrads {
   at::Tensor value, grad;  // grad: d/d(gate_up) [.., 2I]
@@ -44,8 +43,8 @@ void expect_parity(at::ScalarType type, double tolerance) {
     const ValueAndGrads want = run(gate_up, upstream, fused_layout, reference);
     const ValueAndGrads got = run(gate_up, upstream, fused_layout, fused);
     const std::string where = std::string(c10::toString(type)) + (fused_layout ? " fused halves" : " separate");
-    EXPECT_LE(relative_max_diff(got.value, want.value, at::kFloat), tolerance) << where;
-    EXPECT_LE(relative_max_diff(got.grad, want.grad, at::kFloat), tolerance) << where;
+    EXPECT_LE(ST_RELATIVE_DIFF(got.value, want.value, tolerance, at::kFloat), tolerance) << where;
+    EXPECT_LE(ST_RELATIVE_DIFF(got.grad, want.grad, tolerance, at::kFloat), tolerance) << where;
   }
 }
 

@@ -71,7 +71,7 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
       const at::Tensor& grad = whole.at(slot.spec.name).grad();
       return grad.defined() ? grad : at::zeros(slot.spec.shape);
     });
-    EXPECT_LT(relative_max_diff(model.grad_shards()[u], expected), 1e-5)
+    EXPECT_LT(ST_RELATIVE_DIFF(model.grad_shards()[u], expected, 1e-5), 1e-5)
         << units[u].name << " on rank " << world_rank << " of " << world_size;
   }
   EXPECT_EQ(model.gathered_units_alive(), 0) << "gathered buffers outlived the backward pass";
@@ -131,13 +131,13 @@ TEST_P(FsdpRewardHead, RewardsAndGradientsEqualSingleProcessAutograd) {
   torch::autograd::backward({rewards.pow(2).sum() / rows});
   const at::Tensor expected = my_rows(reference.detach(), pairs.size());
   ASSERT_EQ(rewards.numel(), expected.numel());
-  EXPECT_LT(relative_max_diff(rewards.detach(), expected), 1e-5);
+  EXPECT_LT(ST_RELATIVE_DIFF(rewards.detach(), expected, 1e-5), 1e-5);
   for (size_t u = 0; u < units.size(); ++u) {
     const at::Tensor grad = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
       const at::Tensor& g = whole.at(slot.spec.name).grad();
       return g.defined() ? g : at::zeros(slot.spec.shape);
     });
-    EXPECT_LT(relative_max_diff(model.grad_shards()[u], grad), 1e-5) << units[u].name;
+    EXPECT_LT(ST_RELATIVE_DIFF(model.grad_shards()[u], grad, 1e-5), 1e-5) << units[u].name;
   }
 }
 
@@ -258,9 +258,9 @@ TEST(FsdpPackedRows, GradientShardsEqualThePlainRows) {
   CollateOptions laid;
   laid.packing = laid.share_prompt = true;
   const auto packed = run(laid);
-  EXPECT_LT(relative_max_diff(packed.first, plain.first), 1e-5);
+  EXPECT_LT(ST_RELATIVE_DIFF(packed.first, plain.first, 1e-5), 1e-5);
   for (size_t u = 0; u < plain.second.size(); ++u) {
-    EXPECT_LT(relative_max_diff(packed.second[u], plain.second[u]), 1e-5) << "unit " << u;
+    EXPECT_LT(ST_RELATIVE_DIFF(packed.second[u], plain.second[u], 1e-5), 1e-5) << "unit " << u;
   }
 }
 

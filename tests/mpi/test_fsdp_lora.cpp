@@ -71,7 +71,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
 
   LoraRun run(sharding, adapters, policy);
   const at::Tensor logps = engine_logps(*run.model);
-  EXPECT_LT(relative_max_diff(logps, my_rows(dense.detach(), adapter_test_pairs().size())), 1e-5);
+  EXPECT_LT(ST_RELATIVE_DIFF(logps, my_rows(dense.detach(), adapter_test_pairs().size()), 1e-5), 1e-5);
   torch::autograd::backward({logps.sum() / rows});  // the ranks' gradients are summed
   const auto& units = run.model->units();
   for (size_t u = 0; u < units.size(); ++u) {
@@ -82,7 +82,7 @@ TEST_P(LoraGradients, EqualDenseAutogradOnAAndB) {
       EXPECT_EQ(run.model->grad_shards()[u].abs().sum().item<double>(), 0.0) << units[u].name;
       continue;
     }
-    EXPECT_LT(relative_max_diff(run.model->grad_shards()[u], expected), 1e-5)
+    EXPECT_LT(ST_RELATIVE_DIFF(run.model->grad_shards()[u], expected, 1e-5), 1e-5)
         << units[u].name << " on rank " << world_communicator().rank() << " of " << world_communicator().size();
   }
 }
@@ -99,10 +99,10 @@ TEST(LoraEngine, FreshAdaptersLeaveTheBaseAndTheBaseAloneIsTheReference) {
   const at::NoGradGuard no_grad;
   const at::Tensor policy = engine_logps(*fresh.model);
   EXPECT_TRUE(at::equal(policy, engine_logps(*fresh.model, /*base_only=*/true)));
-  EXPECT_LT(relative_max_diff(policy, dense_base), 1e-5);
+  EXPECT_LT(ST_RELATIVE_DIFF(policy, dense_base, 1e-5), 1e-5);
 
   LoraRun trained(Sharding::full, whole_adapters(config, /*zero_b=*/false), Recompute::full);
-  EXPECT_LT(relative_max_diff(engine_logps(*trained.model, /*base_only=*/true), dense_base), 1e-5);
+  EXPECT_LT(ST_RELATIVE_DIFF(engine_logps(*trained.model, /*base_only=*/true), dense_base, 1e-5), 1e-5);
   EXPECT_GT((engine_logps(*trained.model) - dense_base).abs().max().item<double>(), 1e-4);
 }
 
@@ -119,7 +119,7 @@ TEST(LoraEngine, DropoutMasksRepeatInTheRecompute) {
     for (const at::Tensor& grad : run.model->grad_shards()) grads[i].push_back(grad.clone());
   }
   EXPECT_TRUE(at::equal(logps[0], logps[1]));
-  for (size_t u = 0; u < grads[0].size(); ++u) EXPECT_LT(relative_max_diff(grads[0][u], grads[1][u]), 1e-6) << u;
+  for (size_t u = 0; u < grads[0].size(); ++u) EXPECT_LT(ST_RELATIVE_DIFF(grads[0][u], grads[1][u], 1e-6), 1e-6) << u;
   LoraRun without(Sharding::full, adapters, Recompute::full);
   EXPECT_GT((engine_logps(*without.model) - logps[0]).abs().max().item<double>(), 1e-5);  // dropout acted
 }

@@ -96,7 +96,7 @@ TEST_P(FsdpTraining, TenStepsMatchSingleProcessTraining) {
     const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
       return reference.weights().at(slot.spec.name).detach();
     });
-    EXPECT_LT(relative_max_diff(engine.model().master_shards()[u], expected), 1e-5)
+    EXPECT_LT(ST_RELATIVE_DIFF(engine.model().master_shards()[u], expected, 1e-5), 1e-5)
         << units[u].name << " on world rank " << world_communicator().rank() << " of " << world_communicator().size();
   }
 }
@@ -162,7 +162,9 @@ std::vector<at::Tensor> train(const EngineOptions& options, int64_t micro_batche
 
 void expect_same_shards(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected, double tolerance) {
   ASSERT_EQ(got.size(), expected.size());
-  for (size_t u = 0; u < got.size(); ++u) EXPECT_LE(relative_max_diff(got[u], expected[u]), tolerance) << "unit " << u;
+  for (size_t u = 0; u < got.size(); ++u) {
+    EXPECT_LE(ST_RELATIVE_DIFF(got[u], expected[u], tolerance), tolerance) << "unit " << u;
+  }
 }
 
 // Step by step: losses within `loss_tolerance` and grad norms within `norm_tolerance`, relative.

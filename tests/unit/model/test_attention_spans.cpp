@@ -17,7 +17,6 @@ namespace {
 using testing::attention_layout_cases;
 using testing::AttentionLayoutCase;
 using testing::layout_case_batch;
-using testing::relative_max_diff;
 using testing::uneven_pairs;
 
 std::vector<int64_t> host_vector(const at::Tensor& t) {
@@ -117,9 +116,9 @@ TEST(AttentionSpans, SpanAttentionEqualsTheMaskedOracle) {
                                                      masked.positions.attention_mask)
                                 .transpose(1, 2).reshape({rows * length, 4, 8});
     const auto want_grads = torch::autograd::grad({want}, {q, k, v}, {upstream});
-    EXPECT_LT(relative_max_diff(got.index({real}), want.index({real})), 1e-12) << c.name;
+    EXPECT_LT(ST_RELATIVE_DIFF(got.index({real}), want.index({real}), 1e-12), 1e-12) << c.name;
     for (size_t i = 0; i < 3; ++i) {
-      EXPECT_LT(relative_max_diff(grads[i].index({real}), want_grads[i].index({real})), 1e-12)
+      EXPECT_LT(ST_RELATIVE_DIFF(grads[i].index({real}), want_grads[i].index({real}), 1e-12), 1e-12)
           << c.name << " grad " << i;
     }
   }

@@ -86,10 +86,10 @@ inline LogpsAndGrads logps_and_grads(ModelConfig config, const TensorMap& initia
 // Log-probs and every gradient of `got` within `tolerance` (relative, strictly below) of `want`.
 inline void expect_logps_and_grads_close(const LogpsAndGrads& got, const LogpsAndGrads& want, double tolerance,
                                          const std::string& label) {
-  EXPECT_LT(relative_max_diff(got.logps, want.logps), tolerance) << label;
+  EXPECT_LT(ST_RELATIVE_DIFF(got.logps, want.logps, tolerance), tolerance) << label;
   ASSERT_EQ(got.grads.size(), want.grads.size()) << label;
   for (size_t i = 0; i < want.grads.size(); ++i) {
-    EXPECT_LT(relative_max_diff(got.grads[i], want.grads[i]), tolerance) << label << " grad " << i;
+    EXPECT_LT(ST_RELATIVE_DIFF(got.grads[i], want.grads[i], tolerance), tolerance) << label << " grad " << i;
   }
 }
 

@@ -119,9 +119,10 @@ void expect_layouts_equal_plain_rows(const Model& model) {
       ASSERT_EQ(got.size(), expected.size());
       for (const auto& [sequence, logps] : expected) {
         ASSERT_EQ(got.at(sequence).numel(), logps.numel()) << layout.name << " sequence " << sequence;
-        EXPECT_LT(testing::relative_max_diff(got.at(sequence), logps), kTolerance) << layout.name << " sequence " << sequence;
+        EXPECT_LT(ST_RELATIVE_DIFF(got.at(sequence), logps, kTolerance), kTolerance)
+            << layout.name << " sequence " << sequence;
       }
-      EXPECT_LT(testing::relative_max_diff(model.sequence_logps(laid), model.sequence_logps(plain)), kTolerance)
+      EXPECT_LT(ST_RELATIVE_DIFF(model.sequence_logps(laid), model.sequence_logps(plain), kTolerance), kTolerance)
           << layout.name;
     }
   }
@@ -193,10 +194,10 @@ TEST(PackedEquivalence, LossesAndGradientsEqualThePlainRowsForEveryObjective) {
       if (kind == PairKind::sft && !layout.packing) continue;
       const auto got = loss_and_gradients(trained, reference, collate_pairs(pairs, kind, options_of(layout)), c);
       const std::string label = std::string(c.name) + ", " + layout.name;
-      EXPECT_LT(testing::relative_max_diff(got.first, expected.first), kTolerance) << label;
+      EXPECT_LT(ST_RELATIVE_DIFF(got.first, expected.first, kTolerance), kTolerance) << label;
       for (const auto& [name, grad] : expected.second) {
         ASSERT_TRUE(grad.defined()) << name;
-        EXPECT_LT(testing::relative_max_diff(got.second.at(name), grad), kTolerance) << label << ": " << name;
+        EXPECT_LT(ST_RELATIVE_DIFF(got.second.at(name), grad, kTolerance), kTolerance) << label << ": " << name;
       }
     }
   }
@@ -216,7 +217,7 @@ TEST(PackedEquivalence, RowsOfOneSequenceRunWithoutAMask) {
   EXPECT_FALSE(model.batch(packed).positions.attention_mask.defined());
   EXPECT_FALSE(model.batch(packed).positions.spans.defined());
   const MicroBatch plain = collate_pairs(pairs, PairKind::sft, options_of({"plain", false, false}));
-  EXPECT_LT(testing::relative_max_diff(model.sequence_logps(packed), model.sequence_logps(plain)), kTolerance);
+  EXPECT_LT(ST_RELATIVE_DIFF(model.sequence_logps(packed), model.sequence_logps(plain), kTolerance), kTolerance);
   options.max_tokens = 0;
   options.cutoff_len = 200;  // one row holds all three: three spans
   EXPECT_EQ(model.batch(collate_pairs(pairs, PairKind::sft, options)).positions.spans.count(), 3);
