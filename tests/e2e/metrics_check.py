@@ -14,6 +14,9 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tolerance_log  # noqa: E402
+
 SAME_KEYS = ("loss", "eval/loss", "grad_norm", "rewards/margins", "logps/chosen", "eval/rewards/margins")
 TRAIN_KEYS = ("loss", "grad_norm", "lr", "rewards/chosen", "rewards/rejected", "rewards/margins", "logps/chosen",
               "logps/rejected", "rewards/accuracies", "epoch")
@@ -63,14 +66,9 @@ def same(expected, actual, tolerance, first=None, last=None):
 
 
 def record_tolerance(check, expected, actual, worst, tolerance):
-    """Appends the comparison to $ST_TOLERANCE_LOG (scripts/tolerance_table.sh), if set."""
-    log = os.environ.get("ST_TOLERANCE_LOG")
-    if log:
-        with open(log, "a") as out:
-            out.write(json.dumps({"test": os.environ.get("ST_TEST_NAME", "?"), "check": check,
-                                  "expected": os.path.basename(os.path.dirname(expected)),
-                                  "actual": os.path.basename(os.path.dirname(actual)),
-                                  "worst": worst, "tolerance": tolerance}) + "\n")
+    """The comparison for scripts/tolerance_table.sh, the runs named by their directories."""
+    tolerance_log.record(check, os.path.basename(os.path.dirname(expected)),
+                         os.path.basename(os.path.dirname(actual)), worst, tolerance)
 
 
 def learned(path, drop, minimums):

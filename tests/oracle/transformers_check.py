@@ -36,6 +36,9 @@ import transformers
 
 from float64_judge import no_farther_from_exact
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tolerance_log  # noqa: E402
+
 TOLERANCE = 1e-5
 
 
@@ -85,6 +88,7 @@ def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
             worst_sum = max(worst_sum, abs(mine["logp"] - sum(theirs)) / max(1.0, abs(sum(theirs))))
         tokens += len(theirs)
     ok = worst_scaled <= TOLERANCE and worst_sum <= TOLERANCE
+    tolerance_log.record("transformers score", label, "", max(worst_scaled, worst_sum), TOLERANCE)
     verdict = "ok (1e-5)" if ok else "DIFFERS"
     if not ok:
         exact = load(reference_dir, torch.float64)
@@ -116,6 +120,7 @@ def check_reward(binary, model_dir, pairs_path, work):
         with torch.no_grad():
             theirs += model(ids, attention_mask=mask).logits[:, 0].tolist()
     worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(ours, theirs, strict=True))
+    tolerance_log.record("transformers reward", model.config.architectures[0], "", worst, TOLERANCE)
     ok = worst <= TOLERANCE
     print(f"| {model.config.architectures[0]} | reward (pad_token_id {pad}) | {len(pairs)} sequences | max scaled {worst:.3g} | "
           f"{'ok (1e-5)' if ok else 'DIFFERS'} |")

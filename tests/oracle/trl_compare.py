@@ -26,9 +26,13 @@ usage: trl_compare.py SHARDTUNE_METRICS.jsonl TRL_LOG.jsonl BETA(0 for SFT) LABE
 not compared; everything else still is.
 """
 import json
+import os
 import sys
 
 from float64_judge import no_farther_from_exact
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tolerance_log  # noqa: E402
 
 TOLERANCE = 1e-5
 # shardtune's name -> TRL's where they differ
@@ -89,6 +93,9 @@ def main():
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r}, TRL float64 {z!r}")
             elif error > TOLERANCE:
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r} ({error:.3g})")
+    for name in COMPARED:  # values past 1e-5 that the float64 run judged are in `judged`
+        if name in worst:
+            tolerance_log.record(f"trl {name}", label, "", worst[name][0], TOLERANCE)
     summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in COMPARED if name in worst)
     if skipped:
         summary += f"; not compared: {', '.join(skipped)} ({why})"
