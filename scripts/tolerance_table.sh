@@ -17,7 +17,9 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-regex=${1:-'^(e2e_train_|mpi_train_|e2e_checkpoint_|e2e_multihost_hybrid)'}
+# Default: every tier that compares with a fixed bound (each run under 4 cores is about 4 x the
+# suite's time: pass a narrower regex, e.g. '^(unit_|mpi_)', for one tier).
+regex=${1:-'^(unit_|mpi_|e2e_train_|e2e_ckpt_|oracle_)'}
 logs=$(mktemp -d /tmp/st_tolerance_XXXXXX)
 for core in $cores; do
   echo "tolerance_table: core $core" >&2
@@ -43,7 +45,8 @@ for (test, check, expected, actual, tolerance), seen in sorted(rows.items()):
     margin = tolerance / worst if worst > 0 else float("inf")
     cells = " | ".join(f"{seen[c]:.2g}" if c in seen else "-" for c in cores)
     flag = "" if margin >= 10 else " **< 10x**"
-    print(f"| {test} | {check} ({expected} vs {actual}) | {tolerance:g} | {cells} | "
+    what = f"{check} ({expected} vs {actual})" if actual else f"{check} ({expected})"
+    print(f"| {test} | {what} | {tolerance:g} | {cells} | "
           f"{'exact' if worst == 0 else f'{margin:.0f}x'}{flag} |")
 PY
 echo "tolerance_table: raw logs in $logs" >&2
