@@ -40,7 +40,7 @@ CONF
   if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null
     [ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || create-munge-key -f >/dev/null 2>&1
-    munged --force 2>/dev/null || fail "munged did not start"
+    munged --force --pid-file="$slurm_dir/munged.pid" 2>/dev/null || fail "munged did not start"
     slurm_started_munge=1
   fi
   slurmctld || fail "slurmctld did not start: $(tail -5 "$slurm_dir/slurmctld.log")"
@@ -63,7 +63,8 @@ slurm_stop() {
     sleep 0.25
   done
   kill -9 $pids 2>/dev/null
-  [ -n "${slurm_started_munge:-}" ] && pkill -x munged
+  # Only the munged started here: a multi-host test cluster's own munged may run beside it.
+  [ -n "${slurm_started_munge:-}" ] && kill "$(cat "$slurm_dir/munged.pid" 2>/dev/null)" 2>/dev/null
   slurm_dir=
 }
 
