@@ -61,14 +61,9 @@ def same(expected, actual, tolerance, first=None, last=None):
             if k in x:
                 worst = max(worst, abs(x[k] - y[k]) / max(1.0, abs(x[k])))
     print(f"{len(ra)} records: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
-    record_tolerance("metrics", expected, actual, worst, tolerance)
+    run_of = lambda path: os.path.basename(os.path.dirname(path))  # <run>/metrics.jsonl
+    tolerance_log.record("metrics", run_of(expected), run_of(actual), worst, tolerance)
     return worst <= tolerance
-
-
-def record_tolerance(check, expected, actual, worst, tolerance):
-    """The comparison for scripts/tolerance_table.sh, the runs named by their directories."""
-    tolerance_log.record(check, os.path.basename(os.path.dirname(expected)),
-                         os.path.basename(os.path.dirname(actual)), worst, tolerance)
 
 
 def learned(path, drop, minimums):
@@ -94,9 +89,6 @@ def main(argv):
         first = int(args[3]) if len(args) > 3 else None
         last = int(args[4]) if len(args) > 4 else None
         return 0 if same(args[0], args[1], float(args[2]), first, last) else 1
-    if command == "record":  # record CHECK EXPECTED ACTUAL WORST TOLERANCE: another checker's result
-        record_tolerance(args[0], args[1], args[2], float(args[3]), float(args[4]))
-        return 0
     if command == "learned":
         return 0 if learned(args[0], float(args[1]), args[2:]) else 1
     sys.exit(f"unknown command {command}")

@@ -24,8 +24,10 @@ train_run() {
 # close_weights <export a> <export b> <relative tolerance>: the same fp32 tensors, each within
 # the tolerance of its largest magnitude (the standard library reads the safetensors files).
 close_weights() {
-  python3 - "$1/model.safetensors" "$2/model.safetensors" "$3" "$work/.weights_worst" <<'PY'
-import array, json, struct, sys
+  python3 - "$1/model.safetensors" "$2/model.safetensors" "$3" "$(dirname "$0")/../support" <<'PY'
+import array, json, os, struct, sys
+sys.path.insert(0, sys.argv[4])
+import tolerance_log
 def read(path):
     raw = open(path, "rb").read()
     (size,) = struct.unpack("<Q", raw[:8])
@@ -41,14 +43,11 @@ a, b, tolerance = read(sys.argv[1]), read(sys.argv[2]), float(sys.argv[3])
 assert a.keys() == b.keys(), (sorted(a), sorted(b))
 worst = max(max(abs(x - y) for x, y in zip(a[k], b[k])) / max(max(abs(x) for x in a[k]), 1e-30) for k in a)
 print(f"weights: largest relative difference {worst:.3g} (tolerance {tolerance:g})")
-print(f"{worst!r}", file=open(sys.argv[4], "w"))
+run_of = lambda path: os.path.basename(os.path.dirname(os.path.dirname(path)))  # <run>/export/model.safetensors
+tolerance_log.record("weights", run_of(sys.argv[1]), run_of(sys.argv[2]), worst, tolerance)
 sys.exit(worst > tolerance)
 PY
-  local status=$? worst
-  worst=$(cat "$work/.weights_worst" 2>/dev/null)
-  rm -f "$work/.weights_worst"
-  [ -n "$worst" ] && $metrics_check record weights "$(dirname "$1")/x" "$(dirname "$2")/x" "$worst" "$3"
-  tolerance_verdict "$status" "final weights differ: $1 vs $2"
+  tolerance_verdict $? "final weights differ: $1 vs $2"
 }
 
 case "$case_name" in
