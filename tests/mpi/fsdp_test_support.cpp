@@ -28,13 +28,16 @@ std::vector<Pair> global_pairs(size_t count, uint64_t seed) {
   return pairs;
 }
 
-std::vector<Pair> my_share(const std::vector<Pair>& batch) {
+std::vector<Pair> rank_share(const std::vector<Pair>& batch, int rank, int size) {
   std::vector<uint64_t> indices(batch.size());
   std::iota(indices.begin(), indices.end(), 0);
-  std::vector<Pair> mine;
-  const MpiCommunicator& world = world_communicator();
-  for (uint64_t i : rank_slice(indices, world.rank(), world.size())) mine.push_back(batch[i]);
-  return mine;
+  std::vector<Pair> share;
+  for (uint64_t i : rank_slice(indices, rank, size)) share.push_back(batch[i]);
+  return share;
+}
+
+std::vector<Pair> my_share(const std::vector<Pair>& batch) {
+  return rank_share(batch, world_communicator().rank(), world_communicator().size());
 }
 
 at::Tensor my_rows(const at::Tensor& all_rows, size_t pairs) {
@@ -73,8 +76,9 @@ struct ReferenceTrainer::Optimizer {
   std::unique_ptr<torch::optim::AdamW> adamw;
 };
 
-ReferenceTrainer::ReferenceTrainer(const ModelConfig& config, uint64_t seed, const OptimOptions& optim)
-    : config_(config), optim_(optim), whole_(init_preset_weights(config, seed, at::kFloat)),
+ReferenceTrainer::ReferenceTrainer(const ModelConfig& config, uint64_t seed, const OptimOptions& optim,
+                                   at::ScalarType dtype)
+    : config_(config), optim_(optim), whole_(init_preset_weights(config, seed, dtype)),
       adamw_(std::make_unique<Optimizer>()) {
   std::vector<at::Tensor> decayed, not_decayed;
   for (const auto& spec : all_params(config)) {
@@ -117,7 +121,7 @@ double ReferenceTrainer::step(const std::vector<Pair>& batch, double lr) {
 at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value) {
   std::vector<at::Tensor> parts;
   for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
-  parts.push_back(at::zeros({unit.padded_numel - unit.numel}));
+  parts.push_back(at::zeros({unit.padded_numel - unit.numel}, parts.front().options()));
   return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
 }
 

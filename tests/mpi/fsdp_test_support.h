@@ -24,6 +24,8 @@ namespace st::testing {
 std::vector<Pair> global_pairs(size_t count, uint64_t seed = 0);
 // The pairs of `batch` this world rank trains on (rank_slice of the world).
 std::vector<Pair> my_share(const std::vector<Pair>& batch);
+// The same for any rank of `size`.
+std::vector<Pair> rank_share(const std::vector<Pair>& batch, int rank, int size);
 
 // This world rank's part of per-row values over a whole batch of `pairs` pairs (chosen rows,
 // then rejected rows): the rows of my_share's pairs, in the order the engine returns them.
@@ -41,7 +43,9 @@ at::Tensor pair_loss(const at::Tensor& logps, int64_t pairs);
 // global-norm clipping, as the engine is specified to do.
 class ReferenceTrainer {
  public:
-  ReferenceTrainer(const ModelConfig& config, uint64_t seed, const OptimOptions& optim);
+  // `dtype` kDouble: the same training in float64, the judge of fp32 results (ST_ROUNDINGS).
+  ReferenceTrainer(const ModelConfig& config, uint64_t seed, const OptimOptions& optim,
+                   at::ScalarType dtype = at::kFloat);
   ~ReferenceTrainer();
   // One step on `batch`; returns the loss (mean over the pairs) and sets last_grad_norm().
   double step(const std::vector<Pair>& batch, double lr);

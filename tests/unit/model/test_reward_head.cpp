@@ -12,6 +12,7 @@
 #include "model/reward_positions.h"
 #include "model/rms_norm.h"
 #include "util/errors.h"
+#include "relative_diff.h"
 
 namespace st {
 namespace {
@@ -99,7 +100,7 @@ TEST(RewardHead, RewardIsTheScoreOfTheFinalHiddenStateOfTheSequenceAlone) {
       if (ids.back() == 0) ids.pop_back();  // read before a closing pad token
       const at::Tensor hidden = llama_final_hidden(weights, config, at::tensor(ids, at::kLong).view({1, -1}));
       const double expected = at::dot(hidden[0][-1], weights.score[0]).item<double>();
-      EXPECT_NEAR(rewards[s].item<double>(), expected, 1e-5 * std::max(1.0, std::abs(expected)))
+      ST_EXPECT_NEAR(rewards[s].item<double>(), expected, 1e-5 * std::max(1.0, std::abs(expected)))
           << "sequence " << s << (packing ? ", packed" : "");
     }
   }

@@ -7,6 +7,7 @@
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "model/shared_prompt_scorer.h"
+#include "relative_diff.h"
 
 namespace st {
 namespace {
@@ -34,9 +35,9 @@ void expect_same_as_alone(int64_t sliding_window, int64_t batch_tokens) {
     for (size_t c = 0; c < alone.size(); ++c) {
       ASSERT_EQ(shared[i][c].token_logps.size(), alone[c].completion_ids.size());
       for (size_t t = 0; t < alone[c].completion_ids.size(); ++t) {
-        EXPECT_NEAR(shared[i][c].token_logps[t], expected[c].token_logps[t], 2e-5) << "request " << i << " completion " << c;
+        ST_EXPECT_NEAR(shared[i][c].token_logps[t], expected[c].token_logps[t], 2e-5) << "request " << i << " completion " << c;
       }
-      EXPECT_NEAR(shared[i][c].logp, expected[c].logp, 1e-4);
+      ST_EXPECT_NEAR(shared[i][c].logp, expected[c].logp, 1e-4);
     }
   }
 }
