@@ -121,7 +121,9 @@ double ReferenceTrainer::step(const std::vector<Pair>& batch, double lr) {
 at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value) {
   std::vector<at::Tensor> parts;
   for (const ParamSlot& slot : unit.params) parts.push_back(value(slot).reshape({-1}));
-  parts.push_back(at::zeros({unit.padded_numel - unit.numel}, parts.front().options()));
+  // The padding in the values' dtype (float64 for a judge); a unit without parameters is fp32.
+  const at::TensorOptions options = parts.empty() ? at::TensorOptions(at::kFloat) : parts.front().options();
+  parts.push_back(at::zeros({unit.padded_numel - unit.numel}, options));
   return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
 }
 
