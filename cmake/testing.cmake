@@ -111,6 +111,8 @@ endfunction()
 
 # st_add_script_test(<name> LABEL <label> [TIMEOUT s] [BIT_EXACT] COMMAND ...): a shell-driven
 # check (e2e, abort tests).
+# ST_TEST_NAME names the test in the tolerance records (tests/support/tolerance_log.py);
+# tests/e2e/harness.sh sets its own, script/case.
 function(st_add_script_test name)
   cmake_parse_arguments(ARG "BIT_EXACT" "LABEL;TIMEOUT" "COMMAND" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -120,7 +122,7 @@ function(st_add_script_test name)
   foreach(test IN LISTS names)
     add_test(NAME ${test} COMMAND ${ARG_COMMAND})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
-      ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON}")
+      ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON};ST_TEST_NAME=${test}")
     st_label_variant(${test} ${ARG_LABEL} "${ARG_BIT_EXACT}")
   endforeach()
 endfunction()

@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 # Default: every tier that compares with a fixed bound (each run under 4 cores is about 4 x the
 # suite's time: pass a narrower regex, e.g. '^(unit_|mpi_)', for one tier).
-regex=${1:-'^(unit_|mpi_|e2e_train_|e2e_ckpt_|oracle_)'}
+regex=${1:-'^(unit_|mpi_|e2e_train_|e2e_ckpt_|e2e_score_|e2e_eval_|oracle_)'}
 logs=${from:-$(mktemp -d /tmp/st_tolerance_XXXXXX)}
 run_cores=$cores
 if [ -n "$from" ]; then run_cores=""; fi

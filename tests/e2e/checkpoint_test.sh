@@ -29,16 +29,24 @@ train_on() {
 
 same_weights() { cmp "$1/export/model.safetensors" "$2/export/model.safetensors" || fail "final weights differ: $1 vs $2"; }
 ckpt() { echo "$1/checkpoints/step_$(printf %08d "$2")"; }
-# close_losses <a.jsonl> <b.jsonl>: the train losses of steps 6-10 within 1% (other moments,
-# the same course; accuracies over 8 pairs are too coarse to compare).
+# close_losses <a.jsonl> <b.jsonl>: the train losses of steps 6-10 within 3%: fp32 and 8-bit
+# moments from the same state follow the same course (accuracies over 8 pairs are too coarse to
+# compare). Not a rounding bound: the 8-bit run rounds its moments to codes every step and the
+# losses part by 0.24-0.31% by step 10; 3% is 10x over that. The coding itself is checked exactly
+# (the first steps after the resume at 1e-12, AdamW8bit.*, oracle_adamw8bit_bitsandbytes).
 close_losses() {
-  python3 - "$1" "$2" <<'PY' || fail "losses of $1 and $2 are more than 1% apart"
-import json, sys
-losses = [{r["step"]: r["loss"] for r in map(json.loads, open(p)) if "loss" in r} for p in sys.argv[1:]]
+  python3 - "$1" "$2" "$(dirname "$0")/../support" <<'PY'
+import json, os, sys
+sys.path.insert(0, sys.argv[3])
+import tolerance_log
+losses = [{r["step"]: r["loss"] for r in map(json.loads, open(p)) if "loss" in r} for p in sys.argv[1:3]]
 worst = max(abs(losses[0][s] - losses[1][s]) / losses[0][s] for s in range(6, 11))
-print(f"losses of steps 6-10: largest relative difference {worst:.3g} (tolerance 0.01)")
-sys.exit(worst > 0.01)
+print(f"losses of steps 6-10: largest relative difference {worst:.3g} (tolerance 0.03)")
+run_of = lambda path: os.path.basename(os.path.dirname(path))
+tolerance_log.record("losses 6-10", run_of(sys.argv[1]), run_of(sys.argv[2]), worst, 0.03)
+sys.exit(worst > 0.03)
 PY
+  tolerance_verdict $? "losses of $1 and $2 are more than 3% apart"
 }
 
 synth_data --dir "$work/data" --pairs 400
@@ -110,7 +118,7 @@ PY
     same_weights "$work/straight" "$work/resumed"
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/straight" 5)"
     expect_output 'written by 2 rank\(s\), now 4'
-    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     ;;
   adamw8bit_resume)
     # 8-bit AdamW states (codes + absmax) resume bit-exactly, on other rank counts too, and a
@@ -134,7 +142,7 @@ PY
       train_on --exit 0 --ranks "$ranks" --micro 2 --accum $((4 / ranks)) --dir "$work/np$ranks" \
         --resume "$(ckpt "$work/straight" 5)" "${eight[@]}"
       expect_output "written by 2 rank\(s\), now $ranks"
-      same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/np$ranks/metrics.jsonl" --tolerance 1e-5 --from-step 6
+      same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/np$ranks/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     done
     # Decoded moments are the coded ones exactly: step 6 updates as the 8-bit run does (step 7's
     # loss is still the same; the grad norm sums over other shard bounds, so 1e-12, not 0); from
@@ -156,11 +164,11 @@ PY
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/four" --ckpt.every=5
     train_on --exit 0 --ranks 2 --micro 2 --accum 2 --dir "$work/four_to_two" --resume "$(ckpt "$work/four" 5)"
     expect_output 'written by 4 rank\(s\), now 2'
-    same_metrics --expected "$work/four/metrics.jsonl" --actual "$work/four_to_two/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    same_metrics --expected "$work/four/metrics.jsonl" --actual "$work/four_to_two/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     train_on --exit 0 --ranks 2 --micro 3 --accum 2 --dir "$work/two" --ckpt.every=5
     train_on --exit 0 --ranks 3 --micro 2 --accum 2 --dir "$work/two_to_three" --resume "$(ckpt "$work/two" 5)"
     expect_output 'written by 2 rank\(s\), now 3'
-    same_metrics --expected "$work/two/metrics.jsonl" --actual "$work/two_to_three/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    same_metrics --expected "$work/two/metrics.jsonl" --actual "$work/two_to_three/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
     expect_output 'global batch of 12 pairs, this run has 6 .*set train.grad_accum or train.micro_batch'
     ;;
@@ -190,7 +198,7 @@ PY
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/plain" 5)" "${lora[@]}" \
       "${on_base[@]}"
     expect_output 'written by 2 rank\(s\), now 4'
-    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)"
     expect_output 'written by a LoRA run \(adapters only\); resume it with train.method = lora'
     train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" "${lora[@]}" --lora.r=8 \
@@ -237,7 +245,7 @@ PY
       fail "resumed adapters differ"
     train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/resharded" --resume "$(ckpt "$work/straight" 5)" "${qlora[@]}"
     expect_output 'written by 2 rank\(s\), now 4'
-    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance 1e-5 --from-step 6
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/resharded/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
     train_on --exit 1 --ranks 2 --micro 2 --accum 2 --dir "$work/other" --resume "$(ckpt "$work/straight" 5)" \
       --train.method=lora "${adapters[@]}"
     expect_output "its adapters' method is \"qlora\" there and \"lora\" here"

@@ -98,6 +98,20 @@ metric() {
   $metrics_check value "$file" "$key" "$pick"
 }
 
+# The bounds of two runs of the same training whose fp32 sums run in other orders (other rank
+# counts, context-parallel splits, row layouts, micro-batches, a resharded resume), from the
+# rounding the compared values carry, not from one machine. The values with the least room are
+# the rewards: beta (0.1) x a difference of log-prob sums of magnitude 64-256, whose fp32 spacing
+# is 7.6e-6 to 1.5e-5, so one unit in the last place of one sum is up to 1.5e-6 of a reward
+# (metrics_check compares them absolutely, |reward| < 1). Each run lands some units from exact and
+# the other perhaps a few times farther: 50 units (7.5e-5) is 10x over five, as the mpi tier's
+# kOtherOrderRoundings (tests/support/relative_diff.h). The final weights, relative to each
+# tensor's largest magnitude: 1e-5 (docs/testing.md has what every BLAS core shows). A real
+# error is of another order: a token that loses a key or gets another position changes its
+# log-prob by more than 1e-3 of a sum, a reward by 6e-3 or more, 80x over the bound.
+other_order_metrics=7.5e-5
+other_order_weights=1e-5
+
 # same_metrics --expected <a.jsonl> --actual <b.jsonl> --tolerance <relative> [--from-step N
 #              [--to-step M]]: every record's loss-like values agree (0 = bit-identical); with
 # --from-step, the train records from step N on (up to M), with all their loss, reward,

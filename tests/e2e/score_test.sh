@@ -19,7 +19,9 @@ case "$case_name" in
     run --exit 0 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" --output "$work/one.jsonl"
     run --exit 0 "$mpiexec" -np 2 "$bin" score --model "$ref/qwen2_bias" --input "$ref/pairs.jsonl" \
       --output "$work/two.jsonl" --batch-tokens 40 --chunk-tokens 5
-    $compare "$work/one.jsonl" "$work/two.jsonl" 1e-6 || fail "2 ranks differ from 1 rank"
+    # Other batches and chunks sum in other orders: judged in the roundings one rank's scores
+    # carry (their distance from the float64 reference), as the mpi tier's ST_ROUNDINGS.
+    $compare "$work/one.jsonl" "$work/two.jsonl" 50 "$ref/expected_qwen2_bias.jsonl" || fail "2 ranks differ from 1 rank"
     $compare "$ref/expected_qwen2_bias.jsonl" "$work/two.jsonl" 1e-5 || fail "2 ranks differ from the reference"
     ;;
   existing_output_kept)

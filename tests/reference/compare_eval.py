@@ -4,7 +4,11 @@ and exact match (and their standard errors) exactly, log-likelihoods and perplex
 REL_TOL (float32 against float64), generated text exactly. Both may also be two shardtune runs
 (results.json + samples), e.g. 1 rank against 3."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import tolerance_log  # noqa: E402
 
 
 def load_samples(path):
@@ -62,6 +66,8 @@ def main():
                 problems.append("%s doc %d %s: %r != %r" % (key + (field, mine.get(field), sample[field])))
     print("compare_eval: %d metrics, %d samples, worst relative difference %.3g" %
           (sum(len(m) for m in expected.values()), len(expected_samples), worst))
+    tolerance_log.record("eval log-likelihoods", os.path.basename(sys.argv[1]), os.path.basename(sys.argv[3]), worst,
+                         tol)
     for problem in problems:
         print("  " + problem)
     sys.exit(1 if problems else 0)
