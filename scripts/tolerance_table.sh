@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tolerance_table.sh [--build DIR] [--cores "Haswell SkylakeX ..."] [--from DIR] [ctest -R regex]
+# tolerance_table.sh [--build DIR] [--cores "Haswell SkylakeX ..."] [--from DIR] [--label L] [ctest -R regex]
 # Runs the tests that compare floating-point results with a fixed bound once under each OpenBLAS
 # core (OPENBLAS_CORETYPE), each comparison recorded (ST_TOLERANCE_LOG, tests/e2e/harness.sh)
 # and measured past its bound instead of failing (ST_TOLERANCE_MEASURE=1: this script only), and
@@ -9,30 +9,35 @@
 # and the script says that core's tests failed.
 # --from DIR: no run, the table of records kept from other runs (ST_TOLERANCE_LOG of a fresh
 # clone's test.sh or a multi-host series under OPENBLAS_CORETYPE): every DIR/*<core>*.jsonl is
-# that core's.
+# that core's. --label L: the tests of ctest label L (unit: the gtest cases, which have no common
+# name prefix) instead of a regex.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 cores="Haswell SkylakeX Sandybridge Prescott"
 from=""
+select=()
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
     --cores) cores=$2; shift 2 ;;
     --from) from=$(realpath "$2"); shift 2 ;;
+    --label) select=(-L "$2"); shift 2 ;;
     *) break ;;
   esac
 done
-# Default: every tier that compares with a fixed bound (each run under 4 cores is about 4 x the
-# suite's time: pass a narrower regex, e.g. '^(unit_|mpi_)', for one tier).
+# Default: the script-run tiers that compare with a fixed bound (each run under 4 cores is about
+# 4 x their time: pass a narrower regex, e.g. '^mpi_', for one tier); the unit tier's gtest cases
+# are a second run, --label unit.
 regex=${1:-'^(unit_|mpi_|e2e_train_|e2e_ckpt_|e2e_score_|e2e_eval_|oracle_)'}
+[ ${#select[@]} -gt 0 ] || select=(-R "$regex")
 logs=${from:-$(mktemp -d /tmp/st_tolerance_XXXXXX)}
 run_cores=$cores
 if [ -n "$from" ]; then run_cores=""; fi
 for core in $run_cores; do
   echo "tolerance_table: core $core" >&2
   (cd "$build" && OPENBLAS_CORETYPE=$core ST_TOLERANCE_LOG="$logs/$core.jsonl" ST_TOLERANCE_MEASURE=1 \
-    ctest -R "$regex" -E '_other_blas$' -j2 --output-on-failure >"$logs/$core.ctest.log" 2>&1) ||
+    ctest "${select[@]}" -E '_other_blas$' -j2 --output-on-failure >"$logs/$core.ctest.log" 2>&1) ||
     echo "tolerance_table: some tests failed under $core (not a bound: see $logs/$core.ctest.log)" >&2
 done
 python3 - "$logs" $cores <<'PY'
