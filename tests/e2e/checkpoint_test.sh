@@ -29,11 +29,12 @@ train_on() {
 
 same_weights() { cmp "$1/export/model.safetensors" "$2/export/model.safetensors" || fail "final weights differ: $1 vs $2"; }
 ckpt() { echo "$1/checkpoints/step_$(printf %08d "$2")"; }
-# close_losses <a.jsonl> <b.jsonl>: the train losses of steps 6-10 within 3%: fp32 and 8-bit
+# close_losses <a.jsonl> <b.jsonl>: the train losses of steps 6-10 within 5%: fp32 and 8-bit
 # moments from the same state follow the same course (accuracies over 8 pairs are too coarse to
 # compare). Not a rounding bound: the 8-bit run rounds its moments to codes every step and the
-# losses part by 0.24-0.31% by step 10; 3% is 10x over that. The coding itself is checked exactly
-# (the first steps after the resume at 1e-12, AdamW8bit.*, oracle_adamw8bit_bitsandbytes).
+# losses part by 0.24-0.31% by step 10 (default kernels, Haswell); 5% is 16x over that. The
+# coding itself is checked exactly (the first steps after the resume at 1e-12, AdamW8bit.*,
+# oracle_adamw8bit_bitsandbytes).
 close_losses() {
   python3 - "$1" "$2" "$(dirname "$0")/../support" <<'PY'
 import json, os, sys
@@ -41,12 +42,12 @@ sys.path.insert(0, sys.argv[3])
 import tolerance_log
 losses = [{r["step"]: r["loss"] for r in map(json.loads, open(p)) if "loss" in r} for p in sys.argv[1:3]]
 worst = max(abs(losses[0][s] - losses[1][s]) / losses[0][s] for s in range(6, 11))
-print(f"losses of steps 6-10: largest relative difference {worst:.3g} (tolerance 0.03)")
+print(f"losses of steps 6-10: largest relative difference {worst:.3g} (tolerance 0.05)")
 run_of = lambda path: os.path.basename(os.path.dirname(path))
-tolerance_log.record("losses 6-10", run_of(sys.argv[1]), run_of(sys.argv[2]), worst, 0.03)
-sys.exit(worst > 0.03)
+tolerance_log.record("losses 6-10", run_of(sys.argv[1]), run_of(sys.argv[2]), worst, 0.05)
+sys.exit(worst > 0.05)
 PY
-  tolerance_verdict $? "losses of $1 and $2 are more than 3% apart"
+  tolerance_verdict $? "losses of $1 and $2 are more than 5% apart"
 }
 
 synth_data --dir "$work/data" --pairs 400
