@@ -127,6 +127,13 @@ at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<
   return at::cat(parts).narrow(0, unit.shard_offset(rank), unit.shard_numel);
 }
 
+at::Tensor expected_grad_shard(const UnitLayout& unit, int rank, const TensorMap& weights) {
+  return expected_shard(unit, rank, [&](const ParamSlot& slot) {
+    const at::Tensor& weight = weights.at(slot.spec.name);
+    return weight.grad().defined() ? weight.grad() : at::zeros(slot.spec.shape, weight.options());
+  });
+}
+
 TensorMap whole_adapters(const ModelConfig& config, bool zero_b) {
   TensorMap adapters;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {

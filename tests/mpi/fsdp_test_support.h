@@ -68,6 +68,9 @@ at::Tensor whole_model_logps(const TensorMap& whole, const ModelConfig& config, 
 // Rank `rank`'s slice of the unit's flat vector assembled from `value(slot)` (a parameter or
 // its gradient) in HF order, zero-padded: what that rank's shard must equal.
 at::Tensor expected_shard(const UnitLayout& unit, int rank, const std::function<at::Tensor(const ParamSlot&)>& value);
+// expected_shard of the gradients whole-model autograd left on `weights`: zeros, in the weights'
+// dtype, where no gradient reached a parameter.
+at::Tensor expected_grad_shard(const UnitLayout& unit, int rank, const TensorMap& weights);
 
 // The adapter engine tests (LoRA, QLoRA): rank-4 adapters on these targets at scale 2, seeded
 // by 11, over 8 pairs, log-probs in chunks of 64 tokens.

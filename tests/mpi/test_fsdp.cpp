@@ -73,10 +73,7 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
       pairs.size());
   EXPECT_LE(ST_ROUNDINGS(logps.detach(), expected_logps, exact_logps, kOtherOrderRoundings), kOtherOrderRoundings);
   for (size_t u = 0; u < units.size(); ++u) {
-    const at::Tensor expected = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
-      const at::Tensor& grad = whole.at(slot.spec.name).grad();
-      return grad.defined() ? grad : at::zeros(slot.spec.shape);
-    });
+    const at::Tensor expected = expected_grad_shard(units[u], groups.shard->rank(), whole);
     EXPECT_LT(ST_RELATIVE_DIFF(model.grad_shards()[u], expected, 1e-5), 1e-5)
         << units[u].name << " on rank " << world_rank << " of " << world_size;
   }
@@ -139,10 +136,7 @@ TEST_P(FsdpRewardHead, RewardsAndGradientsEqualSingleProcessAutograd) {
   ASSERT_EQ(rewards.numel(), expected.numel());
   EXPECT_LT(ST_RELATIVE_DIFF(rewards.detach(), expected, 1e-5), 1e-5);
   for (size_t u = 0; u < units.size(); ++u) {
-    const at::Tensor grad = expected_shard(units[u], groups.shard->rank(), [&](const ParamSlot& slot) {
-      const at::Tensor& g = whole.at(slot.spec.name).grad();
-      return g.defined() ? g : at::zeros(slot.spec.shape);
-    });
+    const at::Tensor grad = expected_grad_shard(units[u], groups.shard->rank(), whole);
     EXPECT_LT(ST_RELATIVE_DIFF(model.grad_shards()[u], grad, 1e-5), 1e-5) << units[u].name;
   }
 }
@@ -291,12 +285,7 @@ TEST(FsdpPackedRows, GradientShardsEqualThePlainRows) {
   constexpr double bound = kOtherOrderRoundings;
   EXPECT_LE(ST_ROUNDINGS(packed.first, plain.first, exact_logps, bound), bound);
   std::vector<at::Tensor> exact_grads;
-  for (const UnitLayout& unit : units) {
-    exact_grads.push_back(expected_shard(unit, groups.shard->rank(), [&](const ParamSlot& slot) {
-      const at::Tensor& grad = exact.at(slot.spec.name).grad();
-      return grad.defined() ? grad : at::zeros(slot.spec.shape, at::kDouble);
-    }));
-  }
+  for (const UnitLayout& unit : units) exact_grads.push_back(expected_grad_shard(unit, groups.shard->rank(), exact));
   for (size_t u = 0; u < units.size(); ++u) {
     EXPECT_LE(ST_ROUNDINGS(packed.second[u], plain.second[u], exact_grads[u], bound), bound) << "unit " << u;
   }
