@@ -5,6 +5,14 @@ float64's than the tool's own fp32 value is, times 2 (at least `floor` off is al
 """
 
 
+def judged_ratio(ours_off, theirs_off, floor=0.0):
+    """ours_off, theirs_off: |shardtune - float64| and |tool fp32 - float64| (same scale).
+    ours_off over what the rule allows (2 x theirs_off, at least floor): 1 or less passes."""
+    allowed = max(2 * theirs_off, floor)
+    if allowed > 0:
+        return ours_off / allowed
+    return 0.0 if ours_off == 0 else float("inf")
+
+
 def no_farther_from_exact(ours_off, theirs_off, floor=0.0):
-    """ours_off, theirs_off: |shardtune - float64| and |tool fp32 - float64| (same scale)."""
-    return ours_off <= max(2 * theirs_off, floor)
+    return judged_ratio(ours_off, theirs_off, floor) <= 1.0

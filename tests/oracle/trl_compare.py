@@ -29,7 +29,7 @@ import json
 import os
 import sys
 
-from float64_judge import no_farther_from_exact
+from float64_judge import judged_ratio
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 import tolerance_log  # noqa: E402
@@ -65,7 +65,7 @@ def main():
         raise SystemExit(f"trl_compare: shardtune has steps {sorted(ours)}, TRL {sorted(theirs)}")
     worst = {}
     screened = {}  # per metric, the worst value the 1e-5 screen passed
-    judged_worst = {}  # per metric, the worst (ratio, ours_off, theirs_off, floor) the float64 judge decided
+    judged_worst = {}  # per metric, the worst judged_ratio of the values the float64 judge decided
     failed = []
     for step in steps:
         a, b = ours[step], theirs[step]
@@ -91,11 +91,9 @@ def main():
             if error > TOLERANCE and step in exact and name != "rewards/accuracies":
                 z = exact[step][NAMES.get(name, name)]
                 ours_off, theirs_off = abs(x - z), abs(y - z)
-                floor = 1e-7 * max(abs(z), 1.0)
-                ratio = ours_off / max(2 * theirs_off, floor)
-                if ratio >= judged_worst.get(name, (-1.0,))[0]:
-                    judged_worst[name] = (ratio, ours_off, theirs_off, floor)
-                if no_farther_from_exact(ours_off, theirs_off, floor=floor):
+                ratio = judged_ratio(ours_off, theirs_off, floor=1e-7 * max(abs(z), 1.0))
+                judged_worst[name] = max(judged_worst.get(name, 0.0), ratio)
+                if ratio <= 1.0:
                     judged += 1
                     continue
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r}, TRL float64 {z!r}")
@@ -110,7 +108,7 @@ def main():
         elif name in worst and not exact:
             tolerance_log.record(f"trl {name}", label, "", worst[name][0], TOLERANCE)
         if name in judged_worst:
-            tolerance_log.record_judged(f"trl {name}", label, *judged_worst[name][1:])
+            tolerance_log.record_judged(f"trl {name}", label, judged_worst[name])
     summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in COMPARED if name in worst)
     if skipped:
         summary += f"; not compared: {', '.join(skipped)} ({why})"

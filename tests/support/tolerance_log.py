@@ -22,10 +22,7 @@ def record_screen(check, expected, worst, tolerance):
     record(f"{check} (screen)", expected, "", worst, tolerance)
 
 
-def record_judged(check, expected, ours_off, theirs_off, floor=0.0):
-    """A value past its screen, judged by float64 (float64_judge.no_farther_from_exact):
-    |ours - float64| over what the rule allows (2 x the tool's own fp32 distance from float64, at
-    least `floor`), against 1."""
-    allowed = max(2 * theirs_off, floor)
-    worst = ours_off / allowed if allowed > 0 else (0.0 if ours_off == 0 else float("inf"))
-    record(f"{check} vs float64", expected, "", worst, 1.0)
+def record_judged(check, expected, ratio):
+    """A value past its screen, judged by float64: its float64_judge.judged_ratio (|ours -
+    float64| over what the rule allows), against 1."""
+    record(f"{check} vs float64", expected, "", ratio, 1.0)
