@@ -14,7 +14,8 @@ Prints one markdown row and the worst step of each metric; exits 1 on a differen
 The hinge loss max(0, 1 - beta h) is 1 minus a term near 1 once it is small: its error is
 relative 1e-5 of that term (1), not of the small difference (--loss-is-a-difference).
 
-Past 1e-5, the judge is the same TRL run in float64 (--float64 LOG): a value passes where
+Past 1e-5, the judge is the same TRL run in float64 (--float64 LOG; trl_test.sh gives every case
+one, so 1e-5 is a screen, never a verdict on luck): a value passes where
 shardtune's fp32 is no farther from float64's than TRL's own fp32 is (x2; 1e-7 relative at
 least) - TRL's fused log-prob head is less exact than plain fp32 (seen: SFT grad norms 5e-6
 from float64 where shardtune's are 2e-9 off). The table counts the values so judged.
@@ -100,8 +101,8 @@ def main():
             elif error > TOLERANCE:
                 failed.append(f"step {step} {name}: shardtune {x!r}, TRL {y!r} ({error:.3g})")
     # The deciding comparisons. With a float64 run: the 1e-5 screen over the values it passed,
-    # the float64 judge over the values past it (in units of what the rule allows). Without one,
-    # 1e-5 is a fixed bound.
+    # the float64 judge over the values past it (in units of what the rule allows). Without one
+    # (trl_test.sh's `differs` controls, unrecorded), 1e-5 is a fixed bound.
     for name in COMPARED:
         if name in screened and exact:
             tolerance_log.record_screen(f"trl {name}", label, screened[name], TOLERANCE)

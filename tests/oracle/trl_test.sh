@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # trl_test.sh <shardtune binary> <case> <vocabularies dir> <smollm2 dir>: `shardtune train` against TRL's own
-# DPOTrainer (trl_dpo.py) on the CPU in fp32: the same tiny model (the llama_gqa reference
-# fixture: GQA, llama3 rope scaling), the same 128 pairs in file order, the same
+# DPOTrainer (trl_dpo.py) on the CPU in fp32, and again in float64 as the judge past the fp32
+# screen (trl_runs): the same tiny model (the llama_gqa reference fixture: GQA, llama3 rope
+# scaling), the same 128 pairs in file order, the same
 # hyperparameters (AdamW with weight decay, warmup + schedule, gradient clipping, gradient
 # accumulation, beta), 24 optimizer steps of 4 pairs; per step the loss, rewards, log-probs,
 # grad norm and learning rate agree (trl_compare.py).
@@ -35,14 +36,27 @@ cd "$here" || fail "no $here"  # trl_sft.py imports trl_dpo.py
 run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --vocab 97 --pairs 128 --seed 3
 run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/data" --kind dpo
 
-# trl <name> <trl_dpo.py options...>: TRL's log of the run in $work/<name>.trl.jsonl ($pairs:
-# other pairs than the DPO cases'; $trl_model: another model).
+# trl_runs <script> <name> <model> <data> <options...>: TRL's run of the case (tests/oracle/<script>)
+# twice, in fp32 ($work/<name>.trl.jsonl, the oracle) and in float64 ($work/<name>.float64.trl.jsonl,
+# the judge of values past trl_compare.py's 1e-5 screen: two correct fp32 runs can differ by more).
+trl_runs() {
+  local script=$1 name=$2 model=$3 data=$4 precision
+  shift 4
+  for precision in fp32 float64; do
+    local wide=() log=$work/$name.trl.jsonl
+    if [ "$precision" = float64 ]; then
+      wide=(--float64) log=$work/$name.float64.trl.jsonl
+    fi
+    "$python" "$here/$script" "$model" "$data" "$log" "$@" "${wide[@]}" --work "$work/trl-$name-$precision" \
+      >"$work/$name.$precision.trl.log" 2>&1 ||
+      fail "TRL's $script ($precision) failed: $(grep -v -e kernels -e triton "$work/$name.$precision.trl.log" | tail -5)"
+  done
+}
+# trl <name> <trl_dpo.py options...>: TRL's DPO-family runs ($pairs: other pairs than the DPO
+# cases'; $trl_model: another model).
 trl() {
-  local name=$1
-  shift
-  "$python" "$here/trl_dpo.py" "${trl_model:-$fixtures/llama_gqa}" "${pairs:-$work/pairs.jsonl}" "$work/$name.trl.jsonl" --steps "$steps" \
-    --beta "$beta" --work "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
-    fail "TRL's trainer failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
+  trl_runs trl_dpo.py "$1" "${trl_model:-$fixtures/llama_gqa}" "${pairs:-$work/pairs.jsonl}" --steps "$steps" \
+    --beta "$beta" "${@:2}"
 }
 # ours <name> <ranks> <train options...>: shardtune's run of the same, in $work/<name>
 # ($model and $train_data: another model and data than the DPO cases').
@@ -54,10 +68,11 @@ ours() {
     --data.shuffle=false --train.output_dir="$work/$name" --train.max_steps="$steps" --dpo.beta="$beta" \
     --train.log_every=1 --train.eval_every=0 --train.dtype=fp32 --progress off "$@"
 }
-# agree <ours> <trl name> <label> [--defined-otherwise NAMES WHY]
+# agree <ours> <trl name> <label> [--defined-otherwise NAMES WHY]: against TRL's fp32 run, its
+# float64 run the judge past the screen.
 agree() {
-  "$python" "$here/trl_compare.py" "$work/$1/metrics.jsonl" "$work/$2.trl.jsonl" "$beta" "$3" "${@:4}" ||
-    fail "$3: shardtune and TRL differ"
+  "$python" "$here/trl_compare.py" "$work/$1/metrics.jsonl" "$work/$2.trl.jsonl" "$beta" "$3" "${@:4}" \
+    --float64 "$work/$2.float64.trl.jsonl" || fail "$3: shardtune and TRL differ"
 }
 
 # differs <ours> <trl name> <label>: the two must NOT agree (the setting a case turns on matters).
@@ -71,8 +86,7 @@ differs() {
 }
 
 # sft_against_trl <model> <train shards> <label>: TRL's SFTTrainer on the shards' ids and loss
-# masks (fp32, and float64 as the judge where fp32 runs differ by more than 1e-5:
-# trl_compare.py) against `shardtune train --train.stage sft` on 1 and 2 ranks, 12 steps of 4
+# masks against `shardtune train --train.stage sft` on 1 and 2 ranks, 12 steps of 4
 # sequences.
 sft_against_trl() {
   local tiny=$1 data=$2 label=$3
@@ -91,20 +105,13 @@ with open(sys.argv[2], "w") as out:
                 out.write(json.dumps(row) + "\n")
 PY
   grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
-  local precision
-  for precision in fp32 float64; do
-    local wide=()
-    [ "$precision" = float64 ] && wide=(--float64)
-    "$python" "$here/trl_sft.py" "$tiny" "$work/sequences.jsonl" "$work/sft-$precision.trl.jsonl" --steps 12 \
-      --micro-batch 2 --grad-accum 2 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --schedule cosine "${wide[@]}" \
-      --work "$work/trl-sft-$precision" >"$work/sft-$precision.trl.log" 2>&1 ||
-      fail "TRL's SFTTrainer ($precision) failed: $(tail -5 "$work/sft-$precision.trl.log")"
-  done
+  trl_runs trl_sft.py sft "$tiny" "$work/sequences.jsonl" --steps 12 --micro-batch 2 --grad-accum 2 --lr 5e-3 \
+    --warmup-steps 2 --weight-decay 0.01 --schedule cosine
   local sft=(--train.stage=sft --optim.schedule=cosine "${ours_common[@]}")
   model=$tiny train_data=$data steps=12 ours sft-one 1 "${sft[@]}" --train.micro_batch=2 --train.grad_accum=2
-  agree sft-one sft-fp32 "$label, 1 rank" --float64 "$work/sft-float64.trl.jsonl"
+  agree sft-one sft "$label, 1 rank"
   model=$tiny train_data=$data steps=12 ours sft-two 2 "${sft[@]}" --train.micro_batch=1 --train.grad_accum=2
-  agree sft-two sft-fp32 "$label, 2 ranks" --float64 "$work/sft-float64.trl.jsonl"
+  agree sft-two sft "$label, 2 ranks"
 }
 
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
@@ -227,10 +234,9 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
                               "completion_ids": pair["chosen_ids" if desirable else "rejected_ids"]}) + "\n")
 PY
     run --exit 0 "$bin" prep --input "$work/kto.jsonl" --vocab 97 --output "$work/kto" --kind kto
-    "$python" "$here/trl_kto.py" "$fixtures/llama_gqa" "$work/kto.jsonl" "$work/kto.trl.jsonl" --steps "$steps" \
-      --beta "$beta" --desirable-weight 1.0 --undesirable-weight 1.5 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 \
-      --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine \
-      --work "$work/trl-kto" >"$work/kto.trl.log" 2>&1 || fail "TRL's KTOTrainer failed: $(tail -5 "$work/kto.trl.log")"
+    trl_runs trl_kto.py kto "$fixtures/llama_gqa" "$work/kto.jsonl" --steps "$steps" --beta "$beta" \
+      --desirable-weight 1.0 --undesirable-weight 1.5 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 \
+      --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine
     kto=(--train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine)
     train_data=$work/kto/train ours one 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}"
     per_label=(--defined-otherwise "rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
@@ -261,11 +267,11 @@ PY
             --schedule cosine)
     steps=1 ours start 1 "${rm[@]}" --train.micro_batch=2 --train.grad_accum=2 --ckpt.export=true --ckpt.export_dtype=fp32
     grep -q '"LlamaForSequenceClassification"' "$work/start/export/config.json" || fail "the export is no reward model"
-    # rm_trl <name> [trl_rm.py options]: TRL's run of the exported reward model.
+    # rm_trl <name> [trl_rm.py options]: TRL's runs of the exported reward model ($pairs, $rm_model:
+    # other pairs, another model).
     rm_trl() {
-      "$python" "$here/trl_rm.py" "$work/start/export" "$work/pairs.jsonl" "$work/$1.trl.jsonl" --steps "$steps" \
-        "${rm_trl[@]}" "${@:2}" --work "$work/trl-$1" >"$work/$1.trl.log" 2>&1 ||
-        fail "TRL's RewardTrainer failed: $(tail -5 "$work/$1.trl.log")"
+      trl_runs trl_rm.py "$1" "${rm_model:-$work/start/export}" "${pairs:-$work/pairs.jsonl}" --steps "$steps" \
+        "${rm_trl[@]}" "${@:2}"
     }
     rm_trl rm
     beta=1  # trl_compare's reward scale: rewards are compared to 1e-5 x max(|reward|, 1)
@@ -287,9 +293,7 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
         out.write(json.dumps({**json.loads(line), "margin": (i % 5) * 0.25}) + "\n")
 PY
     run --exit 0 "$bin" prep --input "$work/margins.jsonl" --vocab 97 --output "$work/margins" --kind dpo
-    "$python" "$here/trl_rm.py" "$work/start/export" "$work/margins.jsonl" "$work/margins.trl.jsonl" --steps "$steps" \
-      "${rm_trl[@]}" --work "$work/trl-margins" >"$work/margins.trl.log" 2>&1 ||
-      fail "TRL's RewardTrainer with margins failed: $(tail -5 "$work/margins.trl.log")"
+    pairs=$work/margins.jsonl rm_trl margins
     train_data=$work/margins/train ours margins 2 "${rm[@]}" --train.micro_batch=1 --train.grad_accum=2
     agree margins margins "reward model, per-pair margins, 2 ranks"
     differs one margins "reward model without margins against TRL's run with them"
@@ -300,9 +304,7 @@ PY
     steps=1 ours lora-start 1 "${rm[@]}" "${lora[@]}" --train.micro_batch=2 --train.grad_accum=2 \
       --ckpt.export=true --ckpt.export_dtype=fp32
     grep -q '"SEQ_CLS"' "$work/lora-start/export/adapter_config.json" || fail "the LoRA export is no SEQ_CLS adapter"
-    "$python" "$here/trl_rm.py" "$fixtures/llama_gqa" "$work/pairs.jsonl" "$work/lora.trl.jsonl" --steps "$steps" \
-      "${rm_trl[@]}" --adapter "$work/lora-start/export" --work "$work/trl-lora" >"$work/lora.trl.log" 2>&1 ||
-      fail "TRL's RewardTrainer with PEFT failed: $(tail -5 "$work/lora.trl.log")"
+    rm_model=$fixtures/llama_gqa rm_trl lora --adapter "$work/lora-start/export"
     ours lora 2 "${rm[@]}" "${lora[@]}" --train.micro_batch=1 --train.grad_accum=2
     agree lora lora "reward model, LoRA (r 4, q v down) + the score in full, 2 ranks"
     ;;
