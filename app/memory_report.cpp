@@ -67,7 +67,10 @@ EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, 
 std::string format_memory_report(const ModelConfig& config, const std::string& model, const EstimateInputs& in,
                                  const MemoryEstimate& e, double gpu_gib) {
   std::ostringstream out;
-  out << "model " << model << ": " << config.parameter_count() << " parameters; " << in.nodes << " node(s) x "
+  out << "model " << model << ": " << config.parameter_count() << " parameters"
+      << (config.experts.num_experts > 0 ? " (" + std::to_string(config.active_parameter_count()) + " active per token)"
+                                         : std::string())
+      << "; " << in.nodes << " node(s) x "
       << in.ranks_per_node << " ranks; sharding " << enum_name(in.sharding) << " (units split over "
       << e.shard_group << " ranks); optimizer " << enum_name(in.optimizer) << ", offload "
       << (in.offload ? "cpu" : "none") << "\n"

@@ -7,6 +7,7 @@
 #include "fsdp/nf4_checkpoint.h"
 #include "fsdp/unit_shards.h"
 #include "hf/presets.h"
+#include "hf/expert_checkpoint.h"
 #include "hf/safetensors_checkpoint.h"
 #include "model/llama_units.h"
 #include "util/file_io.h"
@@ -79,7 +80,7 @@ ModelShards load_model_shards(const ModelConfig& model, const std::string& path,
   shards.seed = seed;
   require_full_precision(shards.config, path);
   shards.units = build_unit_layouts(shards.config, shard_size, shard_multiple);
-  const SafetensorsCheckpoint checkpoint(path);
+  const SafetensorsCheckpoint checkpoint = open_model_checkpoint(path, model);
   const NewParams fresh = new_params(model, checkpoint, seed);
   for (const UnitLayout& unit : shards.units) {
     shards.masters.push_back(load_unit_shard(unit, shard_rank, checkpoint, fresh));
@@ -148,7 +149,7 @@ ModelShards qlora_model_shards(const ModelConfig& config, const std::string& pat
   std::optional<SafetensorsCheckpoint> checkpoint;
   NewParams fresh;
   if (!path.empty()) {
-    checkpoint.emplace(path);
+    checkpoint.emplace(open_model_checkpoint(path, config));
     fresh = new_params(config, *checkpoint, seed);
   }
   const auto values_of = [&](const UnitLayout& part) {  // fp32 on the host

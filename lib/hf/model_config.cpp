@@ -213,6 +213,51 @@ void parse_quantization(const ConfigReader& reader, const json& quantization, Mo
   config.nf4_double_quant = boolean("bnb_4bit_use_double_quant");
 }
 
+// The experts of a family that routes (FamilySpec::experts), as transformers reads them: Qwen3-MoE's
+// num_experts (num_local_experts as transformers 5 saves it), moe_intermediate_size, norm_topk_prob,
+// decoder_sparse_step and mlp_only_layers; Mixtral's num_local_experts over intermediate_size,
+// always renormalised, every layer sparse.
+void parse_experts(const ConfigReader& reader, Experts style, ModelConfig& config) {
+  ExpertShape& experts = config.experts;
+  const char* count_key = reader.has("num_experts") ? "num_experts" : "num_local_experts";
+  if (!reader.has(count_key)) reader.fail("num_experts", "is missing (nor num_local_experts); a mixture-of-experts config.json has it");
+  experts.num_experts = reader.positive(count_key);
+  experts.experts_per_token = reader.positive("num_experts_per_tok");
+  if (experts.experts_per_token > experts.num_experts) {
+    reader.fail("num_experts_per_tok", "= " + std::to_string(experts.experts_per_token) + " exceeds the " +
+                                           std::to_string(experts.num_experts) + " experts");
+  }
+  experts.router_aux_loss_coef = reader.number_or("router_aux_loss_coef", 0.001);  // transformers' default
+  if (style == Experts::mixtral) {
+    experts.expert_intermediate_size = config.intermediate_size;
+    experts.renormalize = true;
+    if (reader.number_or("router_jitter_noise", 0.0) != 0.0) {
+      reader.fail("router_jitter_noise", "is not 0: multiplying the hidden states by noise in training is not built; "
+                                         "set it to 0 (Mixtral's released configs do)");
+    }
+    return;
+  }
+  experts.expert_intermediate_size = reader.positive("moe_intermediate_size");
+  experts.renormalize = reader.boolean_or("norm_topk_prob", false);
+  experts.sparse_step = reader.positive_or("decoder_sparse_step", 1);
+  if (reader.has("mlp_only_layers")) {
+    const json& layers = reader.root().at("mlp_only_layers");
+    if (!layers.is_array()) reader.fail("mlp_only_layers", "must be a list of layer indices");
+    for (const json& layer : layers) {
+      if (!layer.is_number_integer() || layer.get<int64_t>() < 0 || layer.get<int64_t>() >= config.num_hidden_layers) {
+        reader.fail("mlp_only_layers", "holds " + layer.dump() + ", not a layer index in [0, " +
+                                           std::to_string(config.num_hidden_layers) + ")");
+      }
+      experts.dense_layers.push_back(layer.get<int64_t>());
+    }
+  }
+  for (const char* key : {"shared_expert_intermediate_size", "num_shared_experts", "n_shared_experts"}) {
+    if (reader.has(key) && reader.number(reader.root(), key, key) != 0) {
+      reader.fail(key, "is set: a shared expert beside the routed ones is not built");
+    }
+  }
+}
+
 // Parameters of `config`, counted in `Number`: int64 for the count, long double to check that
 // the int64 count cannot overflow (check_model_size).
 template <typename Number>
@@ -222,12 +267,17 @@ Number count_parameters(const ModelConfig& config) {
   const Number q = static_cast<Number>(config.num_attention_heads) * static_cast<Number>(config.head_dim);
   const Number kv = static_cast<Number>(config.num_key_value_heads) * static_cast<Number>(config.head_dim);
   const Number attention = hidden * (q + 2 * kv) + q * hidden + (config.qkv_bias ? q + 2 * kv : 0) +
-                           (config.o_proj_bias ? hidden : 0);
+                           (config.o_proj_bias ? hidden : 0) +
+                           (config.qk_norm ? 2 * static_cast<Number>(config.head_dim) : 0);
   const Number mlp = 3 * hidden * intermediate + (config.mlp_bias ? 2 * intermediate + hidden : 0);
   const Number layer = attention + mlp + 2 * hidden;
   const Number vocab_rows = static_cast<Number>(config.vocab_size) * hidden;
   const Number head = config.head == ModelHead::score ? hidden : config.tie_word_embeddings ? 0 : vocab_rows;
-  return vocab_rows + head + static_cast<Number>(config.num_hidden_layers) * layer + hidden;
+  // A sparse layer's MLP is its router [E, D] and E experts of 3 D x I each, in place of the dense one.
+  const auto experts = static_cast<Number>(config.experts.num_experts);
+  const Number sparse_mlp = experts * hidden + experts * 3 * hidden * static_cast<Number>(config.experts.expert_intermediate_size);
+  return vocab_rows + head + static_cast<Number>(config.num_hidden_layers) * layer +
+         static_cast<Number>(config.sparse_layer_count()) * (sparse_mlp - mlp) + hidden;
 }
 
 // The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
@@ -242,7 +292,9 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
                                    {"num_attention_heads", config.num_attention_heads},
                                    {"head_dim", config.head_dim},
                                    {"max_position_embeddings", config.max_position_embeddings},
-                                   {"sliding_window", config.sliding_window}}) {
+                                   {"sliding_window", config.sliding_window},
+                                   {"num_experts", config.experts.num_experts},
+                                   {"moe_intermediate_size", config.experts.expert_intermediate_size}}) {
     if (value > kMaxDimension) {
       reader.fail(key, "= " + std::to_string(value) + " exceeds 2^24, more than any model has (the file is damaged)");
     }
@@ -261,12 +313,34 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
 
 int64_t ModelConfig::parameter_count() const { return count_parameters<int64_t>(*this); }
 
+int64_t ModelConfig::active_parameter_count() const {
+  const int64_t idle_experts = experts.num_experts - experts.experts_per_token;
+  return parameter_count() - sparse_layer_count() * idle_experts * 3 * hidden_size * experts.expert_intermediate_size;
+}
+
+bool ModelConfig::sparse_layer(int64_t layer) const {
+  if (experts.num_experts == 0 || (layer + 1) % experts.sparse_step != 0) return false;
+  for (int64_t dense : experts.dense_layers) {
+    if (dense == layer) return false;
+  }
+  return true;
+}
+
+int64_t ModelConfig::sparse_layer_count() const {
+  int64_t count = 0;
+  for (int64_t layer = 0; layer < num_hidden_layers; ++layer) count += sparse_layer(layer) ? 1 : 0;
+  return count;
+}
+
 ModelConfig parse_model_config(const json& root, const std::string& source) {
   if (!root.is_object()) throw ModelError(source + ": expected a JSON object");
   const ConfigReader reader(root, source);
   ModelConfig config;
   const std::string model_type = reader.string_or("model_type", "");
   if (!find_enum(model_type, config.model_type)) {
+    for (const RefusedType& refused : kRefusedTypes) {
+      if (model_type == refused.model_type) reader.fail("model_type", "is '" + model_type + "': " + refused.why);
+    }
     reader.fail("model_type", "is '" + model_type + "'; shardtune supports Llama-family models (" +
                                   enum_choices<ModelType>() + ")");
   }
@@ -318,6 +392,7 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
     case Biases::none: break;
   }
   config.qk_norm = spec.qk_norm;
+  if (spec.experts != Experts::none) parse_experts(reader, spec.experts, config);
   config.mlp_bias = reader.boolean_or("mlp_bias", false);
   const auto bos = parse_token_ids(reader, "bos_token_id");
   config.bos_token_id = bos.empty() ? -1 : bos.front();
@@ -407,6 +482,22 @@ json to_hf_config_json(const ModelConfig& config) {
                            {"high_freq_factor", rope.high_freq_factor},
                            {"original_max_position_embeddings",
                             rope.original_max_position_embeddings}};
+  }
+  const ExpertShape& experts = config.experts;
+  if (spec.experts != Experts::none) {
+    out["num_experts_per_tok"] = experts.experts_per_token;
+    out["router_aux_loss_coef"] = experts.router_aux_loss_coef;
+    out["output_router_logits"] = false;
+  }
+  if (spec.experts == Experts::qwen_moe) {
+    out["num_experts"] = experts.num_experts;
+    out["moe_intermediate_size"] = experts.expert_intermediate_size;
+    out["norm_topk_prob"] = experts.renormalize;
+    out["decoder_sparse_step"] = experts.sparse_step;
+    out["mlp_only_layers"] = experts.dense_layers;
+  } else if (spec.experts == Experts::mixtral) {
+    out["num_local_experts"] = experts.num_experts;
+    out["router_jitter_noise"] = 0.0;
   }
   if (config.bos_token_id >= 0) out["bos_token_id"] = config.bos_token_id;
   if (config.eos_token_ids.size() == 1) out["eos_token_id"] = config.eos_token_ids.front();

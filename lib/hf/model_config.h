@@ -42,6 +42,18 @@ enum class WeightStorage { full, bnb_nf4 };
 // 1: a reward model; train.stage = rm).
 enum class ModelHead { lm, score };
 
+// A mixture-of-experts MLP (FamilySpec::experts; model/moe_block.h): how many experts, how many
+// each token is routed to, and which layers route.
+struct ExpertShape {
+  int64_t num_experts = 0;               // 0: every MLP is dense
+  int64_t experts_per_token = 0;         // top-k
+  int64_t expert_intermediate_size = 0;  // each expert's SwiGLU width
+  bool renormalize = false;              // the top-k weights divided by their sum (norm_topk_prob; Mixtral always)
+  int64_t sparse_step = 1;               // decoder_sparse_step: layer l routes when (l + 1) % step == 0
+  std::vector<int64_t> dense_layers;     // mlp_only_layers: kept dense whatever the step
+  double router_aux_loss_coef = 0.0;     // config.json's coefficient of the load-balancing loss
+};
+
 struct ModelConfig {
   ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
@@ -71,6 +83,7 @@ struct ModelConfig {
   // -1: none. Written to config.json only with the score head.
   int64_t pad_token_id = -1;
   double initializer_range = 0.02;   // std of a new weight (transformers' _init_weights)
+  ExpertShape experts;
 
   // The head's logits multiply by the embedding (tied) rather than their own lm_head.
   bool head_reads_embedding() const { return head == ModelHead::lm && tie_word_embeddings; }
@@ -79,7 +92,12 @@ struct ModelConfig {
   int64_t kv_size() const { return num_key_value_heads * head_dim; }
   // Whether sequences of `length` tokens need the window in their attention mask.
   bool window_limits(int64_t length) const { return sliding_window > 0 && sliding_window < length; }
+  // Whether `layer`'s MLP routes tokens to experts.
+  bool sparse_layer(int64_t layer) const;
+  int64_t sparse_layer_count() const;
   int64_t parameter_count() const;
+  // What one token's forward multiplies by: a sparse layer's experts_per_token experts, not all.
+  int64_t active_parameter_count() const;
 };
 
 // Parses config.json text; `source` (the file path) prefixes every error message.

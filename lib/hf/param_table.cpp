@@ -18,6 +18,8 @@ int64_t size_of(const ModelConfig& config, Dim dim) {
     case Dim::q_size: return config.q_size();
     case Dim::kv_size: return config.kv_size();
     case Dim::head_dim: return config.head_dim;
+    case Dim::experts: return config.experts.num_experts;
+    case Dim::expert_intermediate: return config.experts.expert_intermediate_size;
   }
   return 0;
 }
@@ -76,6 +78,38 @@ const LayerParamRow& adapted_row(LoraTarget target) {
   throw ModelError(std::string("no layer parameter is adapted by LoRA target '") + enum_name(target) + "'");
 }
 
+bool is_dense_mlp(LayerParam param) {
+  switch (param) {
+    case LayerParam::gate_proj: case LayerParam::gate_bias: case LayerParam::up_proj:
+    case LayerParam::up_bias: case LayerParam::down_proj: case LayerParam::down_bias: return true;
+    default: return false;
+  }
+}
+
+const ExpertNaming& expert_naming(const ModelConfig& config) {
+  const Experts style = family_of(config.model_type).experts;
+  for (const ExpertNaming& naming : kExpertNaming) {
+    if (naming.style == style) return naming;
+  }
+  throw ModelError(std::string("model_type ") + enum_name(config.model_type) + " has no experts");
+}
+
+// The router, then each expert projection for every expert (kExpertRows).
+void append_expert_params(const ModelConfig& config, int64_t layer, std::vector<ParamSpec>& params) {
+  for (const ExpertParamRow& row : kExpertRows) {
+    ParamKey key;
+    key.kind = ParamKey::Kind::layer;
+    key.member = row.key;
+    key.layer = layer;
+    const int64_t count = row.key == LayerParam::router ? 1 : config.experts.num_experts;
+    for (int64_t expert = 0; expert < count; ++expert) {
+      key.expert = row.key == LayerParam::router ? -1 : expert;
+      params.push_back({expert_param_name(config, layer, row.key, expert), shape_of(config, row.rows, row.cols),
+                        ParamInit::normal, key, config.initializer_range});
+    }
+  }
+}
+
 // "model.layers.<i>.self_attn.q_proj": the module a target wraps, its weight's name less ".weight".
 std::string module_path(int64_t layer, LoraTarget target) {
   const std::string weight = adapted_row(target).hf_suffix;
@@ -104,9 +138,44 @@ std::vector<ParamSpec> embedding_params(const ModelConfig& config) { return mode
 
 std::vector<ParamSpec> head_params(const ModelConfig& config) { return model_rows(config, kHeadRows); }
 
+std::string expert_param_name(const ModelConfig& config, int64_t layer, LayerParam param, int64_t expert) {
+  const ExpertNaming& naming = expert_naming(config);
+  const std::string block = layer_prefix(layer) + naming.block + ".";
+  const auto projection = [&](const char* name) {
+    return block + "experts." + std::to_string(expert) + "." + name + ".weight";
+  };
+  switch (param) {
+    case LayerParam::router: return block + "gate.weight";
+    case LayerParam::expert_gate: return projection(naming.gate);
+    case LayerParam::expert_up: return projection(naming.up);
+    case LayerParam::expert_down: return projection(naming.down);
+    default: throw ModelError("expert_param_name: not a sparse-layer parameter");
+  }
+}
+
+std::vector<LoraTarget> adaptable_targets(const ModelConfig& config, int64_t layer) {
+  std::vector<LoraTarget> targets;
+  for (LoraTarget target : enum_values<LoraTarget>()) {
+    if (!(config.sparse_layer(layer) && is_dense_mlp(adapted_row(target).key))) targets.push_back(target);
+  }
+  return targets;
+}
+
+bool is_expert_member(LayerParam param) {
+  for (const ExpertParamRow& row : kExpertRows) {
+    if (row.key == param) return true;
+  }
+  return false;
+}
+
 std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
   std::vector<ParamSpec> params;
+  const bool sparse = config.sparse_layer(layer);
   for (const LayerParamRow& row : kLayerRows) {
+    if (sparse && is_dense_mlp(row.key)) {  // the experts take the dense MLP's place
+      if (row.key == LayerParam::gate_proj) append_expert_params(config, layer, params);
+      continue;
+    }
     if (!present(config, row.presence)) continue;
     ParamKey key;
     key.kind = ParamKey::Kind::layer;
@@ -141,7 +210,7 @@ std::string adapted_weight_name(int64_t layer, LoraTarget target) {
 LayerParam adapted_param(LoraTarget target) { return adapted_row(target).key; }
 
 bool is_projection_weight(const ParamKey& key) {
-  return key.kind == ParamKey::Kind::layer && layer_row(key.member).adapter.has_value();
+  return key.kind == ParamKey::Kind::layer && !is_expert_member(key.member) && layer_row(key.member).adapter.has_value();
 }
 
 std::vector<ParamSpec> saved_module_params(const ModelConfig& config) {
@@ -169,6 +238,11 @@ std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t laye
   std::vector<ParamSpec> params;
   for (LoraTarget target : targets) {
     const LayerParamRow& row = adapted_row(target);
+    if (config.sparse_layer(layer) && is_dense_mlp(row.key)) {
+      throw ModelError(std::string("lora.target_modules: '") + enum_name(target) + "' adapts a dense MLP projection, "
+                       "which layer " + std::to_string(layer) + " of this mixture-of-experts model does not have (it "
+                       "routes to experts); LoRA on experts is not built yet: target q,k,v,o");
+    }
     const int64_t out = size_of(config, row.rows), in = size_of(config, row.cols);
     ParamKey key;
     key.target = target;

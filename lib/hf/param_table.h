@@ -30,15 +30,17 @@ using TensorMap = std::unordered_map<std::string, at::Tensor>;
 enum class ModelParam { embed, final_norm, lm_head, score };
 inline constexpr size_t kModelParamCount = 4;
 // One decoder layer's parameters.
+// router, expert_*: a sparse layer's MLP (kExpertRows), in place of gate_proj .. down_bias.
 enum class LayerParam {
   q_proj, q_bias, k_proj, k_bias, v_proj, v_bias, o_proj, o_bias,
   gate_proj, gate_bias, up_proj, up_bias, down_proj, down_bias,
-  input_norm, post_attention_norm, q_norm, k_norm
+  input_norm, post_attention_norm, q_norm, k_norm,
+  router, expert_gate, expert_up, expert_down
 };
-inline constexpr size_t kLayerParamCount = 18;
+inline constexpr size_t kLayerParamCount = 22;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
-enum class Dim { none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim };
+enum class Dim { none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim, experts, expert_intermediate };
 // When a parameter exists.
 // untied_head: an lm head of its own (not tied); score_head: ModelHead::score.
 enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm };
@@ -88,6 +90,28 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::input_norm, "input_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
     {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}}};
 
+// A sparse layer's MLP: the router, then each projection of every expert (all experts' gate, then
+// up, then down: a projection's experts lie side by side in a unit, [E, rows, cols] as one view).
+// Names follow the family's Experts style (kExpertNaming).
+struct ExpertParamRow {
+  LayerParam key;
+  Dim rows, cols;
+};
+inline constexpr ExpertParamRow kExpertRows[] = {{LayerParam::router, Dim::experts, Dim::hidden},
+                                                 {LayerParam::expert_gate, Dim::expert_intermediate, Dim::hidden},
+                                                 {LayerParam::expert_up, Dim::expert_intermediate, Dim::hidden},
+                                                 {LayerParam::expert_down, Dim::hidden, Dim::expert_intermediate}};
+// "<block>.gate.weight" and "<block>.experts.<e>.<projection>.weight" after the layer prefix.
+struct ExpertNaming {
+  Experts style;
+  const char* block;
+  const char* gate;
+  const char* up;
+  const char* down;
+};
+inline constexpr ExpertNaming kExpertNaming[] = {{Experts::qwen_moe, "mlp", "gate_proj", "up_proj", "down_proj"},
+                                                 {Experts::mixtral, "block_sparse_moe", "w1", "w3", "w2"}};
+
 // What a parameter is, whatever its name: a model parameter, a layer's, or one matrix of a
 // layer's LoRA pair. The FSDP engine binds gathered views to a forward by it.
 struct ParamKey {
@@ -97,6 +121,7 @@ struct ParamKey {
   LayerParam member = LayerParam::q_proj;  // kind layer
   LoraTarget target = LoraTarget::q;      // kinds lora_a, lora_b
   int64_t layer = -1;                     // all kinds but model
+  int64_t expert = -1;                    // members expert_gate, expert_up, expert_down
 
   bool is(ModelParam param) const { return kind == Kind::model && model == param; }
 };
@@ -119,7 +144,12 @@ std::vector<ParamSpec> all_params(const ModelConfig& config);
 
 std::string layer_prefix(int64_t layer);  // "model.layers.<layer>."
 const char* model_param_name(ModelParam param);
+// A dense layer parameter's name (not the router's or an expert's: expert_param_name).
 std::string layer_param_name(int64_t layer, LayerParam param);
+// The router's (expert ignored) or one expert's projection, named as the family's checkpoints do.
+std::string expert_param_name(const ModelConfig& config, int64_t layer, LayerParam param, int64_t expert);
+// The router and the expert projections: what only a sparse layer has.
+bool is_expert_member(LayerParam param);
 // The parameter the head's log-probs multiply by: the embedding when tied, else lm_head.
 ModelParam lm_head_param(const ModelConfig& config);
 
@@ -139,7 +169,10 @@ std::string saved_module_name(const std::string& hf_name);  // "base_model.model
 // "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B).
 std::string lora_a_name(int64_t layer, LoraTarget target);
 std::string lora_b_name(int64_t layer, LoraTarget target);
-// Per layer: A then B of each target, in model order. A [r, in] is initialised as PEFT does
+// The LoRA targets `layer` has a projection for (a sparse layer has no dense MLP).
+std::vector<LoraTarget> adaptable_targets(const ModelConfig& config, int64_t layer);
+// Per layer: A then B of each target, in model order; throws ModelError for a target the layer
+// lacks (adaptable_targets). A [r, in] is initialised as PEFT does
 // (kaiming-uniform, bound 1 / sqrt(in)), B [out, r] to zero.
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r);

@@ -69,6 +69,24 @@ ModelConfig qwen3(int64_t hidden, int64_t intermediate, int64_t layers, int64_t 
   return config;
 }
 
+// Qwen3-MoE: Qwen3's attention, every layer's MLP 128 experts of which a token uses 8, their
+// weights renormalised (norm_topk_prob), router loss coefficient 0.001.
+ModelConfig qwen3_moe(int64_t hidden, int64_t intermediate, int64_t expert_intermediate, int64_t layers, int64_t heads) {
+  ModelConfig config = qwen3(hidden, intermediate, layers, heads, false);
+  config.model_type = ModelType::qwen3_moe;
+  config.num_key_value_heads = 4;
+  config.experts = {128, 8, expert_intermediate, true, 1, {}, 0.001};
+  return config;
+}
+
+// Mixtral 8x7B: Mistral 7B's layout without the window, 8 experts of 14336, 2 per token.
+ModelConfig mixtral_8x7b() {
+  ModelConfig config = mistral_7b(32000, 1000000.0, 0);
+  config.model_type = ModelType::mixtral;
+  config.experts = {8, 2, 14336, true, 1, {}, 0.02};
+  return config;
+}
+
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
@@ -76,6 +94,16 @@ ModelConfig debug() {
   config.bos_token_id = 1;
   config.eos_token_ids = {2};
   config.torch_dtype = TorchDtype::float32;
+  return config;
+}
+
+// debug's size with experts: 8 of 32 each, 2 per token, the second of three layers dense.
+ModelConfig debug_moe() {
+  ModelConfig config = debug();
+  config.model_type = ModelType::qwen3_moe;
+  config.num_hidden_layers = 3;
+  config.qk_norm = true;
+  config.experts = {8, 2, 32, true, 1, {1}, 0.001};
   return config;
 }
 
@@ -93,6 +121,10 @@ const std::map<std::string, ModelConfig>& presets() {
       {"mistral-7b-v0.3", mistral_7b(32768, 1000000.0, 0)},
       {"qwen3-0.6b", qwen3(1024, 3072, 28, 16, true)},
       {"qwen3-8b", qwen3(4096, 12288, 36, 32, false)},
+      {"qwen3-30b-a3b", qwen3_moe(2048, 6144, 768, 48, 32)},
+      {"qwen3-235b-a22b", qwen3_moe(4096, 12288, 1536, 94, 64)},
+      {"mixtral-8x7b", mixtral_8x7b()},
+      {"debug-moe", debug_moe()},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
   };

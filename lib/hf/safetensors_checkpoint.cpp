@@ -75,7 +75,20 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::string& directory)
 
 const SafetensorsFile* SafetensorsCheckpoint::file_of(const std::string& name) const {
   const auto found = owner_.find(name);
-  return found == owner_.end() ? nullptr : found->second;
+  if (found != owner_.end()) return found->second;
+  const auto view = view_owner_.find(name);
+  return view == view_owner_.end() ? nullptr : view->second;
+}
+
+void SafetensorsCheckpoint::add_view(const std::string& name, const std::string& stored, int64_t first,
+                                     std::vector<int64_t> shape) {
+  const SafetensorsFile& owner = require(stored);
+  for (auto& file : files_) {
+    if (file.get() != &owner) continue;
+    file->add_view(name, stored, first, std::move(shape));
+    view_owner_[name] = file.get();
+    return;
+  }
 }
 
 const SafetensorsFile& SafetensorsCheckpoint::require(const std::string& name) const {

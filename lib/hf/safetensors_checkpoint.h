@@ -24,7 +24,9 @@ class SafetensorsCheckpoint {
   at::Tensor read(const std::string& name) const;
   at::Tensor read_range(const std::string& name, int64_t first, int64_t count) const;
   void read_range_into(const std::string& name, int64_t first, int64_t count, const at::Tensor& out) const;
-  std::vector<std::string> names() const;
+  std::vector<std::string> names() const;  // what the files store (no views)
+  // `name` for a piece of the stored tensor `stored` (SafetensorsFile::add_view).
+  void add_view(const std::string& name, const std::string& stored, int64_t first, std::vector<int64_t> shape);
 
  private:
   const SafetensorsFile& require(const std::string& name) const;
@@ -32,6 +34,7 @@ class SafetensorsCheckpoint {
   std::string directory_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::map<std::string, const SafetensorsFile*> owner_;
+  std::map<std::string, const SafetensorsFile*> view_owner_;
 };
 
 }  // namespace st

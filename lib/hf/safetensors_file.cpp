@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <numeric>
 
 #include "hf/safetensors_dtype.h"
 #include "util/errors.h"
@@ -20,7 +22,26 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
 
 const SafetensorsEntry* SafetensorsFile::find(const std::string& name) const {
   const auto found = index_.find(name);
-  return found == index_.end() ? nullptr : &entries_[found->second];
+  if (found != index_.end()) return &entries_[found->second];
+  const auto view = views_.find(name);
+  return view == views_.end() ? nullptr : &view->second;
+}
+
+void SafetensorsFile::add_view(const std::string& name, const std::string& stored, int64_t first,
+                               std::vector<int64_t> shape) {
+  const SafetensorsEntry& whole = require(stored);
+  SafetensorsEntry view{name, whole.dtype, std::move(shape), 0, 0};
+  const int64_t count = view.shape.empty() ? 1 : std::accumulate(view.shape.begin(), view.shape.end(), int64_t{1},
+                                                                  std::multiplies<>());
+  if (first < 0 || count < 0 || first + count > whole.numel()) {
+    throw ModelError(path() + ": tensor '" + stored + "' has " + std::to_string(whole.numel()) +
+                     " elements, too few to hold '" + name + "' at element " + std::to_string(first) +
+                     "; its shape does not match config.json");
+  }
+  const uint64_t bytes = safetensors_element_bytes(whole.dtype);
+  view.begin = whole.begin + static_cast<uint64_t>(first) * bytes;
+  view.end = view.begin + static_cast<uint64_t>(count) * bytes;
+  views_[name] = std::move(view);
 }
 
 const SafetensorsEntry& SafetensorsFile::require(const std::string& name) const {

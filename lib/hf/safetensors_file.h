@@ -25,8 +25,13 @@ class SafetensorsFile {
   const std::string& path() const { return file_.path(); }
   const std::vector<SafetensorsEntry>& entries() const { return entries_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  // nullptr when absent.
+  // nullptr when absent. Finds views (add_view) too.
   const SafetensorsEntry* find(const std::string& name) const;
+  // `name` for elements [first, first + numel(shape)) of the stored tensor `stored`: one piece of
+  // a tensor another layout stores whole (one expert of a stacked [E, ...] tensor). Reads of
+  // `name` read those bytes; entries() lists only what the file stores. Throws ModelError naming
+  // the file when the range is not inside `stored`.
+  void add_view(const std::string& name, const std::string& stored, int64_t first, std::vector<int64_t> shape);
   // The whole tensor, shaped, in its file dtype (a copy). Throws ModelError when absent.
   at::Tensor read(const std::string& name) const;
   // Elements [first, first + count) of the flattened tensor, as a 1-D copy in its file dtype.
@@ -44,6 +49,7 @@ class SafetensorsFile {
   uint64_t header_bytes_ = 0;
   std::vector<SafetensorsEntry> entries_;
   std::map<std::string, size_t> index_;
+  std::map<std::string, SafetensorsEntry> views_;
   std::map<std::string, std::string> metadata_;
 };
 

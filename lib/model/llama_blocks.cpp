@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "model/moe_block.h"
 #include "model/swiglu.h"
 #include "util/errors.h"
 #include "util/torch_compat.h"
@@ -35,12 +36,24 @@ at::Tensor projection(const at::Tensor& x, LayerParam weight, LayerParam bias, c
   return output + lora_delta(x, pair, w.adapter, stream, w.token_places);
 }
 
+void bind_layer_param(LayerWeights& w, const ParamKey& key, const at::Tensor& tensor) {
+  std::vector<at::Tensor>* experts = nullptr;
+  switch (key.member) {
+    case LayerParam::expert_gate: experts = &w.experts.gate; break;
+    case LayerParam::expert_up: experts = &w.experts.up; break;
+    case LayerParam::expert_down: experts = &w.experts.down; break;
+    default: w[key.member] = tensor; return;
+  }
+  if (static_cast<int64_t>(experts->size()) <= key.expert) experts->resize(static_cast<size_t>(key.expert) + 1);
+  (*experts)[static_cast<size_t>(key.expert)] = tensor;
+}
+
 }  // namespace
 
 bool LayerWeights::bind(const ParamKey& key, const at::Tensor& tensor) {
   switch (key.kind) {
     case ParamKey::Kind::model: return false;
-    case ParamKey::Kind::layer: (*this)[key.member] = tensor; break;
+    case ParamKey::Kind::layer: bind_layer_param(*this, key, tensor); break;
     case ParamKey::Kind::lora_a: lora[static_cast<size_t>(key.target)].a = tensor; break;
     case ParamKey::Kind::lora_b: lora[static_cast<size_t>(key.target)].b = tensor; break;
   }
@@ -70,9 +83,8 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
     }
   }
   if (config.head_reads_embedding()) weights.lm_head = weights.embed;
-  const std::vector<LoraTarget> every = enum_values<LoraTarget>();
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, every, 1);
+    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, adaptable_targets(config, layer), 1);
     for (size_t i = 0; i < pairs.size(); i += 2) {  // A then B of each target: both or neither
       if (tensors.count(pairs[i].name) == 0) continue;
       weights.layers[static_cast<size_t>(layer)].bind(pairs[i].key, pick(pairs[i].name));
@@ -140,7 +152,9 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const 
   const at::Tensor attention =
       attention_block(w, rms_norm(hidden, w[LayerParam::input_norm], eps), positions, config, cache, kv_cache);
   const NormedSum after_attention = add_rms_norm(hidden, attention, w[LayerParam::post_attention_norm], eps);
-  return after_attention.sum + mlp_block(w, after_attention.normed, cache);
+  const at::Tensor mlp = config.sparse_layer(w.layer) ? moe_block(w, after_attention.normed, config, cache)
+                                                     : mlp_block(w, after_attention.normed, cache);
+  return after_attention.sum + mlp;
 }
 
 }  // namespace st

@@ -31,10 +31,16 @@ struct TokenPositions {
   std::shared_ptr<ContextExchange> context;
 };
 
+// A sparse layer's experts, one weight per expert (kExpertRows; empty in a dense layer).
+struct ExpertWeights {
+  std::vector<at::Tensor> gate, up, down;  // [I, D], [I, D], [D, I]
+};
+
 // One decoder layer's parameters by their table key (hf/param_table.h); biases are undefined
 // tensors when the model has none.
 struct LayerWeights {
   std::array<at::Tensor, kLayerParamCount> params;
+  ExpertWeights experts;
   LoraPairs lora;          // by LoraTarget; present when the unit's parameters hold them
   AdapterForward adapter;  // how the adapters apply (llama_units.h sets it per micro-batch)
   at::Tensor token_places;  // the tokens' places in the whole rows under context parallelism (lora.h)
@@ -70,7 +76,7 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
                            const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
-// x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)).
+// x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)); a sparse layer's: moe_block.h.
 at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
 // hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
 at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,

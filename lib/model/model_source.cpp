@@ -1,5 +1,6 @@
 #include "model/model_source.h"
 
+#include "hf/expert_checkpoint.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
 #include "hf/safetensors_checkpoint.h"
@@ -12,7 +13,7 @@ LoadedModel load_model(const std::string& path, const std::string& preset, uint6
   LoadedModel model;
   if (!path.empty()) {
     model.config = load_model_config(path);
-    const SafetensorsCheckpoint checkpoint(path);
+    const SafetensorsCheckpoint checkpoint = open_model_checkpoint(path, model.config);
     if (model.config.weight_storage == WeightStorage::bnb_nf4) {
       // A bitsandbytes 4-bit checkpoint: its NF4 weights dequantized as bitsandbytes does.
       for (const ParamSpec& spec : all_params(model.config)) {

@@ -6,8 +6,9 @@ namespace {
 
 double matmul_parameters(const ModelConfig& config) {
   const double embedding = static_cast<double>(config.vocab_size) * static_cast<double>(config.hidden_size);
-  // A tied head still multiplies by the table: only the lookup side is not a matmul.
-  return static_cast<double>(config.parameter_count()) - (config.head_reads_embedding() ? 0.0 : embedding);
+  // A tied head still multiplies by the table: only the lookup side is not a matmul. A token
+  // multiplies by its routed experts only (MFU on active parameters).
+  return static_cast<double>(config.active_parameter_count()) - (config.head_reads_embedding() ? 0.0 : embedding);
 }
 
 }  // namespace

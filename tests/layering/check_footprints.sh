@@ -41,4 +41,11 @@ check "the score head" 'ModelHead::score' \
   lib/hf/model_config.cpp lib/hf/param_table.cpp lib/model/llama_units.cpp lib/model/sequence_scorer.cpp \
   lib/model/score_jsonl.cpp lib/fsdp/fsdp_model.cpp lib/fsdp/shard_source.cpp lib/ckpt/checkpoint_model.cpp \
   lib/eval/preference_accuracy.cpp lib/train/objective.cpp lib/train/rm_objective.cpp app/cmd_score.cpp
+# Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert
+# naming styles (param_table.h) and the config keys only their style has (model_config.cpp); the
+# expert MLP is a module beside the dense one, which the decoder layer picks per layer.
+check "the MoE families" '[Qq]wen3_?[Mm]oe|[Mm]ixtral' \
+  lib/hf/model_family.h lib/hf/presets.cpp lib/hf/model_config.cpp lib/hf/param_table.h
+check "the expert MLP" 'moe_block|ExpertWeights|expert_outputs' \
+  lib/model/moe_block.h lib/model/moe_block.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp lib/CMakeLists.txt
 exit $status

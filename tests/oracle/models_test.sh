@@ -11,6 +11,8 @@
 #   what shardtune's merged export computes (tests/reference/peft_load_parity.py);
 # - bnb_nf4_checkpoint: a checkpoint bitsandbytes quantized (as transformers saves it) is read
 #   as a QLoRA base as bitsandbytes dequantizes it, and refused by score;
+# - moe_qwen3_moe, moe_mixtral: tiny mixture-of-experts models transformers made, in both expert
+#   layouts, and a trained export of each;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -303,6 +305,24 @@ PY
     need_smollm2
     HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 oracle "$here/lm_eval_check.py" "$bin" "$smollm2" "$work/lm_eval" ||
       fail "shardtune eval and lm-evaluation-harness differ"
+    ;;
+  moe_qwen3_moe | moe_mixtral)
+    # Mixture-of-experts models made by transformers (tiny_moe_model.py): scores and greedy
+    # tokens as transformers' own Qwen3MoeForCausalLM / MixtralForCausalLM give them, read from
+    # save_pretrained's one tensor per expert and from transformers 5's stacked experts; then a
+    # few DPO steps whose export (one tensor per expert) transformers reads and scores alike.
+    family=${case_name#moe_}
+    oracle "$here/tiny_moe_model.py" "$family" "$work/model" "$work/stacked" || fail "could not make the tiny $family"
+    check score "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/score"
+    check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
+    check score "$bin" "$work/stacked" "$fixtures/pairs.jsonl" "$work/score-stacked"
+    cmp -s "$work/score/scores.jsonl" "$work/score-stacked/scores.jsonl" || fail "the stacked layout scores otherwise"
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 48
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
+      --train.output_dir="$work/run" --train.max_steps=4 --train.micro_batch=2 --train.grad_accum=2 \
+      --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    check score "$bin" "$work/run/export" "$fixtures/pairs.jsonl" "$work/score-export"
+    ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -2,6 +2,7 @@
 // the file and field.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -303,6 +304,109 @@ TEST(ModelConfig, AClassifierOfOtherThanOneLabelIsRefusedByField) {
   json causal = llama31_8b();
   causal["pad_token_id"] = -1;
   EXPECT_EQ(parse_model_config(causal, "config.json").pad_token_id, -1);
+}
+
+}  // namespace
+}  // namespace st
+
+namespace st {
+namespace {
+
+json qwen3_30b_a3b() {  // the public Qwen3-30B-A3B config.json
+  return json::parse(R"({
+    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+    "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144, "max_position_embeddings": 40960,
+    "max_window_layers": 48, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 768,
+    "norm_topk_prob": true, "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
+    "num_hidden_layers": 48, "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06,
+    "rope_scaling": null, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": null,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true,
+    "use_sliding_window": false, "vocab_size": 151936})");
+}
+
+TEST(ModelConfig, ParsesQwen3MoeExperts) {
+  const ModelConfig c = parse_model_config(qwen3_30b_a3b(), "config.json");
+  EXPECT_EQ(c.model_type, ModelType::qwen3_moe);
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_EQ(c.experts.num_experts, 128);
+  EXPECT_EQ(c.experts.experts_per_token, 8);
+  EXPECT_EQ(c.experts.expert_intermediate_size, 768);
+  EXPECT_TRUE(c.experts.renormalize);
+  EXPECT_DOUBLE_EQ(c.experts.router_aux_loss_coef, 0.001);
+  EXPECT_EQ(c.sparse_layer_count(), 48);
+  EXPECT_EQ(to_hf_config_json(c), to_hf_config_json(preset_config("qwen3-30b-a3b")));
+  const json exported = to_hf_config_json(c);
+  EXPECT_EQ(exported["architectures"][0], "Qwen3MoeForCausalLM");
+  EXPECT_EQ(to_hf_config_json(parse_model_config(exported, "exported")), exported);
+  json saved = qwen3_30b_a3b();  // transformers 5 saves num_local_experts; decoder_sparse_step 2, one layer dense
+  saved.erase("num_experts");
+  saved["num_local_experts"] = 128;
+  saved["decoder_sparse_step"] = 2;
+  saved["mlp_only_layers"] = {5};
+  const ModelConfig stepped = parse_model_config(saved, "config.json");
+  EXPECT_EQ(stepped.experts.num_experts, 128);
+  EXPECT_FALSE(stepped.sparse_layer(0));
+  EXPECT_TRUE(stepped.sparse_layer(1));
+  EXPECT_FALSE(stepped.sparse_layer(5));
+  EXPECT_EQ(stepped.sparse_layer_count(), 23);
+}
+
+TEST(ModelConfig, MoeRefusalsNameTheFieldAndWhy) {
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& c) { c["model_type"] = "qwen2_moe"; }, "field 'model_type' is 'qwen2_moe': its shared expert"},
+      {[](json& c) { c["model_type"] = "gpt_oss"; }, "field 'model_type' is 'gpt_oss': its router has a bias"},
+      {[](json& c) { c["model_type"] = "deepseek_v3"; }, "grouped top-k router"},
+      {[](json& c) { c["num_experts_per_tok"] = 200; }, "field 'num_experts_per_tok' = 200 exceeds the 128 experts"},
+      {[](json& c) { c["mlp_only_layers"] = {48}; }, "field 'mlp_only_layers' holds 48, not a layer index"},
+      {[](json& c) { c.erase("moe_intermediate_size"); }, "field 'moe_intermediate_size' is missing"},
+      {[](json& c) { c["shared_expert_intermediate_size"] = 5632; }, "field 'shared_expert_intermediate_size' is set"},
+  };
+  for (const auto& [mutate, expected] : cases) {
+    json config = qwen3_30b_a3b();
+    mutate(config);
+    const std::string message = error_of(config);
+    EXPECT_NE(message.find(expected), std::string::npos) << message << "\nexpected: " << expected;
+  }
+  json mixtral = {{"model_type", "mixtral"}, {"vocab_size", 100}, {"hidden_size", 32}, {"intermediate_size", 64},
+                  {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_local_experts", 8},
+                  {"num_experts_per_tok", 2}, {"router_jitter_noise", 0.1}};
+  EXPECT_NE(error_of(mixtral).find("field 'router_jitter_noise' is not 0"), std::string::npos);
+  mixtral["router_jitter_noise"] = 0.0;
+  const ModelConfig parsed = parse_model_config(mixtral, "config.json");
+  EXPECT_TRUE(parsed.experts.renormalize);  // Mixtral always renormalises its top-k
+  EXPECT_EQ(parsed.experts.expert_intermediate_size, 64);
+  EXPECT_DOUBLE_EQ(parsed.experts.router_aux_loss_coef, 0.001);  // transformers' default when absent
+}
+
+// A model card prints a count to its last digit, rounded (Mistral: 12.88B -> "12.9B") or
+// truncated (Qwen: 3.353B -> "3.3B"); our exact count must print as the card does under one of
+// the two, which pins it to an interval one card digit wide, with no tolerance chosen by us.
+bool prints_as_card(double count, double card, double digit) {
+  const double units = count / digit;
+  return std::llround(units) == std::llround(card / digit) ||
+         static_cast<long long>(std::floor(units)) == std::llround(card / digit);
+}
+
+TEST(Presets, PublishedMoeParameterCounts) {
+  // The model cards: Qwen3-30B-A3B 30.5B in total, 3.3B activated, 29.9B non-embedding;
+  // Qwen3-235B-A22B 235B, 22B activated, 234B non-embedding; Mixtral 8x7B 46.7B, 12.9B active.
+  const auto total = [](const ModelConfig& c) { return static_cast<double>(c.parameter_count()); };
+  const auto active = [](const ModelConfig& c) { return static_cast<double>(c.active_parameter_count()); };
+  const auto embeddings = [](const ModelConfig& c) {
+    return 2.0 * static_cast<double>(c.vocab_size) * static_cast<double>(c.hidden_size);
+  };
+  const ModelConfig a3b = preset_config("qwen3-30b-a3b");
+  EXPECT_TRUE(prints_as_card(total(a3b), 30.5e9, 0.1e9)) << total(a3b);
+  EXPECT_TRUE(prints_as_card(active(a3b), 3.3e9, 0.1e9)) << active(a3b);
+  EXPECT_TRUE(prints_as_card(total(a3b) - embeddings(a3b), 29.9e9, 0.1e9));
+  const ModelConfig a22b = preset_config("qwen3-235b-a22b");
+  EXPECT_TRUE(prints_as_card(total(a22b), 235e9, 1e9)) << total(a22b);
+  EXPECT_TRUE(prints_as_card(active(a22b), 22e9, 1e9)) << active(a22b);
+  EXPECT_TRUE(prints_as_card(total(a22b) - embeddings(a22b), 234e9, 1e9));
+  const ModelConfig mixtral = preset_config("mixtral-8x7b");
+  EXPECT_TRUE(prints_as_card(total(mixtral), 46.7e9, 0.1e9)) << total(mixtral);
+  EXPECT_TRUE(prints_as_card(active(mixtral), 12.9e9, 0.1e9)) << active(mixtral);
 }
 
 }  // namespace

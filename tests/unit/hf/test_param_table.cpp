@@ -19,6 +19,7 @@ TEST(ParamTable, EachKeyHasExactlyOneRow) {
     layer.insert(row.key);
     if (row.adapter) adapted.insert(*row.adapter);
   }
+  for (const ExpertParamRow& row : kExpertRows) layer.insert(row.key);
   EXPECT_EQ(layer.size(), kLayerParamCount);
   EXPECT_EQ(std::set<LayerParam>(layer.begin(), layer.end()).size(), kLayerParamCount);
   EXPECT_EQ(adapted.size(), kLoraTargetCount);

@@ -1,0 +1,60 @@
+#include "hf/expert_checkpoint.h"
+
+#include "hf/param_table.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// The stored tensor `name` must be `shape`.
+void require_shape(const SafetensorsCheckpoint& checkpoint, const std::string& name, const std::vector<int64_t>& shape) {
+  const SafetensorsEntry& entry = checkpoint.entry(name);
+  if (entry.shape != shape) {
+    throw ModelError(checkpoint.file_of(name)->path() + ": tensor '" + name + "' has shape " + shape_text(entry.shape) +
+                     ", config.json implies " + shape_text(shape) +
+                     " (num_experts, 2 x moe_intermediate_size or hidden_size); the checkpoint does not match its config");
+  }
+}
+
+void add_layer_views(SafetensorsCheckpoint& checkpoint, const ModelConfig& config, int64_t layer) {
+  const std::string stacked = layer_prefix(layer) + "mlp.";
+  const int64_t experts = config.experts.num_experts, width = config.experts.expert_intermediate_size;
+  const int64_t hidden = config.hidden_size;
+  const std::string router = expert_param_name(config, layer, LayerParam::router, -1);
+  if (checkpoint.file_of(router) == nullptr && checkpoint.file_of(stacked + "gate.weight") != nullptr) {
+    checkpoint.add_view(router, stacked + "gate.weight", 0, {experts, hidden});
+  }
+  const std::string gate_up = stacked + "experts.gate_up_proj", down = stacked + "experts.down_proj";
+  if (checkpoint.file_of(expert_param_name(config, layer, LayerParam::expert_gate, 0)) != nullptr ||
+      checkpoint.file_of(gate_up) == nullptr) {
+    return;  // per-expert tensors, or neither (the loaders name what is missing)
+  }
+  require_shape(checkpoint, gate_up, {experts, 2 * width, hidden});
+  require_shape(checkpoint, down, {experts, hidden, width});
+  for (int64_t e = 0; e < experts; ++e) {
+    const int64_t block = e * 2 * width * hidden;  // expert e's [2I, D]: gate's rows, then up's
+    checkpoint.add_view(expert_param_name(config, layer, LayerParam::expert_gate, e), gate_up, block, {width, hidden});
+    checkpoint.add_view(expert_param_name(config, layer, LayerParam::expert_up, e), gate_up, block + width * hidden,
+                        {width, hidden});
+    checkpoint.add_view(expert_param_name(config, layer, LayerParam::expert_down, e), down, e * hidden * width,
+                        {hidden, width});
+  }
+}
+
+}  // namespace
+
+SafetensorsCheckpoint open_model_checkpoint(const std::string& path, const ModelConfig& config) {
+  SafetensorsCheckpoint checkpoint(path);
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    if (config.sparse_layer(layer)) add_layer_views(checkpoint, config, layer);
+  }
+  return checkpoint;
+}
+
+}  // namespace st
