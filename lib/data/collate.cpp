@@ -27,8 +27,11 @@ MicroBatch collate_plain(const std::vector<Pair>& pairs, PairKind kind, const Co
   const int64_t count = batch.input_ids.size(0);
   const int64_t longest = batch.input_ids.size(1);
   std::vector<int64_t> counts;
+  batch.token_weights = at::zeros({count, longest}, at::kFloat);
   for (const auto& row : rows) {
     batch.segment_lengths.push_back(static_cast<int64_t>(row.prompt->size() + row.response->size()));
+    const bool partner = schema_of(kind).second == SecondSequence::partner && counts.size() >= pairs.size();
+    batch.token_weights[static_cast<int64_t>(counts.size())].narrow(0, 0, batch.segment_lengths.back()).fill_(partner ? 0.0 : 1.0);
     batch.real_tokens += batch.segment_lengths.back();
     counts.push_back(response_targets(*row.prompt, *row.response, row.loss_mask));
     batch.target_tokens += counts.back();

@@ -38,6 +38,10 @@ struct MicroBatch {
   at::Tensor labels;           // [pairs] bool, labelled kinds: each completion's label
   at::Tensor margins;          // [pairs] fp32 when the pairs have them (Pair::margin), else undefined
   at::Tensor target_counts;    // [S] int64: targets of each sequence
+  // [R, T] fp32: the tokens of the unpacked sequences each position stands for (0 padding and a
+  // mismatched partner's, 2 a shared prompt's, else 1): what the router's load-balancing loss
+  // counts, as TRL counts the tokens of the rows it pads (KTO's partners it runs without gradient).
+  at::Tensor token_weights;
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.
   std::vector<int64_t> segment_lengths;

@@ -126,6 +126,7 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
   const auto sequence_count = static_cast<int64_t>(pairs.size()) * sequences_of(kind);
   layout.sequences = sequence_count;
   batch.target_counts = at::zeros({sequence_count}, long_options);
+  batch.token_weights = at::zeros({row_count, width}, at::kFloat);
 
   auto ids = batch.input_ids.accessor<int64_t, 2>();
   auto targets = batch.targets.accessor<int64_t, 2>();
@@ -134,9 +135,11 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
   auto branches = layout.branch_ids.accessor<int64_t, 2>();
   auto sequences = layout.sequence_ids.accessor<int64_t, 2>();
   auto counts = batch.target_counts.accessor<int64_t, 1>();
+  auto weights = batch.token_weights.accessor<float, 2>();
   for (int64_t r = 0; r < row_count; ++r) {
     int64_t t = 0;
     for (size_t s : rows[static_cast<size_t>(r)]) {
+      const bool partner = schema_of(kind).second == SecondSequence::partner && s >= pairs.size();
       for (const Token& token : segments[s].tokens) {
         ids[r][t] = token.id;
         targets[r][t] = token.target;
@@ -144,6 +147,7 @@ MicroBatch collate_laid_out(const std::vector<Pair>& pairs, PairKind kind, const
         segment_ids[r][t] = static_cast<int64_t>(s);
         branches[r][t] = token.branch;
         sequences[r][t] = token.sequence;
+        weights[r][t] = partner ? 0.0F : share_prompt && token.branch == kSharedBranch ? 2.0F : 1.0F;
         if (token.sequence >= 0) counts[token.sequence] += 1;
         ++t;
       }

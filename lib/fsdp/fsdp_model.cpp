@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "distributed/watchdog.h"
 #include "fsdp/context_group.h"
@@ -342,8 +343,12 @@ void FsdpModel::complete(std::vector<Reduction>& reductions) {
   reductions.clear();
 }
 
-TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets,
-                                 const RowLayout& layout) const {
+TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout,
+                                 const at::Tensor& token_weights) const {
+  if (context_ && config_.experts.num_experts > 0) {
+    throw ConfigError("dist.context_parallel: a model with experts is not split across ranks yet; set "
+                      "dist.context_parallel = 1");
+  }
   if (context_) {
     return make_context_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
                                     options_.logp_chunk_tokens, layout, config_.sliding_window, context_);
@@ -353,6 +358,9 @@ TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& 
   if (config_.head == ModelHead::score) {
     batch.reward_positions =
         to_device_async(reward_positions(input_ids, targets, layout, config_.pad_token_id), options_.device);
+  }
+  if (config_.experts.num_experts > 0 && token_weights.defined()) {
+    batch.token_weights = to_device_async(token_weights.reshape(-1).to(at::kFloat), options_.device);
   }
   return batch;
 }
@@ -392,6 +400,8 @@ at::Tensor FsdpModel::base_sequence_logps(const TokenBatch& batch) {
 at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   const at::Tensor anchor = at::empty({0}, at::TensorOptions().dtype(options_.compute_dtype)).requires_grad_(true);
   const auto held = c10::make_intrusive<HeldBatch>(batch);
+  if (differentiating_ && batch.token_weights.defined()) held->tally = c10::make_intrusive<RouterTally>(config_, batch.token_weights);
+  last_tally_ = held->tally;
   // The embedding's input is the batch's token ids: an empty stand-in (1.13 takes no undefined tensors).
   at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, held);
   for (size_t u = 1; u < units_.size(); ++u) hidden = apply_unit(*this, u, hidden, anchor, held);
@@ -402,6 +412,13 @@ at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   differentiating_ = false;
   // Each rank's lines hold its chunks' targets: the group's lines, summed along each sequence.
   return batch.positions.context ? sum_over_context(batch.positions.context, hidden).sum(1) : hidden;
+}
+
+RouterLoss FsdpModel::router_loss(const at::Tensor& output) {
+  if (!last_tally_) {
+    throw ModelError("router loss: the last forward was not differentiated or had no token weights (make_batch)");
+  }
+  return st::router_loss(std::exchange(last_tally_, {}), output, {groups_.shard.get(), groups_.replica.get()});
 }
 
 at::Tensor FsdpModel::sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets,

@@ -23,6 +23,7 @@
 #include "distributed/communicator.h"
 #include "fsdp/engine_stats.h"
 #include "fsdp/recompute.h"
+#include "fsdp/router_tally.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/sharding.h"
 #include "fsdp/unit_layout.h"
@@ -68,8 +69,10 @@ class FsdpModel {
   // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
   // With a context group (groups.context) this rank's chunks of the rows (model/context_split.h),
-  // and sequence_logps returns the sums over the group.
-  TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {}) const;
+  // and sequence_logps returns the sums over the group. `token_weights` (MicroBatch's): a model
+  // with experts then tallies its routing in differentiated forwards, for router_loss.
+  TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {},
+                        const at::Tensor& token_weights = {}) const;
   // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
   // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective
   // (every rank must call it, and run backward, the same number of times).
@@ -77,6 +80,10 @@ class FsdpModel {
   at::Tensor sequence_logps(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {});
   // An adapter run's base alone (adapters off), forward only: the DPO reference without a copy.
   at::Tensor base_sequence_logps(const TokenBatch& batch);
+  // The router's load-balancing loss of the last differentiated forward (router_tally.h; its
+  // batch had token weights), `output` that forward's: a backward through it adds the routers'
+  // gradient. Collective (the expert load's picks are summed over the data-parallel ranks).
+  RouterLoss router_loss(const at::Tensor& output);
 
   const ModelConfig& config() const { return config_; }
   const std::vector<UnitLayout>& units() const { return units_; }
@@ -188,6 +195,7 @@ class FsdpModel {
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
   CommBytes comm_;
   std::shared_ptr<ContextExchange> context_;  // dist.context_parallel > 1: make_batch splits the rows
+  c10::intrusive_ptr<RouterTally> last_tally_;  // of the last differentiated forward, if it tallied
   int64_t gathered_peak_ = 0, most_alive_ = 0;
   int64_t saved_inputs_ = 0, saved_inputs_peak_ = 0;  // this differentiated forward's, and the most
   int64_t gradient_buffers_alive_ = 0, most_gradient_buffers_alive_ = 0;

@@ -120,13 +120,28 @@ int64_t local_tokens(const EstimateInputs& in) {
   return in.micro_batch_rows * padded_row(in) / std::max<int64_t>(1, in.context_parallel);
 }
 
+// A layer's MLP activations per token, in elements of the compute dtype: a dense MLP's gate, up,
+// activation and product; a sparse layer's k copies of the token sorted by expert, their experts'
+// gate, up, activation and product, the k weighted outputs, and the router's fp32 logits and
+// probabilities over all experts (counted as 2 elements each).
+int64_t mlp_elements_per_token(const ModelConfig& config) {
+  const int64_t dense = config.experts.num_experts == 0 || config.sparse_layer_count() < config.num_hidden_layers
+                            ? 4 * config.intermediate_size
+                            : 0;
+  if (config.experts.num_experts == 0) return dense;
+  const ExpertShape& e = config.experts;
+  const int64_t sparse =
+      e.experts_per_token * (2 * config.hidden_size + 4 * e.expert_intermediate_size) + 2 * 2 * e.num_experts;
+  return std::max(dense, sparse);
+}
+
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   const int64_t tokens = local_tokens(in);
   const int64_t hidden = config.hidden_size, c = in.compute_bytes;
   const int64_t saved_inputs = (config.num_hidden_layers + 2) * tokens * hidden * c;
-  // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, MLP gate/up/act/product
-  // and their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
-  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + 4 * config.intermediate_size;
+  // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, its MLP's activations and
+  // their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
+  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + mlp_elements_per_token(config);
   int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
   if (in.context_parallel > 1) {
     // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,

@@ -78,14 +78,26 @@ UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<
   return sinks;
 }
 
-// Backward through `output` (upstream `grad`): the routed parameters' gradients go to their
+// Backward through `output` (upstream `grad`) and, in a sparse unit whose forward's router loss
+// has a gradient, its router probabilities: the routed parameters' gradients go to their
 // targets as autograd makes them; returns the gradient of `input`.
 at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, GradientRoute& route,
-                         const at::Tensor& input) {
-  const auto results = torch::autograd::grad({output}, {input, route.anchor()}, {grad}, /*retain_graph=*/false,
+                         const at::Tensor& input, const at::Tensor& probs = {}, const at::Tensor& probs_grad = {}) {
+  tensor_list outputs{output}, grads{grad};
+  if (probs.defined() && probs_grad.defined()) {
+    outputs.push_back(probs);
+    grads.push_back(probs_grad);
+  }
+  const auto results = torch::autograd::grad(outputs, {input, route.anchor()}, grads, /*retain_graph=*/false,
                                              /*create_graph=*/false, /*allow_unused=*/true);
   route.zero_unreached();
   return results.front();
+}
+
+// A sparse layer's unit in a forward that tallies its routing (router_tally.h).
+bool routes(const FsdpModel& model, size_t unit, const HeldBatch& held) {
+  return held.tally && unit_role(unit, model.units().size()) == UnitRole::layer &&
+         model.config().sparse_layer(static_cast<int64_t>(unit) - 1);
 }
 
 // The node of unit_function.h; the model, unit and batch travel as addresses (saved_data holds
@@ -108,6 +120,8 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const std::vector<size_t> needed = model.units_needed_by(u);
     const UnitFlats flats = model.acquire_for_forward(u);
     const Recompute policy = model.recompute_of(u);
+    Routing routing;
+    Routing* routed = routes(model, u, *held) ? &routing : nullptr;
     at::Tensor output;
     if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
       // Keep the graph, its parameters routed; the targets are resolved when backward starts,
@@ -123,18 +137,23 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       const UnitWeights params = unit_inputs(model, needed, flats, route.get(), sinks);
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
-      const at::Tensor kept = llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks);
+      const at::Tensor kept =
+          llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks, routed);
       context->saved_data["kept"] = kept;
+      if (routed) context->saved_data["kept_probs"] = routing.probs;
       context->saved_data["kept_input"] = input_leaf;
       context->saved_data["route"] = c10::IValue::make_capsule(route);
       output = kept.detach();
     } else if (model.differentiating() && policy == Recompute::selective) {
       ActivationCache cache;
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, &cache);
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, &cache,
+                                  {}, routed);
       context->saved_data["recorded"] = cache.take_recorded();
     } else {
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch);
+      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, nullptr,
+                                  {}, routed);
     }
+    if (routed) held->tally->add(static_cast<int64_t>(u) - 1, routing);
     model.finish_forward(u);
     return output;  // grad mode is off here: what the unit keeps is what the context holds
   }
@@ -150,6 +169,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const bool kept = context->saved_data.count("kept") > 0;
     const std::vector<size_t> needed = model.units_needed_by(u);
     const UnitFlats flats = model.acquire_for_backward(u);
+    const at::Tensor probs_grad = routes(model, u, *held) ? held->tally->probability_grad() : at::Tensor();
 
     std::vector<FsdpModel::GradTarget> targets;
     at::Tensor input_grad;
@@ -174,8 +194,10 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
         targets = model.grad_targets(u);
         resolve(*route, targets);
       }
+      const at::Tensor kept_probs =
+          context->saved_data.count("kept_probs") ? context->saved_data["kept_probs"].toTensor() : at::Tensor();
       input_grad = differentiate(context->saved_data["kept"].toTensor(), grads[0], *route,
-                                 context->saved_data["kept_input"].toTensor());
+                                 context->saved_data["kept_input"].toTensor(), kept_probs, probs_grad);
     } else {
       targets = model.grad_targets(u);
       const auto route = c10::make_intrusive<GradientRoute>();
@@ -185,11 +207,13 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       std::optional<ActivationCache> cache;
       if (context->saved_data.count("recorded")) cache.emplace(context->saved_data["recorded"].toTensorVector());
       at::Tensor output;
+      Routing routing;
       {
         at::AutoGradMode enable(true);
-        output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr);
+        output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr, {},
+                                    probs_grad.defined() ? &routing : nullptr);
       }
-      input_grad = differentiate(output, grads[0], *route, input);
+      input_grad = differentiate(output, grads[0], *route, input, routing.probs, probs_grad);
     }
     model.finish_backward(u, targets);
     return {role == UnitRole::embedding ? at::Tensor() : input_grad, at::Tensor(), at::Tensor(), at::Tensor(),

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 
+#include "fsdp/router_tally.h"
 #include "model/llama_units.h"
 
 namespace st {
@@ -22,6 +23,9 @@ class FsdpModel;
 struct HeldBatch : torch::CustomClassHolder {
   explicit HeldBatch(TokenBatch batch) : batch(std::move(batch)) {}
   const TokenBatch batch;
+  // A differentiated forward of a model with experts whose batch has token weights: the sparse
+  // units' routing, and in their backward the gradient of their router probabilities.
+  c10::intrusive_ptr<RouterTally> tally;
 };
 
 // Unit `unit` of `model` on `input` (the previous unit's output; an empty tensor for the

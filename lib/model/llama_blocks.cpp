@@ -147,12 +147,12 @@ at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const TokenPositions& positions,
-                         const ModelConfig& config, ActivationCache* cache, KvCache* kv_cache) {
+                         const ModelConfig& config, ActivationCache* cache, KvCache* kv_cache, Routing* routing) {
   const double eps = config.rms_norm_eps;
   const at::Tensor attention =
       attention_block(w, rms_norm(hidden, w[LayerParam::input_norm], eps), positions, config, cache, kv_cache);
   const NormedSum after_attention = add_rms_norm(hidden, attention, w[LayerParam::post_attention_norm], eps);
-  const at::Tensor mlp = config.sparse_layer(w.layer) ? moe_block(w, after_attention.normed, config, cache)
+  const at::Tensor mlp = config.sparse_layer(w.layer) ? moe_block(w, after_attention.normed, config, cache, routing)
                                                      : mlp_block(w, after_attention.normed, cache);
   return after_attention.sum + mlp;
 }

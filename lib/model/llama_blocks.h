@@ -21,6 +21,8 @@
 
 namespace st {
 
+struct Routing;  // a sparse layer's routing of its tokens (moe_block.h)
+
 // Where a micro-batch's tokens sit: their rotary tables and which keys each may attend to:
 // spans (attention_spans.h) when defined, else the mask when defined, else causal over each row.
 struct TokenPositions {
@@ -78,8 +80,10 @@ at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, con
                            const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
 // x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)); a sparse layer's: moe_block.h.
 at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
-// hidden [B, T, D] -> hidden [B, T, D] (both residual branches).
+// hidden [B, T, D] -> hidden [B, T, D] (both residual branches). A sparse layer writes its
+// tokens' routing into `routing` when given.
 at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,
-                         const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
+                         const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr,
+                         Routing* routing = nullptr);
 
 }  // namespace st

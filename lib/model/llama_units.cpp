@@ -165,7 +165,7 @@ size_t unit_count(const ModelConfig& config) { return static_cast<size_t>(config
 
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
-                              const UnitGradSinks& sinks) {
+                              const UnitGradSinks& sinks, Routing* routing) {
   switch (unit_role(unit, count)) {
     case UnitRole::embedding: return embedding_rows(weights[ModelParam::embed], batch.input_ids);
     case UnitRole::layer: {
@@ -173,7 +173,7 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t cou
       layer.layer = static_cast<int64_t>(unit - 1);
       layer.adapter = batch.adapter;
       layer.token_places = batch.token_places;
-      return decoder_layer(layer, input, batch.positions, config, cache);
+      return decoder_layer(layer, input, batch.positions, config, cache, nullptr, routing);
     }
     case UnitRole::head:
       if (config.head == ModelHead::score) return head_rewards(config, weights, input, batch);

@@ -35,6 +35,8 @@ struct TokenBatch {
   AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
   at::Tensor token_places;      // [R * T] int64 on the device: each token's place r * T + t in the whole
                                 // rows (context_split.h; undefined: these rows are whole)
+  at::Tensor token_weights;     // [R * T] fp32 on the device: MicroBatch::token_weights, for the
+                                // router's load-balancing loss (undefined: none is computed)
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
@@ -84,10 +86,10 @@ struct UnitGradSinks {
 // with a score head each sequence's reward [S] fp32 (at batch.reward_positions). Under context
 // parallelism (batch.positions.context) the head returns each sequence's log-probs by slot
 // [S, slot_length] instead, this rank's targets only: the caller sums them over the group and then
-// along each line.
+// along each line. A sparse layer writes its tokens' routing into `routing` when given.
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
-                              const UnitGradSinks& sinks = {});
+                              const UnitGradSinks& sinks = {}, Routing* routing = nullptr);
 
 // The embedding's forward: the rows of `table` [V, D] at `ids`, on the ids' device. A table on
 // another device (a frozen embedding kept in host memory, lora.host_embedding) is read where it

@@ -47,6 +47,7 @@ MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logp
   MicroBatch batch = collate_pairs({pair}, kind, options);
   batch.targets.fill_(kIgnoreTarget);
   batch.target_counts.zero_();
+  batch.token_weights.zero_();
   batch.pairs = batch.target_tokens = batch.real_tokens = batch.computed_tokens = 0;
   batch.segment_lengths.assign(batch.segment_lengths.size(), 0);
   return batch;

@@ -28,12 +28,16 @@ struct LossSums {
   double micro_batches = 0.0;  // real (not padding) micro-batches
   double positive_labels = 0.0;  // labelled examples labelled desirable (the rest are undesirable)
   double kl = 0.0;             // KTO: each micro-batch's reference point, summed
+  // A model with experts: the router's load-balancing loss of each training forward (each
+  // rank's over its micro-batch), the same times its coefficient (part of the loss metric, as
+  // TRL logs it), and those forwards.
+  double router_loss = 0.0, weighted_router_loss = 0.0, router_forwards = 0.0;
 
   // Where a sum comes from: counted on the host from the batch, or from the model's output
   // (summed on the device, read once per window).
   enum class Source { host, output };
   // What a metric divides its sum by; none: the sum is no metric of its own.
-  enum class Per { none, loss_denominator, pair };
+  enum class Per { none, loss_denominator, pair, router_forward };
   struct Field {
     double LossSums::*value;
     Source source;
@@ -55,7 +59,10 @@ struct LossSums {
       {&LossSums::rejected_logps, Source::output, "logps/rejected", Per::pair, true},
       {&LossSums::micro_batches, Source::host, nullptr, Per::none, false},
       {&LossSums::positive_labels, Source::host, nullptr, Per::none, false},
-      {&LossSums::kl, Source::output, nullptr, Per::none, false}};
+      {&LossSums::kl, Source::output, nullptr, Per::none, false},
+      {&LossSums::router_loss, Source::output, "aux_loss", Per::router_forward, false},
+      {&LossSums::weighted_router_loss, Source::output, nullptr, Per::none, false},
+      {&LossSums::router_forwards, Source::host, nullptr, Per::none, false}};
   static constexpr size_t kPacked = sizeof(kFields) / sizeof(kFields[0]);
 
   LossSums& operator+=(const LossSums& other);
@@ -94,6 +101,11 @@ struct MicroBatchResult {
   at::Tensor summed_loss;  // differentiable (when the log-probs are)
   at::Tensor output_sums;  // [kOutputSums] fp64 on the log-probs' device
   LossSums counts;         // pairs, target_tokens, real_tokens (known on the host)
+  // A model with experts in training: its coefficient x the router's load-balancing loss of this
+  // rank's micro-batch (differentiable; the trainer averages it over the step's forwards, as TRL
+  // does), and each sparse layer's top-k picks per expert [L, E] over every rank's tokens. Else
+  // undefined.
+  at::Tensor router_loss, expert_picks;
 
   LossSums read_sums() const;  // counts + output sums: a host read (util/host_sync.h)
 };

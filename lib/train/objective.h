@@ -32,6 +32,9 @@ class Objective {
   // What the model's head computes: log-probs (lm) or one reward per sequence (score); the model
   // a run trains is its base model with this head (trained_model_config).
   virtual ModelHead model_head() const { return ModelHead::lm; }
+  // Whether TRL's trainer of it adds a mixture-of-experts router's load-balancing loss unless
+  // told otherwise (moe.aux_loss_coef = -1, moe_options.h).
+  virtual bool adds_router_loss_by_default() const { return true; }
   // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.

@@ -20,6 +20,7 @@ class RmObjective : public Objective {
   Stage stage() const override { return Stage::rm; }
   PairKind example_kind() const override { return PairKind::dpo; }
   ModelHead model_head() const override { return ModelHead::score; }
+  bool adds_router_loss_by_default() const override { return false; }  // TRL's RewardTrainer adds none
   bool needs_reference(const TrainConfig&) const override { return false; }
   std::string describe(const TrainConfig& config, const char*) const override;
   double loss_denominator(const LossSums& sums) const override { return sums.pairs; }

@@ -10,6 +10,7 @@
 #include "model/lora_options.h"
 #include "model/model_options.h"
 #include "optim/optim_options.h"
+#include "train/moe_options.h"
 #include "train/train_options.h"
 
 namespace st {
@@ -23,6 +24,7 @@ struct TrainConfig : ObjectiveSections {
   DistOptions dist;
   CkptOptions ckpt;
   LoraOptions lora;
+  MoeOptions moe;
   EvalOptions eval;
 };
 

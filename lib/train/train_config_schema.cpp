@@ -89,6 +89,7 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "one device's peak in the compute dtype, for MFU; 0 = known GPUs, else no MFU", at_least(0).unit("TFLOP/s").meaning("0 = auto"));
 
   c.bind_objective_sections(schema);  // [dpo], [kto]: each objective declares its own
+  c.moe.bind(schema);
 
   schema.section("lora", "LoRA adapters (train.method = lora or qlora; docs/lora.md)");
   schema.add(&c.lora.r, "r", "adapter rank", at_least(1));

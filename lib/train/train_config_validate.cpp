@@ -36,6 +36,8 @@ void check_context_parallel(const TrainConfig& c, int world_size, ConfigProblems
 void validate_config(const TrainConfig& c, int world_ranks, const ConfigOrigins& origins) {
   ConfigProblems problems(origins);
   check_context_parallel(c, world_ranks, problems);
+  problems.require(c.moe.aux_loss_coef >= 0.0 || c.moe.aux_loss_coef == MoeOptions::kModelsCoefficient,
+                   "moe.aux_loss_coef", c.moe.aux_loss_coef, "must be >= 0, or -1 for the model's router_aux_loss_coef");
   // The batch geometry counts data-parallel ranks: a context group reads one batch.
   const int64_t parts = c.dist.context_parallel;
   const bool split = parts > 1 && world_ranks > 0 && world_ranks % parts == 0;

@@ -18,7 +18,15 @@ double ratio(double numerator, double denominator) { return denominator > 0.0 ? 
 
 // A summed field's metric: the sum over what its row divides it by.
 double metric_of(const Objective& objective, const LossSums& s, const LossSums::Field& field) {
-  return ratio(s.*field.value, field.per == LossSums::Per::pair ? s.pairs : objective.loss_denominator(s));
+  switch (field.per) {
+    case LossSums::Per::pair: return ratio(s.*field.value, s.pairs);
+    case LossSums::Per::router_forward: return ratio(s.*field.value, s.router_forwards);
+    default: break;
+  }
+  const double metric = ratio(s.*field.value, objective.loss_denominator(s));
+  // The loss as trained: with the router's loss of each forward, as TRL logs it.
+  if (field.value == &LossSums::loss) return metric + ratio(s.weighted_router_loss, s.router_forwards);
+  return metric;
 }
 
 const LossSums::Field& field_of(double LossSums::*value) {
@@ -32,6 +40,7 @@ nlohmann::ordered_json loss_metrics(const Objective& objective, const LossSums& 
   nlohmann::ordered_json record;
   for (const LossSums::Field& field : LossSums::kFields) {
     if (field.per == LossSums::Per::none || !objective.reports(field)) continue;
+    if (field.per == LossSums::Per::router_forward && s.router_forwards == 0.0) continue;
     record[prefix + field.metric] = metric_of(objective, s, field);
   }
   objective.add_derived_metrics(s, prefix, record);
@@ -41,6 +50,9 @@ nlohmann::ordered_json loss_metrics(const Objective& objective, const LossSums& 
 void WindowStats::add(const MicroBatchResult& micro) {
   sums += micro.counts;
   output_sums = output_sums.defined() ? output_sums + micro.output_sums : micro.output_sums;
+  if (micro.expert_picks.defined()) {
+    expert_picks = expert_picks.defined() ? expert_picks + micro.expert_picks : micro.expert_picks;
+  }
 }
 
 void WindowStats::settle() {
@@ -126,6 +138,14 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
     record[std::string("comm/") + CommBytes::kFields[i].name + "_bytes"] = total[comm_columns[i]] / ranks / steps;
   }
   record["skipped_steps"] = c.skipped_steps;
+  if (w.expert_picks.defined()) {
+    // Each sparse layer's expert load over the window: its busiest expert's tokens over the mean
+    // (1 = balanced; E / k = every token on the same k experts: routing collapse).
+    const at::Tensor picks = read_to_host(w.expert_picks).to(at::kDouble).contiguous();
+    const at::Tensor load = (std::get<0>(picks.max(1)) / picks.mean(1).clamp_min(1e-300)).contiguous();
+    record["moe/expert_load"] = std::vector<double>(load.data_ptr<double>(), load.data_ptr<double>() + load.numel());
+    record["moe/expert_load_max"] = load.max().item<double>();
+  }
   if (typed.phases) {
     for (const StepPhases::Field& field : StepPhases::kFields) {
       record[std::string("time/") + field.name + "_s"] = (*typed.phases).*field.seconds;

@@ -20,6 +20,7 @@ namespace st {
 struct WindowStats {
   LossSums sums;           // complete after settle()
   at::Tensor output_sums;  // [kOutputSums] on the device until settle() reads them into sums
+  at::Tensor expert_picks;  // [L, E] on the device: MicroBatchResult's, summed (the same on every rank)
   double flops = 0.0;    // model FLOPs (flops.h)
   double seconds = 0.0;  // wall time of the window's steps
   int64_t steps = 0;

@@ -69,7 +69,8 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
       options_(options),
       world_(world),
       tasks_(config),
-      run_(setup_run(config, world, options)) {}
+      run_(setup_run(config, world, options)),
+      router_coefficient_(router_loss_coefficient(config.moe, objective_.adds_router_loss_by_default(), run_.engine->model().config())) {}
 
 Trainer::~Trainer() = default;
 
@@ -91,7 +92,10 @@ LoaderOptions Trainer::loader_options(bool train) const {
 
 // One batch of device inputs for the reference and the policy (host targets: no sync).
 MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_pairs_per_micro_batch) {
-  const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout);
+  // Training forwards of a model with experts add the router's loss (evaluations do not).
+  const bool routed = router_coefficient_ > 0.0 && at::GradMode::is_enabled();
+  const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout,
+                                                           routed ? micro.token_weights : at::Tensor());
   at::Tensor reference_logps;
   if (run_.plan.reference == ReferenceMode::precomputed) reference_logps = to_device_async(micro.ref_logps, run_.device);
   if (run_.plan.reference == ReferenceMode::online) {
@@ -101,7 +105,21 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
     reference_seconds_ += timer.seconds();
   }
   const at::Tensor policy = run_.engine->model().sequence_logps(batch);
-  return objective_.micro_batch_loss(micro, policy, reference_logps, config_, step_pairs_per_micro_batch);
+  MicroBatchResult result =
+      objective_.micro_batch_loss(micro, policy, reference_logps, config_, step_pairs_per_micro_batch);
+  if (routed) add_router_loss(result, policy);
+  return result;
+}
+
+void Trainer::add_router_loss(MicroBatchResult& result, const at::Tensor& policy) {
+  const RouterLoss loss = run_.engine->model().router_loss(policy);
+  result.router_loss = loss.loss * router_coefficient_;
+  if (result.counts.micro_batches == 0.0) return;  // padding: in the gradient (zero), not in the metrics
+  const at::Tensor value = loss.loss.detach().to(at::kDouble);
+  result.output_sums[static_cast<int64_t>(output_slot(&LossSums::router_loss))] = value;
+  result.output_sums[static_cast<int64_t>(output_slot(&LossSums::weighted_router_loss))] = value * router_coefficient_;
+  result.counts.router_forwards = 1.0;
+  result.expert_picks = loss.picks;
 }
 
 const MicroBatch& Trainer::micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index) {
@@ -134,7 +152,11 @@ StepOutcome Trainer::train_step(const StepBatch& batch, double lr, WindowStats& 
                                        run_.plan.reference == ReferenceMode::online,
                                        trains_adapters(config_.train.method)) /
                         run_.parallel.context_size;
-        return micro_result.summed_loss * weight;
+        // Each rank's router loss per micro-batch, averaged over the step's micro-batches and the
+        // data-parallel ranks, as TRL's gradient accumulation and DDP average them.
+        if (!micro_result.router_loss.defined()) return micro_result.summed_loss * weight;
+        const double forwards = static_cast<double>(shape.micro_batches) * static_cast<double>(run_.parallel.data_size);
+        return micro_result.summed_loss * weight + micro_result.router_loss / forwards;
       },
       lr);
   window.steps += 1;

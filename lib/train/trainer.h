@@ -78,6 +78,8 @@ class Trainer {
 
   // `step_pairs_per_micro_batch`: see Objective::micro_batch_loss (0 in evaluations).
   MicroBatchResult run_micro_batch(const MicroBatch& micro, double step_pairs_per_micro_batch = 0.0);
+  // A model with experts in training: the router's load-balancing loss of the policy's forward.
+  void add_router_loss(MicroBatchResult& result, const at::Tensor& policy);
   const MicroBatch& micro_or_padding(const std::vector<MicroBatch>& mine, int64_t index);
   LoaderOptions loader_options(bool train) const;
 
@@ -90,6 +92,7 @@ class Trainer {
   double reference_seconds_ = 0.0;        // the online reference's forwards since the step began
   std::vector<uint64_t> mixture_seen_;    // samples of each data.train dataset trained by this process
   std::unique_ptr<MicroBatch> padding_;   // a zero-weight micro-batch for ranks with fewer
+  double router_coefficient_ = 0.0;       // moe.aux_loss_coef as it applies (moe_options.h)
 };
 
 }  // namespace st

@@ -48,4 +48,10 @@ check "the MoE families" '[Qq]wen3_?[Mm]oe|[Mm]ixtral' \
   lib/hf/model_family.h lib/hf/presets.cpp lib/hf/model_config.cpp lib/hf/param_table.h
 check "the expert MLP" 'moe_block|ExpertWeights|expert_outputs' \
   lib/model/moe_block.h lib/model/moe_block.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp lib/CMakeLists.txt
+# The router's load-balancing loss: tallied by the sparse units (fsdp/router_tally, the unit's
+# node), made a loss by the model, added per micro-batch by the trainer, logged as a LossSums row.
+check "the router loss" 'RouterTally|RouterLoss|router_loss' \
+  lib/fsdp/router_tally.h lib/fsdp/router_tally.cpp lib/fsdp/unit_function.h lib/fsdp/unit_function.cpp \
+  lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp lib/train/trainer.h lib/train/trainer.cpp lib/train/batch_loss.h \
+  lib/train/objective.h lib/train/rm_objective.cpp lib/train/moe_options.h lib/train/train_metrics.cpp lib/CMakeLists.txt
 exit $status

@@ -34,6 +34,8 @@ import sys
 import torch
 import transformers
 
+import hf_models
+
 from float64_judge import judged_ratio
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -43,7 +45,7 @@ TOLERANCE = 1e-5
 
 
 def load(model_dir, dtype=torch.float32):
-    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
+    model = hf_models.load(transformers.AutoModelForCausalLM, model_dir, dtype)
     return model.eval()
 
 

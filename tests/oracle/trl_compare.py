@@ -1,7 +1,8 @@
 """Per-step agreement of a shardtune run's metrics.jsonl with TRL's log of the same run
 (trl_dpo.py, trl_sft.py, trl_kto.py): every step present in both, and for each metric TRL logs
 
-  loss, logps/chosen, logps/rejected, grad_norm, learning rate   relative 1e-5
+  loss, logps/chosen, logps/rejected, grad_norm, learning rate,
+  aux_loss (a mixture-of-experts model's router loss)            relative 1e-5
   rewards/chosen, rejected, margins                              1e-5 x beta x |logps| (below)
   rewards/accuracies                                             equal
   kl (KTO's reference point)                                     1e-5 x |logps|
@@ -38,7 +39,7 @@ import tolerance_log  # noqa: E402
 TOLERANCE = 1e-5
 # shardtune's name -> TRL's where they differ
 NAMES = {"lr": "learning_rate"}
-RELATIVE = ["loss", "logps/chosen", "logps/rejected", "grad_norm", "lr"]
+RELATIVE = ["loss", "logps/chosen", "logps/rejected", "grad_norm", "lr", "aux_loss"]
 REWARDS = ["rewards/chosen", "rewards/rejected", "rewards/margins"]
 # KTO's reference point: a mean of (policy - reference) log-prob sums, as a reward without beta.
 KL = ["kl"]

@@ -26,6 +26,8 @@ import json
 import datasets
 import torch
 import transformers
+
+import hf_models
 from torch.utils.data import SequentialSampler
 
 import trl
@@ -95,6 +97,8 @@ def training_arguments(data_name):
     parser.add_argument("--schedule", default="cosine")
     parser.add_argument("--grad-clip", type=float, default=1.0)
     parser.add_argument("--float64", action="store_true", help="the whole run in float64 (the judge of fp32 noise)")
+    parser.add_argument("--router-aux-loss-coef", type=float,
+                        help="a mixture-of-experts model's router loss coefficient (default: the model's)")
     parser.add_argument("--work", default="/tmp/trl_oracle_work")
     return parser
 
@@ -107,7 +111,8 @@ def shared_config(a):
         warmup_steps=a.warmup_steps, lr_scheduler_type=a.schedule, max_grad_norm=a.grad_clip, optim="adamw_torch",
         adam_beta1=0.9, adam_beta2=0.999, adam_epsilon=1e-8, logging_steps=1, save_strategy="no", report_to=[],
         use_cpu=True, bf16=False, fp16=False, max_length=None, dataloader_drop_last=True, seed=42,
-        dataset_num_proc=None, remove_unused_columns=False)
+        dataset_num_proc=None, remove_unused_columns=False,
+        **({} if a.router_aux_loss_coef is None else {"router_aux_loss_coef": a.router_aux_loss_coef}))
 
 
 class StepLog(transformers.TrainerCallback):
@@ -132,7 +137,7 @@ def main():
     dtype = torch.float64 if a.float64 else torch.float32
     with open(a.pairs) as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
     tokenizer = id_tokenizer(model.config.vocab_size)
     if a.loss in ("simpo", "orpo"):
         from trl.experimental.cpo import CPOConfig, CPOTrainer
@@ -150,7 +155,7 @@ def main():
         return
     dataset = datasets.Dataset.from_list(
         [{"prompt_ids": r["prompt_ids"], "chosen_ids": r["chosen_ids"], "rejected_ids": r["rejected_ids"]} for r in rows])
-    ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    ref_model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
     if a.adapter:
         import peft
         model = peft.PeftModel.from_pretrained(model, a.adapter, is_trainable=True)

@@ -18,6 +18,8 @@ import datasets
 import torch
 import transformers
 
+import hf_models
+
 import trl
 from trl_dpo import StepLog, id_tokenizer, shared_config, training_arguments
 
@@ -45,8 +47,8 @@ def main():
         rows = [json.loads(line) for line in f if line.strip()]
     dataset = datasets.Dataset.from_list(
         [{"prompt_ids": r["prompt_ids"], "completion_ids": r["completion_ids"], "label": r["label"]} for r in rows])
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
-    ref_model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
+    ref_model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
     config = trl.KTOConfig(beta=a.beta, desirable_weight=a.desirable_weight, undesirable_weight=a.undesirable_weight,
                            train_sampling_strategy="sequential", **shared_config(a))
     trainer = IdsKTOTrainer(model=model, ref_model=ref_model, args=config, train_dataset=dataset,

@@ -16,6 +16,8 @@ import json
 import datasets
 import torch
 import transformers
+
+import hf_models
 from torch.utils.data import SequentialSampler
 
 import trl
@@ -45,7 +47,7 @@ def main():
     dtype = torch.float64 if a.float64 else torch.float32
     with open(a.sequences) as f:
         dataset = datasets.Dataset.from_list([example(json.loads(line)) for line in f if line.strip()])
-    model = transformers.AutoModelForCausalLM.from_pretrained(a.model_dir, dtype=dtype)
+    model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
     config = trl.SFTConfig(packing=False, completion_only_loss=False, **shared_config(a))
     trainer = InOrderSFTTrainer(model=model, args=config, train_dataset=dataset,
                                 processing_class=id_tokenizer(model.config.vocab_size), callbacks=[StepLog(a.out)])

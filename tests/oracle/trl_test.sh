@@ -20,6 +20,8 @@
 # - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks;
 # - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
+# - moe: a tiny Qwen3-MoE with the router's load-balancing loss as TRL adds it: DPO on 1 and 2
+#   ranks, packed and with shared prompts, with the coefficient 0; SFT on 1 and 2 ranks.
 # - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
 #   from a reward-model export, with and without centred rewards, and with LoRA + PEFT.
 # shellcheck source=../e2e/harness.sh
@@ -85,11 +87,14 @@ differs() {
   head -1 "$work/$1.differs"
 }
 
-# sft_against_trl <model> <train shards> <label>: TRL's SFTTrainer on the shards' ids and loss
-# masks against `shardtune train --train.stage sft` on 1 and 2 ranks, 12 steps of 4
-# sequences.
+# sft_against_trl <model> <train shards> <label> [masked|unmasked] [one|per-process]: TRL's SFTTrainer
+# on the shards' ids and loss masks (multi-turn: some turn must be masked, unless `unmasked`)
+# against `shardtune train --train.stage sft` on 1 and 2 ranks, 12 steps of 4 sequences. With
+# `per-process` (a mixture-of-experts model, whose router loss each of TRL's processes takes over
+# its own micro-batch) the 2 ranks are held to TRL on 2 GPUs: its one process with micro-batches
+# of 1 and 4 accumulations.
 sft_against_trl() {
-  local tiny=$1 data=$2 label=$3
+  local tiny=$1 data=$2 label=$3 masks=${4:-masked} processes=${5:-one}
   "${ST_REFERENCE_PYTHON:-python3}" - "$data" "$work/sequences.jsonl" <<'PY' || fail "reading the shards"
 import glob, json, sys
 import h5py
@@ -104,14 +109,20 @@ with open(sys.argv[2], "w") as out:
                     row["loss_mask"] = mask[co[i]:co[i + 1]].tolist()
                 out.write(json.dumps(row) + "\n")
 PY
-  grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
+  [ "$masks" = unmasked ] || grep -q '"loss_mask": \[[^]]*0' "$work/sequences.jsonl" || fail "no conversation has a masked turn"
   trl_runs trl_sft.py sft "$tiny" "$work/sequences.jsonl" --steps 12 --micro-batch 2 --grad-accum 2 --lr 5e-3 \
     --warmup-steps 2 --weight-decay 0.01 --schedule cosine
   local sft=(--train.stage=sft --optim.schedule=cosine "${ours_common[@]}")
   model=$tiny train_data=$data steps=12 ours sft-one 1 "${sft[@]}" --train.micro_batch=2 --train.grad_accum=2
   agree sft-one sft "$label, 1 rank"
   model=$tiny train_data=$data steps=12 ours sft-two 2 "${sft[@]}" --train.micro_batch=1 --train.grad_accum=2
-  agree sft-two sft "$label, 2 ranks"
+  local two=sft
+  if [ "$processes" = per-process ]; then
+    two=sft-ddp
+    trl_runs trl_sft.py sft-ddp "$tiny" "$work/sequences.jsonl" --steps 12 --micro-batch 1 --grad-accum 4 --lr 5e-3 \
+      --warmup-steps 2 --weight-decay 0.01 --schedule cosine
+  fi
+  agree sft-two "$two" "$label, 2 ranks"
 }
 
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
@@ -217,6 +228,36 @@ PY
       --output "$work/sft-data" --cutoff-len 256
     expect_output "--template auto: qwen3 "
     sft_against_trl "$work/tiny" "$work/sft-data/train" "Qwen3 SFT, thinking template, multi-turn masks"
+    ;;
+  moe)
+    # Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2, the middle layer dense) with the router's
+    # load-balancing loss as DPOTrainer adds it (the config's router_aux_loss_coef, 0.001: the
+    # default of moe.aux_loss_coef): DPO on 1 rank, packed, and with shared prompts (a prompt
+    # token counts in both rows, as in TRL's); on 2 ranks against TRL on 2 GPUs, each process's
+    # router loss over its own micro-batch (TRL's one process with micro-batches of 1 and 4
+    # accumulations: the same micro-batches, the same mean); with the coefficient 0 (LlamaFactory's
+    # DPO) against TRL's 0, which must differ from the default. Then SFT against SFTTrainer, 1 and
+    # 2 ranks.
+    "$python" "$here/tiny_moe_model.py" qwen3_moe "$work/moe" "$work/moe-stacked" || fail "could not make the tiny Qwen3-MoE"
+    trl_model=$work/moe trl moe "${common[@]}" --loss sigmoid --schedule cosine
+    model=$work/moe ours one 1 "${one_rank[@]}" --optim.schedule=cosine
+    agree one moe "Qwen3-MoE DPO with the router loss, 1 rank"
+    grep -q '"aux_loss"' "$work/moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
+    trl_model=$work/moe trl moe-ddp --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 1 \
+      --grad-accum 4 --loss sigmoid --schedule cosine
+    model=$work/moe ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 --optim.schedule=cosine
+    agree two moe-ddp "Qwen3-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)"
+    model=$work/moe ours packed 1 "${one_rank[@]}" --optim.schedule=cosine --data.packing=true
+    agree packed moe "Qwen3-MoE DPO with the router loss, packed rows"
+    model=$work/moe ours shared 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.share_prompt=true
+    agree shared moe "Qwen3-MoE DPO with the router loss, shared prompts"
+    trl_model=$work/moe trl moe-off "${common[@]}" --loss sigmoid --schedule cosine --router-aux-loss-coef 0
+    model=$work/moe ours off 1 "${one_rank[@]}" --optim.schedule=cosine --moe.aux_loss_coef=0
+    agree off moe-off "Qwen3-MoE DPO, router loss off (coefficient 0), 1 rank"
+    differs off moe "Qwen3-MoE DPO without the router loss against TRL's with it"
+    run --exit 0 "$bin" synth --jsonl "$work/sft.jsonl" --kind sft --vocab 97 --pairs 64 --seed 4
+    run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft-data" --kind sft
+    sft_against_trl "$work/moe" "$work/sft-data/train" "Qwen3-MoE SFT with the router loss" unmasked per-process
     ;;
   kto)
     # KTO against KTOTrainer: the DPO cases' pairs unpaired (a third of the examples take their

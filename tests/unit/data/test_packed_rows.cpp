@@ -58,6 +58,8 @@ TEST(PackedRows, SharedSegmentHoldsThePromptOnceAndEachBranchSeesOnlyItsOwn) {
   EXPECT_TRUE(batch.target_counts.equal(at::tensor({2, 1}, at::kLong)));
   EXPECT_EQ(batch.real_tokens, (3 + 2) + (3 + 1));  // logical: both plain rows
   EXPECT_EQ(batch.computed_tokens, 7);
+  // The router loss counts each position for the plain rows' tokens it stands for.
+  EXPECT_TRUE(batch.token_weights[0].equal(at::tensor({2.0F, 2.0F, 1.0F, 1.0F, 1.0F, 1.0F, 1.0F})));
   EXPECT_EQ(batch.segment_lengths, (std::vector<int64_t>{5, 2}));
 }
 
@@ -143,6 +145,47 @@ TEST(PackedRows, TokenBudgetCountsThePairsTokensAndSetsTheRowLength) {
   std::vector<Pair> pairs = {make_pair(4, 20, 0), make_pair(4, 20, 0)};
   const MicroBatch batch = collate_pairs(pairs, PairKind::sft, options);
   EXPECT_EQ(batch.input_ids.sizes(), (at::IntArrayRef{1, 48})) << "both sequences in one row of <= 50";
+}
+
+// The router's load-balancing loss counts the tokens of the rows TRL pads (the unpacked pairs):
+// padding never, a shared prompt's twice, KTO's mismatched partners (run without gradient there)
+// never. Summed, the weights are the logical tokens whatever the layout.
+TEST(PackedRows, TokenWeightsCountTheUnpackedRowsTokens) {
+  const std::vector<Pair> pairs = {make_pair(3, 2, 4, 0), make_pair(5, 1, 2, 1), make_pair(1, 3, 3, 2)};
+  for (const bool packing : {false, true}) {
+    for (const bool share_prompt : {false, true}) {
+      CollateOptions options;
+      options.packing = packing;
+      options.share_prompt = share_prompt;
+      options.max_tokens = packing ? 20 : 0;
+      for (const PairKind kind : {PairKind::dpo, PairKind::sft}) {
+        const MicroBatch batch = collate_pairs(pairs, kind, options);
+        ASSERT_TRUE(batch.token_weights.defined());
+        EXPECT_EQ(batch.token_weights.sizes(), batch.input_ids.sizes());
+        EXPECT_EQ(batch.token_weights.sum().item<double>(), static_cast<double>(batch.real_tokens))
+            << "packing " << packing << ", shared prompt " << share_prompt << ", kind " << static_cast<int>(kind);
+        // Padding (a plain row's end, a packed row's unfilled tail) weighs nothing.
+        if (batch.layout.defined()) {
+          const at::Tensor padding = batch.layout.segment_ids.eq(kPaddingSegment);
+          EXPECT_EQ(batch.token_weights.masked_select(padding).abs().sum().item<double>(), 0.0);
+        } else {
+          for (int64_t r = 0; r < batch.input_ids.size(0); ++r) {
+            const int64_t length = batch.segment_lengths[static_cast<size_t>(r)];
+            EXPECT_TRUE(batch.token_weights[r].narrow(0, 0, length).eq(1).all().item<bool>()) << r;
+            EXPECT_EQ(batch.token_weights[r].sum().item<double>(), static_cast<double>(length)) << r;
+          }
+        }
+      }
+    }
+  }
+  std::vector<Pair> unpaired = pairs;
+  for (Pair& pair : unpaired) pair.label = true;  // kto: rejected holds the mismatched partner's completion
+  for (const bool packing : {false, true}) {
+    CollateOptions options;
+    options.packing = packing;
+    const MicroBatch batch = collate_pairs(unpaired, PairKind::kto, options);
+    EXPECT_EQ(batch.token_weights.sum().item<double>(), (3 + 2) + (5 + 1) + (1 + 3)) << "packing " << packing;
+  }
 }
 
 }  // namespace

@@ -213,27 +213,33 @@ TEST(LossSums, PackRoundTripsAndAdds) {
   a.loss = 1, a.pairs = 2, a.target_tokens = 3, a.real_tokens = 4, a.computed_tokens = 5, a.padded_tokens = 6;
   a.chosen_rewards = 7, a.rejected_rewards = 8, a.correct = 9, a.chosen_logps = 10, a.rejected_logps = 11;
   a.micro_batches = 12, a.positive_labels = 13, a.kl = 14;
+  a.router_loss = 15, a.weighted_router_loss = 16, a.router_forwards = 17;
   const std::vector<double> packed = a.pack();
   ASSERT_EQ(packed.size(), LossSums::kPacked);
   LossSums b = LossSums::unpack(packed.data());
   b += a;
-  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28}));
+  EXPECT_EQ(b.pack(), (std::vector<double>{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34}));
 }
 
 // The table decides the device-side sums: one slot per model-output field, in table order.
 TEST(LossSums, OutputSumsFollowTheFieldTable) {
-  EXPECT_EQ(kOutputSums, 7u);
+  EXPECT_EQ(kOutputSums, 9u);
   EXPECT_EQ(output_slot(&LossSums::loss), 0u);
   EXPECT_EQ(output_slot(&LossSums::rejected_logps), 5u);
   EXPECT_EQ(output_slot(&LossSums::kl), 6u);
+  EXPECT_EQ(output_slot(&LossSums::router_loss), 7u);
+  EXPECT_EQ(output_slot(&LossSums::weighted_router_loss), 8u);
   EXPECT_EQ(output_slot(&LossSums::pairs), kOutputSums);  // counted on the host
   EXPECT_EQ(output_slot(&LossSums::positive_labels), kOutputSums);
-  const LossSums sums = with_output_sums({}, at::arange(1, 8, at::kDouble));
+  EXPECT_EQ(output_slot(&LossSums::router_forwards), kOutputSums);
+  const LossSums sums = with_output_sums({}, at::arange(1, 10, at::kDouble));
   EXPECT_EQ(sums.loss, 1.0);
   EXPECT_EQ(sums.chosen_rewards, 2.0);
   EXPECT_EQ(sums.correct, 4.0);
   EXPECT_EQ(sums.rejected_logps, 6.0);
   EXPECT_EQ(sums.kl, 7.0);
+  EXPECT_EQ(sums.router_loss, 8.0);
+  EXPECT_EQ(sums.weighted_router_loss, 9.0);
   EXPECT_EQ(sums.pairs, 0.0);
 }
 

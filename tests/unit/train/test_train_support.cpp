@@ -67,6 +67,19 @@ TEST(TrainMetrics, LossMetricsFromSums) {
   const auto sft = loss_metrics(objective_for(Stage::sft), sums, "");
   EXPECT_DOUBLE_EQ(sft.at("loss").get<double>(), 0.1) << "SFT loss is per completion token";
   EXPECT_FALSE(sft.contains("rewards/accuracies"));
+  EXPECT_FALSE(sft.contains("aux_loss")) << "no router loss without one";
+}
+
+// A mixture-of-experts run: aux_loss is the mean over the forwards, and the loss metric is the
+// loss as trained, with the coefficient x that mean (as TRL logs both).
+TEST(TrainMetrics, RouterLossIsAMeanPerForwardAndPartOfTheLoss) {
+  LossSums sums;
+  sums.loss = 3.0, sums.pairs = 4.0;
+  sums.router_loss = 5.0, sums.weighted_router_loss = 0.05, sums.router_forwards = 2.0;
+  const auto dpo = loss_metrics(objective_for(Stage::dpo), sums, "");
+  EXPECT_DOUBLE_EQ(dpo.at("aux_loss").get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(dpo.at("loss").get<double>(), 0.75 + 0.025);
+  EXPECT_DOUBLE_EQ(loss_summary(objective_for(Stage::dpo), sums).loss, 0.75 + 0.025);
 }
 
 // Per-test scratch dir: ctest runs each case as its own process, in parallel.

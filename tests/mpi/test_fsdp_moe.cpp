@@ -1,0 +1,204 @@
+// A mixture-of-experts model (debug-moe: 8 experts, top-2, one dense layer among sparse ones) on
+// the FSDP engine against single-process autograd on the whole model, for every sharding strategy
+// and recompute policy on 1-4 ranks: the same log-probs, each rank's router load-balancing loss
+// equal to transformers' load_balancing_loss_func over that rank's rows (written out here as
+// transformers writes it; each of TRL's data-parallel processes takes it over its own batch), and
+// each rank's gradient shard of sum(logps) / rows + coefficient x the ranks' mean router loss
+// equal to its slice of the whole model's gradient.
+// fp32 is judged by the same whole-model computation in float64. The routers are N(0, 1), as
+// trained routers pick their experts with clear margins: an fp32 rounding reorders no top-k.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <numeric>
+
+#include "data/collate.h"
+#include "data/sampler.h"
+#include "fsdp/fsdp_model.h"
+#include "fsdp/recompute.h"
+#include "fsdp/shard_source.h"
+#include "fsdp_test_support.h"
+#include "hf/model_weights.h"
+#include "hf/presets.h"
+#include "model/llama_units.h"
+#include "model/moe_block.h"
+#include "model/rope.h"
+#include "mpi_test_main.h"
+
+namespace st {
+namespace {
+
+using namespace st::testing;
+
+constexpr uint64_t kSeed = 5;
+constexpr double kCoefficient = 0.5;  // large enough that the router loss moves every router's gradient
+
+const ModelConfig& moe_config() {
+  static const ModelConfig config = preset_config("debug-moe");
+  return config;
+}
+
+const std::vector<Pair>& moe_pairs() {
+  static const std::vector<Pair> pairs = global_pairs(8, 2);
+  return pairs;
+}
+
+// The preset's weights with N(0, 1) routers, in `dtype`.
+TensorMap moe_weights(at::ScalarType dtype) {
+  TensorMap weights = init_preset_weights(moe_config(), kSeed, at::kDouble);
+  at::manual_seed(kSeed);
+  for (auto& [name, tensor] : weights) {
+    if (name.find("mlp.gate.weight") != std::string::npos) tensor = at::randn(tensor.sizes(), at::kDouble);
+  }
+  for (auto& [name, tensor] : weights) tensor = tensor.to(dtype).requires_grad_(true);
+  return weights;
+}
+
+// transformers' load_balancing_loss_func over the sparse layers' router probabilities [N, E],
+// `mask` [N] the tokens' weights: E x sum_e (masked top-k picks of e / rows) x (masked
+// probability of e / rows), rows = layers x masked tokens.
+at::Tensor transformers_aux_loss(const std::vector<at::Tensor>& probs, const at::Tensor& mask, int64_t top_k) {
+  const int64_t experts = probs.front().size(1);
+  at::Tensor picks = at::zeros({experts}, probs.front().options());
+  at::Tensor probability = at::zeros({experts}, probs.front().options());
+  at::Tensor rows = at::zeros({}, probs.front().options());
+  for (const at::Tensor& layer : probs) {
+    const at::Tensor selected = std::get<1>(at::topk(layer.detach(), top_k, -1));
+    picks = picks + at::zeros({experts}, layer.options()).scatter_add(0, selected.reshape(-1),
+                                                                      mask.repeat_interleave(top_k));
+    probability = probability + (layer * mask.unsqueeze(1)).sum(0);
+    rows = rows + mask.sum();
+  }
+  return (picks / rows * (probability / rows)).sum() * experts;
+}
+
+// Rank `rank`'s rows of the whole batch of `pairs` pairs (its pairs' chosen and rejected rows), 1.
+at::Tensor rank_rows(size_t pairs, int rank, int size) {
+  std::vector<uint64_t> indices(pairs);
+  std::iota(indices.begin(), indices.end(), 0);
+  at::Tensor mask = at::zeros({2 * static_cast<int64_t>(pairs)}, at::kDouble);
+  for (uint64_t i : rank_slice(indices, rank, size)) {
+    mask[static_cast<int64_t>(i)] = 1.0;
+    mask[static_cast<int64_t>(pairs + i)] = 1.0;
+  }
+  return mask;
+}
+
+struct WholeRun {
+  at::Tensor logps;              // per row
+  std::vector<at::Tensor> aux;   // each world rank's router loss, over its rows
+};
+
+// The whole model over every pair, unit by unit, keeping each sparse layer's routing; the loss
+// sum(logps) / rows + kCoefficient x the ranks' mean router loss, backpropagated into `weights`.
+WholeRun whole_run(const TensorMap& weights, const MicroBatch& all) {
+  const ModelConfig& config = moe_config();
+  const at::ScalarType dtype = weights.begin()->second.scalar_type();
+  const LlamaWeights model = llama_weights(weights, config);
+  const TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), dtype, 64);
+  const size_t count = unit_count(config);
+  at::Tensor hidden = llama_unit_forward(config, 0, count, unit_params(model, config, 0), {}, batch);
+  std::vector<at::Tensor> probs;
+  for (size_t u = 1; u + 1 < count; ++u) {
+    Routing routing;
+    hidden = llama_unit_forward(config, u, count, unit_params(model, config, u), hidden, batch, nullptr, {}, &routing);
+    if (config.sparse_layer(static_cast<int64_t>(u) - 1)) probs.push_back(routing.probs);
+  }
+  WholeRun run;
+  run.logps = llama_unit_forward(config, count - 1, count, unit_params(model, config, count - 1), hidden, batch);
+  const int ranks = world_communicator().size();
+  const auto pairs = static_cast<size_t>(all.pairs);
+  at::Tensor mean_aux = at::zeros({}, probs.front().options());
+  for (int rank = 0; rank < ranks; ++rank) {
+    const at::Tensor mask = all.token_weights.to(at::kDouble) * rank_rows(pairs, rank, ranks).unsqueeze(1);
+    run.aux.push_back(transformers_aux_loss(probs, mask.reshape(-1).to(probs.front().scalar_type()),
+                                            config.experts.experts_per_token));
+    mean_aux = mean_aux + run.aux.back() / ranks;
+  }
+  torch::autograd::backward({run.logps.sum() / run.logps.size(0) + kCoefficient * mean_aux});
+  return run;
+}
+
+struct MoeCase {
+  Sharding sharding;
+  Recompute policy;
+};
+
+class FsdpRouterLoss : public ::testing::TestWithParam<MoeCase> {};
+
+TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
+  const auto [sharding, policy] = GetParam();
+  const ModelConfig& config = moe_config();
+  const MicroBatch all = collate_pairs(moe_pairs(), PairKind::dpo, {});
+  const TensorMap whole = moe_weights(at::kFloat), exact = moe_weights(at::kDouble);
+  const WholeRun want = whole_run(whole, all), want64 = whole_run(exact, all);
+
+  ShardingGroups groups = test_groups(sharding);
+  const int rank = groups.shard->rank();
+  const std::vector<UnitLayout> units = init_model_shards(config, kSeed, groups.shard->size(), rank).units;
+  std::vector<at::Tensor> masters;
+  for (const UnitLayout& unit : units) {
+    masters.push_back(
+        expected_shard(unit, rank, [&](const ParamSlot& slot) { return whole.at(slot.spec.name).detach(); }));
+  }
+  FsdpModelOptions options{at::kFloat, at::kFloat, at::kCPU, 64};
+  options.recompute = plan_recompute(config, {policy, 0, 4, 0, -1});
+  FsdpModel model(config, units, groups, masters, options);
+  const MicroBatch local = collate_pairs(my_share(moe_pairs()), PairKind::dpo, {});
+  const at::Tensor logps =
+      model.sequence_logps(model.make_batch(local.input_ids, local.targets, local.layout, local.token_weights));
+  const RouterLoss router = model.router_loss(logps);
+  const int ranks = world_communicator().size(), me = world_communicator().rank();
+  torch::autograd::backward({logps.sum() / all.input_ids.size(0) + kCoefficient * router.loss / ranks});
+
+  const size_t pairs = moe_pairs().size();
+  EXPECT_LE(ST_ROUNDINGS(logps.detach(), my_rows(want.logps.detach(), pairs), my_rows(want64.logps.detach(), pairs),
+                         kOtherOrderRoundings),
+            kOtherOrderRoundings);
+  EXPECT_LE(ST_ROUNDINGS(router.loss.detach(), want.aux[static_cast<size_t>(me)].detach(),
+                         want64.aux[static_cast<size_t>(me)].detach(), kOtherOrderRoundings),
+            kOtherOrderRoundings);
+  for (size_t u = 0; u < units.size(); ++u) {
+    EXPECT_LE(ST_ROUNDINGS(model.grad_shards()[u], expected_grad_shard(units[u], rank, whole),
+                           expected_grad_shard(units[u], rank, exact), kOtherOrderRoundings),
+              kOtherOrderRoundings)
+        << units[u].name << " on rank " << world_communicator().rank() << " of " << world_communicator().size();
+  }
+}
+
+// The check above can fail: without the router loss every router's gradient is another.
+TEST(FsdpRouterLoss, TheRouterLossMovesEveryRoutersGradient) {
+  const ModelConfig& config = moe_config();
+  const MicroBatch all = collate_pairs(moe_pairs(), PairKind::dpo, {});
+  const TensorMap with = moe_weights(at::kDouble), without = moe_weights(at::kDouble);
+  whole_run(with, all);
+  const LlamaWeights model = llama_weights(without, config);
+  torch::autograd::backward({llama_sequence_logps(model, config,
+                                                  make_token_batch(all.input_ids, all.targets,
+                                                                   rope_inverse_frequencies(config), at::kDouble, 64))
+                                 .sum() /
+                             all.input_ids.size(0)});
+  int routers = 0;
+  for (const auto& [name, tensor] : with) {
+    if (name.find("mlp.gate.weight") == std::string::npos) continue;
+    ++routers;
+    const at::Tensor moved = tensor.grad() - without.at(name).grad();
+    EXPECT_GT(moved.norm().item<double>(), 1e-3 * tensor.grad().norm().item<double>()) << name;
+  }
+  EXPECT_EQ(routers, config.sparse_layer_count());
+}
+
+std::string case_name(const ::testing::TestParamInfo<MoeCase>& info) {
+  return std::string(enum_name(info.param.sharding)) + "_" + enum_name(info.param.policy);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    StrategiesAndPolicies, FsdpRouterLoss,
+    ::testing::Values(MoeCase{Sharding::full, Recompute::full}, MoeCase{Sharding::full, Recompute::selective},
+                      MoeCase{Sharding::full, Recompute::none}, MoeCase{Sharding::grad_op, Recompute::full},
+                      MoeCase{Sharding::none, Recompute::selective}, MoeCase{Sharding::hybrid, Recompute::none}),
+    case_name);
+
+}  // namespace
+}  // namespace st
