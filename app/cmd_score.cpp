@@ -58,6 +58,9 @@ po::options_description score_options(ScoreOptions& o) {
        "tokens per lm_head log-prob chunk (bounds the [tokens, vocab] logits memory)")
       ("batch-tokens", po::value(&o.scorer.max_batch_tokens)->default_value(8192),
        "padded tokens per forward pass")
+      ("routing", po::bool_switch(&o.scorer.routing),
+       "a mixture-of-experts model: each line also gets \"routing\", every token's top-k experts and weights per "
+       "sparse layer (prompt and completion)")
       ("overwrite", po::bool_switch(&o.overwrite), "replace an existing --output file");
   return options;
 }
@@ -93,6 +96,10 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     if (o.reward && model.config.head != ModelHead::score) {
       throw ConfigError("score --reward: " + model.description + " is a causal LM (" + hf_architecture(model.config) +
                         "), not a reward model; give a train.stage = rm export or checkpoint, or drop --reward");
+    }
+    if (o.scorer.routing && model.config.experts.num_experts == 0) {
+      throw ConfigError("score --routing: " + model.description + " has no experts (config.json num_experts); drop "
+                        "--routing");
     }
     const auto requests = read_score_requests(o.input, model.config.vocab_size,
                                               model.config.max_position_embeddings);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "model/moe_block.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
 
@@ -209,12 +210,18 @@ UnitWeights unit_params(const LlamaWeights& weights, const ModelConfig& config, 
 
 namespace {
 
-// Embedding and every layer: [R, T, D] before the head.
-at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
+// Embedding and every layer: [R, T, D] before the head; each sparse layer's routing into
+// `routing` when given.
+at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
+                              std::vector<Routing>* routing = nullptr) {
   const size_t count = unit_count(config);
   at::Tensor hidden;
   for (size_t unit = 0; unit + 1 < count; ++unit) {
-    hidden = llama_unit_forward(config, unit, count, unit_params(weights, config, unit), hidden, batch);
+    const bool sparse = unit_role(unit, count) == UnitRole::layer && config.sparse_layer(static_cast<int64_t>(unit) - 1);
+    Routing routed;
+    hidden = llama_unit_forward(config, unit, count, unit_params(weights, config, unit), hidden, batch, nullptr, {},
+                                routing != nullptr && sparse ? &routed : nullptr);
+    if (routing != nullptr && sparse) routing->push_back(std::move(routed));
   }
   return hidden;
 }
@@ -228,8 +235,9 @@ at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& co
   return head_normed(config, weights.final_norm, hidden_before_head(weights, config, batch));
 }
 
-at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
-  const at::Tensor hidden = hidden_before_head(weights, config, batch);
+at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
+                              std::vector<Routing>* routing) {
+  const at::Tensor hidden = hidden_before_head(weights, config, batch, routing);
   return head_target_logps(config, unit_params(weights, config, unit_count(config) - 1), hidden, batch, {});
 }
 

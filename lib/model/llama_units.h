@@ -109,7 +109,9 @@ void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, 
 
 // The whole model in one call, through the same unit forwards: log p of every target [N] fp32
 // in (row, position) order (the scorer), and their sums per sequence [S] (tests, benches).
-at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
+// `routing`, when given, receives each sparse layer's routing of the batch's tokens, in layer order.
+at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
+                              std::vector<Routing>* routing = nullptr);
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);
 // A reward model's rewards per sequence [S] fp32 (batch.reward_positions set).
 at::Tensor llama_sequence_rewards(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch);

@@ -68,9 +68,20 @@ std::vector<ScoreRequest> read_score_requests(const std::string& path, int64_t v
 
 std::string format_score_line(const ScoreResult& result, ModelHead head) {
   if (head == ModelHead::score) return json{{"reward", result.reward}}.dump();
-  const json line = {{"logp", result.logp},
-                     {"token_logps", result.token_logps},
-                     {"num_tokens", result.token_logps.size()}};
+  json line = {{"logp", result.logp}, {"token_logps", result.token_logps}, {"num_tokens", result.token_logps.size()}};
+  if (!result.routing.empty()) {
+    json layers = json::array();
+    for (const SequenceRouting& routed : result.routing) {
+      json experts = json::array(), weights = json::array();
+      for (size_t t = 0; t * static_cast<size_t>(routed.k) < routed.experts.size(); ++t) {
+        const auto begin = static_cast<std::ptrdiff_t>(t * static_cast<size_t>(routed.k)), end = begin + routed.k;
+        experts.push_back(std::vector<int64_t>(routed.experts.begin() + begin, routed.experts.begin() + end));
+        weights.push_back(std::vector<float>(routed.weights.begin() + begin, routed.weights.begin() + end));
+      }
+      layers.push_back({{"layer", routed.layer}, {"experts", experts}, {"weights", weights}});
+    }
+    line["routing"] = layers;
+  }
   return line.dump();
 }
 

@@ -7,6 +7,7 @@
 
 #include "data/padded_rows.h"
 #include "model/llama_units.h"
+#include "model/moe_block.h"
 #include "model/reward_positions.h"
 #include "model/rope.h"
 
@@ -35,15 +36,40 @@ TokenBatch request_batch(const LlamaWeights& weights, const ModelConfig& config,
   return batch;
 }
 
+// Each request's rows of the batch's routing (rows right-padded to the batch's width).
+void take_routing(const ModelConfig& config, const std::vector<Routing>& routing, const TokenBatch& batch,
+                  const std::vector<ScoreRequest>& requests, size_t first, size_t last,
+                  std::vector<ScoreResult>& results) {
+  const int64_t width = batch.input_ids.size(1);
+  size_t slot = 0;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    if (!config.sparse_layer(layer)) continue;
+    const at::Tensor experts = routing.at(slot).experts.cpu().contiguous();
+    const at::Tensor weights = routing.at(slot++).weights.to(at::kCPU, at::kFloat).contiguous();
+    const int64_t k = experts.size(1);
+    for (size_t i = first; i < last; ++i) {
+      const int64_t begin = static_cast<int64_t>(i - first) * width * k, tokens = length_of(requests[i]);
+      SequenceRouting routed;
+      routed.layer = layer;
+      routed.k = k;
+      routed.experts.assign(experts.data_ptr<int64_t>() + begin, experts.data_ptr<int64_t>() + begin + tokens * k);
+      routed.weights.assign(weights.data_ptr<float>() + begin, weights.data_ptr<float>() + begin + tokens * k);
+      results[i].routing.push_back(std::move(routed));
+    }
+  }
+}
+
 void score_batch(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                  const std::vector<ScoreRequest>& requests, size_t first, size_t last,
-                 std::vector<ScoreResult>& results) {
+                 std::vector<ScoreResult>& results, bool with_routing) {
   if (config.head == ModelHead::score) {
     const at::Tensor rewards = llama_sequence_rewards(weights, config, batch).to(at::kCPU, at::kDouble);
     for (size_t i = first; i < last; ++i) results[i].reward = rewards[static_cast<int64_t>(i - first)].item<double>();
     return;
   }
-  const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
+  std::vector<Routing> routing;
+  const at::Tensor logps = llama_target_logps(weights, config, batch, with_routing ? &routing : nullptr).cpu();
+  if (with_routing) take_routing(config, routing, batch, requests, first, last, results);
   const float* values = logps.data_ptr<float>();
   for (size_t i = first; i < last; ++i) {  // rows come back in (sequence, position) order
     ScoreResult& result = results[i];
@@ -83,7 +109,7 @@ std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const Mode
   const auto length = [&](size_t i) { return length_of(requests[i]); };
   for (const auto& [first, last] : padded_batches(requests.size(), length, options.max_batch_tokens)) {
     const TokenBatch batch = request_batch(weights, config, inverse_frequencies, requests, first, last, options);
-    score_batch(weights, config, batch, requests, first, last, results);
+    score_batch(weights, config, batch, requests, first, last, results, options.routing);
   }
   return results;
 }

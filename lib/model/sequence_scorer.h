@@ -18,16 +18,27 @@ struct ScoreRequest {
   std::vector<int64_t> completion_ids;
 };
 
+// One sparse layer's routing of a sequence's tokens (prompt + completion): each token's top-k
+// experts and their weights, [tokens x k] row-major.
+struct SequenceRouting {
+  int64_t layer = 0;
+  int64_t k = 0;
+  std::vector<int64_t> experts;
+  std::vector<float> weights;
+};
+
 // A causal LM's log-probs, or a reward model's reward (ModelHead::score) of prompt + completion.
 struct ScoreResult {
   double logp = 0.0;                    // sum of token_logps
   std::vector<float> token_logps;       // one per completion token
   double reward = 0.0;                  // a reward model's, read at the last non-pad token
+  std::vector<SequenceRouting> routing;  // with ScorerOptions::routing: per sparse layer
 };
 
 struct ScorerOptions {
   int64_t chunk_tokens = 1024;          // lm_head log-prob chunk (tokens)
   int64_t max_batch_tokens = 8192;      // padded tokens per forward pass
+  bool routing = false;                 // a mixture-of-experts model's routing of every token
 };
 
 // Consecutive [first, last) ranges of `count` rows, row i `length(i)` tokens long, whose

@@ -54,6 +54,26 @@ case "$case_name" in
     [ "$(wc -l <"$work/p.jsonl")" -eq 11 ] || fail "expected 11 lines"
     run --exit 2 "$bin" score --input "$ref/pairs.jsonl" --output "$work/q.jsonl"
     expect_output "give exactly one of --model DIR, --checkpoint DIR or --preset NAME"
+    # --routing: a dense model is refused by name; a mixture-of-experts model (debug-moe: layers 0
+    # and 2 sparse, top-2 of 8) routes every token of prompt + completion in each sparse layer.
+    run --exit 2 "$bin" score --preset debug --input "$ref/pairs.jsonl" --output "$work/r.jsonl" --routing
+    expect_output "score --routing: preset debug .* has no experts \(config.json num_experts\); drop --routing"
+    [ ! -e "$work/r.jsonl" ] || fail "output written despite the error"
+    run --exit 0 "$bin" score --preset debug-moe --input "$ref/pairs.jsonl" --output "$work/moe.jsonl" --routing
+    "$python" - "$ref/pairs.jsonl" "$work/moe.jsonl" <<'PY' || fail "the routing lines are not every token's top-2 per sparse layer"
+import json, sys
+pairs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+scores = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
+assert len(pairs) == len(scores) == 11, (len(pairs), len(scores))
+for pair, score in zip(pairs, scores):
+    tokens = len(pair["prompt_ids"]) + len(pair["completion_ids"])
+    assert [entry["layer"] for entry in score["routing"]] == [0, 2], score["routing"]
+    for entry in score["routing"]:
+        assert len(entry["experts"]) == len(entry["weights"]) == tokens
+        for experts, weights in zip(entry["experts"], entry["weights"]):
+            assert len(set(experts)) == 2 and all(0 <= e < 8 for e in experts), experts
+            assert abs(sum(weights) - 1) < 1e-6 and weights[0] >= weights[1], weights  # renormalised, in order
+PY
     ;;
   *)
     fail "unknown case"

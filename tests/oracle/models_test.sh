@@ -307,13 +307,15 @@ PY
       fail "shardtune eval and lm-evaluation-harness differ"
     ;;
   moe_qwen3_moe | moe_mixtral)
-    # Mixture-of-experts models made by transformers (tiny_moe_model.py): scores and greedy
-    # tokens as transformers' own Qwen3MoeForCausalLM / MixtralForCausalLM give them, read from
+    # Mixture-of-experts models made by transformers (tiny_moe_model.py): scores, each token's
+    # experts and weights, and greedy tokens as transformers' own Qwen3MoeForCausalLM /
+    # MixtralForCausalLM give them, read from
     # save_pretrained's one tensor per expert and from transformers 5's stacked experts; then a
     # few DPO steps whose export (one tensor per expert) transformers reads and scores alike.
     family=${case_name#moe_}
     oracle "$here/tiny_moe_model.py" "$family" "$work/model" "$work/stacked" || fail "could not make the tiny $family"
     check score "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/score"
+    check routing "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/routing"
     check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
     check score "$bin" "$work/stacked" "$fixtures/pairs.jsonl" "$work/score-stacked"
     cmp -s "$work/score/scores.jsonl" "$work/score-stacked/scores.jsonl" || fail "the stacked layout scores otherwise"

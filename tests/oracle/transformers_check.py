@@ -14,6 +14,13 @@
       AutoModelForSequenceClassification give the same reward for every prompt + completion, to
       1e-5 x max(1, |reward|); transformers scores them in right-padded batches of 8, so its own
       rule (the last token that is not config.pad_token_id) picks the positions.
+  transformers_check.py routing  SHARDTUNE MODEL_DIR PAIRS.jsonl WORK_DIR
+      A mixture-of-experts model: `shardtune score --routing` and transformers' own routers (each
+      sparse layer's gate module, hooked: its top-k weights and expert indices) route every token
+      of prompt + completion to the same experts in the same order (the fixtures' routers pick
+      with clear margins, so no rounding reorders a top-k), with the same weights: a 1e-5 screen
+      (the weights carry every earlier layer's fp32 rounding, amplified by the router's logits:
+      1.6e-6 apart measured), past it judged by transformers in float64 as `score` is.
   transformers_check.py generate SHARDTUNE MODEL_DIR PROMPTS.jsonl WORK_DIR MAX_NEW_TOKENS
       `shardtune generate` (greedy, KV cache, batched) and transformers' generate(do_sample=False),
       one prompt at a time, give the same tokens, stopping at the same EOS.
@@ -169,6 +176,70 @@ def check_generate(binary, model_dir, prompts_path, work, max_new_tokens, label)
     return ok
 
 
+def transformers_routing(model, ids):
+    """Each sparse layer's (weights [T, k], experts [T, k]) as its gate module returns them."""
+    routed, hooks = {}, []
+    for name, module in model.named_modules():
+        if type(module).__name__.endswith("TopKRouter"):
+            layer = int(name.split("layers.")[1].split(".")[0])
+            hooks.append(module.register_forward_hook(
+                lambda _m, _i, out, layer=layer: routed.__setitem__(layer, (out[1].float(), out[2]))))
+    try:
+        with torch.no_grad():
+            model(torch.tensor([ids]))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return routed
+
+
+def check_routing(binary, model_dir, pairs_path, work, label):
+    output = os.path.join(work, "routing.jsonl")
+    subprocess.run([binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output, "--routing",
+                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+    model = load(model_dir)
+    pairs, mine_lines = read_jsonl(pairs_path), read_jsonl(output)
+    tokens = layers = 0
+    ours_weights, theirs_weights = [], []  # per pair and sparse layer, [T, k] float64
+    failed = []
+    for number, (pair, mine) in enumerate(zip(pairs, mine_lines, strict=True)):
+        theirs = transformers_routing(model, pair["prompt_ids"] + pair["completion_ids"])
+        ours = {entry["layer"]: entry for entry in mine["routing"]}
+        if sorted(ours) != sorted(theirs):
+            failed.append(f"pair {number}: shardtune routes layers {sorted(ours)}, transformers {sorted(theirs)}")
+            continue
+        for layer in sorted(theirs):
+            weights, experts = theirs[layer]
+            if ours[layer]["experts"] != experts.tolist():
+                failed.append(f"pair {number} layer {layer}: experts {ours[layer]['experts']} vs {experts.tolist()}")
+            ours_weights.append(torch.tensor(ours[layer]["weights"], dtype=torch.float64))
+            theirs_weights.append(weights.double())
+        tokens += len(pair["prompt_ids"]) + len(pair["completion_ids"])
+        layers = len(theirs)
+
+    def scaled(a_list, b_list):
+        return max(((a - b).abs() / b.abs().clamp(min=1.0)).max().item() for a, b in zip(a_list, b_list))
+
+    worst = scaled(ours_weights, theirs_weights) if ours_weights else 0.0
+    ok = not failed and worst <= TOLERANCE
+    verdict = "ok (1e-5)" if ok else "DIFFERS"
+    if ok:
+        tolerance_log.record_screen("transformers routing weights", label, worst, TOLERANCE)
+    elif not failed:
+        exact = load(model_dir, torch.float64)
+        truth = [w.double() for pair in pairs
+                 for _, (w, _e) in sorted(transformers_routing(exact, pair["prompt_ids"] + pair["completion_ids"]).items())]
+        ratio = judged_ratio(scaled(ours_weights, truth), scaled(theirs_weights, truth), floor=1e-7)
+        ok = ratio <= 1.0
+        tolerance_log.record_judged("transformers routing weights", label, ratio)
+        verdict = f"{'ok' if ok else 'DIFFERS'} (judged by float64: {ratio:.3g} of what the rule allows)"
+    print(f"| {label} | routing | {tokens} tokens x {layers} sparse layers | experts "
+          f"{'equal' if not failed else 'DIFFER'}, weights max scaled {worst:.3g} | {verdict} |")
+    for line in failed[:5]:
+        print("  " + line)
+    return ok
+
+
 def main():
     args = sys.argv[1:]
     reference_dir = None
@@ -183,6 +254,8 @@ def main():
         label += f" (transformers: {os.path.basename(os.path.normpath(reference_dir))})"
     if command == "score":
         ok = check_score(binary, model_dir, inputs, work, label, reference_dir)
+    elif command == "routing":
+        ok = check_routing(binary, model_dir, inputs, work, label)
     elif command == "reward":
         ok = check_reward(binary, model_dir, inputs, work)
     elif command == "generate":
