@@ -92,8 +92,9 @@ LoaderOptions Trainer::loader_options(bool train) const {
 
 // One batch of device inputs for the reference and the policy (host targets: no sync).
 MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_pairs_per_micro_batch) {
-  // Training forwards of a model with experts add the router's loss (evaluations do not).
-  const bool routed = router_coefficient_ > 0.0 && at::GradMode::is_enabled();
+  // Training forwards of a model with experts tally their routing: the router's loss (when its
+  // coefficient is not 0) and the expert load (always). Evaluations do not.
+  const bool routed = run_.engine->model().config().experts.num_experts > 0 && at::GradMode::is_enabled();
   const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout,
                                                            routed ? micro.token_weights : at::Tensor());
   at::Tensor reference_logps;
@@ -113,7 +114,8 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
 
 void Trainer::add_router_loss(MicroBatchResult& result, const at::Tensor& policy) {
   const RouterLoss loss = run_.engine->model().router_loss(policy);
-  result.router_loss = loss.loss * router_coefficient_;
+  // With the coefficient 0 the loss is only logged: nothing backpropagates through it.
+  if (router_coefficient_ > 0.0) result.router_loss = loss.loss * router_coefficient_;
   if (result.counts.micro_batches == 0.0) return;  // padding: in the gradient (zero), not in the metrics
   const at::Tensor value = loss.loss.detach().to(at::kDouble);
   result.output_sums[static_cast<int64_t>(output_slot(&LossSums::router_loss))] = value;
