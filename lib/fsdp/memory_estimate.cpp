@@ -125,14 +125,13 @@ int64_t local_tokens(const EstimateInputs& in) {
 // gate, up, activation and product, the k weighted outputs, and the router's fp32 logits and
 // probabilities over all experts (counted as 2 elements each).
 int64_t mlp_elements_per_token(const ModelConfig& config) {
-  const int64_t dense = config.experts.num_experts == 0 || config.sparse_layer_count() < config.num_hidden_layers
-                            ? 4 * config.intermediate_size
-                            : 0;
+  const int64_t dense = 4 * config.intermediate_size;
   if (config.experts.num_experts == 0) return dense;
   const ExpertShape& e = config.experts;
   const int64_t sparse =
       e.experts_per_token * (2 * config.hidden_size + 4 * e.expert_intermediate_size) + 2 * 2 * e.num_experts;
-  return std::max(dense, sparse);
+  // The largest layer's: a model with dense layers among the sparse ones has both kinds.
+  return config.sparse_layer_count() < config.num_hidden_layers ? std::max(dense, sparse) : sparse;
 }
 
 int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {

@@ -1,16 +1,11 @@
 #include "hf/expert_checkpoint.h"
 
 #include "hf/param_table.h"
+#include "hf/shape_text.h"
 #include "util/errors.h"
 
 namespace st {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
 
 // The stored tensor `name` must be `shape`.
 void require_shape(const SafetensorsCheckpoint& checkpoint, const std::string& name, const std::vector<int64_t>& shape) {

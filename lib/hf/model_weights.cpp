@@ -4,20 +4,12 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
-#include <sstream>
 
+#include "hf/shape_text.h"
 #include "util/errors.h"
 
 namespace st {
 namespace {
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
-  out << "]";
-  return out.str();
-}
 
 // FNV-1a of the name, mixed with the run seed by splitmix64: a stable per-parameter stream.
 uint64_t parameter_seed(const std::string& name, uint64_t seed) {

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
-#include <numeric>
 
 #include "hf/safetensors_dtype.h"
 #include "util/errors.h"
@@ -31,8 +29,7 @@ void SafetensorsFile::add_view(const std::string& name, const std::string& store
                                std::vector<int64_t> shape) {
   const SafetensorsEntry& whole = require(stored);
   SafetensorsEntry view{name, whole.dtype, std::move(shape), 0, 0};
-  const int64_t count = view.shape.empty() ? 1 : std::accumulate(view.shape.begin(), view.shape.end(), int64_t{1},
-                                                                  std::multiplies<>());
+  const int64_t count = view.numel();
   if (first < 0 || count < 0 || first + count > whole.numel()) {
     throw ModelError(path() + ": tensor '" + stored + "' has " + std::to_string(whole.numel()) +
                      " elements, too few to hold '" + name + "' at element " + std::to_string(first) +
