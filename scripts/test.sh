@@ -32,8 +32,12 @@ source scripts/compiler-cache.sh
 cuda=${ST_ENABLE_CUDA:-AUTO}
 if [ "$cuda" = AUTO ] && [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda" \
-  "${compiler_cache_flags[@]}"
+# Line tables only (-g1): backtraces and profiles keep file:line, and a from-scratch build (CI's
+# largest phase after the tests) compiles each file 15-25% faster than with full debug info
+# (measured, one core: lib/train/trainer.cpp 20 s -> 17 s, tests/unit/hf/test_safetensors.cpp
+# 20-23 s -> 15 s).
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda" "${compiler_cache_flags[@]}"
 compiler_cache_zero
 cmake --build "$build" -j"$(nproc)"
 compiler_cache_report

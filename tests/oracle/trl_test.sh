@@ -40,19 +40,14 @@ run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/
 
 # trl_runs <script> <name> <model> <data> <options...>: TRL's run of the case (tests/oracle/<script>)
 # twice, in fp32 ($work/<name>.trl.jsonl, the oracle) and in float64 ($work/<name>.float64.trl.jsonl,
-# the judge of values past trl_compare.py's 1e-5 screen: two correct fp32 runs can differ by more).
+# the judge of values past trl_compare.py's 1e-5 screen: two correct fp32 runs can differ by more),
+# one after the other in one process (trl_both_precisions.py: one import of TRL).
 trl_runs() {
-  local script=$1 name=$2 model=$3 data=$4 precision
+  local script=$1 name=$2 model=$3 data=$4
   shift 4
-  for precision in fp32 float64; do
-    local wide=() log=$work/$name.trl.jsonl
-    if [ "$precision" = float64 ]; then
-      wide=(--float64) log=$work/$name.float64.trl.jsonl
-    fi
-    "$python" "$here/$script" "$model" "$data" "$log" "$@" "${wide[@]}" --work "$work/trl-$name-$precision" \
-      >"$work/$name.$precision.trl.log" 2>&1 ||
-      fail "TRL's $script ($precision) failed: $(grep -v -e kernels -e triton "$work/$name.$precision.trl.log" | tail -5)"
-  done
+  "$python" "$here/trl_both_precisions.py" "$here/$script" "$model" "$data" "$work/$name.trl.jsonl" \
+    "$work/$name.float64.trl.jsonl" "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
+    fail "TRL's $script failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
 }
 # trl <name> <trl_dpo.py options...>: TRL's DPO-family runs ($pairs: other pairs than the DPO
 # cases'; $trl_model: another model).
