@@ -95,7 +95,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     load_checkpoint(directory, units, world.rank(), communicator, masters);
     if (fs::is_directory(manifest.model_source)) options.base_model_dir = manifest.model_source;
     if (adapters && !o.merge) {
-      const PeftExportResult adapter = export_peft_adapter(o.output, units, masters.of(StateKind::master), world.rank(), true,
+      const PeftExportResult adapter = export_peft_adapter(o.output, config, units, masters.of(StateKind::master), world.rank(), true,
                                                            communicator, manifest.adapter, options.dtype, o.overwrite);
       log0("export: step ", manifest.progress.step, " of ", directory, " -> ", o.output, " (PEFT LoRA adapter, ",
            adapter.tensors, " tensors, ", static_cast<double>(adapter.bytes) / 1e6, " MB) in ", timer.seconds(), " s");
@@ -106,7 +106,7 @@ int run_export(std::vector<std::string> args, int& argc, char**& argv) {
     if (adapters) {
       ModelShards base = adapted_base(manifest, config, directory, world.size(), world.rank());
       const TensorMap whole = gather_adapters(units, masters.of(StateKind::master), world.rank(), true, communicator);
-      merge_adapters_into_shards(base.units, base.masters, world.rank(), whole, checkpoint_adapter_scale(manifest));
+      merge_adapters_into_shards(config, base.units, base.masters, world.rank(), whole, checkpoint_adapter_scale(manifest));
       if (manifest.adapter.contains("quantization")) {
         log0("export: QLoRA adapters merged onto the full-precision base ", base.description,
              ", not onto the NF4-dequantized weights they were trained against (docs/lora.md, \"QLoRA\")");

@@ -76,11 +76,15 @@ LoadedModel load_checkpoint_model(const std::string& directory, Communicator& wo
   LoadedModel model = load_model(base.path, base.preset, base.seed, at::TensorOptions().dtype(at::kFloat));
   const TensorMap pairs = unit_tensors(units, masters.of(StateKind::master));
   const double scale = checkpoint_adapter_scale(manifest);
+  const std::vector<LoraTarget> targets = lora_targets(manifest.adapter.value("target_modules", ""));
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const LoraTarget target : lora_targets(manifest.adapter.value("target_modules", ""))) {
-      const at::Tensor& a = pairs.at(lora_a_name(layer, target));
-      const at::Tensor& b = pairs.at(lora_b_name(layer, target));
-      model.tensors.at(adapted_weight_name(layer, target)).add_(at::mm(b, a), scale);
+    const std::vector<ParamSpec> specs = lora_layer_params(config, layer, targets, 1);
+    for (size_t i = 0; i < specs.size(); i += 2) {  // A then B of each target
+      const LoraPair stacked{pairs.at(specs[i].name), pairs.at(specs[i + 1].name)};
+      for (const AdaptedWeight& piece : adapted_weights(config, layer, specs[i].key.target)) {
+        const LoraPair pair = adapted_pair(stacked, piece, config.experts.num_experts);
+        model.tensors.at(piece.weight).add_(at::mm(pair.b, pair.a), scale);
+      }
     }
   }
   for (const ParamSpec& spec : saved_module_params(config)) {  // a reward model's score, trained in full

@@ -27,35 +27,51 @@ T adapter_field(const nlohmann::json& adapter, const char* key) {
 
 }  // namespace
 
-nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const std::vector<std::string>& saved_modules) {
-  nlohmann::json modules = nlohmann::json::array();
+nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const ModelConfig& model,
+                                   const std::vector<std::string>& saved_modules) {
+  const auto r = adapter_field<int64_t>(adapter, "r");
+  const auto alpha = adapter_field<double>(adapter, "alpha");
+  const bool experts = model.experts.num_experts > 0;
+  nlohmann::json modules = nlohmann::json::array(), parameters = nlohmann::json::array();
+  nlohmann::json ranks = nlohmann::json::object(), alphas = nlohmann::json::object();
   for (LoraTarget target : lora_targets(adapter_field<std::string>(adapter, "target_modules"))) {
-    modules.push_back(peft_module_name(target));
+    const bool mlp = target == LoraTarget::gate || target == LoraTarget::up || target == LoraTarget::down;
+    if (!(experts && mlp)) {
+      modules.push_back(peft_module_name(target));
+    } else if (target == LoraTarget::gate) {  // what PEFT writes for gate_proj, up_proj, down_proj here
+      parameters = {"gate_up_proj", "down_proj"};
+      ranks[".*\\.gate_up_proj"] = kFusedExpertRank * r;
+      alphas[".*\\.gate_up_proj"] = static_cast<double>(kFusedExpertRank) * alpha;
+    }
   }
   const nlohmann::json base = adapter.value("base", nlohmann::json::object());
   const std::string path = base.value("path", "");
-  return {{"peft_type", "LORA"},
-          {"task_type", saved_modules.empty() ? "CAUSAL_LM" : "SEQ_CLS"},
-          {"base_model_name_or_path", path.empty() ? "preset " + base.value("preset", std::string("?")) : path},
-          {"r", adapter_field<int64_t>(adapter, "r")},
-          {"lora_alpha", adapter_field<double>(adapter, "alpha")},
-          {"lora_dropout", adapter.value("dropout", 0.0)},
-          {"use_rslora", adapter_field<bool>(adapter, "rslora")},
-          {"target_modules", modules},
-          {"bias", "none"},
-          {"fan_in_fan_out", false},
-          {"inference_mode", true},
-          {"init_lora_weights", true},
-          {"use_dora", false},
-          {"modules_to_save", saved_modules.empty() ? nlohmann::json(nullptr) : nlohmann::json(saved_modules)},
-          {"layers_to_transform", nullptr},
-          {"layers_pattern", nullptr},
-          {"rank_pattern", nlohmann::json::object()},
-          {"alpha_pattern", nlohmann::json::object()},
-          {"revision", nullptr}};
+  nlohmann::json config = {
+      {"peft_type", "LORA"},
+      {"task_type", saved_modules.empty() ? "CAUSAL_LM" : "SEQ_CLS"},
+      {"base_model_name_or_path", path.empty() ? "preset " + base.value("preset", std::string("?")) : path},
+      {"r", r},
+      {"lora_alpha", alpha},
+      {"lora_dropout", adapter.value("dropout", 0.0)},
+      {"use_rslora", adapter_field<bool>(adapter, "rslora")},
+      {"target_modules", modules},
+      {"bias", "none"},
+      {"fan_in_fan_out", false},
+      {"inference_mode", true},
+      {"init_lora_weights", true},
+      {"use_dora", false},
+      {"modules_to_save", saved_modules.empty() ? nlohmann::json(nullptr) : nlohmann::json(saved_modules)},
+      {"layers_to_transform", nullptr},
+      {"layers_pattern", nullptr},
+      {"rank_pattern", ranks},
+      {"alpha_pattern", alphas},
+      {"revision", nullptr}};
+  if (!parameters.empty()) config["target_parameters"] = parameters;
+  return config;
 }
 
-PeftExportResult export_peft_adapter(const std::string& output, const std::vector<UnitLayout>& units,
+PeftExportResult export_peft_adapter(const std::string& output, const ModelConfig& model,
+                                     const std::vector<UnitLayout>& units,
                                      const std::vector<at::Tensor>& masters, int shard, bool writes,
                                      Communicator& world, const nlohmann::json& adapter, at::ScalarType dtype,
                                      bool replace) {
@@ -88,7 +104,7 @@ PeftExportResult export_peft_adapter(const std::string& output, const std::vecto
       saved.push_back(name.substr(0, name.rfind('.')));
     }
     write_file_atomically((temporary / "adapter_config.json").string(),
-                          peft_adapter_config(adapter, saved).dump(2) + "\n");
+                          peft_adapter_config(adapter, model, saved).dump(2) + "\n");
     replace_directory(temporary.string(), output);
   }
   world.barrier();

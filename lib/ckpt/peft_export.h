@@ -17,10 +17,14 @@
 namespace st {
 
 // adapter_config.json from a checkpoint's adapter identity (CheckpointManifest::adapter): rank,
-// alpha, rslora, targets as PEFT module names, dropout, and the base model's path.
+// alpha, rslora, targets as PEFT module names, dropout, and the base model's path. A
+// mixture-of-experts `model`'s MLP targets are its experts, written as PEFT 0.21 writes them
+// (hf/param_table.h lora_layer_params): target_parameters gate_up_proj and down_proj, gate_up's
+// rank and alpha doubled in rank_pattern and alpha_pattern.
 // `saved_modules`: the base modules trained in full (PEFT's modules_to_save, e.g. a reward
 // model's "score", which makes the task SEQ_CLS).
-nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const std::vector<std::string>& saved_modules = {});
+nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const ModelConfig& model,
+                                   const std::vector<std::string>& saved_modules = {});
 
 struct PeftExportResult {
   uint64_t bytes = 0;  // tensor bytes
@@ -29,7 +33,8 @@ struct PeftExportResult {
 
 // Collective over `world`. `units` and `masters` are the adapter units and this rank's fp32
 // shards (shard `shard`; `writes` false for replicas of a shard written elsewhere).
-PeftExportResult export_peft_adapter(const std::string& output, const std::vector<UnitLayout>& units,
+PeftExportResult export_peft_adapter(const std::string& output, const ModelConfig& model,
+                                     const std::vector<UnitLayout>& units,
                                      const std::vector<at::Tensor>& masters, int shard, bool writes,
                                      Communicator& world, const nlohmann::json& adapter, at::ScalarType dtype,
                                      bool replace);

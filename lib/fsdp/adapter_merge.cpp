@@ -21,6 +21,26 @@ void take_saved_modules(const UnitLayout& unit, at::Tensor& shard_values, int sh
   }
 }
 
+// W + scale * B A over the part of weight `weight` that lies in this rank's shard of `unit`.
+void merge_into_shard(const UnitLayout& unit, at::Tensor& shard_values, int shard, const std::string& weight,
+                      const LoraPair& pair, double scale) {
+  for (const ParamSlot& slot : unit.params) {
+    if (slot.spec.name != weight) continue;
+    const SlotOverlap piece = overlap(slot, unit.shard_offset(shard), unit.shard_numel);
+    if (piece.length == 0) return;
+    const int64_t columns = slot.spec.shape.at(1);
+    const int64_t first_row = piece.param_offset / columns;
+    const int64_t end_row = (piece.param_offset + piece.length + columns - 1) / columns;
+    // The whole rows the piece touches, merged, then the piece cut back out of them.
+    at::Tensor target = shard_values.narrow(0, piece.range_offset, piece.length);
+    at::Tensor rows = at::zeros({end_row - first_row, columns}, at::kFloat).view({-1});
+    rows.narrow(0, piece.param_offset - first_row * columns, piece.length).copy_(target);
+    const at::Tensor merged = merged_rows(rows.view({end_row - first_row, columns}), pair, scale, first_row);
+    target.copy_(merged.view({-1}).narrow(0, piece.param_offset - first_row * columns, piece.length));
+    return;
+  }
+}
+
 }  // namespace
 
 TensorMap gather_adapters(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters, int shard,
@@ -39,8 +59,9 @@ TensorMap gather_adapters(const std::vector<UnitLayout>& units, const std::vecto
   return adapters;
 }
 
-void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::vector<at::Tensor>& base_shards,
-                                int shard, const TensorMap& adapters, double scale) {
+void merge_adapters_into_shards(const ModelConfig& config, const std::vector<UnitLayout>& base_units,
+                                std::vector<at::Tensor>& base_shards, int shard, const TensorMap& adapters,
+                                double scale) {
   for (size_t u = 0; u < base_units.size(); ++u) {
     const UnitLayout& unit = base_units[u];
     if (unit_role(u, base_units.size()) == UnitRole::head) {
@@ -49,25 +70,14 @@ void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::
     }
     if (unit_role(u, base_units.size()) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
-    for (const auto& entry : EnumNames<LoraTarget>::table) {
-      const auto a = adapters.find(lora_a_name(layer, entry.value));
+    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, enum_values<LoraTarget>(), 1);
+    for (size_t i = 0; i < pairs.size(); i += 2) {  // A then B of each target
+      const auto a = adapters.find(pairs[i].name);
       if (a == adapters.end()) continue;
-      const LoraPair pair{a->second, adapters.at(lora_b_name(layer, entry.value))};
-      const std::string weight = adapted_weight_name(layer, entry.value);
-      for (const ParamSlot& slot : unit.params) {
-        if (slot.spec.name != weight) continue;
-        const SlotOverlap piece = overlap(slot, unit.shard_offset(shard), unit.shard_numel);
-        if (piece.length == 0) break;
-        const int64_t columns = slot.spec.shape.at(1);
-        const int64_t first_row = piece.param_offset / columns;
-        const int64_t end_row = (piece.param_offset + piece.length + columns - 1) / columns;
-        // The whole rows the piece touches, merged, then the piece cut back out of them.
-        at::Tensor target = base_shards.at(u).narrow(0, piece.range_offset, piece.length);
-        at::Tensor rows = at::zeros({end_row - first_row, columns}, at::kFloat).view({-1});
-        rows.narrow(0, piece.param_offset - first_row * columns, piece.length).copy_(target);
-        const at::Tensor merged = merged_rows(rows.view({end_row - first_row, columns}), pair, scale, first_row);
-        target.copy_(merged.view({-1}).narrow(0, piece.param_offset - first_row * columns, piece.length));
-        break;
+      const LoraPair stacked{a->second, adapters.at(pairs[i + 1].name)};
+      for (const AdaptedWeight& piece : adapted_weights(config, layer, pairs[i].key.target)) {
+        merge_into_shard(unit, base_shards.at(u), shard, piece.weight,
+                         adapted_pair(stacked, piece, config.experts.num_experts), scale);
       }
     }
   }

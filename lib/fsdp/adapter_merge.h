@@ -19,10 +19,12 @@ namespace st {
 TensorMap gather_adapters(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters, int shard,
                           bool writes, Communicator& world);
 
-// Adds scale * B A to the part of every adapted weight that lies in this rank's shard
-// (`base_shards` fp32, laid out by `base_units` for shard `shard`), and puts the base modules
-// trained in full (a reward model's score) in place of the base's.
-void merge_adapters_into_shards(const std::vector<UnitLayout>& base_units, std::vector<at::Tensor>& base_shards,
-                                int shard, const TensorMap& adapters, double scale);
+// Adds scale * B A to the part of every adapted weight of `config`'s model (each expert's slice of
+// a stacked pair: hf/param_table.h adapted_weights) that lies in this rank's shard (`base_shards`
+// fp32, laid out by `base_units` for shard `shard`), and puts the base modules trained in full (a
+// reward model's score) in place of the base's.
+void merge_adapters_into_shards(const ModelConfig& config, const std::vector<UnitLayout>& base_units,
+                                std::vector<at::Tensor>& base_shards, int shard, const TensorMap& adapters,
+                                double scale);
 
 }  // namespace st

@@ -116,6 +116,22 @@ std::string module_path(int64_t layer, LoraTarget target) {
   return layer_prefix(layer) + weight.substr(0, weight.rfind('.'));
 }
 
+// PEFT's name of a sparse layer's stacked-experts pair: gate_up_proj is wrapped first, so under
+// down_proj's wrapper ("base_layer"); transformers 5 names the block "mlp" in every family.
+std::string expert_lora_name(int64_t layer, LoraTarget target, const char* matrix) {
+  return "base_model.model." + layer_prefix(layer) + "mlp.experts." +
+         (target == LoraTarget::gate ? "base_layer." : "") + matrix + ".weight";
+}
+
+void require_all_expert_targets(const std::vector<LoraTarget>& targets) {
+  int named = 0;
+  for (LoraTarget target : targets) named += is_dense_mlp(adapted_row(target).key) ? 1 : 0;
+  if (named == 0 || named == 3) return;
+  throw ModelError("lora.target_modules: a mixture-of-experts layer's experts are adapted as PEFT adapts them, "
+                   "through their stacked gate_up and down parameters together (target_parameters); name gate, up "
+                   "and down all three, or none of them");
+}
+
 }  // namespace
 
 int64_t ParamSpec::numel() const {
@@ -151,14 +167,6 @@ std::string expert_param_name(const ModelConfig& config, int64_t layer, LayerPar
     case LayerParam::expert_down: return projection(naming.down);
     default: throw ModelError("expert_param_name: not a sparse-layer parameter");
   }
-}
-
-std::vector<LoraTarget> adaptable_targets(const ModelConfig& config, int64_t layer) {
-  std::vector<LoraTarget> targets;
-  for (LoraTarget target : enum_values<LoraTarget>()) {
-    if (!(config.sparse_layer(layer) && is_dense_mlp(adapted_row(target).key))) targets.push_back(target);
-  }
-  return targets;
 }
 
 bool is_expert_member(LayerParam param) {
@@ -235,24 +243,57 @@ std::string lora_b_name(int64_t layer, LoraTarget target) {
 
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r) {
+  const bool experts = config.experts.num_experts > 0, sparse = config.sparse_layer(layer);
+  if (experts) require_all_expert_targets(targets);
   std::vector<ParamSpec> params;
   for (LoraTarget target : targets) {
     const LayerParamRow& row = adapted_row(target);
-    if (config.sparse_layer(layer) && is_dense_mlp(row.key)) {
-      throw ModelError(std::string("lora.target_modules: '") + enum_name(target) + "' adapts a dense MLP projection, "
-                       "which layer " + std::to_string(layer) + " of this mixture-of-experts model does not have (it "
-                       "routes to experts); LoRA on experts is not built yet: target q,k,v,o");
+    int64_t out = size_of(config, row.rows), in = size_of(config, row.cols), rows = r;
+    std::string a_name = lora_a_name(layer, target), b_name = lora_b_name(layer, target);
+    if (experts && is_dense_mlp(row.key)) {
+      // The MLP targets are the experts': a dense layer of the model keeps its MLP unadapted, as
+      // PEFT maps gate_proj.. to the experts' parameters alone.
+      if (!sparse || target == LoraTarget::up) continue;  // up: gate_up's pair, under target gate
+      const int64_t width = config.experts.expert_intermediate_size;
+      const bool gate_up = target == LoraTarget::gate;
+      out = gate_up ? 2 * width : config.hidden_size;
+      in = gate_up ? config.hidden_size : width;
+      // Every expert's rows in one pair; gate_up's of rank 2 r, gate's r and up's r fused.
+      rows = (gate_up ? kFusedExpertRank : 1) * r * config.experts.num_experts;
+      a_name = expert_lora_name(layer, target, "lora_A");
+      b_name = expert_lora_name(layer, target, "lora_B");
     }
-    const int64_t out = size_of(config, row.rows), in = size_of(config, row.cols);
     ParamKey key;
     key.target = target;
     key.layer = layer;
     key.kind = ParamKey::Kind::lora_a;
-    params.push_back({lora_a_name(layer, target), {r, in}, ParamInit::lora_a, key});
+    params.push_back({a_name, {rows, in}, ParamInit::lora_a, key});
     key.kind = ParamKey::Kind::lora_b;
-    params.push_back({lora_b_name(layer, target), {out, r}, ParamInit::zeros, key});
+    params.push_back({b_name, {out, rows}, ParamInit::zeros, key});
   }
   return params;
+}
+
+std::vector<AdaptedWeight> adapted_weights(const ModelConfig& config, int64_t layer, LoraTarget target) {
+  if (config.experts.num_experts == 0 || !is_dense_mlp(adapted_row(target).key)) {
+    return {{adapted_weight_name(layer, target)}};
+  }
+  if (!config.sparse_layer(layer)) return {};  // a MoE model's dense MLP: unadapted (lora_layer_params)
+  std::vector<AdaptedWeight> weights;
+  const int64_t width = config.experts.expert_intermediate_size;
+  for (int64_t expert = 0; expert < config.experts.num_experts; ++expert) {
+    switch (target) {
+      case LoraTarget::gate:  // gate_up's B: the gate's rows, then the up's
+        weights.push_back({expert_param_name(config, layer, LayerParam::expert_gate, expert), expert, 0, width});
+        weights.push_back({expert_param_name(config, layer, LayerParam::expert_up, expert), expert, width, width});
+        break;
+      case LoraTarget::down:
+        weights.push_back({expert_param_name(config, layer, LayerParam::expert_down, expert), expert});
+        break;
+      default: break;  // up: gate's pair adapts it
+    }
+  }
+  return weights;
 }
 
 }  // namespace st

@@ -166,15 +166,32 @@ bool is_projection_weight(const ParamKey& key);
 // a reward model's score, under PEFT's name "base_model.model.score.weight"; none for a causal LM.
 std::vector<ParamSpec> saved_module_params(const ModelConfig& config);
 std::string saved_module_name(const std::string& hf_name);  // "base_model.model.<hf_name>"
-// "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B).
+// "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B): a dense
+// projection's (lora_layer_params names a sparse layer's expert pairs).
 std::string lora_a_name(int64_t layer, LoraTarget target);
 std::string lora_b_name(int64_t layer, LoraTarget target);
-// The LoRA targets `layer` has a projection for (a sparse layer has no dense MLP).
-std::vector<LoraTarget> adaptable_targets(const ModelConfig& config, int64_t layer);
-// Per layer: A then B of each target, in model order; throws ModelError for a target the layer
-// lacks (adaptable_targets). A [r, in] is initialised as PEFT does
-// (kaiming-uniform, bound 1 / sqrt(in)), B [out, r] to zero.
+// Per layer: A then B of each target, in model order. A [r, in] is initialised as PEFT does
+// (kaiming-uniform, bound 1 / sqrt(in)), B [out, r] to zero. In a mixture-of-experts model the MLP
+// targets adapt the experts as PEFT 0.21 maps gate_proj, up_proj, down_proj onto transformers 5's
+// stacked experts (target_parameters gate_up_proj, down_proj; gate_up wrapped first): target gate
+// carries gate_up's pair of rank 2 r (kFusedExpertRank: gate's r and up's r fused; alpha doubled
+// with it, so the scale is unchanged), A [2 r E, D], B [2 I, 2 r E] under "mlp.experts.base_layer",
+// up none of its own, down down's pair, A [r E, I], B [D, r E] under "mlp.experts"; a dense layer
+// of such a model keeps its MLP unadapted (as PEFT). gate, up and down are targeted together or
+// not at all there (ModelError otherwise).
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r);
+inline constexpr int64_t kFusedExpertRank = 2;  // gate_up's rank over lora.r
+// One base weight a target's pair changes, W += scale * B[b_rows] A: `expert` >= 0 picks that
+// expert's slice of a stacked experts' pair (model/lora.h adapted_pair); b_rows [begin, begin +
+// count) of B (count -1: all) tell gate and up apart in gate_up's pair.
+struct AdaptedWeight {
+  std::string weight;
+  int64_t expert = -1;
+  int64_t b_row_begin = 0, b_row_count = -1;
+};
+// What target `target` of `layer` adapts: the dense projection, or each expert's (one target may
+// change several weights; up's are gate's pair's), or nothing (a MoE model's dense MLP).
+std::vector<AdaptedWeight> adapted_weights(const ModelConfig& config, int64_t layer, LoraTarget target);
 
 }  // namespace st

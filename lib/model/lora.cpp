@@ -43,6 +43,17 @@ at::Tensor lora_delta(const at::Tensor& x, const LoraPair& pair, const AdapterFo
   return at::linear(at::linear(input, pair.a), pair.b) * adapter.scale;
 }
 
+LoraPair adapted_pair(const LoraPair& pair, const AdaptedWeight& piece, int64_t experts) {
+  LoraPair slice = pair;
+  if (piece.expert >= 0) {
+    const int64_t r = pair.a.size(0) / experts;
+    slice.a = pair.a.view({experts, r, pair.a.size(1)}).select(0, piece.expert);
+    slice.b = pair.b.view({pair.b.size(0), r, experts}).select(2, piece.expert);
+  }
+  if (piece.b_row_count >= 0) slice.b = slice.b.narrow(0, piece.b_row_begin, piece.b_row_count);
+  return slice;
+}
+
 at::Tensor merged_rows(const at::Tensor& weight_rows, const LoraPair& pair, double scale, int64_t row_begin) {
   const at::Tensor b_rows = pair.b.to(at::kFloat).narrow(0, row_begin, weight_rows.size(0));
   return weight_rows.to(at::kFloat) + b_rows.mm(pair.a.to(at::kFloat)) * scale;

@@ -6,6 +6,22 @@
 #include "model/swiglu.h"
 
 namespace st {
+namespace {
+
+constexpr auto kGateUp = static_cast<size_t>(LoraTarget::gate);
+constexpr auto kDown = static_cast<size_t>(LoraTarget::down);
+
+// Expert `expert`'s adapter output on its tokens x, from the layer's stacked pair of `target`.
+at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, LoraTarget target, int64_t expert) {
+  const LoraPair& stacked = w.lora[static_cast<size_t>(target)];
+  AdaptedWeight piece;
+  piece.expert = expert;
+  const auto experts = static_cast<int64_t>(w.experts.gate.size());
+  const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
+  return lora_delta(x, adapted_pair(stacked, piece, experts), w.adapter, stream);
+}
+
+}  // namespace
 
 Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertShape& shape, ActivationCache* cache) {
   const at::Tensor logits = linear_op(tokens, router, {}, cache);
@@ -35,9 +51,16 @@ at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const
     if (n == 0) continue;
     const at::Tensor rows = token_of.narrow(0, offset, n);
     const at::Tensor x = tokens.index_select(0, rows);
-    const at::Tensor gate = linear_op(x, w.experts.gate[expert], {}, cache);
-    const at::Tensor up = linear_op(x, w.experts.up[expert], {}, cache);
-    const at::Tensor down = linear_op(swiglu(gate, up), w.experts.down[expert], {}, cache);
+    at::Tensor gate = linear_op(x, w.experts.gate[expert], {}, cache);
+    at::Tensor up = linear_op(x, w.experts.up[expert], {}, cache);
+    if (w.lora[kGateUp].a.defined()) {  // one delta for both: gate_up's pair (lora.h adapted_pair)
+      const at::Tensor delta = expert_delta(x, w, LoraTarget::gate, static_cast<int64_t>(expert));
+      gate = gate + delta.narrow(1, 0, gate.size(1));
+      up = up + delta.narrow(1, gate.size(1), up.size(1));
+    }
+    const at::Tensor hidden = swiglu(gate, up);
+    at::Tensor down = linear_op(hidden, w.experts.down[expert], {}, cache);
+    if (w.lora[kDown].a.defined()) down = down + expert_delta(hidden, w, LoraTarget::down, static_cast<int64_t>(expert));
     out = out.index_add(0, rows, down * weight_of.narrow(0, offset, n));
     offset += n;
   }

@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+
 #include "ckpt/checkpoint_reader.h"
 #include "fsdp/unit_layout.h"
 #include "train/flops.h"
@@ -40,7 +42,20 @@ double peak_tflops_of(const TrainConfig& config, const c10::Device& device, Comp
 std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const ModelConfig& model, int group_size) {
   const int64_t multiple = shard_multiple_of(config.optim.name);
   if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size, multiple);
-  return build_adapter_unit_layouts(model, lora_targets(config.lora.target_modules), config.lora.r, group_size, multiple);
+  const std::vector<LoraTarget> targets = lora_targets(config.lora.target_modules);
+  const bool experts = model.experts.num_experts > 0 &&
+                       std::find(targets.begin(), targets.end(), LoraTarget::gate) != targets.end();
+  if (experts && config.lora.dropout > 0.0) {  // as PEFT refuses lora_dropout with target_parameters
+    throw ConfigError("lora.dropout > 0: the experts' adapters (gate, up, down on a mixture-of-experts model) take "
+                      "no dropout, as in PEFT (target_parameters); set lora.dropout = 0 or leave gate, up and down out "
+                      "of lora.target_modules");
+  }
+  if (experts && config.lora.rslora) {  // PEFT's fused gate_up (rank 2 r, alpha 2 alpha) scales otherwise there
+    throw ConfigError("lora.rslora = true with the experts adapted (gate, up, down on a mixture-of-experts model) is "
+                      "not built: PEFT scales their fused gate_up pair by 2 alpha / sqrt(2 r); set lora.rslora = false "
+                      "or leave gate, up and down out of lora.target_modules");
+  }
+  return build_adapter_unit_layouts(model, targets, config.lora.r, group_size, multiple);
 }
 
 void log_adapters(const TrainConfig& config, const FsdpModel& model, ComputeDtype dtype) {

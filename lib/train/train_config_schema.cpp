@@ -97,7 +97,8 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       above(0));
   schema.add(&c.lora.dropout, "dropout", "dropout on the adapters' input in training forwards", within(0, 1, true));
   schema.add(&c.lora.target_modules, "target_modules",
-      "projections that get adapters, comma-separated from q,k,v,o,gate,up,down");
+      "projections that get adapters, comma-separated from q,k,v,o,gate,up,down (a mixture-of-experts model's "
+      "gate,up,down: every expert's, together, as PEFT adapts them)");
   schema.add(&c.lora.rslora, "rslora", "rank-stabilised scaling alpha / sqrt(r) (PEFT use_rslora)");
   schema.add(&c.lora.seed, "seed", "seed of the A matrices' init (B starts at zero)");
   schema.add(&c.lora.quant_type, "quant_type",

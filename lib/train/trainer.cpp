@@ -276,7 +276,7 @@ void Trainer::export_model() {
   if (trains_adapters(config_.train.method)) {
     const Timer timer;
     const PeftExportResult exported =
-        export_peft_adapter(output, model.units(), model.master_shards(), place.shard, place.writes, *run_.host,
+        export_peft_adapter(output, model.config(), model.units(), model.master_shards(), place.shard, place.writes, *run_.host,
                             adapter_identity(config_), export_scalar_type(config_.ckpt.export_dtype), true);
     log0("export: ", output, " (PEFT LoRA adapter, ", exported.tensors, " tensors, ",
          static_cast<double>(exported.bytes) / 1e6, " MB) in ", timer.seconds(), " s");

@@ -12,7 +12,8 @@
 # - bnb_nf4_checkpoint: a checkpoint bitsandbytes quantized (as transformers saves it) is read
 #   as a QLoRA base as bitsandbytes dequantizes it, and refused by score;
 # - moe_qwen3_moe, moe_mixtral: tiny mixture-of-experts models transformers made, in both expert
-#   layouts, and a trained export of each;
+#   layouts, a trained export of each, and a LoRA run's adapter on attention and experts that
+#   PEFT loads as its merged export computes;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -325,6 +326,15 @@ PY
       --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
     check score "$bin" "$work/run/export" "$fixtures/pairs.jsonl" "$work/score-export"
     ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
+    # LoRA on attention and experts: the adapter PEFT loads (its stacked experts' pairs, as
+    # target_parameters) computes what the merged export (one tensor per expert) computes.
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
+      --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
+      --lora.target_modules=q,v,gate,up,down --optim.lr=5e-3 --train.max_steps=3 --train.micro_batch=2 \
+      --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
+    oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
+      "$work/lora-merged" || fail "PEFT's adapter on the experts and shardtune's merged export differ"
     ;;
   *) fail "unknown case" ;;
 esac

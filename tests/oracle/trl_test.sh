@@ -21,7 +21,8 @@
 # - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
 # - moe: a tiny Qwen3-MoE with the router's load-balancing loss as TRL adds it: DPO on 1 and 2
-#   ranks, packed and with shared prompts, with the coefficient 0; SFT on 1 and 2 ranks.
+#   ranks, packed and with shared prompts, with the coefficient 0, LoRA on attention and experts
+#   against TRL + PEFT; KTO on 1 rank; SFT on 1 and 2 ranks.
 # - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
 #   from a reward-model export, with and without centred rewards, and with LoRA + PEFT.
 # shellcheck source=../e2e/harness.sh
@@ -119,6 +120,23 @@ PY
   fi
   agree sft-two "$two" "$label, 2 ranks"
 }
+
+# kto_examples <pairs.jsonl> <out.jsonl>: the pairs unpaired, a third of the examples taking their
+# rejected completion, labelled undesirable.
+kto_examples() {
+  "$python" - "$1" "$2" <<'PY' || fail "could not write the KTO examples"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for i, line in enumerate(f):
+        pair, desirable = json.loads(line), i % 3 != 0
+        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "label": desirable,
+                              "completion_ids": pair["chosen_ids" if desirable else "rejected_ids"]}) + "\n")
+PY
+}
+# KTO's per-label rewards and log-probs: means over the step's examples of each label here, over
+# micro-batches in TRL (docs/objectives.md); not compared.
+kto_per_label=(--defined-otherwise "rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
+               "means over the step's examples of each label, TRL's over micro-batches")
 
 # Shared by every case: 4 pairs per step as 2 micro-batches of 2 (or 2 ranks x 2 of 1).
 common=(--lr 5e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 2 --grad-accum 2)
@@ -250,6 +268,25 @@ PY
     model=$work/moe ours off 1 "${one_rank[@]}" --optim.schedule=cosine --moe.aux_loss_coef=0
     agree off moe-off "Qwen3-MoE DPO, router loss off (coefficient 0), 1 rank"
     differs off moe "Qwen3-MoE DPO without the router loss against TRL's with it"
+    # LoRA on attention and on the experts (PEFT's target_parameters: one stacked pair per
+    # gate_up and down) against TRL + PEFT from the adapter shardtune starts from, the router
+    # loss training the attention adapters its inputs pass through.
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,gate,up,down)
+    model=$work/moe steps=1 ours lora-start 1 "${one_rank[@]}" "${lora[@]}" --ckpt.export=true --ckpt.export_dtype=fp32
+    grep -q '"gate_up_proj"' "$work/lora-start/export/adapter_config.json" ||
+      fail "the adapter names no experts (target_parameters)"
+    trl_model=$work/moe trl moe-lora "${common[@]}" --loss sigmoid --schedule cosine --adapter "$work/lora-start/export"
+    model=$work/moe ours lora 1 "${one_rank[@]}" --optim.schedule=cosine "${lora[@]}"
+    agree lora moe-lora "Qwen3-MoE LoRA on attention and experts (r 4) with the router loss, 1 rank"
+    # KTO: the router loss over the examples' forward alone (TRL's KL forward, of the mismatched
+    # completions, adds none).
+    kto_examples "$work/pairs.jsonl" "$work/kto.jsonl"
+    run --exit 0 "$bin" prep --input "$work/kto.jsonl" --vocab 97 --output "$work/kto" --kind kto
+    trl_runs trl_kto.py moe-kto "$work/moe" "$work/kto.jsonl" --steps "$steps" --beta "$beta" --lr 5e-3 \
+      --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine
+    model=$work/moe train_data=$work/kto/train ours kto 1 "${ours_common[@]}" --train.micro_batch=4 \
+      --train.grad_accum=2 --train.stage=kto --kto.beta="$beta" --optim.schedule=cosine
+    agree kto moe-kto "Qwen3-MoE KTO with the router loss, 1 rank" "${kto_per_label[@]}"
     run --exit 0 "$bin" synth --jsonl "$work/sft.jsonl" --kind sft --vocab 97 --pairs 64 --seed 4
     run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft-data" --kind sft
     sft_against_trl "$work/moe" "$work/sft-data/train" "Qwen3-MoE SFT with the router loss" unmasked per-process
@@ -261,32 +298,23 @@ PY
     # 4 each: the same micro-batches, whose reference points are their own). Rewards and log-probs are
     # means over the step's desirable / undesirable examples here, TRL's the mean over micro-batches
     # of each micro-batch's mean: equal only where every micro-batch holds as many of each.
-    "$python" - "$work/pairs.jsonl" "$work/kto.jsonl" <<'PY' || fail "could not write the KTO examples"
-import json, sys
-with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
-    for i, line in enumerate(f):
-        pair, desirable = json.loads(line), i % 3 != 0
-        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "label": desirable,
-                              "completion_ids": pair["chosen_ids" if desirable else "rejected_ids"]}) + "\n")
-PY
+    kto_examples "$work/pairs.jsonl" "$work/kto.jsonl"
     run --exit 0 "$bin" prep --input "$work/kto.jsonl" --vocab 97 --output "$work/kto" --kind kto
     trl_runs trl_kto.py kto "$fixtures/llama_gqa" "$work/kto.jsonl" --steps "$steps" --beta "$beta" \
       --desirable-weight 1.0 --undesirable-weight 1.5 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 \
       --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine
     kto=(--train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine)
     train_data=$work/kto/train ours one 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}"
-    per_label=(--defined-otherwise "rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
-               "means over the step's examples of each label, TRL's over micro-batches")
-    agree one kto "KTO (undesirable weight 1.5), 1 rank" "${per_label[@]}"
+    agree one kto "KTO (undesirable weight 1.5), 1 rank" "${kto_per_label[@]}"
     train_data=$work/kto/train ours two 2 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=1 "${kto[@]}"
-    agree two kto "KTO (undesirable weight 1.5), 2 ranks" "${per_label[@]}"
+    agree two kto "KTO (undesirable weight 1.5), 2 ranks" "${kto_per_label[@]}"
     # The reference precomputed (each example's and its partner's log-probs): the same run; a
     # run whose micro-batches make other partner groups is refused by name.
     run --exit 0 "$mpiexec" -np 2 "$bin" precompute-ref --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" \
       --train.stage=kto --train.micro_batch=4 --train.dtype=fp32 --train.output_dir="$work/unused"
     train_data=$work/kto/train ours pre 1 "${ours_common[@]}" --train.micro_batch=4 --train.grad_accum=2 "${kto[@]}" \
       --dpo.reference=precomputed
-    agree pre kto "KTO, reference precomputed, 1 rank" "${per_label[@]}"
+    agree pre kto "KTO, reference precomputed, 1 rank" "${kto_per_label[@]}"
     run --exit 2 "$bin" train --model.path="$fixtures/llama_gqa" --data.train="$work/kto/train" --train.stage=kto \
       --train.micro_batch=2 --dpo.reference=precomputed --train.output_dir="$work/refused" --progress off
     expect_output "in groups of 4 \(train.micro_batch at precompute-ref\) but train.micro_batch = 2"

@@ -41,7 +41,7 @@ TEST(AdapterMerge, ShardsTogetherEqualTheDenseMerge) {
   std::vector<std::vector<at::Tensor>> shards(group);
   for (int rank = 0; rank < group; ++rank) {
     for (const UnitLayout& unit : units) shards[rank].push_back(init_unit_shard(unit, rank, 9));
-    merge_adapters_into_shards(units, shards[rank], rank, adapters, scale);
+    merge_adapters_into_shards(config, units, shards[rank], rank, adapters, scale);
   }
   const TensorMap base = init_preset_weights(config, 9, at::kFloat);
   for (size_t u = 1; u + 1 < units.size(); ++u) {
@@ -59,6 +59,54 @@ TEST(AdapterMerge, ShardsTogetherEqualTheDenseMerge) {
       EXPECT_TRUE(at::allclose(got, expected, 1e-6, 1e-6)) << slot.spec.name;
     }
   }
+}
+
+// A mixture-of-experts model's stacked pairs (PEFT's target_parameters): each expert's gate, up
+// and down merged with its own slice, written here from PEFT's layout (A's rows [e r, (e + 1) r),
+// B's columns e, e + E, ...; gate_up's B rows: the gate's, then the up's; gate_up's rank 2 r).
+TEST(AdapterMerge, ShardsTogetherEqualEachExpertsMergeAsPeftSlicesTheStackedPairs) {
+  const ModelConfig config = preset_config("debug-moe");
+  const std::vector<LoraTarget> targets = lora_targets("q,gate,up,down");
+  const double scale = 0.5;
+  const int group = 3;
+  const int64_t r = 2, experts = config.experts.num_experts, width = config.experts.expert_intermediate_size;
+  at::manual_seed(5);
+  TensorMap adapters;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    for (const ParamSpec& spec : lora_layer_params(config, layer, targets, r)) adapters[spec.name] = at::randn(spec.shape);
+  }
+  const auto units = build_unit_layouts(config, group);
+  std::vector<std::vector<at::Tensor>> shards(group);
+  for (int rank = 0; rank < group; ++rank) {
+    for (const UnitLayout& unit : units) shards[rank].push_back(init_unit_shard(unit, rank, 9));
+    merge_adapters_into_shards(config, units, shards[rank], rank, adapters, scale);
+  }
+  const TensorMap base = init_preset_weights(config, 9, at::kFloat);
+  const std::string block = "base_model.model.model.layers.0.mlp.experts.";
+  const auto slice = [&](const std::string& pair, int64_t e) {
+    const at::Tensor& a = adapters.at(pair + "lora_A.weight");
+    const int64_t rank = a.size(0) / experts;  // gate_up's 2 r, down's r
+    const at::Tensor columns = at::arange(e, rank * experts, experts, at::kLong);
+    return adapters.at(pair + "lora_B.weight").index_select(1, columns).mm(a.narrow(0, e * rank, rank));
+  };
+  std::vector<at::Tensor> parts;
+  for (int rank = 0; rank < group; ++rank) parts.push_back(shards[rank][1]);  // layer 0: sparse
+  const at::Tensor flat = at::cat(parts);
+  int checked = 0;
+  for (const ParamSlot& slot : units[1].params) {
+    at::Tensor expected = base.at(slot.spec.name);
+    const int64_t e = slot.spec.key.expert;
+    switch (slot.spec.key.member) {
+      case LayerParam::expert_gate: expected = expected + slice(block + "base_layer.", e).narrow(0, 0, width) * scale; break;
+      case LayerParam::expert_up: expected = expected + slice(block + "base_layer.", e).narrow(0, width, width) * scale; break;
+      case LayerParam::expert_down: expected = expected + slice(block, e) * scale; break;
+      default: continue;
+    }
+    ++checked;
+    const at::Tensor got = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+    EXPECT_TRUE(at::allclose(got, expected, 1e-6, 1e-6)) << slot.spec.name;
+  }
+  EXPECT_EQ(checked, 3 * experts);
 }
 
 }  // namespace

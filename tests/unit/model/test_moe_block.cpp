@@ -152,7 +152,73 @@ TEST(MoeBlock, ParamTableLaysOutExpertsAsTheFamiliesName) {
   for (const ParamSpec& spec : all_params(qwen)) counted += spec.numel();
   EXPECT_EQ(counted, qwen.parameter_count());
   EXPECT_THROW(lora_layer_params(qwen, 0, {LoraTarget::gate}, 4), ModelError);
-  EXPECT_NO_THROW(lora_layer_params(qwen, 1, {LoraTarget::gate}, 4));
+}
+
+// Expert e's slice of a stacked PEFT pair, written from PEFT's layout directly: A's rows
+// [e r, (e + 1) r), B's columns e, e + E, e + 2E, ... (B.view(out, r, E)[:, :, e]).
+at::Tensor expert_delta_weight(const at::Tensor& a, const at::Tensor& b, int64_t expert, int64_t experts) {
+  const int64_t r = a.size(0) / experts;
+  const at::Tensor columns = at::arange(expert, r * experts, experts, at::kLong);
+  return b.index_select(1, columns).mm(a.narrow(0, expert * r, r));
+}
+
+TEST(MoeBlock, ExpertAdaptersEqualTheExpertsMergedAsPeftSlicesThem) {
+  Sparse s = sparse_layer(at::kDouble, 6);
+  const ModelConfig& config = s.config;
+  const int64_t r = 3, experts = config.experts.num_experts, width = config.experts.expert_intermediate_size;
+  const std::vector<ParamSpec> specs = lora_layer_params(config, 0, enum_values<LoraTarget>(), r);
+  ASSERT_EQ(specs.size(), 12u);  // A and B of q, k, v, o, then of gate_up and of down
+  TensorMap pairs;
+  for (const ParamSpec& spec : specs) {
+    pairs[spec.name] = (at::randn(spec.shape, at::kDouble) * 0.2).requires_grad_(true);
+    s.weights.bind(spec.key, pairs[spec.name]);
+  }
+  const std::string block = "base_model.model.model.layers.0.mlp.experts.";
+  const at::Tensor gate_up_a = pairs.at(block + "base_layer.lora_A.weight"), gate_up_b = pairs.at(block + "base_layer.lora_B.weight");
+  const at::Tensor down_a = pairs.at(block + "lora_A.weight"), down_b = pairs.at(block + "lora_B.weight");
+  EXPECT_EQ(gate_up_a.sizes(), at::IntArrayRef({2 * r * experts, config.hidden_size}));  // gate's r and up's r
+  EXPECT_EQ(gate_up_b.sizes(), at::IntArrayRef({2 * width, 2 * r * experts}));
+  EXPECT_EQ(down_a.sizes(), at::IntArrayRef({r * experts, width}));
+  EXPECT_EQ(down_b.sizes(), at::IntArrayRef({config.hidden_size, r * experts}));
+  s.weights.adapter.scale = 0.75;
+
+  Sparse merged = converted(s, at::kDouble);
+  {
+    at::NoGradGuard no_grad;
+    for (int64_t e = 0; e < experts; ++e) {
+      const auto i = static_cast<size_t>(e);
+      const at::Tensor gate_up = expert_delta_weight(gate_up_a, gate_up_b, e, experts) * 0.75;
+      merged.weights.experts.gate[i] = merged.weights.experts.gate[i] + gate_up.narrow(0, 0, width);
+      merged.weights.experts.up[i] = merged.weights.experts.up[i] + gate_up.narrow(0, width, width);
+      merged.weights.experts.down[i] = merged.weights.experts.down[i] + expert_delta_weight(down_a, down_b, e, experts) * 0.75;
+    }
+  }
+  const at::Tensor tokens = at::randn({30, config.hidden_size}, at::kDouble);
+  const Routing routing = route(tokens, s.weights[LayerParam::router], config.experts);
+  const at::Tensor got = expert_outputs(s.weights, tokens, routing);
+  const at::Tensor want = expert_outputs(merged.weights, tokens, routing);
+  // float64 both ways, x (W + s B A) against x W + s (x A) B: sums of at most D + r products
+  // apart, each within D u of its magnitudes' sum; 1e-12 of the largest output is ~1e3 x that.
+  EXPECT_LE((got - want).abs().max().item<double>(), 1e-12 * want.abs().max().item<double>());
+  const auto grads = torch::autograd::grad({got.sum()}, {gate_up_a, gate_up_b, down_a, down_b});
+  for (const at::Tensor& grad : grads) EXPECT_GT(grad.abs().max().item<double>(), 0.0);
+}
+
+TEST(MoeBlock, ExpertAdaptersComeAsGateUpAndDownTogether) {
+  const ModelConfig config = preset_config("debug-moe");
+  EXPECT_THROW(lora_layer_params(config, 0, {LoraTarget::q, LoraTarget::gate, LoraTarget::up}, 4), ModelError);
+  EXPECT_THROW(lora_layer_params(config, 0, {LoraTarget::down}, 4), ModelError);
+  EXPECT_EQ(lora_layer_params(config, 0, {LoraTarget::q, LoraTarget::gate, LoraTarget::up, LoraTarget::down}, 4).size(), 6u);
+  // A dense layer of the same model keeps its MLP unadapted, as PEFT maps gate_proj.. to the experts.
+  EXPECT_TRUE(lora_layer_params(config, 1, {LoraTarget::gate, LoraTarget::up, LoraTarget::down}, 4).empty());
+  EXPECT_TRUE(adapted_weights(config, 1, LoraTarget::down).empty());
+  EXPECT_EQ(adapted_weights(config, 1, LoraTarget::q).size(), 1u);
+  std::vector<std::string> weights;
+  for (const AdaptedWeight& piece : adapted_weights(config, 0, LoraTarget::gate)) weights.push_back(piece.weight);
+  ASSERT_EQ(weights.size(), static_cast<size_t>(2 * config.experts.num_experts));
+  EXPECT_EQ(weights[0], "model.layers.0.mlp.experts.0.gate_proj.weight");
+  EXPECT_EQ(weights[1], "model.layers.0.mlp.experts.0.up_proj.weight");
+  EXPECT_TRUE(adapted_weights(config, 0, LoraTarget::up).empty());
 }
 
 }  // namespace
