@@ -495,7 +495,15 @@ PY
     run --exit 2 "$bin" train "${base[@]}" "${data[@]}" --train.output_dir="$work/r8" --optim.step_in_backward=true \
       --optim.grad_clip=0 --train.grad_accum=1 --train.global_batch=0 --data.packing=true --data.micro_batch_tokens=512
     expect_output 'data.micro_batch_tokens = 512 \(command line\) must be 0 with optim.step_in_backward = true'
-    for dir in r1 r2 r3 r4 r5 r6 r7 r8; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
+    # LoRA on a mixture-of-experts model's experts: as PEFT adapts them, or refused by name.
+    moe=("$bin" train --model.preset=debug-moe "${data[@]}" --train.method=lora --progress off)
+    run --exit 2 "${moe[@]}" --train.output_dir="$work/r9" --lora.target_modules=q,gate,up,down --lora.dropout=0.1
+    expect_output "lora.dropout > 0: the experts' adapters .* take no dropout, as in PEFT"
+    run --exit 2 "${moe[@]}" --train.output_dir="$work/r10" --lora.target_modules=gate,up,down --lora.rslora=true
+    expect_output 'lora.rslora = true with the experts adapted .* set lora.rslora = false'
+    run --exit 1 "${moe[@]}" --train.output_dir="$work/r11" --lora.target_modules=q,gate
+    expect_output 'lora.target_modules: .* name gate, up and down all three, or none of them'
+    for dir in r1 r2 r3 r4 r5 r6 r7 r8 r9 r10 r11; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
     # An earlier run's outputs are kept unless train.overwrite is set.
     train_run --ranks 1 --dir "$work/done" --train.max_steps=2
     cp "$work/done/metrics.jsonl" "$work/before.jsonl"
