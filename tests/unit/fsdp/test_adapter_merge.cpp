@@ -27,29 +27,45 @@ TEST(AdapterUnits, LayersHoldThePairsAndTheOtherUnitsOnePaddingElementPerRank) {
   EXPECT_EQ(layer.padded_numel % 3, 0);
 }
 
+// Random pairs of `targets` (rank r) for every layer; each rank of a group of `group` merges them
+// into its shard of `config`'s seeded weights; returns the units' shards joined, per unit.
+struct Merged {
+  TensorMap adapters;
+  std::vector<UnitLayout> units;
+  std::vector<at::Tensor> flat;  // per unit, the ranks' shards joined
+};
+Merged merged_by_shards(const ModelConfig& config, const std::vector<LoraTarget>& targets, int64_t r, int group,
+                        double scale) {
+  Merged m;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    for (const ParamSpec& spec : lora_layer_params(config, layer, targets, r)) m.adapters[spec.name] = at::randn(spec.shape);
+  }
+  m.units = build_unit_layouts(config, group);
+  std::vector<std::vector<at::Tensor>> shards(group);
+  for (int rank = 0; rank < group; ++rank) {
+    for (const UnitLayout& unit : m.units) shards[rank].push_back(init_unit_shard(unit, rank, 9));
+    merge_adapters_into_shards(config, m.units, shards[rank], rank, m.adapters, scale);
+  }
+  for (size_t u = 0; u < m.units.size(); ++u) {
+    std::vector<at::Tensor> parts;
+    for (int rank = 0; rank < group; ++rank) parts.push_back(shards[rank][u]);
+    m.flat.push_back(at::cat(parts));
+  }
+  return m;
+}
+
 TEST(AdapterMerge, ShardsTogetherEqualTheDenseMerge) {
   const ModelConfig config = preset_config("debug");
   const std::vector<LoraTarget> targets = lora_targets("k,o,down");
   const double scale = 0.75;
-  const int group = 3;
   at::manual_seed(4);
-  TensorMap adapters;
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const ParamSpec& spec : lora_layer_params(config, layer, targets, 4)) adapters[spec.name] = at::randn(spec.shape);
-  }
-  const auto units = build_unit_layouts(config, group);
-  std::vector<std::vector<at::Tensor>> shards(group);
-  for (int rank = 0; rank < group; ++rank) {
-    for (const UnitLayout& unit : units) shards[rank].push_back(init_unit_shard(unit, rank, 9));
-    merge_adapters_into_shards(config, units, shards[rank], rank, adapters, scale);
-  }
+  const Merged m = merged_by_shards(config, targets, 4, 3, scale);
+  const TensorMap& adapters = m.adapters;
   const TensorMap base = init_preset_weights(config, 9, at::kFloat);
-  for (size_t u = 1; u + 1 < units.size(); ++u) {
-    std::vector<at::Tensor> parts;
-    for (int rank = 0; rank < group; ++rank) parts.push_back(shards[rank][u]);
-    const at::Tensor flat = at::cat(parts);
+  for (size_t u = 1; u + 1 < m.units.size(); ++u) {
+    const at::Tensor& flat = m.flat[u];
     const auto layer = static_cast<int64_t>(u) - 1;
-    for (const ParamSlot& slot : units[u].params) {
+    for (const ParamSlot& slot : m.units[u].params) {
       at::Tensor expected = base.at(slot.spec.name);
       for (LoraTarget target : targets) {
         if (adapted_weight_name(layer, target) != slot.spec.name) continue;
@@ -68,19 +84,10 @@ TEST(AdapterMerge, ShardsTogetherEqualEachExpertsMergeAsPeftSlicesTheStackedPair
   const ModelConfig config = preset_config("debug-moe");
   const std::vector<LoraTarget> targets = lora_targets("q,gate,up,down");
   const double scale = 0.5;
-  const int group = 3;
-  const int64_t r = 2, experts = config.experts.num_experts, width = config.experts.expert_intermediate_size;
+  const int64_t experts = config.experts.num_experts, width = config.experts.expert_intermediate_size;
   at::manual_seed(5);
-  TensorMap adapters;
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    for (const ParamSpec& spec : lora_layer_params(config, layer, targets, r)) adapters[spec.name] = at::randn(spec.shape);
-  }
-  const auto units = build_unit_layouts(config, group);
-  std::vector<std::vector<at::Tensor>> shards(group);
-  for (int rank = 0; rank < group; ++rank) {
-    for (const UnitLayout& unit : units) shards[rank].push_back(init_unit_shard(unit, rank, 9));
-    merge_adapters_into_shards(config, units, shards[rank], rank, adapters, scale);
-  }
+  const Merged m = merged_by_shards(config, targets, 2, 3, scale);
+  const TensorMap& adapters = m.adapters;
   const TensorMap base = init_preset_weights(config, 9, at::kFloat);
   const std::string block = "base_model.model.model.layers.0.mlp.experts.";
   const auto slice = [&](const std::string& pair, int64_t e) {
@@ -89,11 +96,9 @@ TEST(AdapterMerge, ShardsTogetherEqualEachExpertsMergeAsPeftSlicesTheStackedPair
     const at::Tensor columns = at::arange(e, rank * experts, experts, at::kLong);
     return adapters.at(pair + "lora_B.weight").index_select(1, columns).mm(a.narrow(0, e * rank, rank));
   };
-  std::vector<at::Tensor> parts;
-  for (int rank = 0; rank < group; ++rank) parts.push_back(shards[rank][1]);  // layer 0: sparse
-  const at::Tensor flat = at::cat(parts);
+  const at::Tensor& flat = m.flat[1];  // layer 0: sparse
   int checked = 0;
-  for (const ParamSlot& slot : units[1].params) {
+  for (const ParamSlot& slot : m.units[1].params) {
     at::Tensor expected = base.at(slot.spec.name);
     const int64_t e = slot.spec.key.expert;
     switch (slot.spec.key.member) {
