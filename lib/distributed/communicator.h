@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace st {
 
@@ -53,6 +54,13 @@ class Communicator {
   // In place; every rank ends with root's values.
   virtual Work broadcast_async(const at::Tensor& tensor, int root) = 0;
   virtual Work barrier_async() = 0;
+  // Rows (the first dimension) to every rank and from every rank: input's rows
+  // [sum(input_rows[0, r)), + input_rows[r]) go to rank r, and rank r's arrive in output's rows
+  // [sum(output_rows[0, r)), + output_rows[r]), in rank order. output_rows[r] is what rank r
+  // sends this rank (expert parallelism exchanges the counts first, then the tokens). Same dtype
+  // and row shape on both sides; a count may be 0.
+  virtual Work all_to_all_async(const at::Tensor& output, const at::Tensor& input,
+                                const std::vector<int64_t>& output_rows, const std::vector<int64_t>& input_rows) = 0;
 
   // Blocking forms.
   void all_gather_into(const at::Tensor& full, const at::Tensor& shard) {
@@ -64,11 +72,20 @@ class Communicator {
   void all_reduce(const at::Tensor& tensor, ReduceOp op) { all_reduce_async(tensor, op).wait(); }
   void broadcast(const at::Tensor& tensor, int root) { broadcast_async(tensor, root).wait(); }
   void barrier() { barrier_async().wait(); }
+  void all_to_all(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_rows,
+                  const std::vector<int64_t>& input_rows) {
+    all_to_all_async(output, input, output_rows, input_rows).wait();
+  }
 };
 
 // Shape checks shared by the backends; throw std::invalid_argument naming the collective.
 void check_gather_shapes(const char* operation, const at::Tensor& full, const at::Tensor& shard,
                          int group_size);
+// all_to_all's: one count per rank, none negative, summing to each side's rows; the same dtype
+// and row shape. Returns the elements of one row.
+int64_t check_all_to_all_shapes(const at::Tensor& output, const at::Tensor& input,
+                                const std::vector<int64_t>& output_rows, const std::vector<int64_t>& input_rows,
+                                int group_size);
 // "all_reduce(sum, float32 x 1000)" for watchdog messages.
 std::string describe_collective(const char* operation, const at::Tensor& tensor,
                                 const char* detail = nullptr);

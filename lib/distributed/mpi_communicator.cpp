@@ -129,6 +129,13 @@ Work MpiCommunicator::broadcast_async(const at::Tensor& tensor, int root) {
   return copy_back_after(broadcast_host(host, root), tensor, host);
 }
 
+Work MpiCommunicator::all_to_all_async(const at::Tensor& output, const at::Tensor& input,
+                                      const std::vector<int64_t>& output_rows, const std::vector<int64_t>& input_rows) {
+  if (!staged({output, input})) return all_to_all_host(output, input, output_rows, input_rows);
+  const at::Tensor host_output = at::empty(output.sizes(), output.options().device(at::kCPU));
+  return copy_back_after(all_to_all_host(host_output, on_host(input), output_rows, input_rows), output, host_output);
+}
+
 Work MpiCommunicator::all_gather_host(const at::Tensor& full, const at::Tensor& shard) {
   const char* name = "all_gather_into";
   check_cpu(name, full);
@@ -186,6 +193,40 @@ Work MpiCommunicator::all_reduce_host(const at::Tensor& tensor, ReduceOp op) {
                  if (op == ReduceOp::avg) buffer.div_(ranks);
                  if (widen) tensor.copy_(buffer);
                });
+}
+
+Work MpiCommunicator::all_to_all_host(const at::Tensor& output, const at::Tensor& input,
+                                     const std::vector<int64_t>& output_rows, const std::vector<int64_t>& input_rows) {
+  const char* name = "all_to_all";
+  check_cpu(name, output);
+  check_cpu(name, input);
+  const int64_t row = check_all_to_all_shapes(output, input, output_rows, input_rows, size_);
+  if (overlaps(output, input)) throw std::invalid_argument("all_to_all: output must not alias input");
+  // Counts and offsets in rows of one derived type, so MPI's int counts bound rows, not elements.
+  // They must outlive the request, as the buffers do.
+  struct Layout {
+    std::vector<int> send_counts, send_offsets, receive_counts, receive_offsets;
+  };
+  auto layout = std::make_shared<Layout>();
+  int64_t sent = 0, received = 0;
+  for (int peer = 0; peer < size_; ++peer) {
+    layout->send_counts.push_back(checked_count(name, input_rows[static_cast<size_t>(peer)]));
+    layout->send_offsets.push_back(checked_count(name, sent));
+    layout->receive_counts.push_back(checked_count(name, output_rows[static_cast<size_t>(peer)]));
+    layout->receive_offsets.push_back(checked_count(name, received));
+    sent += input_rows[static_cast<size_t>(peer)];
+    received += output_rows[static_cast<size_t>(peer)];
+  }
+  MPI_Datatype row_type = MPI_DATATYPE_NULL;
+  ST_CHECK_MPI(MPI_Type_contiguous(checked_count(name, row), mpi_type(name, input.scalar_type()),
+                                   &row_type));
+  ST_CHECK_MPI(MPI_Type_commit(&row_type));
+  MPI_Request request = MPI_REQUEST_NULL;
+  ST_CHECK_MPI(MPI_Ialltoallv(input.data_ptr(), layout->send_counts.data(), layout->send_offsets.data(), row_type,
+                              output.data_ptr(), layout->receive_counts.data(), layout->receive_offsets.data(),
+                              row_type, comm_.get(), &request));
+  ST_CHECK_MPI(MPI_Type_free(&row_type));  // freed once the pending exchange is done with it
+  return track(request, describe_collective(name, input), [output, input, layout] {});
 }
 
 Work MpiCommunicator::broadcast_host(const at::Tensor& tensor, int root) {

@@ -25,12 +25,16 @@ class MpiCommunicator : public Communicator {
   Work all_reduce_async(const at::Tensor& tensor, ReduceOp op) override;
   Work broadcast_async(const at::Tensor& tensor, int root) override;
   Work barrier_async() override;
+  Work all_to_all_async(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_rows,
+                        const std::vector<int64_t>& input_rows) override;
 
  private:
   Work all_gather_host(const at::Tensor& full, const at::Tensor& shard);
   Work reduce_scatter_host(const at::Tensor& shard, const at::Tensor& full, ReduceOp op);
   Work all_reduce_host(const at::Tensor& tensor, ReduceOp op);
   Work broadcast_host(const at::Tensor& tensor, int root);
+  Work all_to_all_host(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_rows,
+                       const std::vector<int64_t>& input_rows);
   // Arms the watchdog, and returns Work that waits on `request`, disarms, then runs `after`.
   Work track(MPI_Request request, const std::string& description, std::function<void()> after);
 

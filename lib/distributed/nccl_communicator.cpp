@@ -147,6 +147,24 @@ Work NcclCommunicator::broadcast_async(const at::Tensor& tensor, int root) {
   return finish(describe_collective(name, tensor));
 }
 
+Work NcclCommunicator::all_to_all_async(const at::Tensor& output, const at::Tensor& input,
+                                       const std::vector<int64_t>& output_rows,
+                                       const std::vector<int64_t>& input_rows) {
+  const char* name = "all_to_all";
+  check_cuda_tensor(name, output, comm_.device());
+  check_cuda_tensor(name, input, comm_.device());
+  const int64_t row = check_all_to_all_shapes(output, input, output_rows, input_rows, size());
+  const auto row_bytes = static_cast<size_t>(row) * input.element_size();
+  std::vector<size_t> send_bytes, receive_bytes;
+  for (size_t peer = 0; peer < input_rows.size(); ++peer) {
+    send_bytes.push_back(static_cast<size_t>(input_rows[peer]) * row_bytes);
+    receive_bytes.push_back(static_cast<size_t>(output_rows[peer]) * row_bytes);
+  }
+  const cudaStream_t stream = begin({output, input});
+  comm_.all_to_all(input.data_ptr(), output.data_ptr(), send_bytes, receive_bytes, stream);
+  return finish(describe_collective(name, input));
+}
+
 Work NcclCommunicator::barrier_async() {
   // NCCL has no barrier; a one-element all-reduce on the device orders every rank the same way.
   auto token = std::make_shared<void*>(nullptr);

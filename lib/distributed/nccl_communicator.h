@@ -28,6 +28,8 @@ class NcclCommunicator : public Communicator {
   Work all_reduce_async(const at::Tensor& tensor, ReduceOp op) override;
   Work broadcast_async(const at::Tensor& tensor, int root) override;
   Work barrier_async() override;
+  Work all_to_all_async(const at::Tensor& output, const at::Tensor& input, const std::vector<int64_t>& output_rows,
+                        const std::vector<int64_t>& input_rows) override;
 
  private:
   // Makes the communication stream wait for the compute stream's work so far.

@@ -115,4 +115,23 @@ void NcclComm::broadcast(const void* send, void* receive, size_t count, ncclData
   wait_until_ready("ncclBroadcast");
 }
 
+void NcclComm::all_to_all(const void* send, void* receive, const std::vector<size_t>& send_bytes,
+                          const std::vector<size_t>& receive_bytes, cudaStream_t stream) {
+  ST_CHECK_NCCL(ncclGroupStart());
+  size_t sent = 0, received = 0;
+  for (int peer = 0; peer < size_; ++peer) {
+    const auto p = static_cast<size_t>(peer);
+    if (send_bytes[p] > 0) {
+      ST_CHECK_NCCL(ncclSend(static_cast<const char*>(send) + sent, send_bytes[p], ncclUint8, peer, comm_, stream));
+    }
+    if (receive_bytes[p] > 0) {
+      ST_CHECK_NCCL(ncclRecv(static_cast<char*>(receive) + received, receive_bytes[p], ncclUint8, peer, comm_, stream));
+    }
+    sent += send_bytes[p];
+    received += receive_bytes[p];
+  }
+  ST_CHECK_NCCL(ncclGroupEnd());
+  wait_until_ready("ncclSend/ncclRecv");
+}
+
 }  // namespace st

@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <vector>
 
 namespace st {
 
@@ -38,6 +39,10 @@ class NcclComm {
                   ncclRedOp_t op, cudaStream_t stream);
   void broadcast(const void* send, void* receive, size_t count, ncclDataType_t type, int root,
                  cudaStream_t stream);
+  // send_bytes[r] bytes to rank r, receive_bytes[r] from it, each side's pieces back to back in
+  // rank order: one group of sends and receives.
+  void all_to_all(const void* send, void* receive, const std::vector<size_t>& send_bytes,
+                  const std::vector<size_t>& receive_bytes, cudaStream_t stream);
 
   // Asynchronous error state (ncclSuccess, ncclInProgress, or the failure); thread-safe.
   ncclResult_t async_error() const;

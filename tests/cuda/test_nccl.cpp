@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "all_to_all_case.h"
 #include "build_config.h"
 #include "distributed/nccl_communicator.h"
 #include "distributed/nccl_core.h"
@@ -77,6 +78,15 @@ TEST(NcclCommunicator, GatherScatterReduceBroadcastOnTensors) {
     comm.broadcast(values, 0);
     EXPECT_EQ(values.abs().sum().item<float>(), 0);
     comm.barrier();
+  }
+}
+
+TEST(NcclCommunicator, AllToAllDeliversEachPeersRowsIncludingNone) {
+  ST_REQUIRE_GPUS();
+  World& world = test_world();
+  NcclCommunicator comm(world.comm(), world.local_device(), world.watchdog());
+  for (at::ScalarType type : {at::kFloat, at::kBFloat16}) {
+    st::testing::expect_all_to_all_delivers(comm, at::TensorOptions().device(at::kCUDA, world.local_device()).dtype(type));
   }
 }
 

@@ -1,11 +1,13 @@
 // Every collective of the MPI backend for fp32 and bf16 (plus integer and fp64 reductions), at
-// sizes that do not divide by the rank count, with empty shards, in place, and asynchronously.
+// sizes that do not divide by the rank count, with empty shards, in place, and asynchronously;
+// all-to-all with unequal and empty counts (all_to_all_case.h).
 // Expected values are computed independently on each rank from the same formulas.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
+#include "all_to_all_case.h"
 #include "mpi_test_main.h"
 #include "util/check.h"
 
@@ -152,6 +154,10 @@ TEST_P(FloatCollectives, AsyncCollectivesCompleteInAnyWaitOrder) {
   expect_equal(summed, exact_sum.to(GetParam()));
 }
 
+TEST_P(FloatCollectives, AllToAllDeliversEachPeersRowsIncludingNone) {
+  st::testing::expect_all_to_all_delivers(world_communicator(), at::TensorOptions().dtype(GetParam()));
+}
+
 TEST_P(FloatCollectives, DroppingUnwaitedWorkStillCompletesIt) {
   auto& comm = world_communicator();
   const at::Tensor values = pattern(comm.rank(), 5, GetParam());
@@ -188,6 +194,13 @@ TEST(CollectiveArguments, MisuseThrowsBeforeCommunicating) {
   EXPECT_THROW(comm.reduce_scatter(full.narrow(0, 0, 4), full, ReduceOp::sum),
                std::invalid_argument);
   EXPECT_THROW(comm.all_reduce(at::zeros({4, 4}).t(), ReduceOp::sum), std::invalid_argument);
+  const std::vector<int64_t> ones(static_cast<size_t>(comm.size()), 1);
+  const at::Tensor rows = at::zeros({comm.size(), 2});
+  const std::vector<int64_t> one_too_many(static_cast<size_t>(comm.size()) + 1, 0);
+  EXPECT_THROW(comm.all_to_all(rows, rows.clone(), ones, one_too_many), std::invalid_argument);
+  EXPECT_THROW(comm.all_to_all(at::zeros({comm.size() + 1, 2}), rows, ones, ones), std::invalid_argument);
+  EXPECT_THROW(comm.all_to_all(at::zeros({comm.size(), 3}), rows, ones, ones), std::invalid_argument);
+  EXPECT_THROW(comm.all_to_all(rows, rows, ones, ones), std::invalid_argument);  // output aliases input
   comm.barrier();  // every rank is still in step after the refusals
 }
 
