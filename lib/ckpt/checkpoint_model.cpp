@@ -7,6 +7,7 @@
 #include "ckpt/checkpoint_reader.h"
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
+#include "model/adapted_pieces.h"
 #include "model/lora.h"
 #include "util/errors.h"
 
@@ -78,13 +79,8 @@ LoadedModel load_checkpoint_model(const std::string& directory, Communicator& wo
   const double scale = checkpoint_adapter_scale(manifest);
   const std::vector<LoraTarget> targets = lora_targets(manifest.adapter.value("target_modules", ""));
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    const std::vector<ParamSpec> specs = lora_layer_params(config, layer, targets, 1);
-    for (size_t i = 0; i < specs.size(); i += 2) {  // A then B of each target
-      const LoraPair stacked{pairs.at(specs[i].name), pairs.at(specs[i + 1].name)};
-      for (const AdaptedWeight& piece : adapted_weights(config, layer, specs[i].key.target)) {
-        const LoraPair pair = adapted_pair(stacked, piece, config.experts.num_experts);
-        model.tensors.at(piece.weight).add_(at::mm(pair.b, pair.a), scale);
-      }
+    for (const auto& [weight, pair] : adapted_pieces(config, layer, targets, pairs)) {
+      model.tensors.at(weight).add_(at::mm(pair.b, pair.a), scale);
     }
   }
   for (const ParamSpec& spec : saved_module_params(config)) {  // a reward model's score, trained in full

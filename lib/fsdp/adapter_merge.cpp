@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "model/adapted_pieces.h"
 #include "util/errors.h"
 
 namespace st {
@@ -70,15 +71,8 @@ void merge_adapters_into_shards(const ModelConfig& config, const std::vector<Uni
     }
     if (unit_role(u, base_units.size()) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
-    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, enum_values<LoraTarget>(), 1);
-    for (size_t i = 0; i < pairs.size(); i += 2) {  // A then B of each target
-      const auto a = adapters.find(pairs[i].name);
-      if (a == adapters.end()) continue;
-      const LoraPair stacked{a->second, adapters.at(pairs[i + 1].name)};
-      for (const AdaptedWeight& piece : adapted_weights(config, layer, pairs[i].key.target)) {
-        merge_into_shard(unit, base_shards.at(u), shard, piece.weight,
-                         adapted_pair(stacked, piece, config.experts.num_experts), scale);
-      }
+    for (const auto& [weight, pair] : adapted_pieces(config, layer, enum_values<LoraTarget>(), adapters)) {
+      merge_into_shard(unit, base_shards.at(u), shard, weight, pair, scale);
     }
   }
 }
