@@ -7,6 +7,7 @@
 #include "ckpt/hf_export.h"
 #include "fsdp/adapter_merge.h"
 #include "hf/safetensors_writer.h"
+#include "model/llama_units.h"
 #include "model/lora.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -98,7 +99,7 @@ PeftExportResult export_peft_adapter(const std::string& output, const ModelConfi
     }
     sync_file(weights);
     std::vector<std::string> saved;  // "score" of "base_model.model.score.weight"
-    for (const ParamSlot& slot : units.back().params) {
+    for (const ParamSlot& slot : units.at(run_unit_count(model) - 1).params) {  // the head unit
       if (slot.spec.key.kind != ParamKey::Kind::model) continue;
       const std::string name = model_param_name(slot.spec.key.model);
       saved.push_back(name.substr(0, name.rfind('.')));

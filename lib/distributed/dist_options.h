@@ -31,6 +31,9 @@ struct DistOptions {
   // Ranks that split each sequence between them (context parallelism, model/context_split.h);
   // the data-parallel size is the world's over this.
   int64_t context_parallel = 1;
+  // Ranks that split each sparse layer's experts between them (expert parallelism, rank i of a
+  // group holds experts [i E/P, (i + 1) E/P); tokens travel to them by all-to-all: fsdp/sharding.h).
+  int64_t expert_parallel = 1;
   double timeout_s = 1800.0;
 };
 

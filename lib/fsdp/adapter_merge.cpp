@@ -65,14 +65,16 @@ void merge_adapters_into_shards(const ModelConfig& config, const std::vector<Uni
                                 double scale) {
   for (size_t u = 0; u < base_units.size(); ++u) {
     const UnitLayout& unit = base_units[u];
-    if (unit_role(u, base_units.size()) == UnitRole::head) {
+    if (unit_role(config, u) == UnitRole::head) {
       take_saved_modules(unit, base_shards.at(u), shard, adapters);
       continue;
     }
-    if (unit_role(u, base_units.size()) != UnitRole::layer) continue;
+    if (unit_role(config, u) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
     for (const auto& [weight, pair] : adapted_pieces(config, layer, enum_values<LoraTarget>(), adapters)) {
-      merge_into_shard(unit, base_shards.at(u), shard, weight, pair, scale);
+      for (size_t holder : units_run_with(config, u)) {  // a sparse layer's experts are in its experts unit
+        merge_into_shard(base_units.at(holder), base_shards.at(holder), shard, weight, pair, scale);
+      }
     }
   }
 }

@@ -14,6 +14,7 @@
 
 #include "distributed/watchdog.h"
 #include "fsdp/context_group.h"
+#include "fsdp/expert_group.h"
 #include "fsdp/unit_function.h"
 #include "model/context_split.h"
 #include "model/reward_positions.h"
@@ -42,8 +43,8 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
   if (base_.present() && (base_.units.size() != units_.size() || base_.shards.size() != units_.size())) {
     throw ModelError("FSDP: the frozen base needs one unit and one shard per adapter unit");
   }
-  if (!options_.recompute.empty() && options_.recompute.size() != units_.size()) {
-    throw ModelError("FSDP: one recompute policy per unit expected");
+  if (!options_.recompute.empty() && options_.recompute.size() != run_unit_count(config_)) {
+    throw ModelError("FSDP: one recompute policy per unit run expected");
   }
   const int shard_size = groups_.shard->size();
   for (size_t u = 0; u < units_.size(); ++u) {
@@ -60,6 +61,8 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
   written_.assign(grads_.size(), !options_.gradients_in_flight_only);  // zero-initialised above
   inverse_frequencies_ = rope_inverse_frequencies(config_).to(options_.device);
   context_ = context_exchange_over(groups_.context.get());
+  experts_ = expert_exchange_over(groups_.expert.get());
+  if (experts_) check_expert_split();
   if (context_ && config_.head == ModelHead::score) {
     throw ConfigError("dist.context_parallel > 1 does not split a reward model's rows yet (its score is read at "
                       "one token per sequence); train a reward model with dist.context_parallel = 1");
@@ -110,13 +113,57 @@ void FsdpModel::hand_over(size_t unit) {
   grads_[unit] = at::Tensor();
 }
 
+void FsdpModel::check_expert_split() const {
+  const int64_t parts = groups_.expert->size(), experts = config_.experts.num_experts;
+  const std::string where = "dist.expert_parallel = " + std::to_string(parts);
+  if (experts == 0) throw ConfigError(where + ": the model has no experts; set dist.expert_parallel = 1");
+  if (experts % parts != 0) {
+    throw ConfigError(where + " does not divide the model's " + std::to_string(experts) +
+                      " experts; choose a divisor of num_experts");
+  }
+  if (base_.is_quantized()) {
+    throw ConfigError(where + ": train.method = qlora does not split the experts yet; use lora or "
+                      "dist.expert_parallel = 1");
+  }
+  const auto whole = [&](const UnitLayout& unit) {
+    if (unit.numel == 0 || unit.numel == unit.padded_numel) return;
+    throw ConfigError(where + ": " + unit.name + " (" + std::to_string(unit.numel) + " elements) does not split into " +
+                      std::to_string(groups_.shard->size()) + " equal shards (of whole optimizer blocks), so a "
+                      "rank's shard would straddle two ranks' experts; choose another rank count or "
+                      "dist.expert_parallel = 1");
+  };
+  for (size_t u = run_unit_count(config_); u < units_.size(); ++u) {
+    whole(units_[u]);
+    if (base_.present()) whole(base_.units[u]);
+  }
+}
+
+bool FsdpModel::splits_experts(size_t unit) const {
+  return experts_ != nullptr && unit_role(config_, unit) == UnitRole::experts;
+}
+
+Communicator& FsdpModel::group_of(size_t unit) const {
+  return splits_experts(unit) ? *groups_.expert_shard : *groups_.shard;
+}
+
+int64_t FsdpModel::gathered_first(size_t unit) const {
+  if (!splits_experts(unit)) return 0;
+  // Expert-parallel rank i's shard group holds world ranks [i W/P, (i + 1) W/P): their shards are
+  // the i-th run of the unit (sharding.h).
+  return static_cast<int64_t>(groups_.shard->rank() / groups_.expert_shard->size()) * gathered_numel(unit);
+}
+
+int64_t FsdpModel::gathered_numel(size_t unit) const {
+  return units_[unit].shard_numel * group_of(unit).size();
+}
+
 void FsdpModel::set_recompute(std::vector<Recompute> plan) {
-  if (!plan.empty() && plan.size() != units_.size()) throw ModelError("FSDP: one recompute policy per unit expected");
+  if (!plan.empty() && plan.size() != run_unit_count(config_)) throw ModelError("FSDP: one recompute policy per unit run expected");
   options_.recompute = std::move(plan);
 }
 
 Recompute FsdpModel::recompute_of(size_t unit) const {
-  const UnitRole role = unit_role(unit, units_.size());
+  const UnitRole role = unit_role(config_, unit);
   if (role == UnitRole::head) return Recompute::none;  // last in forward, first in backward
   if (role == UnitRole::embedding) return Recompute::full;  // its backward needs no recompute
   return options_.recompute.empty() ? Recompute::full : options_.recompute[unit];
@@ -161,7 +208,7 @@ EngineMemory FsdpModel::memory() const {
 }
 
 std::vector<size_t> FsdpModel::units_needed_by(size_t unit) const {
-  return units_run_with(config_, units_.size(), unit);
+  return units_run_with(config_, unit);
 }
 
 void FsdpModel::start_gather(size_t unit) {
@@ -174,11 +221,9 @@ void FsdpModel::start_gather(size_t unit) {
   // nothing of theirs to gather.
   entry.source = compute_shard(unit);
   const bool unread = units_[unit].numel == 0 || !adapters_on_;
-  entry.flat = unread ? entry.source : gather(entry.source, units_[unit].padded_numel, entry.work);
-  if (base_.present()) {
-    const at::Tensor& shard = base_.shards[unit];
-    entry.base_flat = gather(shard, shard.numel() * groups_.shard->size(), entry.base_work);
-  }
+  Communicator& group = group_of(unit);
+  entry.flat = unread ? entry.source : gather(group, entry.source, entry.work);
+  if (base_.present()) entry.base_flat = gather(group, base_.shards[unit], entry.base_work);
   note_gathered_bytes();
   most_alive_ = std::max(most_alive_, static_cast<int64_t>(gathered_.size()));
 }
@@ -198,10 +243,10 @@ void FsdpModel::note_gathered_bytes() {
 }
 
 // The whole unit is local on one rank: nothing to gather or allocate.
-at::Tensor FsdpModel::gather(const at::Tensor& shard, int64_t padded_numel, Work& work) {
-  if (groups_.shard->size() == 1) return shard;
-  at::Tensor flat = at::empty({padded_numel}, shard.options());
-  work = groups_.shard->all_gather_into_async(flat, shard);
+at::Tensor FsdpModel::gather(Communicator& group, const at::Tensor& shard, Work& work) {
+  if (group.size() == 1) return shard;
+  at::Tensor flat = at::empty({shard.numel() * group.size()}, shard.options());
+  work = group.all_gather_into_async(flat, shard);
   comm_.all_gather += storage_bytes(flat);
   return flat;
 }
@@ -243,7 +288,7 @@ void FsdpModel::finish_forward(size_t unit) {
 }
 
 bool FsdpModel::gathers_in_backward(size_t unit) const {
-  const UnitRole role = unit_role(unit, units_.size());
+  const UnitRole role = unit_role(config_, unit);
   return role != UnitRole::embedding && recompute_of(unit) != Recompute::none;
 }
 
@@ -270,9 +315,12 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
     } else if (units_[needed].numel == 0) {
       target.flat = at::empty({0}, at::TensorOptions(at::kFloat).device(options_.device));  // nothing to reduce
     } else {
-      const UnitLayout& layout = units_[needed];
-      target.flat = at::empty({layout.padded_numel}, at::TensorOptions(at::kFloat).device(options_.device));
-      target.flat.narrow(0, layout.numel, layout.padded_numel - layout.numel).zero_();
+      // The elements this rank's group reduces (a run of experts under expert parallelism), the
+      // padding past the unit's parameters zero.
+      const int64_t size = gathered_numel(needed);
+      const int64_t real = std::clamp<int64_t>(units_[needed].numel - gathered_first(needed), 0, size);
+      target.flat = at::empty({size}, at::TensorOptions(at::kFloat).device(options_.device));
+      target.flat.narrow(0, real, size - real).zero_();
       most_gradient_buffers_alive_ = std::max(most_gradient_buffers_alive_, ++gradient_buffers_alive_);
     }
     targets.push_back(std::move(target));
@@ -283,11 +331,15 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
 void FsdpModel::finish_backward(size_t unit, std::vector<GradTarget>& targets) {
   std::vector<Reduction> previous;
   previous.swap(reductions_);
+  // A unit's own backward is its last contribution, and a sparse layer's its experts unit's.
+  const auto last = [&](size_t target) { return target == unit || unit_role(config_, target) == UnitRole::experts; };
   for (GradTarget& target : targets) {
-    if (!target.direct && units_[target.unit].numel > 0) start_reduction(target.unit, target.flat, target.unit == unit);
+    if (!target.direct && units_[target.unit].numel > 0) start_reduction(target.unit, target.flat, last(target.unit));
   }
   complete(previous);  // while this unit's reductions are in flight
-  if (writes_shards_directly()) hand_over(unit);
+  for (size_t needed : units_needed_by(unit)) {
+    if (writes_shards_directly() && last(needed)) hand_over(needed);
+  }
   for (size_t gathered : units_needed_by(unit)) {
     // A kept embedding serves the embedding unit's backward, still to come.
     if (gathered == unit || !keep_until_backward_) release(gathered);
@@ -308,11 +360,12 @@ void FsdpModel::start_reduction(size_t unit, const at::Tensor& flat_grad, bool l
   // The step's first contribution is reduced straight into the shard, later ones added.
   reduction.written = !written_[unit] && full.scalar_type() == grad_dtype();
   if (reduction.written) written_[unit] = true;
-  if (groups_.shard->size() == 1) {
+  Communicator& group = group_of(unit);
+  if (group.size() == 1) {
     reduction.shard = reduction.written ? grad_shard(unit).copy_(full) : full;
   } else {
     reduction.shard = reduction.written ? grad_shard(unit) : at::empty({units_[unit].shard_numel}, full.options());
-    reduction.work = groups_.shard->reduce_scatter_async(reduction.shard, full, ReduceOp::sum);
+    reduction.work = group.reduce_scatter_async(reduction.shard, full, ReduceOp::sum);
     comm_.reduce_scatter += storage_bytes(full);
   }
   reductions_.push_back(std::move(reduction));
@@ -359,6 +412,7 @@ TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& 
     batch.reward_positions =
         to_device_async(reward_positions(input_ids, targets, layout, config_.pad_token_id), options_.device);
   }
+  batch.experts = experts_;
   if (config_.experts.num_experts > 0 && token_weights.defined()) {
     batch.token_weights = to_device_async(token_weights.reshape(-1).to(at::kFloat), options_.device);
   }
@@ -404,7 +458,7 @@ at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
   last_tally_ = held->tally;
   // The embedding's input is the batch's token ids: an empty stand-in (1.13 takes no undefined tensors).
   at::Tensor hidden = apply_unit(*this, 0, at::empty({0}, batch.input_ids.options()), anchor, held);
-  for (size_t u = 1; u < units_.size(); ++u) hidden = apply_unit(*this, u, hidden, anchor, held);
+  for (size_t u = 1; u < run_unit_count(config_); ++u) hidden = apply_unit(*this, u, hidden, anchor, held);
   if (differentiating_) {
     saved_inputs_peak_ = std::max(saved_inputs_peak_, saved_inputs_);
     saved_inputs_ = 0;

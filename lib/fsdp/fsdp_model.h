@@ -145,6 +145,12 @@ class FsdpModel {
   std::vector<GradTarget> grad_targets(size_t unit);
   // One rank and no replicas: gradients go straight into the shards, nothing is reduced.
   bool writes_shards_directly() const { return groups_.shard->size() == 1 && !groups_.replica; }
+  // What a unit's gather holds: elements [gathered_first, + gathered_numel) of its flat. The
+  // whole unit, but under expert parallelism an experts unit's run of this rank's experts,
+  // gathered and reduced over groups().expert_shard (group_of).
+  int64_t gathered_first(size_t unit) const;
+  int64_t gathered_numel(size_t unit) const;
+  Communicator& group_of(size_t unit) const;
   at::ScalarType grad_dtype() const { return writes_shards_directly() ? at::kFloat : options_.reduce_dtype; }
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 
@@ -165,7 +171,9 @@ class FsdpModel {
   void start_gather(size_t unit);
   // This unit's shard in the compute dtype: the kept copy, or the master cast now.
   at::Tensor compute_shard(size_t unit) const;
-  at::Tensor gather(const at::Tensor& shard, int64_t padded_numel, Work& work);
+  at::Tensor gather(Communicator& group, const at::Tensor& shard, Work& work);  // of group.size() shards
+  bool splits_experts(size_t unit) const;
+  void check_expert_split() const;  // throws ConfigError naming dist.expert_parallel
   void note_gathered_bytes();  // the peak of gathered_peak_
   UnitFlats wait_gathered(size_t unit);
   at::Tensor run_units(const TokenBatch& batch);
@@ -195,6 +203,7 @@ class FsdpModel {
   bool keep_until_backward_ = false;  // grad_op during a forward that will be differentiated
   CommBytes comm_;
   std::shared_ptr<ContextExchange> context_;  // dist.context_parallel > 1: make_batch splits the rows
+  std::shared_ptr<ExpertExchange> experts_;   // dist.expert_parallel > 1: the sparse layers' all-to-all
   c10::intrusive_ptr<RouterTally> last_tally_;  // of the last differentiated forward, if it tallied
   int64_t gathered_peak_ = 0, most_alive_ = 0;
   int64_t saved_inputs_ = 0, saved_inputs_peak_ = 0;  // this differentiated forward's, and the most

@@ -6,6 +6,7 @@
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "model/context_split.h"
+#include "model/llama_units.h"
 #include "util/dynamic_quant.h"
 #include "util/errors.h"
 
@@ -33,7 +34,7 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
   std::vector<int64_t> needed;  // elements a unit's run needs gathered
   for (size_t u = 0; u < units.size(); ++u) {
     int64_t elements = 0;
-    for (size_t used : units_run_with(config, units.size(), u)) elements += units[used].padded_numel;
+    for (size_t used : units_run_with(config, u)) elements += units[used].padded_numel;
     needed.push_back(elements);
   }
   int64_t parameters = 0;
@@ -41,7 +42,7 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
     if (in.sharding == Sharding::grad_op) {
       parameters += units[u].padded_numel;  // every unit stays gathered until its backward
     } else {
-      parameters = std::max(parameters, needed[u] + (u + 1 < units.size() ? needed[u + 1] : 0));
+      parameters = std::max(parameters, needed[u] + (u + 1 < run_unit_count(config) ? needed[u + 1] : 0));
     }
   }
   // Whole units are local: nothing is gathered, unless each is cast from its master per use.
@@ -62,7 +63,7 @@ int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, 
   }
   const auto sum_over = [&](const std::vector<int64_t>& bytes, size_t u) {
     int64_t total = 0;
-    for (size_t used : units_run_with(config, units.size(), u)) total += bytes[used];
+    for (size_t used : units_run_with(config, u)) total += bytes[used];
     return total;
   };
   int64_t parameters = 0;
@@ -70,7 +71,8 @@ int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, 
     if (in.sharding == Sharding::grad_op) {
       parameters += running[u];
     } else {
-      parameters = std::max(parameters, sum_over(running, u) + (u + 1 < units.size() ? sum_over(arriving, u + 1) : 0));
+      parameters = std::max(parameters,
+                            sum_over(running, u) + (u + 1 < run_unit_count(config) ? sum_over(arriving, u + 1) : 0));
     }
   }
   return parameters + gradient_bytes + dequantize_workspace_bytes();
@@ -170,12 +172,15 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
                                              : build_unit_layouts(config, static_cast<int>(e.shard_group), multiple);
   int64_t n = 0;
   std::vector<int64_t> gradient_elements, routed_elements;  // per trained unit: unit_gradient_bytes
-  for (size_t u = 0; u < trained.size(); ++u) {
-    n += trained[u].shard_numel;
-    routed_elements.push_back(largest_routed_parameter(config, trained[u]));
-    int64_t run_with = 0;
-    for (size_t used : units_run_with(config, trained.size(), u)) run_with += trained[used].padded_numel;
+  for (const UnitLayout& unit : trained) n += unit.shard_numel;
+  for (size_t u = 0; u < run_unit_count(config); ++u) {  // a sparse layer's backward writes its experts' too
+    int64_t run_with = 0, routed = 0;
+    for (size_t used : units_run_with(config, u)) {
+      run_with += trained[used].padded_numel;
+      routed = std::max(routed, largest_routed_parameter(config, trained[used]));
+    }
     gradient_elements.push_back(run_with);
+    routed_elements.push_back(routed);
   }
   int64_t base_elements = 0;
   std::vector<QuantizedUnitLayout> quantized;

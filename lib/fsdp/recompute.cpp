@@ -26,7 +26,10 @@ int64_t layer_kept_bytes(const ModelConfig& config, Recompute policy, int64_t to
 int64_t kept_gathered_layer_bytes(const ModelConfig& config, int shard_group_size, Sharding sharding,
                                   int64_t compute_bytes) {
   if (shard_group_size <= 1 || sharding == Sharding::grad_op || config.num_hidden_layers == 0) return 0;
-  return build_unit_layouts(config, shard_group_size)[1].padded_numel * compute_bytes;
+  const auto units = build_unit_layouts(config, shard_group_size);
+  int64_t elements = 0;
+  for (size_t used : units_run_with(config, 1)) elements += units[used].padded_numel;  // a sparse layer's experts too
+  return elements * compute_bytes;
 }
 
 std::vector<Recompute> plan_recompute(const ModelConfig& config, const RecomputePlanInputs& in) {

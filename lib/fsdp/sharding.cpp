@@ -5,6 +5,7 @@
 #include "distributed/backend.h"
 #include "distributed/env_check.h"
 #include "distributed/parallel_layout.h"
+#include "distributed/mpi_comm.h"
 #include "distributed/process_groups.h"
 #include "util/check.h"
 #include "util/errors.h"
@@ -37,6 +38,21 @@ ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Top
   return groups;
 }
 
+void add_expert_groups(ShardingGroups& groups, MPI_Comm world, int64_t expert_parallel, const CommunicatorFactory& make) {
+  if (expert_parallel <= 1) return;
+  int size = 1, rank = 0;
+  ST_CHECK_MPI(MPI_Comm_size(world, &size));
+  ST_CHECK_MPI(MPI_Comm_rank(world, &rank));
+  if (size % expert_parallel != 0) {
+    throw ConfigError("dist.expert_parallel = " + std::to_string(expert_parallel) + " does not divide the " +
+                      std::to_string(size) + " ranks of this job; choose a divisor of the rank count");
+  }
+  const int holders = size / static_cast<int>(expert_parallel);  // ranks holding the same experts
+  // The communicators duplicate these splits, so the splits may be freed on return.
+  groups.expert = make(MpiComm::split(world, rank % holders, rank).get());
+  groups.expert_shard = make(MpiComm::split(world, rank / holders, rank).get());
+}
+
 ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world) {
   const Topology topology = options.ranks_per_node > 0
                                 ? declared_topology(world.rank(), world.size(), static_cast<int>(options.ranks_per_node))
@@ -51,6 +67,7 @@ ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world
     const MpiComm split = split_context_group(world.comm(), layout);  // the communicator duplicates it
     groups.context = make(split.get());
   }
+  add_expert_groups(groups, world.comm(), options.expert_parallel, make);
   return groups;
 }
 

@@ -16,13 +16,18 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-// A unit run with another's parameters (a tied head) takes only its lm_head weight.
+// A unit run with another's parameters takes the lm_head weight (a tied head) or the experts (a
+// sparse layer) of it.
 bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
-  return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config()));
+  return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config())) || slot.spec.key.expert >= 0;
 }
 
-at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot) {
-  return flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+// Slot `slot`'s view of a gather that holds the unit's elements from `first` on (FsdpModel::
+// gathered_first); undefined when the gather does not hold it (another rank's experts).
+at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot, int64_t first) {
+  const int64_t offset = slot.offset - first;
+  if (offset < 0 || offset + slot.spec.numel() > flat.numel()) return {};
+  return flat.narrow(0, offset, slot.spec.numel()).view(slot.spec.shape);
 }
 
 // A unit's parameters bound by key for the model: views of the gathered flats (a frozen base's
@@ -33,16 +38,19 @@ UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& neede
                         GradientRoute* route = nullptr, const UnitGradSinks& sinks = {}) {
   UnitWeights params;
   for (size_t i = 0; i < flats.frozen.size(); ++i) {
+    const int64_t first = model.gathered_first(needed[i]);
     for (const ParamSlot& slot : model.base().units[needed[i]].params) {
-      if (takes(model, i, slot)) params.bind(slot.spec.key, param_view(flats.frozen[i], slot));
+      const at::Tensor view = takes(model, i, slot) ? param_view(flats.frozen[i], slot, first) : at::Tensor();
+      if (view.defined()) params.bind(slot.spec.key, view);
     }
   }
   if (!model.adapters_on()) return params;
   for (size_t i = 0; i < needed.size(); ++i) {
+    const int64_t first = model.gathered_first(needed[i]);
     for (const ParamSlot& slot : model.units()[needed[i]].params) {
-      if (!takes(model, i, slot)) continue;
-      at::Tensor view = param_view(flats.trainable[i], slot);
-      if (route && !sinks.writes(slot.spec.key)) view = route->route(view, i, slot.offset);
+      at::Tensor view = takes(model, i, slot) ? param_view(flats.trainable[i], slot, first) : at::Tensor();
+      if (!view.defined()) continue;
+      if (route && !sinks.writes(slot.spec.key)) view = route->route(view, i, slot.offset - first);
       params.bind(slot.spec.key, view);
     }
   }
@@ -64,7 +72,7 @@ void resolve(GradientRoute& route, const std::vector<FsdpModel::GradTarget>& tar
 // destination and a compute dtype whose log-prob reduction is fp32).
 UnitGradSinks head_sinks(const FsdpModel& model, size_t unit, const std::vector<FsdpModel::GradTarget>& targets) {
   UnitGradSinks sinks;
-  if (unit_role(unit, model.units().size()) != UnitRole::head || model.options().compute_dtype == at::kDouble) {
+  if (unit_role(model.config(), unit) != UnitRole::head || model.options().compute_dtype == at::kDouble) {
     return sinks;
   }
   const ModelParam head = lm_head_param(model.config());
@@ -96,7 +104,7 @@ at::Tensor differentiate(const at::Tensor& output, const at::Tensor& grad, Gradi
 
 // A sparse layer's unit in a forward that tallies its routing (router_tally.h).
 bool routes(const FsdpModel& model, size_t unit, const HeldBatch& held) {
-  return held.tally && unit_role(unit, model.units().size()) == UnitRole::layer &&
+  return held.tally && unit_role(model.config(), unit) == UnitRole::layer &&
          model.config().sparse_layer(static_cast<int64_t>(unit) - 1);
 }
 
@@ -111,7 +119,6 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     const TokenBatch& batch = held->batch;
     (void)anchor;
     const auto u = static_cast<size_t>(unit);
-    const size_t count = model.units().size();
     context->saved_data["model"] = model_address;
     context->saved_data["unit"] = unit;
     context->saved_data["batch"] = c10::IValue::make_capsule(held);
@@ -123,13 +130,13 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
     Routing routing;
     Routing* routed = routes(model, u, *held) ? &routing : nullptr;
     at::Tensor output;
-    if (model.differentiating() && policy == Recompute::none && unit_role(u, count) != UnitRole::embedding) {
+    if (model.differentiating() && policy == Recompute::none && unit_role(model.config(), u) != UnitRole::embedding) {
       // Keep the graph, its parameters routed; the targets are resolved when backward starts,
       // except the head's: the model writes the lm_head's gradient into a destination it
       // takes now.
       const auto route = c10::make_intrusive<GradientRoute>();
       UnitGradSinks sinks;
-      if (unit_role(u, count) == UnitRole::head) {
+      if (unit_role(model.config(), u) == UnitRole::head) {
         const std::vector<FsdpModel::GradTarget> targets = model.grad_targets(u);
         resolve(*route, targets);
         sinks = head_sinks(model, u, targets);
@@ -138,7 +145,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       const at::Tensor input_leaf = input.detach().requires_grad_(true);
       at::AutoGradMode enable(true);
       const at::Tensor kept =
-          llama_unit_forward(model.config(), u, count, params, input_leaf, batch, nullptr, sinks, routed);
+          llama_unit_forward(model.config(), u, params, input_leaf, batch, nullptr, sinks, routed);
       context->saved_data["kept"] = kept;
       if (routed) context->saved_data["kept_probs"] = routing.probs;
       context->saved_data["kept_input"] = input_leaf;
@@ -146,11 +153,11 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       output = kept.detach();
     } else if (model.differentiating() && policy == Recompute::selective) {
       ActivationCache cache;
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, &cache,
+      output = llama_unit_forward(model.config(), u, unit_inputs(model, needed, flats), input, batch, &cache,
                                   {}, routed);
       context->saved_data["recorded"] = cache.take_recorded();
     } else {
-      output = llama_unit_forward(model.config(), u, count, unit_inputs(model, needed, flats), input, batch, nullptr,
+      output = llama_unit_forward(model.config(), u, unit_inputs(model, needed, flats), input, batch, nullptr,
                                   {}, routed);
     }
     if (routed) held->tally->add(static_cast<int64_t>(u) - 1, routing);
@@ -161,11 +168,10 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
   static tensor_list backward(AutogradContext* context, tensor_list grads) {
     auto& model = *reinterpret_cast<FsdpModel*>(context->saved_data["model"].toInt());
     const auto u = static_cast<size_t>(context->saved_data["unit"].toInt());
-    const size_t count = model.units().size();
     const auto held = c10::static_intrusive_pointer_cast<HeldBatch>(context->saved_data["batch"].toCapsule());
     const TokenBatch& batch = held->batch;
     const at::Tensor saved_input = context->get_saved_variables()[0];
-    const UnitRole role = unit_role(u, count);
+    const UnitRole role = unit_role(model.config(), u);
     const bool kept = context->saved_data.count("kept") > 0;
     const std::vector<size_t> needed = model.units_needed_by(u);
     const UnitFlats flats = model.acquire_for_backward(u);
@@ -210,7 +216,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       Routing routing;
       {
         at::AutoGradMode enable(true);
-        output = llama_unit_forward(model.config(), u, count, params, input, batch, cache ? &*cache : nullptr, {},
+        output = llama_unit_forward(model.config(), u, params, input, batch, cache ? &*cache : nullptr, {},
                                     probs_grad.defined() ? &routing : nullptr);
       }
       input_grad = differentiate(output, grads[0], *route, input, routing.probs, probs_grad);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/llama_units.h"
 #include "util/errors.h"
 
 namespace st {
@@ -39,6 +40,11 @@ std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_
     units.push_back(make_unit("layer." + std::to_string(layer), layer_params(config, layer), group_size, shard_multiple));
   }
   units.push_back(make_unit("head", head_params(config), group_size, shard_multiple));
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    if (config.sparse_layer(layer)) {
+      units.push_back(make_unit(experts_unit_name(layer), expert_params(config, layer), group_size, shard_multiple));
+    }
+  }
   return units;
 }
 
@@ -51,13 +57,23 @@ std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, co
     units.push_back(make_unit("layer." + std::to_string(layer), lora_layer_params(config, layer, targets, r), group_size, shard_multiple));
   }
   units.push_back(make_unit("head", saved_module_params(config), group_size, shard_multiple));
+  // The experts' pairs span every expert and live in their layer's unit (lora_layer_params).
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    if (config.sparse_layer(layer)) units.push_back(make_unit(experts_unit_name(layer), {}, group_size, shard_multiple));
+  }
   return units;
 }
 
-std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit_count, size_t unit) {
-  if (unit + 1 == unit_count && config.head_reads_embedding()) return {unit, 0};
+std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit) {
+  const UnitRole role = unit_role(config, unit);
+  if (role == UnitRole::head && config.head_reads_embedding()) return {unit, 0};
+  if (role == UnitRole::layer && config.sparse_layer(static_cast<int64_t>(unit) - 1)) {
+    return {unit, experts_unit_of(config, static_cast<int64_t>(unit) - 1)};
+  }
   return {unit};
 }
+
+std::string experts_unit_name(int64_t layer) { return "layer." + std::to_string(layer) + ".experts"; }
 
 SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count) {
   const int64_t begin = std::max(slot.offset, first);

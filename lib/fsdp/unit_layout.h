@@ -1,5 +1,5 @@
 // FSDP unit geometry: the model's parameters grouped into units (embedding, each decoder layer,
-// head = final norm + lm_head), each unit's parameters concatenated in HF order into one flat
+// head = final norm + lm_head, then each sparse layer's experts: model/llama_units.h UnitRole), each unit's parameters concatenated in HF order into one flat
 // vector padded to a multiple of the shard-group size (times `shard_multiple`: the optimizer's
 // block, so every shard is whole blocks; optim_options.h shard_multiple_of). Rank r of the group owns elements
 // [r * shard_numel, (r + 1) * shard_numel) of every unit. This is the one place that computes it.
@@ -22,7 +22,7 @@ struct ParamSlot {
 };
 
 struct UnitLayout {
-  std::string name;               // "embedding", "layer.<i>", "head"
+  std::string name;               // "embedding", "layer.<i>", "head", "layer.<i>.experts"
   std::vector<ParamSlot> params;  // HF order, packed without gaps
   int64_t numel = 0;              // sum of the parameters' sizes
   int64_t padded_numel = 0;       // numel rounded up to a multiple of group size x shard multiple
@@ -31,23 +31,25 @@ struct UnitLayout {
   int64_t shard_offset(int rank) const { return rank * shard_numel; }
 };
 
-// Units in execution order. With tied embeddings the head unit holds only the final norm; the
-// lm_head is the embedding unit's weight.
+// Units in execution order, then the experts units. With tied embeddings the head unit holds only
+// the final norm; the lm_head is the embedding unit's weight.
 std::vector<UnitLayout> build_unit_layouts(const ModelConfig& config, int group_size, int64_t shard_multiple = 1);
 
 // An adapter run's units, in the same order and under the same names: each layer's LoRA pairs
 // (lora_layer_params); the embedding unit holds none (numel 0, padded to one element (x
 // shard_multiple) per rank so every unit has a shard), the head unit a reward model's score
-// trained in full (saved_module_params) or none.
+// trained in full (saved_module_params) or none; an experts unit none (the experts' pairs are
+// their layer's).
 std::vector<UnitLayout> build_adapter_unit_layouts(const ModelConfig& config, const std::vector<LoraTarget>& targets,
                                                    int64_t r, int group_size, int64_t shard_multiple = 1);
 
 // The shard length of `numel` elements over `group_size` shards of whole `shard_multiple`s.
 int64_t shard_numel_of(int64_t numel, int64_t group_size, int64_t shard_multiple = 1);
 
-// The units whose gathered parameters unit `unit` of `unit_count` runs with: itself, and for the
-// head with tied embeddings also the embedding unit (0).
-std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit_count, size_t unit);
+// The units whose gathered parameters unit `unit` runs with: itself, for the head with tied
+// embeddings also the embedding unit (0), for a sparse layer also its experts unit.
+std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit);
+std::string experts_unit_name(int64_t layer);  // "layer.<layer>.experts"
 
 // The part of parameter `slot` that lies in [first, first + count) of the flat vector, as
 // (element offset within the parameter, element offset within the range, length); length 0

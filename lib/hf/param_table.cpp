@@ -94,20 +94,14 @@ const ExpertNaming& expert_naming(const ModelConfig& config) {
   throw ModelError(std::string("model_type ") + enum_name(config.model_type) + " has no experts");
 }
 
-// The router, then each expert projection for every expert (kExpertRows).
-void append_expert_params(const ModelConfig& config, int64_t layer, std::vector<ParamSpec>& params) {
-  for (const ExpertParamRow& row : kExpertRows) {
-    ParamKey key;
-    key.kind = ParamKey::Kind::layer;
-    key.member = row.key;
-    key.layer = layer;
-    const int64_t count = row.key == LayerParam::router ? 1 : config.experts.num_experts;
-    for (int64_t expert = 0; expert < count; ++expert) {
-      key.expert = row.key == LayerParam::router ? -1 : expert;
-      params.push_back({expert_param_name(config, layer, row.key, expert), shape_of(config, row.rows, row.cols),
-                        ParamInit::normal, key, config.initializer_range});
-    }
-  }
+ParamSpec expert_member(const ModelConfig& config, int64_t layer, const ExpertParamRow& row, int64_t expert) {
+  ParamKey key;
+  key.kind = ParamKey::Kind::layer;
+  key.member = row.key;
+  key.layer = layer;
+  key.expert = expert;
+  return {expert_param_name(config, layer, row.key, expert), shape_of(config, row.rows, row.cols), ParamInit::normal,
+          key, config.initializer_range};
 }
 
 // "model.layers.<i>.self_attn.q_proj": the module a target wraps, its weight's name less ".weight".
@@ -180,8 +174,8 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
   std::vector<ParamSpec> params;
   const bool sparse = config.sparse_layer(layer);
   for (const LayerParamRow& row : kLayerRows) {
-    if (sparse && is_dense_mlp(row.key)) {  // the experts take the dense MLP's place
-      if (row.key == LayerParam::gate_proj) append_expert_params(config, layer, params);
+    if (sparse && is_dense_mlp(row.key)) {  // the router (and the experts' unit) take the dense MLP's place
+      if (row.key == LayerParam::gate_proj) params.push_back(expert_member(config, layer, kExpertRows[0], -1));
       continue;
     }
     if (!present(config, row.presence)) continue;
@@ -195,11 +189,23 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
   return params;
 }
 
+std::vector<ParamSpec> expert_params(const ModelConfig& config, int64_t layer) {
+  std::vector<ParamSpec> params;
+  if (!config.sparse_layer(layer)) return params;
+  for (int64_t expert = 0; expert < config.experts.num_experts; ++expert) {
+    for (const ExpertParamRow& row : kExpertRows) {
+      if (row.key != LayerParam::router) params.push_back(expert_member(config, layer, row, expert));
+    }
+  }
+  return params;
+}
+
 std::vector<ParamSpec> all_params(const ModelConfig& config) {
   std::vector<ParamSpec> params = embedding_params(config);
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    const auto unit = layer_params(config, layer);
-    params.insert(params.end(), unit.begin(), unit.end());
+    for (const auto& part : {layer_params(config, layer), expert_params(config, layer)}) {
+      params.insert(params.end(), part.begin(), part.end());
+    }
   }
   const auto head = head_params(config);
   params.insert(params.end(), head.begin(), head.end());

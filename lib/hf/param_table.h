@@ -90,9 +90,10 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::input_norm, "input_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
     {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}}};
 
-// A sparse layer's MLP: the router, then each projection of every expert (all experts' gate, then
-// up, then down: a projection's experts lie side by side in a unit, [E, rows, cols] as one view).
-// Names follow the family's Experts style (kExpertNaming).
+// A sparse layer's MLP: the router (in the layer's unit, where the dense MLP would be), then the
+// experts (expert_params: a unit of their own, expert by expert, each gate, up, down, so a run of
+// experts is one run of elements whatever the expert-parallel split). Names follow the family's
+// Experts style (kExpertNaming).
 struct ExpertParamRow {
   LayerParam key;
   Dim rows, cols;
@@ -138,7 +139,11 @@ struct ParamSpec {
 };
 
 std::vector<ParamSpec> embedding_params(const ModelConfig& config);
+// A layer's parameters but its experts': a sparse layer holds its router in the MLP's place.
 std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer);
+// A sparse layer's experts, expert by expert (gate, up, down of expert 0, then expert 1 ...); none
+// for a dense layer.
+std::vector<ParamSpec> expert_params(const ModelConfig& config, int64_t layer);
 std::vector<ParamSpec> head_params(const ModelConfig& config);
 std::vector<ParamSpec> all_params(const ModelConfig& config);
 

@@ -15,6 +15,7 @@
 #include "model/activation_cache.h"
 #include "model/attention_spans.h"
 #include "model/context_exchange.h"
+#include "model/expert_exchange.h"
 #include "model/lora.h"
 #include "model/rms_norm.h"
 #include "model/rope.h"
@@ -33,7 +34,8 @@ struct TokenPositions {
   std::shared_ptr<ContextExchange> context;
 };
 
-// A sparse layer's experts, one weight per expert (kExpertRows; empty in a dense layer).
+// A sparse layer's experts, one weight per expert by its index (kExpertRows; empty in a dense
+// layer). Under expert parallelism only this rank's experts are defined.
 struct ExpertWeights {
   std::vector<at::Tensor> gate, up, down;  // [I, D], [I, D], [D, I]
 };
@@ -46,6 +48,8 @@ struct LayerWeights {
   LoraPairs lora;          // by LoraTarget; present when the unit's parameters hold them
   AdapterForward adapter;  // how the adapters apply (llama_units.h sets it per micro-batch)
   at::Tensor token_places;  // the tokens' places in the whole rows under context parallelism (lora.h)
+  // Expert parallelism: the ranks that hold the experts this rank lacks (null: it holds all).
+  std::shared_ptr<ExpertExchange> expert_exchange;
   int64_t layer = 0;
 
   const at::Tensor& operator[](LayerParam param) const { return params[static_cast<size_t>(param)]; }

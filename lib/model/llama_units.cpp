@@ -157,30 +157,47 @@ at::Tensor head_logits(const ModelConfig& config, const LlamaWeights& weights, c
   return at::linear(head_normed(config, weights.final_norm, hidden), weights.lm_head);
 }
 
-UnitRole unit_role(size_t unit, size_t count) {
+UnitRole unit_role(const ModelConfig& config, size_t unit) {
+  const size_t run = run_unit_count(config);
   if (unit == 0) return UnitRole::embedding;
-  return unit + 1 < count ? UnitRole::layer : UnitRole::head;
+  if (unit + 1 < run) return UnitRole::layer;
+  return unit + 1 == run ? UnitRole::head : UnitRole::experts;
 }
 
-size_t unit_count(const ModelConfig& config) { return static_cast<size_t>(config.num_hidden_layers) + 2; }
+size_t run_unit_count(const ModelConfig& config) { return static_cast<size_t>(config.num_hidden_layers) + 2; }
 
-at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
+size_t unit_count(const ModelConfig& config) {
+  size_t count = run_unit_count(config);
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) count += config.sparse_layer(layer) ? 1 : 0;
+  return count;
+}
+
+size_t experts_unit_of(const ModelConfig& config, int64_t layer) {
+  if (!config.sparse_layer(layer)) return 0;
+  size_t unit = run_unit_count(config);
+  for (int64_t before = 0; before < layer; ++before) unit += config.sparse_layer(before) ? 1 : 0;
+  return unit;
+}
+
+at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
                               const UnitGradSinks& sinks, Routing* routing) {
-  switch (unit_role(unit, count)) {
+  switch (unit_role(config, unit)) {
     case UnitRole::embedding: return embedding_rows(weights[ModelParam::embed], batch.input_ids);
     case UnitRole::layer: {
       LayerWeights layer = weights.layer;
       layer.layer = static_cast<int64_t>(unit - 1);
       layer.adapter = batch.adapter;
       layer.token_places = batch.token_places;
+      layer.expert_exchange = batch.experts;
       return decoder_layer(layer, input, batch.positions, config, cache, nullptr, routing);
     }
     case UnitRole::head:
       if (config.head == ModelHead::score) return head_rewards(config, weights, input, batch);
       return sequence_sums(batch, head_target_logps(config, weights, input, batch, sinks));
+    case UnitRole::experts: break;  // runs inside its layer's
   }
-  throw ModelError("unit " + std::to_string(unit) + " is not a unit of the model");
+  throw ModelError("unit " + std::to_string(unit) + " is not a unit the model runs");
 }
 
 void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks) {
@@ -193,7 +210,8 @@ void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, 
 
 UnitWeights unit_params(const LlamaWeights& weights, const ModelConfig& config, size_t unit) {
   UnitWeights params;
-  switch (unit_role(unit, unit_count(config))) {
+  switch (unit_role(config, unit)) {
+    case UnitRole::experts: break;  // its layer's weights hold the experts
     case UnitRole::embedding: params[ModelParam::embed] = weights.embed; break;
     case UnitRole::layer: params.layer = weights.layers.at(unit - 1); break;
     case UnitRole::head:
@@ -214,12 +232,12 @@ namespace {
 // `routing` when given.
 at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                               std::vector<Routing>* routing = nullptr) {
-  const size_t count = unit_count(config);
+  const size_t count = run_unit_count(config);
   at::Tensor hidden;
   for (size_t unit = 0; unit + 1 < count; ++unit) {
-    const bool sparse = unit_role(unit, count) == UnitRole::layer && config.sparse_layer(static_cast<int64_t>(unit) - 1);
+    const bool sparse = unit_role(config, unit) == UnitRole::layer && config.sparse_layer(static_cast<int64_t>(unit) - 1);
     Routing routed;
-    hidden = llama_unit_forward(config, unit, count, unit_params(weights, config, unit), hidden, batch, nullptr, {},
+    hidden = llama_unit_forward(config, unit, unit_params(weights, config, unit), hidden, batch, nullptr, {},
                                 routing != nullptr && sparse ? &routed : nullptr);
     if (routing != nullptr && sparse) routing->push_back(std::move(routed));
   }
@@ -238,7 +256,7 @@ at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& co
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                               std::vector<Routing>* routing) {
   const at::Tensor hidden = hidden_before_head(weights, config, batch, routing);
-  return head_target_logps(config, unit_params(weights, config, unit_count(config) - 1), hidden, batch, {});
+  return head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {});
 }
 
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
@@ -247,7 +265,7 @@ at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& 
 
 at::Tensor llama_sequence_rewards(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
   const at::Tensor hidden = hidden_before_head(weights, config, batch);
-  return head_rewards(config, unit_params(weights, config, unit_count(config) - 1), hidden, batch);
+  return head_rewards(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch);
 }
 
 }  // namespace st

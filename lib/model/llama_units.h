@@ -14,6 +14,7 @@
 #include "data/row_layout.h"
 #include "hf/model_config.h"
 #include "model/activation_cache.h"
+#include "model/expert_exchange.h"
 #include "model/llama_blocks.h"
 #include "model/model_options.h"
 #include "model/rope.h"
@@ -37,6 +38,9 @@ struct TokenBatch {
                                 // rows (context_split.h; undefined: these rows are whole)
   at::Tensor token_weights;     // [R * T] fp32 on the device: MicroBatch::token_weights, for the
                                 // router's load-balancing loss (undefined: none is computed)
+  // Expert parallelism (model/expert_exchange.h): the ranks that hold the other experts; null
+  // when this rank holds every expert.
+  std::shared_ptr<ExpertExchange> experts;
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
@@ -51,10 +55,14 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
                             int64_t logp_chunk_tokens, const RowLayout& layout = {}, int64_t sliding_window = 0,
                             AttentionPath attention = AttentionPath::varlen);
 
-enum class UnitRole { embedding, layer, head };
-// Units in execution order: 0 embedding, 1..L layers, L + 1 head.
-UnitRole unit_role(size_t unit, size_t unit_count);
+enum class UnitRole { embedding, layer, head, experts };
+// Units: 0 embedding, 1..L layers, L + 1 head, in execution order (run_unit_count), then one
+// experts unit per sparse layer, in layer order (expert_params), which runs inside its layer's.
+UnitRole unit_role(const ModelConfig& config, size_t unit);
+size_t run_unit_count(const ModelConfig& config);
 size_t unit_count(const ModelConfig& config);
+// The experts unit of layer `layer` (0-based); 0 for a dense layer (unit 0 is never one).
+size_t experts_unit_of(const ModelConfig& config, int64_t layer);
 
 // A unit's parameters as its forward binds them (by table key, hf/param_table.h): the model
 // parameters it takes (the embedding; the head's final norm and lm_head, for a tied head the
@@ -87,7 +95,7 @@ struct UnitGradSinks {
 // parallelism (batch.positions.context) the head returns each sequence's log-probs by slot
 // [S, slot_length] instead, this rank's targets only: the caller sums them over the group and then
 // along each line. A sparse layer writes its tokens' routing into `routing` when given.
-at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, size_t count, const UnitWeights& weights,
+at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {}, Routing* routing = nullptr);
 

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <vector>
+
 #include "model/llama_blocks.h"
 #include "model/swiglu.h"
 
@@ -12,13 +14,89 @@ constexpr auto kGateUp = static_cast<size_t>(LoraTarget::gate);
 constexpr auto kDown = static_cast<size_t>(LoraTarget::down);
 
 // Expert `expert`'s adapter output on its tokens x, from the layer's stacked pair of `target`.
-at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, LoraTarget target, int64_t expert) {
+at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, LoraTarget target, int64_t expert,
+                        int64_t experts) {
   const LoraPair& stacked = w.lora[static_cast<size_t>(target)];
   AdaptedWeight piece;
   piece.expert = expert;
-  const auto experts = static_cast<int64_t>(w.experts.gate.size());
   const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
   return lora_delta(x, adapted_pair(stacked, piece, experts), w.adapter, stream);
+}
+
+// The rows received from each rank, [P, local] counts of them per expert in rank-then-expert
+// order -> the permutation that lists them expert by expert (within an expert, by rank).
+at::Tensor by_expert(const at::Tensor& arriving) {
+  const int64_t ranks = arriving.size(0), local = arriving.size(1);
+  const int64_t* count = arriving.data_ptr<int64_t>();
+  std::vector<int64_t> start(static_cast<size_t>(ranks * local));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < ranks * local; ++i) {
+    start[static_cast<size_t>(i)] = offset;
+    offset += count[i];
+  }
+  std::vector<int64_t> order;
+  order.reserve(static_cast<size_t>(offset));
+  for (int64_t j = 0; j < local; ++j) {
+    for (int64_t i = 0; i < ranks; ++i) {
+      const int64_t first = start[static_cast<size_t>(i * local + j)];
+      for (int64_t row = 0; row < count[i * local + j]; ++row) order.push_back(first + row);
+    }
+  }
+  return at::tensor(order, at::kLong);
+}
+
+// Rows [M, D] sorted by expert, counts[j] (host) of them for expert first + j of `experts` ->
+// each row's expert output.
+at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at::Tensor& counts, int64_t first,
+                         int64_t experts, ActivationCache* cache) {
+  const int64_t* count = counts.data_ptr<int64_t>();
+  std::vector<at::Tensor> outputs;
+  int64_t offset = 0;
+  for (int64_t j = 0; j < counts.numel(); ++j) {
+    const int64_t n = count[j], expert = first + j;
+    if (n == 0) continue;
+    const at::Tensor x = rows.narrow(0, offset, n);
+    const auto e = static_cast<size_t>(expert);
+    at::Tensor gate = linear_op(x, w.experts.gate[e], {}, cache);
+    at::Tensor up = linear_op(x, w.experts.up[e], {}, cache);
+    if (w.lora[kGateUp].a.defined()) {  // one delta for both: gate_up's pair (lora.h adapted_pair)
+      const at::Tensor delta = expert_delta(x, w, LoraTarget::gate, expert, experts);
+      gate = gate + delta.narrow(1, 0, gate.size(1));
+      up = up + delta.narrow(1, gate.size(1), up.size(1));
+    }
+    const at::Tensor hidden = swiglu(gate, up);
+    at::Tensor down = linear_op(hidden, w.experts.down[e], {}, cache);
+    if (w.lora[kDown].a.defined()) down = down + expert_delta(hidden, w, LoraTarget::down, expert, experts);
+    outputs.push_back(down);
+    offset += n;
+  }
+  // No rows: an empty view of them, so that under expert parallelism the all-to-alls stay on the
+  // backward's path and run on this rank too (every rank must take part in each).
+  if (outputs.empty()) return rows.narrow(0, 0, 0);
+  return outputs.size() == 1 ? outputs.front() : at::cat(outputs);
+}
+
+// Expert parallelism: rows sorted by expert go to the experts' ranks (counts first, then rows),
+// this rank's experts run on what arrives, and the outputs go back the way the rows came.
+at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, const at::Tensor& counts,
+                             ActivationCache* cache) {
+  ExpertExchange& exchange = *w.expert_exchange;
+  const int ranks = exchange.size();
+  const int64_t local = counts.numel() / ranks;
+  const at::Tensor arriving = exchange_expert_counts(exchange, counts);  // [P, local]: rank i's for each expert
+  const at::Tensor sending = counts.cpu().reshape({ranks, local}).sum(1);
+  std::vector<int64_t> send(static_cast<size_t>(ranks)), receive(static_cast<size_t>(ranks));
+  for (int i = 0; i < ranks; ++i) {
+    send[static_cast<size_t>(i)] = sending[i].item<int64_t>();
+    receive[static_cast<size_t>(i)] = arriving[i].sum().item<int64_t>();
+  }
+  const at::Tensor received = exchange_rows(w.expert_exchange, sent, send, receive);  // by rank, then expert
+  // Regrouped by expert (each expert's rows in rank order): one run of rows per expert.
+  const at::Tensor order = by_expert(arriving);
+  const at::Tensor outputs = local_outputs(w, received.index_select(0, order.to(received.device())),
+                                           arriving.sum(0).contiguous(), exchange.rank() * local, counts.numel(), cache);
+  const at::Tensor returned = at::zeros_like(outputs).index_copy(0, order.to(outputs.device()), outputs);
+  return exchange_rows(w.expert_exchange, returned, receive, send);
 }
 
 }  // namespace
@@ -37,34 +115,18 @@ Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertSh
 at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const Routing& routing,
                           ActivationCache* cache) {
   const int64_t k = routing.experts.size(1);
+  const int64_t experts = routing.probs.size(1);
   const at::Tensor picks = routing.experts.reshape(-1);  // [N * k], token-major
   // Stable: within an expert, its tokens stay in token order.
   const at::Tensor order = std::get<1>(at::sort(picks, /*stable=*/true, /*dim=*/0, /*descending=*/false));
   const at::Tensor token_of = at::floor_divide(order, k);
   const at::Tensor weight_of = routing.weights.reshape(-1).index_select(0, order).unsqueeze(1);
-  const at::Tensor counts = at::bincount(picks, {}, static_cast<int64_t>(w.experts.gate.size())).cpu();
-  const int64_t* count = counts.data_ptr<int64_t>();
-  at::Tensor out = at::zeros_like(tokens);
-  int64_t offset = 0;
-  for (size_t expert = 0; expert < w.experts.gate.size(); ++expert) {
-    const int64_t n = count[expert];
-    if (n == 0) continue;
-    const at::Tensor rows = token_of.narrow(0, offset, n);
-    const at::Tensor x = tokens.index_select(0, rows);
-    at::Tensor gate = linear_op(x, w.experts.gate[expert], {}, cache);
-    at::Tensor up = linear_op(x, w.experts.up[expert], {}, cache);
-    if (w.lora[kGateUp].a.defined()) {  // one delta for both: gate_up's pair (lora.h adapted_pair)
-      const at::Tensor delta = expert_delta(x, w, LoraTarget::gate, static_cast<int64_t>(expert));
-      gate = gate + delta.narrow(1, 0, gate.size(1));
-      up = up + delta.narrow(1, gate.size(1), up.size(1));
-    }
-    const at::Tensor hidden = swiglu(gate, up);
-    at::Tensor down = linear_op(hidden, w.experts.down[expert], {}, cache);
-    if (w.lora[kDown].a.defined()) down = down + expert_delta(hidden, w, LoraTarget::down, static_cast<int64_t>(expert));
-    out = out.index_add(0, rows, down * weight_of.narrow(0, offset, n));
-    offset += n;
-  }
-  return out;
+  const at::Tensor counts = at::bincount(picks, {}, experts);
+  const at::Tensor sent = tokens.index_select(0, token_of);  // by expert, so by the rank that holds it
+  const at::Tensor outputs = w.expert_exchange ? exchanged_outputs(w, sent, counts, cache)
+                                               : local_outputs(w, sent, counts.cpu(), 0, experts, cache);
+  // Each token's outputs summed in expert order, as transformers sums them.
+  return at::zeros_like(tokens).index_add(0, token_of, outputs * weight_of);
 }
 
 at::Tensor moe_block(const LayerWeights& w, const at::Tensor& x, const ModelConfig& config, ActivationCache* cache,

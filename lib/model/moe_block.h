@@ -27,7 +27,8 @@ Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertSh
 
 // The experts' outputs over tokens [N, D]: tokens grouped by expert (one matmul per expert over
 // its tokens, never one per token), each output scaled by its weight and summed per token in
-// expert order, as transformers sums them.
+// expert order, as transformers sums them. Under expert parallelism (weights.expert_exchange)
+// each token row travels to the rank holding its expert and its output back (dropless).
 at::Tensor expert_outputs(const LayerWeights& weights, const at::Tensor& tokens, const Routing& routing,
                           ActivationCache* cache = nullptr);
 

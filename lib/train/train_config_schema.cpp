@@ -140,6 +140,10 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
       "ranks that split each sequence (context parallelism: consecutive ranks, 2C chunks per row, keys and values "
       "gathered per layer); divides the world; full or grad_op sharding",
       at_least(1).unit("ranks"));
+  schema.add(&c.dist.expert_parallel, "expert_parallel",
+      "ranks that split each mixture-of-experts layer's experts (expert parallelism: each holds experts / P of "
+      "them, tokens travel by all-to-all); divides the experts and the world; full or grad_op sharding",
+      at_least(1).unit("ranks"));
   schema.add(&c.dist.timeout_s, "timeout_s", "deadline of each collective before all ranks abort", above(0).unit("s"));
 
   schema.section("eval", "benchmark tasks at every evaluation (docs/evaluation.md)");

@@ -31,11 +31,29 @@ void check_context_parallel(const TrainConfig& c, int world_size, ConfigProblems
                    "must be empty" + why + ": benchmark tasks score whole sequences on each rank");
 }
 
+// dist.expert_parallel against the world and the sharding (the model's experts are checked
+// when the model is read: run_setup.cpp).
+void check_expert_parallel(const TrainConfig& c, int world_size, ConfigProblems& problems) {
+  const int64_t parts = c.dist.expert_parallel;
+  if (parts <= 1) return;
+  const std::string why = " with dist.expert_parallel = " + std::to_string(parts) + problems.where("dist.expert_parallel");
+  if (world_size > 0 && world_size % parts != 0) {
+    problems.add("dist.expert_parallel = " + std::to_string(parts) + problems.where("dist.expert_parallel") +
+                 " does not divide the " + std::to_string(world_size) + " ranks of this job");
+  }
+  problems.require(c.dist.sharding == Sharding::full || c.dist.sharding == Sharding::grad_op, "dist.sharding",
+                   c.dist.sharding, "must be full or grad_op" + why + ": each expert's shards lie on the ranks "
+                   "that hold that expert");
+  problems.require(c.dist.context_parallel == 1, "dist.context_parallel", c.dist.context_parallel,
+                   "must be 1" + why + ": a model with experts is not split along its rows yet");
+}
+
 }  // namespace
 
 void validate_config(const TrainConfig& c, int world_ranks, const ConfigOrigins& origins) {
   ConfigProblems problems(origins);
   check_context_parallel(c, world_ranks, problems);
+  check_expert_parallel(c, world_ranks, problems);
   problems.require(c.moe.aux_loss_coef >= 0.0 || c.moe.aux_loss_coef == MoeOptions::kModelsCoefficient,
                    "moe.aux_loss_coef", c.moe.aux_loss_coef, "must be >= 0, or -1 for the model's router_aux_loss_coef");
   // The batch geometry counts data-parallel ranks: a context group reads one batch.

@@ -1,6 +1,8 @@
 // A mixture-of-experts model (debug-moe: 8 experts, top-2, one dense layer among sparse ones) on
 // the FSDP engine against single-process autograd on the whole model, for every sharding strategy
-// and recompute policy on 1-4 ranks: the same log-probs, each rank's router load-balancing loss
+// and recompute policy on 1-4 ranks, and for every expert-parallel size that divides the experts
+// and the ranks (also with every token routed to experts 0 and 1, so that one rank gets every
+// token and the others' experts none): the same log-probs, each rank's router load-balancing loss
 // equal to transformers' load_balancing_loss_func over that rank's rows (written out here as
 // transformers writes it; each of TRL's data-parallel processes takes it over its own batch), and
 // each rank's gradient shard of sum(logps) / rows + coefficient x the ranks' mean router loss
@@ -44,12 +46,22 @@ const std::vector<Pair>& moe_pairs() {
   return pairs;
 }
 
-// The preset's weights with N(0, 1) routers, in `dtype`.
-TensorMap moe_weights(at::ScalarType dtype) {
+// The preset's weights with N(0, 1) routers, in `dtype`. `lopsided`: every token's hidden state
+// carries a large positive first component (the embedding's) and every router ranks experts 0
+// and 1 first by it, by a wide margin.
+TensorMap moe_weights(at::ScalarType dtype, bool lopsided = false) {
   TensorMap weights = init_preset_weights(moe_config(), kSeed, at::kDouble);
   at::manual_seed(kSeed);
   for (auto& [name, tensor] : weights) {
     if (name.find("mlp.gate.weight") != std::string::npos) tensor = at::randn(tensor.sizes(), at::kDouble);
+  }
+  if (lopsided) {
+    weights.at("model.embed_tokens.weight").select(1, 0).fill_(1.0);
+    for (auto& [name, tensor] : weights) {
+      if (name.find("mlp.gate.weight") == std::string::npos) continue;
+      tensor.mul_(0.01);
+      tensor.select(1, 0).copy_(at::tensor({4.0, 3.5, -2.0, -2.0, -2.0, -2.0, -2.0, -2.0}, at::kDouble));
+    }
   }
   for (auto& [name, tensor] : weights) tensor = tensor.to(dtype).requires_grad_(true);
   return weights;
@@ -97,16 +109,16 @@ WholeRun whole_run(const TensorMap& weights, const MicroBatch& all) {
   const at::ScalarType dtype = weights.begin()->second.scalar_type();
   const LlamaWeights model = llama_weights(weights, config);
   const TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), dtype, 64);
-  const size_t count = unit_count(config);
-  at::Tensor hidden = llama_unit_forward(config, 0, count, unit_params(model, config, 0), {}, batch);
+  const size_t count = run_unit_count(config);
+  at::Tensor hidden = llama_unit_forward(config, 0, unit_params(model, config, 0), {}, batch);
   std::vector<at::Tensor> probs;
   for (size_t u = 1; u + 1 < count; ++u) {
     Routing routing;
-    hidden = llama_unit_forward(config, u, count, unit_params(model, config, u), hidden, batch, nullptr, {}, &routing);
+    hidden = llama_unit_forward(config, u, unit_params(model, config, u), hidden, batch, nullptr, {}, &routing);
     if (config.sparse_layer(static_cast<int64_t>(u) - 1)) probs.push_back(routing.probs);
   }
   WholeRun run;
-  run.logps = llama_unit_forward(config, count - 1, count, unit_params(model, config, count - 1), hidden, batch);
+  run.logps = llama_unit_forward(config, count - 1, unit_params(model, config, count - 1), hidden, batch);
   const int ranks = world_communicator().size();
   const auto pairs = static_cast<size_t>(all.pairs);
   at::Tensor mean_aux = at::zeros({}, probs.front().options());
@@ -123,18 +135,24 @@ WholeRun whole_run(const TensorMap& weights, const MicroBatch& all) {
 struct MoeCase {
   Sharding sharding;
   Recompute policy;
+  int64_t expert_parallel = 1;
+  bool lopsided = false;  // moe_weights
 };
 
 class FsdpRouterLoss : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
-  const auto [sharding, policy] = GetParam();
+  const auto [sharding, policy, expert_parallel, lopsided] = GetParam();
+  if (world_communicator().size() % expert_parallel != 0) GTEST_SKIP() << "the expert-parallel size does not divide the ranks";
   const ModelConfig& config = moe_config();
   const MicroBatch all = collate_pairs(moe_pairs(), PairKind::dpo, {});
-  const TensorMap whole = moe_weights(at::kFloat), exact = moe_weights(at::kDouble);
+  const TensorMap whole = moe_weights(at::kFloat, lopsided), exact = moe_weights(at::kDouble, lopsided);
   const WholeRun want = whole_run(whole, all), want64 = whole_run(exact, all);
 
   ShardingGroups groups = test_groups(sharding);
+  add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+    return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
+  });
   const int rank = groups.shard->rank();
   const std::vector<UnitLayout> units = init_model_shards(config, kSeed, groups.shard->size(), rank).units;
   std::vector<at::Tensor> masters;
@@ -152,6 +170,9 @@ TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
   const int ranks = world_communicator().size(), me = world_communicator().rank();
   torch::autograd::backward({logps.sum() / all.input_ids.size(0) + kCoefficient * router.loss / ranks});
 
+  for (size_t u = run_unit_count(config); u < units.size(); ++u) {  // each rank gathers its own experts alone
+    EXPECT_EQ(model.gathered_numel(u) * expert_parallel, units[u].padded_numel) << units[u].name;
+  }
   const size_t pairs = moe_pairs().size();
   EXPECT_LE(ST_ROUNDINGS(logps.detach(), my_rows(want.logps.detach(), pairs), my_rows(want64.logps.detach(), pairs),
                          kOtherOrderRoundings),
@@ -190,7 +211,9 @@ TEST(FsdpRouterLoss, TheRouterLossMovesEveryRoutersGradient) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<MoeCase>& info) {
-  return std::string(enum_name(info.param.sharding)) + "_" + enum_name(info.param.policy);
+  const MoeCase& c = info.param;
+  return std::string(enum_name(c.sharding)) + "_" + enum_name(c.policy) +
+         (c.expert_parallel > 1 ? "_ep" + std::to_string(c.expert_parallel) : "") + (c.lopsided ? "_lopsided" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -198,6 +221,16 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(MoeCase{Sharding::full, Recompute::full}, MoeCase{Sharding::full, Recompute::selective},
                       MoeCase{Sharding::full, Recompute::none}, MoeCase{Sharding::grad_op, Recompute::full},
                       MoeCase{Sharding::none, Recompute::selective}, MoeCase{Sharding::hybrid, Recompute::none}),
+    case_name);
+
+// Expert parallelism: each rank holds 8 / P experts, tokens travel by all-to-all; every policy
+// (the all-to-all runs again in a recompute) and ZeRO-2's kept gathers.
+INSTANTIATE_TEST_SUITE_P(
+    ExpertParallel, FsdpRouterLoss,
+    ::testing::Values(MoeCase{Sharding::full, Recompute::full, 2}, MoeCase{Sharding::full, Recompute::selective, 4},
+                      MoeCase{Sharding::full, Recompute::none, 2}, MoeCase{Sharding::grad_op, Recompute::full, 4},
+                      MoeCase{Sharding::full, Recompute::full, 2, true}, MoeCase{Sharding::full, Recompute::none, 4, true},
+                      MoeCase{Sharding::full, Recompute::full, 1, true}),
     case_name);
 
 }  // namespace

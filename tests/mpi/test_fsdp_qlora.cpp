@@ -339,7 +339,7 @@ TEST(QloraEngine, OnlyAdaptersHaveGradientsAndTheBaseIsGatheredAsBytes) {
   const int64_t size = world_communicator().size();
   int64_t base_gathered = 0, adapters_gathered = 0;
   for (size_t u = 0; u < shards.size(); ++u) {
-    for (size_t needed : units_run_with(config, shards.size(), u)) {
+    for (size_t needed : units_run_with(config, u)) {
       base_gathered += static_cast<int64_t>(shards[needed].nbytes()) * size;
       const UnitLayout& adapters = run.model->units()[needed];
       adapters_gathered += adapters.numel > 0 ? adapters.padded_numel * 4 : 0;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "fsdp/unit_shards.h"
+#include "model/llama_units.h"
 #include "model/model_source.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
@@ -51,6 +52,38 @@ TEST(UnitLayout, UnitsTileTheModelForEveryGroupSize) {
   const auto head = build_unit_layouts(tied, 2).back();
   ASSERT_EQ(head.params.size(), 1u);
   EXPECT_EQ(head.params[0].spec.name, model_param_name(ModelParam::final_norm));
+}
+
+// A mixture-of-experts model: the units run in order (embedding, layers, head), then one unit of
+// experts per sparse layer, which its layer runs with; the dense layer has none. Every parameter
+// lies in exactly one unit.
+TEST(UnitLayout, EachSparseLayersExpertsAreAUnitItsLayerRunsWith) {
+  const ModelConfig config = preset_config("debug-moe");
+  const auto units = build_unit_layouts(config, 4);
+  ASSERT_EQ(units.size(), unit_count(config));
+  ASSERT_EQ(run_unit_count(config), static_cast<size_t>(config.num_hidden_layers + 2));
+  EXPECT_EQ(units[run_unit_count(config) - 1].name, "head");
+  int64_t total = 0;
+  for (const UnitLayout& unit : units) total += unit.numel;
+  EXPECT_EQ(total, config.parameter_count());
+  int sparse = 0;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    const auto with = units_run_with(config, static_cast<size_t>(layer + 1));
+    if (!config.sparse_layer(layer)) {
+      EXPECT_EQ(with, std::vector<size_t>{static_cast<size_t>(layer + 1)});
+      EXPECT_EQ(experts_unit_of(config, layer), 0u);
+      continue;
+    }
+    const size_t experts = experts_unit_of(config, layer);
+    EXPECT_EQ(experts, run_unit_count(config) + static_cast<size_t>(sparse++));
+    EXPECT_EQ(with, (std::vector<size_t>{static_cast<size_t>(layer + 1), experts}));
+    EXPECT_EQ(unit_role(config, experts), UnitRole::experts);
+    EXPECT_EQ(units[experts].name, "layer." + std::to_string(layer) + ".experts");
+    EXPECT_EQ(units[experts].params.size(), static_cast<size_t>(3 * config.experts.num_experts));
+    for (const ParamSlot& slot : units[layer + 1].params) EXPECT_LT(slot.spec.key.expert, 0) << slot.spec.name;
+  }
+  EXPECT_EQ(sparse, config.sparse_layer_count());
+  EXPECT_LT(sparse, config.num_hidden_layers);  // the preset has a dense layer too
 }
 
 // adamw8bit's geometry: every shard whole blocks of 256 (a block never spans two ranks), the

@@ -23,11 +23,18 @@ struct Sparse {
   std::vector<at::Tensor> leaves;  // every weight, for gradients
 };
 
+// Layer 0's parameters, its experts' included.
+std::vector<ParamSpec> sparse_members(const ModelConfig& config) {
+  std::vector<ParamSpec> specs = layer_params(config, 0);
+  for (ParamSpec& spec : expert_params(config, 0)) specs.push_back(std::move(spec));
+  return specs;
+}
+
 // Layer 0 of debug-moe (sparse): its router and experts, random, in `dtype`, seeded.
 Sparse sparse_layer(at::ScalarType dtype, uint64_t seed) {
   Sparse s;
   at::manual_seed(seed);
-  for (const ParamSpec& spec : layer_params(s.config, 0)) {
+  for (const ParamSpec& spec : sparse_members(s.config)) {
     if (!is_expert_member(spec.key.member)) continue;
     at::Tensor tensor = (at::randn(spec.shape, at::kDouble) * 0.3).to(dtype).requires_grad_(true);
     s.weights.bind(spec.key, tensor);
@@ -40,7 +47,7 @@ Sparse converted(const Sparse& from, at::ScalarType dtype) {
   Sparse s;
   s.config = from.config;
   size_t next = 0;
-  for (const ParamSpec& spec : layer_params(s.config, 0)) {
+  for (const ParamSpec& spec : sparse_members(s.config)) {
     if (!is_expert_member(spec.key.member)) continue;
     at::Tensor tensor = from.leaves[next++].detach().to(dtype).requires_grad_(true);
     s.weights.bind(spec.key, tensor);
@@ -135,11 +142,23 @@ TEST(MoeBlock, ParamTableLaysOutExpertsAsTheFamiliesName) {
   std::vector<std::string> names;
   for (const ParamSpec& spec : layer_params(qwen, 0)) names.push_back(spec.name);
   const auto place = [&](const std::string& name) { return std::find(names.begin(), names.end(), name) - names.begin(); };
-  EXPECT_LT(place("model.layers.0.mlp.gate.weight"), place("model.layers.0.mlp.experts.0.gate_proj.weight"));
-  EXPECT_EQ(place("model.layers.0.mlp.experts.7.gate_proj.weight") + 1, place("model.layers.0.mlp.experts.0.up_proj.weight"));
-  EXPECT_EQ(place("model.layers.0.mlp.experts.7.up_proj.weight") + 1, place("model.layers.0.mlp.experts.0.down_proj.weight"));
-  EXPECT_EQ(place("model.layers.0.mlp.gate_proj.weight"), static_cast<long>(names.size()));  // no dense MLP
-  for (const ParamSpec& spec : layer_params(qwen, 1)) {  // mlp_only_layers [1]: dense
+  // The router where the dense MLP would be, after the attention; no dense MLP, no expert.
+  EXPECT_LT(place("model.layers.0.self_attn.o_proj.weight"), place("model.layers.0.mlp.gate.weight"));
+  EXPECT_LT(place("model.layers.0.mlp.gate.weight"), static_cast<long>(names.size()));
+  EXPECT_EQ(place("model.layers.0.mlp.gate_proj.weight"), static_cast<long>(names.size()));
+  for (const std::string& name : names) EXPECT_EQ(name.find("experts"), std::string::npos) << name;
+  // The experts expert by expert, each gate, up, down: a run of experts is one run of elements.
+  std::vector<std::string> experts;
+  for (const ParamSpec& spec : expert_params(qwen, 0)) experts.push_back(spec.name);
+  ASSERT_EQ(experts.size(), static_cast<size_t>(3 * qwen.experts.num_experts));
+  for (int64_t e = 0; e < qwen.experts.num_experts; ++e) {
+    const std::string prefix = "model.layers.0.mlp.experts." + std::to_string(e) + ".";
+    EXPECT_EQ(experts[static_cast<size_t>(3 * e)], prefix + "gate_proj.weight");
+    EXPECT_EQ(experts[static_cast<size_t>(3 * e + 1)], prefix + "up_proj.weight");
+    EXPECT_EQ(experts[static_cast<size_t>(3 * e + 2)], prefix + "down_proj.weight");
+  }
+  EXPECT_TRUE(expert_params(qwen, 1).empty());  // mlp_only_layers [1]: dense
+  for (const ParamSpec& spec : layer_params(qwen, 1)) {
     EXPECT_EQ(spec.name.find("experts"), std::string::npos) << spec.name;
   }
   ModelConfig mixtral = qwen;
