@@ -55,6 +55,7 @@ EstimatePlan estimate_plan(const ModelConfig& model, const TrainConfig& config, 
   in.recompute = config.train.recompute;
   in.compute_copy = config.train.compute_copy;
   in.context_parallel = config.dist.context_parallel;
+  in.expert_parallel = config.dist.expert_parallel;
   in.device_bytes = static_cast<int64_t>(config.train.memory_budget_gib * 1024.0 * 1024.0 * 1024.0);
   in.adapters = adapter_shape(config);
   TrainConfig sized = config;
@@ -81,8 +82,19 @@ std::string format_memory_report(const ModelConfig& config, const std::string& m
                                                                                       in.context_parallel) +
                                         " data-parallel)"
                                   : std::string())
-      << "\n"
-      << "per rank: " << e.shard_elements << " parameter elements owned\n"
+      << "\n";
+  if (config.experts.num_experts > 0) {
+    const ExpertShape& x = config.experts;
+    out << "experts: " << x.num_experts << " per sparse layer x " << config.sparse_layer_count() << " layer(s), top "
+        << x.experts_per_token << " per token"
+        << (in.expert_parallel > 1
+                ? "; split over " + std::to_string(in.expert_parallel) + " ranks (dist.expert_parallel): " +
+                      std::to_string(x.num_experts / in.expert_parallel) +
+                      " each, gathered alone; tokens travel by all-to-all (their buffers counted in the activations)"
+                : std::string("; every rank gathers every expert (dist.expert_parallel = 1)"))
+        << "\n";
+  }
+  out << "per rank: " << e.shard_elements << " parameter elements owned\n"
       << (in.compute_copy == ComputeCopy::per_gather ? "  params (fp32 master; cast per gather)"
                                                      : "  params (fp32 master + compute copy) ")
       << gib(e.params) << "\n";

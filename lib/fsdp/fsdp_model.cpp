@@ -146,15 +146,15 @@ Communicator& FsdpModel::group_of(size_t unit) const {
   return splits_experts(unit) ? *groups_.expert_shard : *groups_.shard;
 }
 
-int64_t FsdpModel::gathered_first(size_t unit) const {
+int64_t FsdpModel::gathered_first(const UnitLayout& layout, size_t unit) const {
   if (!splits_experts(unit)) return 0;
   // Expert-parallel rank i's shard group holds world ranks [i W/P, (i + 1) W/P): their shards are
   // the i-th run of the unit (sharding.h).
-  return static_cast<int64_t>(groups_.shard->rank() / groups_.expert_shard->size()) * gathered_numel(unit);
+  return static_cast<int64_t>(groups_.shard->rank() / groups_.expert_shard->size()) * gathered_numel(layout, unit);
 }
 
-int64_t FsdpModel::gathered_numel(size_t unit) const {
-  return units_[unit].shard_numel * group_of(unit).size();
+int64_t FsdpModel::gathered_numel(const UnitLayout& layout, size_t unit) const {
+  return layout.shard_numel * group_of(unit).size();
 }
 
 void FsdpModel::set_recompute(std::vector<Recompute> plan) {
@@ -317,8 +317,8 @@ std::vector<FsdpModel::GradTarget> FsdpModel::grad_targets(size_t unit) {
     } else {
       // The elements this rank's group reduces (a run of experts under expert parallelism), the
       // padding past the unit's parameters zero.
-      const int64_t size = gathered_numel(needed);
-      const int64_t real = std::clamp<int64_t>(units_[needed].numel - gathered_first(needed), 0, size);
+      const int64_t size = gathered_numel(units_[needed], needed);
+      const int64_t real = std::clamp<int64_t>(units_[needed].numel - gathered_first(units_[needed], needed), 0, size);
       target.flat = at::empty({size}, at::TensorOptions(at::kFloat).device(options_.device));
       target.flat.narrow(0, real, size - real).zero_();
       most_gradient_buffers_alive_ = std::max(most_gradient_buffers_alive_, ++gradient_buffers_alive_);

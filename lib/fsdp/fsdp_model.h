@@ -145,11 +145,12 @@ class FsdpModel {
   std::vector<GradTarget> grad_targets(size_t unit);
   // One rank and no replicas: gradients go straight into the shards, nothing is reduced.
   bool writes_shards_directly() const { return groups_.shard->size() == 1 && !groups_.replica; }
-  // What a unit's gather holds: elements [gathered_first, + gathered_numel) of its flat. The
-  // whole unit, but under expert parallelism an experts unit's run of this rank's experts,
-  // gathered and reduced over groups().expert_shard (group_of).
-  int64_t gathered_first(size_t unit) const;
-  int64_t gathered_numel(size_t unit) const;
+  // What a gather of unit `unit` laid out as `layout` (the trained one, or the frozen base's)
+  // holds: elements [gathered_first, + gathered_numel) of its flat. The whole unit, but under
+  // expert parallelism an experts unit's run of this rank's experts, gathered and reduced over
+  // groups().expert_shard (group_of).
+  int64_t gathered_first(const UnitLayout& layout, size_t unit) const;
+  int64_t gathered_numel(const UnitLayout& layout, size_t unit) const;
   Communicator& group_of(size_t unit) const;
   at::ScalarType grad_dtype() const { return writes_shards_directly() ? at::kFloat : options_.reduce_dtype; }
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);

@@ -28,19 +28,27 @@ bool casts_per_gather(const EstimateInputs& in) {
   return in.compute_copy == ComputeCopy::per_gather && in.compute_bytes != 4 && !(in.offload && in.on_gpu);
 }
 
+// The elements of unit `unit` a rank gathers: all, but under expert parallelism an experts unit's
+// run of this rank's experts (FsdpModel::gathered_numel).
+int64_t gathered_elements(const ModelConfig& config, const EstimateInputs& in, const std::vector<UnitLayout>& units,
+                          size_t unit) {
+  const bool split = unit_role(config, unit) == UnitRole::experts && in.expert_parallel > 1;
+  return units[unit].padded_numel / (split ? in.expert_parallel : 1);
+}
+
 // Peak of gathered parameters (compute dtype) plus `gradient_bytes` (unit_gradient_bytes).
 int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& config, const EstimateInputs& in,
                        int64_t group, int64_t gradient_bytes) {
   std::vector<int64_t> needed;  // elements a unit's run needs gathered
   for (size_t u = 0; u < units.size(); ++u) {
     int64_t elements = 0;
-    for (size_t used : units_run_with(config, u)) elements += units[used].padded_numel;
+    for (size_t used : units_run_with(config, u)) elements += gathered_elements(config, in, units, used);
     needed.push_back(elements);
   }
   int64_t parameters = 0;
   for (size_t u = 0; u < units.size(); ++u) {
     if (in.sharding == Sharding::grad_op) {
-      parameters += units[u].padded_numel;  // every unit stays gathered until its backward
+      parameters += gathered_elements(config, in, units, u);  // every unit stays gathered until its backward
     } else {
       parameters = std::max(parameters, needed[u] + (u + 1 < run_unit_count(config) ? needed[u + 1] : 0));
     }
@@ -125,13 +133,15 @@ int64_t local_tokens(const EstimateInputs& in) {
 // A layer's MLP activations per token, in elements of the compute dtype: a dense MLP's gate, up,
 // activation and product; a sparse layer's k copies of the token sorted by expert, their experts'
 // gate, up, activation and product, the k weighted outputs, and the router's fp32 logits and
-// probabilities over all experts (counted as 2 elements each).
-int64_t mlp_elements_per_token(const ModelConfig& config) {
+// probabilities over all experts (counted as 2 elements each); under expert parallelism also the
+// k rows received from other ranks and the k outputs sent back (as many as sent, when balanced).
+int64_t mlp_elements_per_token(const ModelConfig& config, int64_t expert_parallel) {
   const int64_t dense = 4 * config.intermediate_size;
   if (config.experts.num_experts == 0) return dense;
   const ExpertShape& e = config.experts;
   const int64_t sparse =
-      e.experts_per_token * (2 * config.hidden_size + 4 * e.expert_intermediate_size) + 2 * 2 * e.num_experts;
+      e.experts_per_token * ((expert_parallel > 1 ? 4 : 2) * config.hidden_size + 4 * e.expert_intermediate_size) +
+      2 * 2 * e.num_experts;
   // The largest layer's: a model with dense layers among the sparse ones has both kinds.
   return config.sparse_layer_count() < config.num_hidden_layers ? std::max(dense, sparse) : sparse;
 }
@@ -142,7 +152,7 @@ int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   const int64_t saved_inputs = (config.num_hidden_layers + 2) * tokens * hidden * c;
   // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, its MLP's activations and
   // their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
-  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + mlp_elements_per_token(config);
+  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + mlp_elements_per_token(config, in.expert_parallel);
   int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
   if (in.context_parallel > 1) {
     // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,
@@ -176,7 +186,7 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   for (size_t u = 0; u < run_unit_count(config); ++u) {  // a sparse layer's backward writes its experts' too
     int64_t run_with = 0, routed = 0;
     for (size_t used : units_run_with(config, u)) {
-      run_with += trained[used].padded_numel;
+      run_with += gathered_elements(config, in, trained, used);
       routed = std::max(routed, largest_routed_parameter(config, trained[used]));
     }
     gradient_elements.push_back(run_with);

@@ -40,6 +40,7 @@ struct EstimateInputs {
   int64_t micro_batch_rows = 2;    // rows per micro-batch (a plain DPO pair is 2)
   int64_t seq_len = 2048;          // tokens per row
   int64_t context_parallel = 1;    // ranks that split each row (dist.context_parallel): its tokens / C here
+  int64_t expert_parallel = 1;     // ranks that split each sparse layer's experts (dist.expert_parallel)
   bool masked_attention = false;   // packed or prompt-shared rows: a [rows, 1, seq, seq] mask
   int64_t logp_chunk_tokens = 1024;
   Recompute recompute = Recompute::full;

@@ -93,10 +93,16 @@ std::string describe_sharding_groups(const DistOptions& options, const World& wo
     where += (node ? ", " : "") + names[node] + " (" + format_rank_list(ranks[node]) + ")";
   }
   const std::string hosts = std::to_string(names.size()) + (names.size() > 1 ? " hosts" : " host");
+  std::string experts;
+  if (options.expert_parallel > 1) {
+    const int parts = static_cast<int>(options.expert_parallel), holders = size / parts;
+    experts = "; experts split over " + std::to_string(parts) + " ranks (ranks r, r + " + std::to_string(holders) +
+              " ...), each run of them sharded over " + std::to_string(holders) + " rank(s)";
+  }
   switch (options.sharding) {
     case Sharding::full:
     case Sharding::grad_op:
-      return "one shard group of " + std::to_string(size) + " rank(s) on " + where;
+      return "one shard group of " + std::to_string(size) + " rank(s) on " + where + experts;
     case Sharding::none:
       return "no sharding: every rank holds the whole model; " + std::to_string(size) + " replicas on " + where;
     case Sharding::hybrid: {

@@ -38,16 +38,18 @@ UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& neede
                         GradientRoute* route = nullptr, const UnitGradSinks& sinks = {}) {
   UnitWeights params;
   for (size_t i = 0; i < flats.frozen.size(); ++i) {
-    const int64_t first = model.gathered_first(needed[i]);
-    for (const ParamSlot& slot : model.base().units[needed[i]].params) {
+    const UnitLayout& layout = model.base().units[needed[i]];
+    const int64_t first = model.gathered_first(layout, needed[i]);
+    for (const ParamSlot& slot : layout.params) {
       const at::Tensor view = takes(model, i, slot) ? param_view(flats.frozen[i], slot, first) : at::Tensor();
       if (view.defined()) params.bind(slot.spec.key, view);
     }
   }
   if (!model.adapters_on()) return params;
   for (size_t i = 0; i < needed.size(); ++i) {
-    const int64_t first = model.gathered_first(needed[i]);
-    for (const ParamSlot& slot : model.units()[needed[i]].params) {
+    const UnitLayout& layout = model.units()[needed[i]];
+    const int64_t first = model.gathered_first(layout, needed[i]);
+    for (const ParamSlot& slot : layout.params) {
       at::Tensor view = takes(model, i, slot) ? param_view(flats.trainable[i], slot, first) : at::Tensor();
       if (!view.defined()) continue;
       if (route && !sinks.writes(slot.spec.key)) view = route->route(view, i, slot.offset - first);

@@ -107,6 +107,17 @@ ModelConfig debug_moe() {
   return config;
 }
 
+// Not a published model: 16 experts of 512 over a 256-wide, 4-layer Qwen3-MoE (the experts are
+// most of it), for CPU expert-parallel benchmarks (bench/expert_parallel.sh).
+ModelConfig bench_moe_16() {
+  ModelConfig config = llama(512, 256, 1024, 4, 4, 4, 2048, 1000000.0);
+  config.model_type = ModelType::qwen3_moe;
+  config.qk_norm = true;
+  config.torch_dtype = TorchDtype::float32;
+  config.experts = {16, 2, 512, true, 1, {}, 0.001};
+  return config;
+}
+
 const std::map<std::string, ModelConfig>& presets() {
   static const std::map<std::string, ModelConfig> table = {
       {"debug", debug()},
@@ -127,6 +138,7 @@ const std::map<std::string, ModelConfig>& presets() {
       {"debug-moe", debug_moe()},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
+      {"bench-moe-16", bench_moe_16()},
   };
   return table;
 }

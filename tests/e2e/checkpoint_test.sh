@@ -173,6 +173,39 @@ PY
     train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
     expect_output 'global batch of 12 pairs, this run has 6 .*set train.grad_accum or train.micro_batch'
     ;;
+  expert_parallel_resume)
+    # Expert parallelism on debug-moe (8 experts, top 2): 4 ranks with dist.expert_parallel = 2
+    # follow the run whose ranks hold every expert to the summation order's rounding; its
+    # checkpoint resumes at P = 4 and on 1 rank (an experts unit keeps the world's geometry, so it
+    # reshards as any unit does). Sizes that do not divide the ranks or the experts, and a model
+    # without experts, are refused by name before anything is written.
+    moe=(--model.preset=debug-moe)
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/p1" "${moe[@]}"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/p2" --ckpt.every=5 "${moe[@]}" --dist.expert_parallel=2
+    expect_output 'experts split over 2 ranks'
+    same_metrics --expected "$work/p1/metrics.jsonl" --actual "$work/p2/metrics.jsonl" --tolerance "$other_order_metrics"
+    train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/p4" --resume "$(ckpt "$work/p2" 5)" "${moe[@]}" \
+      --dist.expert_parallel=4
+    expect_output 'experts split over 4 ranks'
+    same_metrics --expected "$work/p2/metrics.jsonl" --actual "$work/p4/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
+    train_on --exit 0 --ranks 1 --micro 2 --accum 4 --dir "$work/one" --resume "$(ckpt "$work/p2" 5)" "${moe[@]}"
+    expect_output 'written by 4 rank\(s\), now 1'
+    same_metrics --expected "$work/p2/metrics.jsonl" --actual "$work/one/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
+    # LoRA on attention and experts: the adapters stay whole on every rank, a rank's experts add
+    # their slices; the base's experts are split.
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,gate,up,down)
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/lora1" "${moe[@]}" "${lora[@]}"
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/lora2" "${moe[@]}" "${lora[@]}" \
+      --dist.expert_parallel=2
+    same_metrics --expected "$work/lora1/metrics.jsonl" --actual "$work/lora2/metrics.jsonl" --tolerance "$other_order_metrics"
+    train_on --exit 2 --ranks 4 --micro 2 --accum 1 --dir "$work/r1" "${moe[@]}" --dist.expert_parallel=3
+    expect_output 'dist.expert_parallel = 3 .* does not divide the 4 ranks of this job'
+    train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/r2" "${moe[@]}" --dist.expert_parallel=3
+    expect_output "dist.expert_parallel = 3 does not divide the model's 8 experts"
+    train_on --exit 2 --ranks 2 --micro 2 --accum 2 --dir "$work/r3" --dist.expert_parallel=2
+    expect_output 'dist.expert_parallel = 2: the model has no experts; set dist.expert_parallel = 1'
+    for dir in r1 r2 r3; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
+    ;;
   lora_resume_and_export)
     # LoRA on a saved HF model (a 1-step full run's export): adapter-only checkpoints that resume
     # bit-exactly (dropout included) and resharded, refusals for another method, rank or base,

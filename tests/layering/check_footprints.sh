@@ -54,4 +54,13 @@ check "the router loss" 'RouterTally|RouterLoss|router_loss' \
   lib/fsdp/router_tally.h lib/fsdp/router_tally.cpp lib/fsdp/unit_function.h lib/fsdp/unit_function.cpp \
   lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp lib/train/trainer.h lib/train/trainer.cpp lib/train/batch_loss.h \
   lib/train/objective.h lib/train/rm_objective.cpp lib/train/moe_options.h lib/train/train_metrics.cpp lib/CMakeLists.txt
+# Expert parallelism: the dispatcher is the model's ExpertExchange (the batch carries it to the
+# expert MLP), implemented over its own communicator group (sharding.h's expert groups); the engine
+# gathers an experts unit over that group; the key, its rules and the estimate name it.
+check "expert parallelism" 'ExpertExchange|expert_exchange|exchange_rows|expert_shard|add_expert_groups|expert_parallel' \
+  lib/model/expert_exchange.h lib/model/expert_exchange.cpp lib/model/llama_blocks.h lib/model/llama_units.h \
+  lib/model/llama_units.cpp lib/model/moe_block.cpp lib/fsdp/expert_group.h lib/fsdp/expert_group.cpp \
+  lib/fsdp/sharding.h lib/fsdp/sharding.cpp lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp \
+  lib/distributed/dist_options.h lib/train/train_config_schema.cpp lib/train/train_config_validate.cpp \
+  lib/fsdp/memory_estimate.h lib/fsdp/memory_estimate.cpp app/memory_report.cpp lib/CMakeLists.txt
 exit $status

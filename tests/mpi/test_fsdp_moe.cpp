@@ -171,7 +171,7 @@ TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
   torch::autograd::backward({logps.sum() / all.input_ids.size(0) + kCoefficient * router.loss / ranks});
 
   for (size_t u = run_unit_count(config); u < units.size(); ++u) {  // each rank gathers its own experts alone
-    EXPECT_EQ(model.gathered_numel(u) * expert_parallel, units[u].padded_numel) << units[u].name;
+    EXPECT_EQ(model.gathered_numel(units[u], u) * expert_parallel, units[u].padded_numel) << units[u].name;
   }
   const size_t pairs = moe_pairs().size();
   EXPECT_LE(ST_ROUNDINGS(logps.detach(), my_rows(want.logps.detach(), pairs), my_rows(want64.logps.detach(), pairs),

@@ -248,7 +248,8 @@ PY
     # default of moe.aux_loss_coef): DPO on 1 rank, packed, and with shared prompts (a prompt
     # token counts in both rows, as in TRL's); on 2 ranks against TRL on 2 GPUs, each process's
     # router loss over its own micro-batch (TRL's one process with micro-batches of 1 and 4
-    # accumulations: the same micro-batches, the same mean); with the coefficient 0 (LlamaFactory's
+    # accumulations: the same micro-batches, the same mean), and on 4 ranks with expert parallel 2
+    # and 4; with the coefficient 0 (LlamaFactory's
     # DPO) against TRL's 0, which must differ from the default. Then SFT against SFTTrainer, 1 and
     # 2 ranks.
     "$python" "$here/tiny_moe_model.py" qwen3_moe "$work/moe" "$work/moe-stacked" || fail "could not make the tiny Qwen3-MoE"
@@ -260,6 +261,14 @@ PY
       --grad-accum 4 --loss sigmoid --schedule cosine
     model=$work/moe ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 --optim.schedule=cosine
     agree two moe-ddp "Qwen3-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)"
+    # Expert parallelism: 4 ranks, each holding 4 (P = 2) or 2 (P = 4) of the 8 experts, tokens
+    # sent to their experts' ranks and back; TRL on 4 GPUs, one pair each (the same micro-batches).
+    for parts in 2 4; do
+      model=$work/moe ours "ep$parts" 4 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=1 \
+        --optim.schedule=cosine --dist.expert_parallel="$parts"
+      expect_output "experts split over $parts ranks"
+      agree "ep$parts" moe-ddp "Qwen3-MoE DPO with the router loss, 4 ranks, expert parallel $parts (TRL on 4 GPUs)"
+    done
     model=$work/moe ours packed 1 "${one_rank[@]}" --optim.schedule=cosine --data.packing=true
     agree packed moe "Qwen3-MoE DPO with the router loss, packed rows"
     model=$work/moe ours shared 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.share_prompt=true
