@@ -26,6 +26,9 @@
 #   bench-qlora           8B QLoRA vs LoRA DPO at seq 2048, micro-batch 1, one GPU: tokens/s and peak memory
 #   bench-long            1B DPO on one GPU at 16k and 32k tokens per row (CP 1: CP needs a GPU per rank) and
 #                         the estimate's plan for CP 2 on 2 GPUs; the multi-GPU CP row stays owed
+#   bench-moe             a ~2B Qwen3-MoE (bench-moe-2b: 64 experts, 8 per token; the experts as grouped
+#                         GEMMs) DPO on real lengths vs transformers' own model under TRL's DPOTrainer:
+#                         tokens/s, MFU on active parameters, peak GiB (plan "moe": a lease for it alone)
 # GPU_CHECK_LIMIT overrides every step's limit [s]. GPU_CHECK_DRY_RUN=1: the plan here, on the CPU,
 # with the GPU stubbed: the CPU build (build/) for build-gpu, the debug preset, TRL on the CPU
 # (bench/vs_trl.sh's PEER_DEVICE=cpu), no .deps-debs; the wheels install as on the machine.
@@ -38,7 +41,7 @@ summary=$out/summary.md
 [ -e "$summary" ] || printf '| step | status | seconds | log |\n|---|---|---|---|\n' >"$summary"
 dry=${GPU_CHECK_DRY_RUN:-0}
 if [ "$dry" = 1 ]; then
-  build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug qlora_steps=2 memory_steps=2 memory_seq=256
+  build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug preset_moe=debug-moe qlora_steps=2 memory_steps=2 memory_seq=256
   trl_steps=2
   export PARITY_DEVICE=cpu PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4
   # shellcheck disable=SC2086 # GPU_BUILD_TARGETS: a list of targets
@@ -46,7 +49,8 @@ if [ "$dry" = 1 ]; then
   # shellcheck disable=SC1091
   source scripts/gpu-wheels.sh || exit 1
 else
-  build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b qlora_steps=4 memory_steps=10 memory_seq=2048
+  build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b preset_moe=bench-moe-2b qlora_steps=4
+  memory_steps=10 memory_seq=2048
   trl_steps=10
   # shellcheck disable=SC1091
   source scripts/gpu-env.sh
@@ -157,13 +161,22 @@ step_bench_long() {
   return "$status"
 }
 
+# The mixture-of-experts row: the plan first (total vs active parameters), then TRL's DPOTrainer on
+# transformers' Qwen3MoeForCausalLM (its own experts implementation) against ours on the same pairs.
+step_bench_moe() {
+  "$bin" estimate --model.preset "$preset_moe" --ranks-per-node 1 --data.cutoff_len 1024 --train.stage dpo |
+    grep -E "^model|^experts|per GPU" || return 1
+  LIGER=off TRL_LADDER=${TRL_LADDER:-4,8} bench/vs_trl.sh "$build_dir" "$preset_moe" ultrafeedback "$trl_steps"
+}
+
 declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570
                   [bench-fixed]=570 [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570
-                  [bench-long]=400)
+                  [bench-long]=400 [bench-moe]=570)
 # A lease's calls: the steps with their shares [s] and the call's whole budget [s] (the device
 # call's timeout_s leaves a minute above it for the unpacking and the bundle).
-declare -A plan=([call1]="build:180 cuda:150 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40")
-declare -A plan_budget=([call1]=470 [call2]=230)
+declare -A plan=([call1]="build:180 cuda:150 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40"
+                 [moe]="build:180 cuda:120 bench-moe:170")
+declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470)
 budget=0
 if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
   budget=${plan_budget[$1]}
@@ -171,7 +184,7 @@ if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
 else
   steps=("$@")
   [ ${#steps[@]} -gt 0 ] || steps=(build cuda bench-trl-dpo parity bench-memory bench-optimizer bench-real-dpo bench-real-sft
-                                   bench-fixed bench-8b bench-qlora bench-long)
+                                   bench-fixed bench-8b bench-qlora bench-long bench-moe)
 fi
 started=$SECONDS
 failed=0
@@ -191,7 +204,7 @@ for entry in "${steps[@]}"; do
   start=$SECONDS
   echo "gpu-check: $step (limit $share s) -> $log"
   export -f "step_${step//-/_}" gpu_build bench_real
-  export bin work out logs build_dir preset_1b preset_3b preset_8b qlora_steps memory_steps memory_seq trl_steps
+  export bin work out logs build_dir preset_1b preset_3b preset_8b preset_moe qlora_steps memory_steps memory_seq trl_steps
   timeout "$share" bash -c "step_${step//-/_}" >"$log" 2>&1
   code=$?
   status=passed

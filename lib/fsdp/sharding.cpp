@@ -47,10 +47,16 @@ void add_expert_groups(ShardingGroups& groups, MPI_Comm world, int64_t expert_pa
     throw ConfigError("dist.expert_parallel = " + std::to_string(expert_parallel) + " does not divide the " +
                       std::to_string(size) + " ranks of this job; choose a divisor of the rank count");
   }
-  const int holders = size / static_cast<int>(expert_parallel);  // ranks holding the same experts
-  // The communicators duplicate these splits, so the splits may be freed on return.
-  groups.expert = make(MpiComm::split(world, rank % holders, rank).get());
-  groups.expert_shard = make(MpiComm::split(world, rank / holders, rank).get());
+  if (groups.strategy != Sharding::full && groups.strategy != Sharding::grad_op) {
+    throw ConfigError("dist.expert_parallel > 1 needs dist.sharding = full or grad_op");
+  }
+  const int parts = static_cast<int>(expert_parallel), holders = size / parts;
+  const int expert_rank = rank % parts, holder = rank / parts;
+  // The communicators duplicate these splits, so the splits may be freed on return. The shard
+  // group orders the world by expert run: shard index expert_rank x holders + holder.
+  groups.shard = make(MpiComm::split(world, 0, expert_rank * holders + holder).get());
+  groups.expert = make(MpiComm::split(world, rank / parts, rank).get());
+  groups.expert_shard = make(MpiComm::split(world, expert_rank, holder).get());
 }
 
 ShardingGroups make_run_sharding_groups(const DistOptions& options, World& world) {
@@ -96,8 +102,9 @@ std::string describe_sharding_groups(const DistOptions& options, const World& wo
   std::string experts;
   if (options.expert_parallel > 1) {
     const int parts = static_cast<int>(options.expert_parallel), holders = size / parts;
-    experts = "; experts split over " + std::to_string(parts) + " ranks (ranks r, r + " + std::to_string(holders) +
-              " ...), each run of them sharded over " + std::to_string(holders) + " rank(s)";
+    experts = "; experts split over " + std::to_string(parts) + " ranks (each " + std::to_string(parts) +
+              " consecutive ranks), each run of them sharded over " + std::to_string(holders) + " rank(s) (ranks r, r + " +
+              std::to_string(parts) + " ...)";
   }
   switch (options.sharding) {
     case Sharding::full:

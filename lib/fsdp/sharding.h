@@ -26,12 +26,13 @@ struct ShardingGroups {
   // dist.context_parallel > 1: the ranks that split each sequence (distributed/parallel_layout.h),
   // else null. Their gradients are summed with everyone's through the shard group.
   std::unique_ptr<Communicator> context;
-  // dist.expert_parallel = P > 1 (else both null): `expert` the P ranks whose experts together are
-  // every expert (ranks r, r + W/P, r + 2 W/P ...: expert-parallel rank i holds experts
-  // [i E/P, (i + 1) E/P)); `expert_shard` the W/P consecutive ranks that hold the same experts and
-  // shard them (world ranks [i W/P, (i + 1) W/P)). So an experts unit (unit_layout.h) is laid out
-  // over the world as any unit, and a rank's shard of it lies in its own experts' run: a checkpoint
-  // reshards to another P or world as any unit does.
+  // dist.expert_parallel = P > 1 (else both null): `expert` the P consecutive ranks whose experts
+  // together are every expert (expert-parallel rank i, world rank r with r % P = i, holds
+  // experts [i E/P, (i + 1) E/P)); `expert_shard` the W/P ranks that hold the same experts and
+  // shard them (i, i + P, i + 2P ...). `shard` then orders the world by expert run (shard index
+  // i W/P + r / P), so an experts unit (unit_layout.h) is laid out over the shard group as any
+  // unit and a rank's shard of it lies in its own experts' run: a checkpoint (rank files by
+  // shard index) reshards to another P or world as any unit does.
   std::unique_ptr<Communicator> expert, expert_shard;
 
   bool keeps_gathered_parameters() const { return strategy == Sharding::grad_op; }
@@ -44,8 +45,9 @@ using CommunicatorFactory = std::function<std::unique_ptr<Communicator>(MPI_Comm
 ShardingGroups make_sharding_groups(MPI_Comm world, Sharding strategy, const Topology& topology,
                                     const CommunicatorFactory& make);
 
-// Collective over `world`: the expert-parallel groups of `expert_parallel` ranks (nothing for
-// 1). Throws ConfigError when it does not divide the world.
+// Collective over `world`: the expert-parallel groups of `expert_parallel` ranks, and the shard
+// group reordered by expert run (nothing for 1). Throws ConfigError when it does not divide the
+// world or the strategy is not full or grad_op.
 void add_expert_groups(ShardingGroups& groups, MPI_Comm world, int64_t expert_parallel, const CommunicatorFactory& make);
 
 // The groups a run's [dist] section asks for: its strategy, backend (communicators on this

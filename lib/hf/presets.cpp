@@ -118,6 +118,15 @@ ModelConfig bench_moe_16() {
   return config;
 }
 
+// Not a published model: Qwen3-30B-A3B's layout at about 2B parameters (16 layers of 1024, 64
+// experts of 512, 8 per token), for the GPU's mixture-of-experts bench (scripts/gpu-check.sh
+// bench-moe) against transformers' own model under TRL.
+ModelConfig bench_moe_2b() {
+  ModelConfig config = qwen3_moe(1024, 3072, 512, 16, 16);
+  config.experts.num_experts = 64;
+  return config;
+}
+
 const std::map<std::string, ModelConfig>& presets() {
   static const std::map<std::string, ModelConfig> table = {
       {"debug", debug()},
@@ -139,6 +148,7 @@ const std::map<std::string, ModelConfig>& presets() {
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
       {"bench-moe-16", bench_moe_16()},
+      {"bench-moe-2b", bench_moe_2b()},
   };
   return table;
 }

@@ -6,6 +6,7 @@
 
 #include "model/llama_blocks.h"
 #include "model/swiglu.h"
+#include "util/torch_compat.h"
 
 namespace st {
 namespace {
@@ -45,10 +46,32 @@ at::Tensor by_expert(const at::Tensor& arriving) {
   return at::tensor(order, at::kLong);
 }
 
+// The GPU's path: no adapters, bf16 rows on a libtorch with the grouped GEMM.
+bool runs_grouped(const LayerWeights& w, const at::Tensor& rows, ExpertKernel kernel) {
+  return kernel == ExpertKernel::automatic && compat::kHasGroupedMm && rows.is_cuda() &&
+         rows.scalar_type() == at::kBFloat16 && !w.lora[kGateUp].a.defined() && !w.lora[kDown].a.defined();
+}
+
+// local_outputs' math with one grouped GEMM per projection over every expert's run of rows.
+at::Tensor grouped_outputs(const LayerWeights& w, const at::Tensor& rows, const at::Tensor& counts, int64_t first) {
+  std::vector<at::Tensor> gates, ups, downs;
+  for (int64_t j = 0; j < counts.numel(); ++j) {
+    const auto e = static_cast<size_t>(first + j);
+    gates.push_back(w.experts.gate[e]);
+    ups.push_back(w.experts.up[e]);
+    downs.push_back(w.experts.down[e]);
+  }
+  const at::Tensor ends = counts.cumsum(0).to(at::kInt).to(rows.device(), /*non_blocking=*/true);
+  const at::Tensor hidden = swiglu(compat::grouped_linear(rows, at::stack(gates), ends),
+                                   compat::grouped_linear(rows, at::stack(ups), ends));
+  return compat::grouped_linear(hidden, at::stack(downs), ends);
+}
+
 // Rows [M, D] sorted by expert, counts[j] (host) of them for expert first + j of `experts` ->
 // each row's expert output.
 at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at::Tensor& counts, int64_t first,
-                         int64_t experts, ActivationCache* cache) {
+                         int64_t experts, ActivationCache* cache, ExpertKernel kernel) {
+  if (runs_grouped(w, rows, kernel)) return grouped_outputs(w, rows, counts, first);
   const int64_t* count = counts.data_ptr<int64_t>();
   std::vector<at::Tensor> outputs;
   int64_t offset = 0;
@@ -79,7 +102,7 @@ at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at
 // Expert parallelism: rows sorted by expert go to the experts' ranks (counts first, then rows),
 // this rank's experts run on what arrives, and the outputs go back the way the rows came.
 at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, const at::Tensor& counts,
-                             ActivationCache* cache) {
+                             ActivationCache* cache, ExpertKernel kernel) {
   ExpertExchange& exchange = *w.expert_exchange;
   const int ranks = exchange.size();
   const int64_t local = counts.numel() / ranks;
@@ -94,7 +117,8 @@ at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, cons
   // Regrouped by expert (each expert's rows in rank order): one run of rows per expert.
   const at::Tensor order = by_expert(arriving);
   const at::Tensor outputs = local_outputs(w, received.index_select(0, order.to(received.device())),
-                                           arriving.sum(0).contiguous(), exchange.rank() * local, counts.numel(), cache);
+                                           arriving.sum(0).contiguous(), exchange.rank() * local, counts.numel(), cache,
+                                           kernel);
   const at::Tensor returned = at::zeros_like(outputs).index_copy(0, order.to(outputs.device()), outputs);
   return exchange_rows(w.expert_exchange, returned, receive, send);
 }
@@ -113,7 +137,7 @@ Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertSh
 }
 
 at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const Routing& routing,
-                          ActivationCache* cache) {
+                          ActivationCache* cache, ExpertKernel kernel) {
   const int64_t k = routing.experts.size(1);
   const int64_t experts = routing.probs.size(1);
   const at::Tensor picks = routing.experts.reshape(-1);  // [N * k], token-major
@@ -123,8 +147,8 @@ at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const
   const at::Tensor weight_of = routing.weights.reshape(-1).index_select(0, order).unsqueeze(1);
   const at::Tensor counts = at::bincount(picks, {}, experts);
   const at::Tensor sent = tokens.index_select(0, token_of);  // by expert, so by the rank that holds it
-  const at::Tensor outputs = w.expert_exchange ? exchanged_outputs(w, sent, counts, cache)
-                                               : local_outputs(w, sent, counts.cpu(), 0, experts, cache);
+  const at::Tensor outputs = w.expert_exchange ? exchanged_outputs(w, sent, counts, cache, kernel)
+                                               : local_outputs(w, sent, counts.cpu(), 0, experts, cache, kernel);
   // Each token's outputs summed in expert order, as transformers sums them.
   return at::zeros_like(tokens).index_add(0, token_of, outputs * weight_of);
 }

@@ -25,12 +25,19 @@ struct Routing {
 Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertShape& shape,
               ActivationCache* cache = nullptr);
 
+// How the experts run over their sorted rows: automatic = one grouped GEMM per projection over
+// every expert (aten::_grouped_mm) for bf16 on a GPU whose libtorch has it (>= 2.9) and no
+// adapters, else one matmul per expert; looped = one matmul per expert always (the reference
+// the GPU test holds the grouped path to).
+enum class ExpertKernel { automatic, looped };
+
 // The experts' outputs over tokens [N, D]: tokens grouped by expert (one matmul per expert over
-// its tokens, never one per token), each output scaled by its weight and summed per token in
-// expert order, as transformers sums them. Under expert parallelism (weights.expert_exchange)
-// each token row travels to the rank holding its expert and its output back (dropless).
+// its tokens, or one grouped GEMM over all, never one per token), each output scaled by its
+// weight and summed per token in expert order, as transformers sums them. Under expert
+// parallelism (weights.expert_exchange) each token row travels to the rank holding its expert
+// and its output back (dropless).
 at::Tensor expert_outputs(const LayerWeights& weights, const at::Tensor& tokens, const Routing& routing,
-                          ActivationCache* cache = nullptr);
+                          ActivationCache* cache = nullptr, ExpertKernel kernel = ExpertKernel::automatic);
 
 // x [B, T, D] (already normalised) -> [B, T, D]. `routing`, when given, receives the tokens' routing.
 at::Tensor moe_block(const LayerWeights& weights, const at::Tensor& x, const ModelConfig& config,

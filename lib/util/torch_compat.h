@@ -104,6 +104,27 @@ inline at::Tensor flash_varlen_attention(const at::Tensor& q, const at::Tensor& 
 #endif
 }
 
+// Grouped GEMM over runs of rows (aten::_grouped_mm, bf16 on CUDA, with autograd) exists from 2.9
+// on: a mixture-of-experts layer's experts in one kernel per projection.
+#if ST_TORCH_CUDA && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9))
+#define ST_GROUPED_MM 1
+#else
+#define ST_GROUPED_MM 0
+#endif
+constexpr bool kHasGroupedMm = ST_GROUPED_MM;
+
+// rows [M, in] in runs, `ends` [G] int32 on the rows' device the end of each run (cumulative, the
+// last M), weights [G, out, in] -> [M, out]: run g's rows times weights[g] transposed. Without the
+// kernel: never called (throws).
+inline at::Tensor grouped_linear(const at::Tensor& rows, const at::Tensor& weights, const at::Tensor& ends) {
+#if ST_GROUPED_MM
+  return at::_grouped_mm(rows, weights.transpose(-2, -1), ends);
+#else
+  (void)rows, (void)weights, (void)ends;
+  throw std::logic_error("grouped_linear: this libtorch has no grouped GEMM");
+#endif
+}
+
 // A profiler (Kineto) event's duration in microseconds: durationNs() in newer libtorch, only
 // durationUs() in older ones (1.13). Call as profiler_event_us(event, 0).
 template <typename Event>

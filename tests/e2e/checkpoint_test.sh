@@ -175,7 +175,8 @@ PY
     ;;
   expert_parallel_resume)
     # Expert parallelism on debug-moe (8 experts, top 2): 4 ranks with dist.expert_parallel = 2
-    # follow the run whose ranks hold every expert to the summation order's rounding; its
+    # follow the run whose ranks hold every expert to the summation order's rounding (so do LoRA
+    # at P = 2 and packed, prompt-shared rows at P = 4); its
     # checkpoint resumes at P = 4 and on 1 rank (an experts unit keeps the world's geometry, so it
     # reshards as any unit does). Sizes that do not divide the ranks or the experts, and a model
     # without experts, are refused by name before anything is written.
@@ -198,6 +199,12 @@ PY
     steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/lora2" "${moe[@]}" "${lora[@]}" \
       --dist.expert_parallel=2
     same_metrics --expected "$work/lora1/metrics.jsonl" --actual "$work/lora2/metrics.jsonl" --tolerance "$other_order_metrics"
+    # Packed rows with shared prompts: the tokens a layer routes are the packed ones, wherever they sit.
+    packed=(--data.packing=true --dpo.share_prompt=true)
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/packed1" "${moe[@]}" "${packed[@]}"
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/packed4" "${moe[@]}" "${packed[@]}" \
+      --dist.expert_parallel=4
+    same_metrics --expected "$work/packed1/metrics.jsonl" --actual "$work/packed4/metrics.jsonl" --tolerance "$other_order_metrics"
     train_on --exit 2 --ranks 4 --micro 2 --accum 1 --dir "$work/r1" "${moe[@]}" --dist.expert_parallel=3
     expect_output 'dist.expert_parallel = 3 .* does not divide the 4 ranks of this job'
     train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/r2" "${moe[@]}" --dist.expert_parallel=3
