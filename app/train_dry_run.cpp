@@ -11,6 +11,7 @@
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "memory_report.h"
+#include "optim/optim_options.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
 #include "train/train_plan.h"
@@ -68,6 +69,11 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   const std::string& token_budget = sizing.token_budget;
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
+  // The experts units as the engine will lay them out (the trained ones with the optimizer's blocks).
+  const bool full = config.train.method == TrainMethod::full;
+  check_expert_split_geometry(
+      model, build_unit_layouts(model, static_cast<int>(estimate.shard_group), full ? shard_multiple_of(config.optim.name) : 1),
+      config.dist.expert_parallel, config.train.method == TrainMethod::qlora);
   int64_t smallest = units.front().shard_numel, largest = 0;
   for (const UnitLayout& unit : units) {
     smallest = std::min(smallest, unit.shard_numel);

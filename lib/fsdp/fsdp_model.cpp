@@ -114,28 +114,8 @@ void FsdpModel::hand_over(size_t unit) {
 }
 
 void FsdpModel::check_expert_split() const {
-  const int64_t parts = groups_.expert->size(), experts = config_.experts.num_experts;
-  const std::string where = "dist.expert_parallel = " + std::to_string(parts);
-  if (experts == 0) throw ConfigError(where + ": the model has no experts; set dist.expert_parallel = 1");
-  if (experts % parts != 0) {
-    throw ConfigError(where + " does not divide the model's " + std::to_string(experts) +
-                      " experts; choose a divisor of num_experts");
-  }
-  if (base_.is_quantized()) {
-    throw ConfigError(where + ": train.method = qlora does not split the experts yet; use lora or "
-                      "dist.expert_parallel = 1");
-  }
-  const auto whole = [&](const UnitLayout& unit) {
-    if (unit.numel == 0 || unit.numel == unit.padded_numel) return;
-    throw ConfigError(where + ": " + unit.name + " (" + std::to_string(unit.numel) + " elements) does not split into " +
-                      std::to_string(groups_.shard->size()) + " equal shards (of whole optimizer blocks), so a "
-                      "rank's shard would straddle two ranks' experts; choose another rank count or "
-                      "dist.expert_parallel = 1");
-  };
-  for (size_t u = run_unit_count(config_); u < units_.size(); ++u) {
-    whole(units_[u]);
-    if (base_.present()) whole(base_.units[u]);
-  }
+  check_expert_split_geometry(config_, units_, groups_.expert->size(), base_.is_quantized());
+  if (base_.present()) check_expert_split_geometry(config_, base_.units, groups_.expert->size(), false);
 }
 
 bool FsdpModel::splits_experts(size_t unit) const {

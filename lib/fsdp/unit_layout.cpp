@@ -73,6 +73,30 @@ std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit) {
   return {unit};
 }
 
+void check_expert_split_geometry(const ModelConfig& config, const std::vector<UnitLayout>& units, int64_t expert_parallel,
+                                 bool quantized_base) {
+  if (expert_parallel <= 1) return;
+  const int64_t experts = config.experts.num_experts;
+  const std::string where = "dist.expert_parallel = " + std::to_string(expert_parallel);
+  if (experts == 0) throw ConfigError(where + ": the model has no experts; set dist.expert_parallel = 1");
+  if (experts % expert_parallel != 0) {
+    throw ConfigError(where + " does not divide the model's " + std::to_string(experts) +
+                      " experts; choose a divisor of num_experts");
+  }
+  if (quantized_base) {
+    throw ConfigError(where + ": train.method = qlora does not split the experts yet; use lora or "
+                      "dist.expert_parallel = 1");
+  }
+  for (size_t u = run_unit_count(config); u < units.size(); ++u) {
+    const UnitLayout& unit = units[u];
+    if (unit.numel == 0 || unit.numel == unit.padded_numel) continue;
+    throw ConfigError(where + ": " + unit.name + " (" + std::to_string(unit.numel) + " elements) does not split into " +
+                      std::to_string(unit.padded_numel / unit.shard_numel) + " equal shards (of whole optimizer "
+                      "blocks), so a rank's shard would straddle two ranks' experts; choose another rank count or "
+                      "dist.expert_parallel = 1");
+  }
+}
+
 std::string experts_unit_name(int64_t layer) { return "layer." + std::to_string(layer) + ".experts"; }
 
 SlotOverlap overlap(const ParamSlot& slot, int64_t first, int64_t count) {

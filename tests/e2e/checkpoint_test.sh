@@ -211,7 +211,14 @@ PY
     expect_output "dist.expert_parallel = 3 does not divide the model's 8 experts"
     train_on --exit 2 --ranks 2 --micro 2 --accum 2 --dir "$work/r3" --dist.expert_parallel=2
     expect_output 'dist.expert_parallel = 2: the model has no experts; set dist.expert_parallel = 1'
-    for dir in r1 r2 r3; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
+    # The plan says so too, for the cluster it plans for.
+    run --exit 2 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --train.output_dir="$work/r4" "${moe[@]}" --train.global_batch=0 --dist.expert_parallel=3 --dry-run --world 1x6
+    expect_output "dist.expert_parallel = 3 does not divide the model's 8 experts"
+    run --exit 0 "$bin" train --config "$demo" --data.train="$work/data/train" --data.val="$work/data/val" \
+      --train.output_dir="$work/r5" "${moe[@]}" --train.global_batch=0 --dist.expert_parallel=4 --dry-run --world 1x8
+    expect_output 'experts: 8 per sparse layer x 2 layer\(s\), top 2 per token; split over 4 ranks'
+    for dir in r1 r2 r3 r4 r5; do [ ! -e "$work/$dir/metrics.jsonl" ] || fail "$dir: a refused run wrote metrics"; done
     ;;
   lora_resume_and_export)
     # LoRA on a saved HF model (a 1-step full run's export): adapter-only checkpoints that resume

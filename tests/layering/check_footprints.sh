@@ -60,7 +60,7 @@ check "the router loss" 'RouterTally|RouterLoss|router_loss' \
 check "expert parallelism" 'ExpertExchange|expert_exchange|exchange_rows|expert_shard|add_expert_groups|expert_parallel' \
   lib/model/expert_exchange.h lib/model/expert_exchange.cpp lib/model/llama_blocks.h lib/model/llama_units.h \
   lib/model/llama_units.cpp lib/model/moe_block.cpp lib/fsdp/expert_group.h lib/fsdp/expert_group.cpp \
-  lib/fsdp/sharding.h lib/fsdp/sharding.cpp lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp \
+  lib/fsdp/sharding.h lib/fsdp/sharding.cpp lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp lib/fsdp/unit_layout.h lib/fsdp/unit_layout.cpp \
   lib/distributed/dist_options.h lib/train/train_config_schema.cpp lib/train/train_config_validate.cpp \
-  lib/fsdp/memory_estimate.h lib/fsdp/memory_estimate.cpp app/memory_report.cpp lib/CMakeLists.txt
+  lib/fsdp/memory_estimate.h lib/fsdp/memory_estimate.cpp app/memory_report.cpp app/train_dry_run.cpp lib/CMakeLists.txt
 exit $status
