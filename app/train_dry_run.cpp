@@ -69,11 +69,13 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   const std::string& token_budget = sizing.token_budget;
   const MemoryEstimate estimate = estimate_memory(model, in);
   const auto units = build_unit_layouts(model, static_cast<int>(estimate.shard_group));
-  // The experts units as the engine will lay them out (the trained ones with the optimizer's blocks).
-  const bool full = config.train.method == TrainMethod::full;
-  check_expert_split_geometry(
-      model, build_unit_layouts(model, static_cast<int>(estimate.shard_group), full ? shard_multiple_of(config.optim.name) : 1),
-      config.dist.expert_parallel, config.train.method == TrainMethod::qlora);
+  // The experts units as the engine will lay them out: trained with the optimizer's blocks, or a
+  // QLoRA base's unquantized values in whole 16-element rows (quantized_base.h).
+  const int64_t multiple = config.train.method == TrainMethod::full    ? shard_multiple_of(config.optim.name)
+                           : config.train.method == TrainMethod::qlora ? 16
+                                                                       : 1;
+  check_expert_split_geometry(model, build_unit_layouts(model, static_cast<int>(estimate.shard_group), multiple),
+                              config.dist.expert_parallel);
   int64_t smallest = units.front().shard_numel, largest = 0;
   for (const UnitLayout& unit : units) {
     smallest = std::min(smallest, unit.shard_numel);

@@ -114,8 +114,14 @@ void FsdpModel::hand_over(size_t unit) {
 }
 
 void FsdpModel::check_expert_split() const {
-  check_expert_split_geometry(config_, units_, groups_.expert->size(), base_.is_quantized());
-  if (base_.present()) check_expert_split_geometry(config_, base_.units, groups_.expert->size(), false);
+  check_expert_split_geometry(config_, units_, groups_.expert->size());
+  if (base_.present()) check_expert_split_geometry(config_, base_.units, groups_.expert->size());
+  for (size_t u = run_unit_count(config_); u < base_.quantized.size(); ++u) {
+    const QuantizedUnitLayout& layout = base_.quantized[u].layout;
+    if (layout.shard_blocks() > 0 || layout.dense_begin != 0 || layout.shard_bytes != layout.dense_bytes()) {
+      throw ModelError("FSDP: " + units_[u].name + " of a QLoRA base holds NF4 blocks; the experts stay unquantized");
+    }
+  }
 }
 
 bool FsdpModel::splits_experts(size_t unit) const {
@@ -241,7 +247,10 @@ UnitFlats FsdpModel::wait_gathered(size_t unit) {
     if (!base_.present()) continue;
     entry.base_work.wait();
     if (base_.is_quantized() && !entry.base_dequantized) {  // once per gather, kept for its backward
-      entry.base_flat = dequantize_unit(base_.quantized[needed], entry.base_flat, options_.compute_dtype);
+      // A split experts unit holds no NF4 block: its shards' bytes are its values, a run of them.
+      entry.base_flat = splits_experts(needed)
+                            ? entry.base_flat.view(options_.compute_dtype)
+                            : dequantize_unit(base_.quantized[needed], entry.base_flat, options_.compute_dtype);
       entry.base_dequantized = true;
       note_gathered_bytes();
     }

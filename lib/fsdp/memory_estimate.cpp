@@ -64,10 +64,13 @@ int64_t gathered_bytes(const std::vector<UnitLayout>& units, const ModelConfig& 
 int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, const ModelConfig& config,
                                  const EstimateInputs& in, int64_t group, int64_t gradient_bytes) {
   std::vector<int64_t> running, arriving;  // bytes per unit
-  for (const QuantizedUnitLayout& unit : units) {
+  for (size_t u = 0; u < units.size(); ++u) {
+    const QuantizedUnitLayout& unit = units[u];
     const bool dequantized = unit.shard_blocks() > 0;
-    running.push_back(dequantized || group > 1 ? unit.bound.padded_numel * in.compute_bytes : 0);
-    arriving.push_back(group > 1 ? unit.shard_bytes * group : 0);
+    // An experts unit holds no NF4 block; under expert parallelism a rank gathers its run alone.
+    const int64_t part = unit_role(config, u) == UnitRole::experts ? std::max<int64_t>(1, in.expert_parallel) : 1;
+    running.push_back(dequantized || group > 1 ? unit.bound.padded_numel * in.compute_bytes / part : 0);
+    arriving.push_back(group > 1 ? unit.shard_bytes * group / part : 0);
   }
   const auto sum_over = [&](const std::vector<int64_t>& bytes, size_t u) {
     int64_t total = 0;

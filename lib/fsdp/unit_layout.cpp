@@ -73,8 +73,7 @@ std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit) {
   return {unit};
 }
 
-void check_expert_split_geometry(const ModelConfig& config, const std::vector<UnitLayout>& units, int64_t expert_parallel,
-                                 bool quantized_base) {
+void check_expert_split_geometry(const ModelConfig& config, const std::vector<UnitLayout>& units, int64_t expert_parallel) {
   if (expert_parallel <= 1) return;
   const int64_t experts = config.experts.num_experts;
   const std::string where = "dist.expert_parallel = " + std::to_string(expert_parallel);
@@ -82,10 +81,6 @@ void check_expert_split_geometry(const ModelConfig& config, const std::vector<Un
   if (experts % expert_parallel != 0) {
     throw ConfigError(where + " does not divide the model's " + std::to_string(experts) +
                       " experts; choose a divisor of num_experts");
-  }
-  if (quantized_base) {
-    throw ConfigError(where + ": train.method = qlora does not split the experts yet; use lora or "
-                      "dist.expert_parallel = 1");
   }
   for (size_t u = run_unit_count(config); u < units.size(); ++u) {
     const UnitLayout& unit = units[u];

@@ -52,11 +52,10 @@ std::vector<size_t> units_run_with(const ModelConfig& config, size_t unit);
 std::string experts_unit_name(int64_t layer);  // "layer.<layer>.experts"
 
 // Throws ConfigError naming dist.expert_parallel unless `expert_parallel` (> 1) can split the
-// experts of `units` (laid out for the shard group): the model has experts, P divides them, the
-// base is not QLoRA's, and every experts unit fills its shards exactly (no padding), so the
-// shards of a run of experts hold that run alone.
-void check_expert_split_geometry(const ModelConfig& config, const std::vector<UnitLayout>& units, int64_t expert_parallel,
-                                 bool quantized_base);
+// experts of `units` (laid out for the shard group; a QLoRA base's as it holds them, whose
+// experts stay unquantized): the model has experts, P divides them, and every experts unit fills
+// its shards exactly (no padding), so the shards of a run of experts hold that run alone.
+void check_expert_split_geometry(const ModelConfig& config, const std::vector<UnitLayout>& units, int64_t expert_parallel);
 
 // The part of parameter `slot` that lies in [first, first + count) of the flat vector, as
 // (element offset within the parameter, element offset within the range, length); length 0

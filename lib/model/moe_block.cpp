@@ -71,6 +71,9 @@ at::Tensor grouped_outputs(const LayerWeights& w, const at::Tensor& rows, const 
 // each row's expert output.
 at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at::Tensor& counts, int64_t first,
                          int64_t experts, ActivationCache* cache, ExpertKernel kernel) {
+  // No rows: an empty view of them, so that under expert parallelism the all-to-alls stay on the
+  // backward's path and run on this rank too (every rank must take part in each).
+  if (rows.size(0) == 0) return rows.narrow(0, 0, 0);
   if (runs_grouped(w, rows, kernel)) return grouped_outputs(w, rows, counts, first);
   const int64_t* count = counts.data_ptr<int64_t>();
   std::vector<at::Tensor> outputs;
@@ -93,9 +96,6 @@ at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at
     outputs.push_back(down);
     offset += n;
   }
-  // No rows: an empty view of them, so that under expert parallelism the all-to-alls stay on the
-  // backward's path and run on this rank too (every rank must take part in each).
-  if (outputs.empty()) return rows.narrow(0, 0, 0);
   return outputs.size() == 1 ? outputs.front() : at::cat(outputs);
 }
 

@@ -176,7 +176,7 @@ PY
   expert_parallel_resume)
     # Expert parallelism on debug-moe (8 experts, top 2): 4 ranks with dist.expert_parallel = 2
     # follow the run whose ranks hold every expert to the summation order's rounding (so do LoRA
-    # at P = 2 and packed, prompt-shared rows at P = 4); its
+    # and QLoRA at P = 2 and packed, prompt-shared rows at P = 4); its
     # checkpoint resumes at P = 4 and on 1 rank (an experts unit keeps the world's geometry, so it
     # reshards as any unit does). Sizes that do not divide the ranks or the experts, and a model
     # without experts, are refused by name before anything is written.
@@ -199,6 +199,13 @@ PY
     steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/lora2" "${moe[@]}" "${lora[@]}" \
       --dist.expert_parallel=2
     same_metrics --expected "$work/lora1/metrics.jsonl" --actual "$work/lora2/metrics.jsonl" --tolerance "$other_order_metrics"
+    # QLoRA: the base's projections in NF4, its experts unquantized (as bitsandbytes leaves
+    # transformers' stacked experts), split as in a LoRA run.
+    qlora=(--train.method=qlora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,gate,up,down)
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/qlora1" "${moe[@]}" "${qlora[@]}"
+    steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/qlora2" "${moe[@]}" "${qlora[@]}" \
+      --dist.expert_parallel=2
+    same_metrics --expected "$work/qlora1/metrics.jsonl" --actual "$work/qlora2/metrics.jsonl" --tolerance "$other_order_metrics"
     # Packed rows with shared prompts: the tokens a layer routes are the packed ones, wherever they sit.
     packed=(--data.packing=true --dpo.share_prompt=true)
     steps=4 train_on --exit 0 --ranks 4 --micro 2 --accum 1 --dir "$work/packed1" "${moe[@]}" "${packed[@]}"
