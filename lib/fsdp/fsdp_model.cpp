@@ -134,9 +134,8 @@ Communicator& FsdpModel::group_of(size_t unit) const {
 
 int64_t FsdpModel::gathered_first(const UnitLayout& layout, size_t unit) const {
   if (!splits_experts(unit)) return 0;
-  // Expert-parallel rank i's shard group holds world ranks [i W/P, (i + 1) W/P): their shards are
-  // the i-th run of the unit (sharding.h).
-  return static_cast<int64_t>(groups_.shard->rank() / groups_.expert_shard->size()) * gathered_numel(layout, unit);
+  // Expert-parallel rank i's holders own the i-th W/P shards of the unit (sharding.h).
+  return static_cast<int64_t>(groups_.expert->rank()) * gathered_numel(layout, unit);
 }
 
 int64_t FsdpModel::gathered_numel(const UnitLayout& layout, size_t unit) const {

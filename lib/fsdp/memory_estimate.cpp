@@ -28,12 +28,15 @@ bool casts_per_gather(const EstimateInputs& in) {
   return in.compute_copy == ComputeCopy::per_gather && in.compute_bytes != 4 && !(in.offload && in.on_gpu);
 }
 
-// The elements of unit `unit` a rank gathers: all, but under expert parallelism an experts unit's
-// run of this rank's experts (FsdpModel::gathered_numel).
+// The share of unit `unit` a rank gathers, as its divisor: 1, but under expert parallelism an
+// experts unit's run of this rank's experts, 1 / P of it (FsdpModel::gathered_numel).
+int64_t gathered_divisor(const ModelConfig& config, const EstimateInputs& in, size_t unit) {
+  return unit_role(config, unit) == UnitRole::experts ? std::max<int64_t>(1, in.expert_parallel) : 1;
+}
+
 int64_t gathered_elements(const ModelConfig& config, const EstimateInputs& in, const std::vector<UnitLayout>& units,
                           size_t unit) {
-  const bool split = unit_role(config, unit) == UnitRole::experts && in.expert_parallel > 1;
-  return units[unit].padded_numel / (split ? in.expert_parallel : 1);
+  return units[unit].padded_numel / gathered_divisor(config, in, unit);
 }
 
 // Peak of gathered parameters (compute dtype) plus `gradient_bytes` (unit_gradient_bytes).
@@ -67,8 +70,7 @@ int64_t quantized_gathered_bytes(const std::vector<QuantizedUnitLayout>& units, 
   for (size_t u = 0; u < units.size(); ++u) {
     const QuantizedUnitLayout& unit = units[u];
     const bool dequantized = unit.shard_blocks() > 0;
-    // An experts unit holds no NF4 block; under expert parallelism a rank gathers its run alone.
-    const int64_t part = unit_role(config, u) == UnitRole::experts ? std::max<int64_t>(1, in.expert_parallel) : 1;
+    const int64_t part = gathered_divisor(config, in, u);  // an experts unit holds no NF4 block
     running.push_back(dequantized || group > 1 ? unit.bound.padded_numel * in.compute_bytes / part : 0);
     arriving.push_back(group > 1 ? unit.shard_bytes * group / part : 0);
   }
