@@ -55,6 +55,7 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     PrepOptions o;
     std::string tokenizer_path;
     std::optional<TemplateKind> template_kind;  // empty: auto
+    JinjaOptions jinja;
     std::string dataset_info, dataset;
     po::options_description options(
         "shardtune prep (--input FILE | --dataset-info DIR --dataset NAME) --output DIR (--vocab N | --tokenizer "
@@ -87,7 +88,13 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
         ("pad-id", po::value(&o.info.pad_id)->default_value(0), "padding id used by collation")
         ("tokenizer", po::value(&tokenizer_path), "model directory with tokenizer.json: tokenizes text records; recorded")
         ("template", optional_enum_flag(&template_kind, "prep", "template", "auto"),
-         "chat template of text records: llama3 | llama2 | chatml | plain | auto (from the tokenizer's special tokens)")
+         ("chat template of text records: " + enum_choices<TemplateKind>() +
+          " | auto (the model's own: a built-in one where it renders as the model's chat_template, else jinja)")
+             .c_str())
+        ("template-kwargs", po::value(&jinja.kwargs_json),
+         "jinja: extra template variables as a JSON object, e.g. '{\"enable_thinking\": false}'")
+        ("template-date", po::value(&jinja.date),
+         "jinja: the day strftime_now writes, YYYY-MM-DD (default: today; fix it for reproducible data)")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")
         ("overwrite", po::bool_switch(&o.overwrite), "replace an existing output");
     if (!parse_command_options("prep", args, options, world.rank())) return kExitOk;
@@ -108,16 +115,14 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
     std::unique_ptr<ChatTemplate> chat;
     if (!tokenizer_path.empty()) {
       tokenizer = Tokenizer::from_file(tokenizer_path);
-      std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(template_kind, *tokenizer);
+      std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(template_kind, *tokenizer, jinja);
       if (!chosen) {
         throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
                           "the chat format with --template llama2|plain|...");
       }
       if (!template_kind) {
         template_kind = chosen->kind();
-        log0("prep: --template auto: ", enum_name(*template_kind), " (from the tokenizer's special tokens",
-             chosen->implied_because(), ")",
-             chosen->default_system().empty() ? "" : ", with the model template's default system prompt");
+        log0("prep: --template auto: ", enum_name(*template_kind), " (", chosen->chosen_because(), ")");
       }
       chat = std::make_unique<ChatTemplate>(std::move(*chosen));
       o.chat = chat.get();

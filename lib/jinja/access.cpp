@@ -315,7 +315,7 @@ Value dict_method(const Value& self, const std::string& name) {
     return Value::function([self, name](CallArgs&) {
       List out;
       for (const auto& [key, value] : self.dict->items) {
-        if (name == "items") out.push_back(Value::of(List{Value::of(key), value}));
+        if (name == "items") out.push_back(Value::tuple_of(List{Value::of(key), value}));
         if (name == "keys") out.push_back(Value::of(key));
         if (name == "values") out.push_back(value);
       }

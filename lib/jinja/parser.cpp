@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "jinja/builtins.h"
 #include "jinja/lexer.h"
 #include "jinja/template_error.h"
 
@@ -90,16 +91,22 @@ class ExpressionParser {
     return e;
   }
 
-  // A comma-separated run without brackets (`for a, b in`, `set x = 1, 2`): a tuple if more than one.
-  ExprPtr tuple_or_expression() {
+  // A comma-separated run without brackets (`for a, b in`, `set x = 1, 2`): a tuple if more than
+  // one. Without `conditional`, an `if` ends it (a for loop's filter: `for x in l if x`).
+  ExprPtr tuple_or_expression(bool conditional = true) {
     const int line = in_.peek().line;
-    ExprPtr first = expression();
+    auto item = [&] {
+      if (conditional) return expression();
+      Depth guard(*this);
+      return or_expr();
+    };
+    ExprPtr first = item();
     if (!in_.is_op(",")) return first;
     auto t = node(ExprKind::tuple, line);
     t->children.push_back(std::move(first));
     while (in_.skip_op(",")) {
-      if (in_.at_end() || in_.is_op("=") || in_.is_op(")")) break;
-      t->children.push_back(expression());
+      if (in_.at_end() || in_.is_op("=") || in_.is_op(")") || in_.is_name("if")) break;
+      t->children.push_back(item());
     }
     return sealed(std::move(t));
   }
@@ -461,6 +468,12 @@ class StatementParser {
         --depth_;
         return body;
       }
+      if (tag.compare(0, 3, "end") == 0 || tag == "elif" || tag == "else") {
+        throw TemplateError("unexpected '{% " + tag + " %}'" +
+                                (open_tag.empty() ? std::string()
+                                                  : " inside '{% " + open_tag + " %}' of line " + std::to_string(open_line)),
+                            s.line);
+      }
       ++at_;
       body.push_back(statement(in, tag, s.line));
     }
@@ -515,7 +528,7 @@ class StatementParser {
       } while (in.skip_op(","));
       if (parenthesized) in.expect_op(")");
       if (!in.skip_name("in")) in.fail("expected 'in'");
-      stmt->expr = expr.tuple_or_expression();
+      stmt->expr = expr.tuple_or_expression(false);
       if (in.skip_name("if")) stmt->condition = expr.expression();
       if (in.is_name("recursive")) in.fail("recursive loops are not supported");
       in.expect_end();
@@ -615,8 +628,43 @@ class StatementParser {
   std::unique_ptr<TokenReader> end_reader_;
 };
 
+// Jinja2 refuses a filter or test it does not know when compiling, except inside an if
+// statement or an inline if (a "soft" frame), where it fails only if reached.
+void check_names(const Expr& e, bool soft) {
+  soft = soft || e.kind == ExprKind::conditional;
+  if (!soft && e.kind == ExprKind::filter && !has_filter(e.name)) throw TemplateError("no filter named '" + e.name + "'", e.line);
+  if (!soft && e.kind == ExprKind::test && !has_test(e.name)) throw TemplateError("no test named '" + e.name + "'", e.line);
+  for (const ExprPtr& child : e.children) {
+    if (child) check_names(*child, soft);
+  }
+  for (const auto& keyword : e.keywords) check_names(*keyword.second, soft);
+}
+
+void check_names(const Body& body, bool soft) {
+  for (const StmtPtr& stmt : body) {
+    const bool inner = soft || stmt->kind == StmtKind::if_chain;
+    for (const ExprPtr* e : {&stmt->expr, &stmt->condition, &stmt->target}) {
+      if (*e) check_names(**e, inner);
+    }
+    for (const ExprPtr& filter : stmt->filters) check_names(*filter, inner);
+    for (const auto& param : stmt->params) {
+      if (param.second) check_names(*param.second, inner);
+    }
+    for (const auto& [condition, branch] : stmt->branches) {
+      check_names(*condition, inner);
+      check_names(branch, inner);
+    }
+    check_names(stmt->body, inner);
+    check_names(stmt->else_body, inner);
+  }
+}
+
 }  // namespace
 
-Body parse_template(const std::string& source) { return StatementParser(lex_template(source)).run(); }
+Body parse_template(const std::string& source) {
+  Body body = StatementParser(lex_template(source)).run();
+  check_names(body, false);
+  return body;
+}
 
 }  // namespace st::jinja

@@ -400,6 +400,10 @@ class Renderer {
       DepthGuard guard(*this, e.line);
       Value v = eval_one(e, scope);
       check_size(v, sizes());
+      // Building a long string or list is work too: charged, so that copying one in a loop
+      // (s = s + s) runs out of steps long before it runs out of time.
+      if (v.is(Kind::string)) steps_ += v.text.size() >> 8;
+      if (v.is(Kind::list)) steps_ += v.list->size() >> 4;
       return v;
     } catch (TemplateError& error) {
       error.set_line_if_unknown(e.line);
@@ -422,7 +426,7 @@ class Renderer {
       case ExprKind::tuple: {
         List items;
         for (const ExprPtr& child : e.children) items.push_back(eval(*child, scope));
-        return Value::of(std::move(items));
+        return e.kind == ExprKind::tuple ? Value::tuple_of(std::move(items)) : Value::of(std::move(items));
       }
       case ExprKind::dict: {
         Dict dict;

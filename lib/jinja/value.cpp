@@ -82,7 +82,7 @@ bool equals(const Value& a, const Value& b) {
     case Kind::none: return true;
     case Kind::string: return a.text == b.text;
     case Kind::list: {
-      if (a.list->size() != b.list->size()) return false;
+      if (a.list->size() != b.list->size() || a.tuple != b.tuple) return false;
       for (size_t i = 0; i < a.list->size(); ++i) {
         if (!equals((*a.list)[i], (*b.list)[i])) return false;
       }
@@ -191,9 +191,9 @@ std::string repr(const Value& v) {
     case Kind::floating: return float_repr(v.floating);
     case Kind::string: return string_repr(v.text);
     case Kind::list: {
-      std::string out = "[";
+      std::string out = v.tuple ? "(" : "[";
       for (size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + repr((*v.list)[i]);
-      return out + "]";
+      return out + (v.tuple ? (v.list->size() == 1 ? ",)" : ")") : "]");
     }
     case Kind::dict:
     case Kind::ns: {

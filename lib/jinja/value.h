@@ -35,6 +35,7 @@ struct Value {
   int64_t integer = 0;
   double floating = 0;
   std::string text;  // string; undefined: the name that was missing (for messages)
+  bool tuple = false;  // a list that Python holds as a tuple: prints (a, b), never equals a list
   std::shared_ptr<const List> list;
   std::shared_ptr<const Dict> dict;
   std::shared_ptr<Dict> ns;  // namespace(): attributes assignable by `set ns.x = ...`
@@ -71,6 +72,11 @@ struct Value {
   static Value of(List l) {
     Value v = make(Kind::list);
     v.list = std::make_shared<const List>(std::move(l));
+    return v;
+  }
+  static Value tuple_of(List l) {
+    Value v = of(std::move(l));
+    v.tuple = true;
     return v;
   }
   static Value of(Dict d) {

@@ -11,7 +11,9 @@ namespace st {
 // The reasons, as the prep report counts them (their names are stable keys).
 enum class LineReason {
   missing_field, bad_field, bad_json, wrong_shape, wrong_kind, text_record, id_out_of_vocab,
-  empty_prompt, empty_completion, chosen_equals_rejected, bad_turns, untokenizable
+  empty_prompt, empty_completion, chosen_equals_rejected, bad_turns, untokenizable,
+  template_refused,  // the chat template's own raise_exception (e.g. "roles must alternate")
+  template_failed    // the chat template failed on the record (an undefined attribute, a limit)
 };
 template <>
 struct EnumNames<LineReason> {
@@ -27,7 +29,9 @@ struct EnumNames<LineReason> {
       {LineReason::empty_completion, "empty completion"},
       {LineReason::chosen_equals_rejected, "chosen equals rejected"},
       {LineReason::bad_turns, "bad turns"},
-      {LineReason::untokenizable, "untokenizable"}};
+      {LineReason::untokenizable, "untokenizable"},
+      {LineReason::template_refused, "template refused"},
+      {LineReason::template_failed, "template failed"}};
 };
 
 struct LineProblem {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "jinja/template_error.h"
 #include "util/errors.h"
 
 namespace st {
@@ -27,6 +28,10 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
     if (std::find(ids.loss_mask.begin(), ids.loss_mask.end(), 0) != ids.loss_mask.end()) {
       pair.loss_mask = std::move(ids.loss_mask);
     }
+  } catch (const jinja::TemplateRaised& e) {
+    return LineProblem{LineReason::template_refused, "chat template " + e.located()};
+  } catch (const jinja::TemplateError& e) {
+    return LineProblem{LineReason::template_failed, "chat template " + e.located()};
   } catch (const std::invalid_argument& e) {
     return LineProblem{LineReason::bad_turns, e.what()};
   } catch (const TokenizerError& e) {

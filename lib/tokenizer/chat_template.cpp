@@ -126,21 +126,48 @@ std::optional<ChatTemplate> ChatTemplate::implied_by(const Tokenizer& tokenizer)
   if (!kind) return std::nullopt;
   ChatTemplate chat(*kind, tokenizer);
   if (*kind == TemplateKind::chatml) chat.default_system_ = chatml_default_system(tokenizer.chat_template());
+  chat.chosen_because_ = std::string("from the tokenizer's special tokens") +
+                         (*kind == TemplateKind::qwen3 ? " and its Jinja's hybrid thinking, on; --template qwen3_nothink turns it off"
+                                                       : "") +
+                         (chat.default_system_.empty() ? "" : ", with the model template's default system prompt");
   return chat;
 }
 
-std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<TemplateKind> named,
-                                                           const Tokenizer& tokenizer) {
-  if (named) return ChatTemplate(*named, tokenizer);
-  return implied_by(tokenizer);
+std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer,
+                                                           const JinjaOptions& jinja) {
+  if (named) return ChatTemplate(*named, tokenizer, jinja);
+  std::optional<ChatTemplate> builtin = implied_by(tokenizer);
+  if (tokenizer.chat_template().empty()) {
+    if (builtin) builtin->chosen_because_ += "; the tokenizer has no chat_template";
+    return builtin;
+  }
+  std::optional<ChatTemplate> own;
+  try {
+    own.emplace(TemplateKind::jinja, tokenizer, jinja);
+  } catch (const TokenizerError& e) {
+    if (!builtin) throw;
+    builtin->chosen_because_ += std::string("; its own chat_template is not used: ") + e.what();
+    return builtin;
+  }
+  if (builtin) {
+    const std::string difference = probe_difference(*builtin, *own);
+    if (difference.empty()) {
+      builtin->chosen_because_ += "; it renders the probe conversations exactly as the model's chat_template does";
+      return builtin;
+    }
+    own->chosen_because_ = "the model's chat_template (" + tokenizer.chat_template_file() + "), which built-in '" +
+                           enum_name(builtin->kind()) + "' does not equal: " + difference;
+  } else {
+    own->chosen_because_ = "the model's chat_template (" + tokenizer.chat_template_file() +
+                           "); its special tokens imply no built-in template";
+  }
+  return own;
 }
 
-const char* ChatTemplate::implied_because() const {
-  return kind_ == TemplateKind::qwen3 ? " and its Jinja's hybrid thinking, on; --template qwen3_nothink turns it off" : "";
-}
-
-ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer) : kind_(kind), tokenizer_(tokenizer) {
+ChatTemplate::ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer, const JinjaOptions& jinja)
+    : kind_(kind), tokenizer_(tokenizer) {
   switch (kind) {
+    case TemplateKind::jinja: jinja_ = std::make_shared<const JinjaChat>(tokenizer, jinja); break;
     case TemplateKind::llama3:
       for (const char* token : {"<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"}) {
         require_token(tokenizer, token, enum_name(kind));
@@ -186,6 +213,7 @@ std::string ChatTemplate::opening(const std::vector<ChatMessage>& messages) cons
     case TemplateKind::llama2: return "";
     case TemplateKind::mistral: return "<s>";
     case TemplateKind::plain: return bos_;
+    case TemplateKind::jinja: break;  // rendered whole by its template
   }
   return "";
 }
@@ -213,6 +241,7 @@ std::string ChatTemplate::turn(const std::vector<ChatMessage>& messages, size_t 
       if (m.role == ChatRole::assistant) return reply_text(m.content, false);
       return " [INST] " + (first_user_after_system ? messages[0].content + "\n\n" : "") + m.content + " [/INST]";
     case TemplateKind::plain: return (i ? "\n" : "") + m.content;
+    case TemplateKind::jinja: break;
   }
   return "";
 }
@@ -229,11 +258,13 @@ std::string ChatTemplate::generation_header(bool final) const {
     case TemplateKind::llama2:
     case TemplateKind::mistral: return "";
     case TemplateKind::plain: return "\n";
+    case TemplateKind::jinja: break;
   }
   return "";
 }
 
 std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages) const {
+  if (jinja_) return jinja_prompt(messages);
   check_turns(messages, kind_);
   if (messages.size() == 1 && system_first(messages)) {
     // A system message alone: llama2 puts it in an empty user turn; mistral has no such turn.
@@ -249,6 +280,7 @@ std::string ChatTemplate::render_prompt(const std::vector<ChatMessage>& messages
 }
 
 std::string ChatTemplate::render_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const {
+  if (jinja_) return jinja_completion(prompt, reply);
   const bool answers_a_user =
       std::any_of(prompt.begin(), prompt.end(), [](const ChatMessage& m) { return m.role == ChatRole::user; });
   return reply_text(reply, answers_a_user);
@@ -270,6 +302,7 @@ std::string ChatTemplate::reply_text(const std::string& reply, bool final) const
     case TemplateKind::llama2: return " " + reply + " </s>";
     case TemplateKind::mistral: return " " + reply + "</s>";
     case TemplateKind::plain: return reply + eos_;
+    case TemplateKind::jinja: break;
   }
   return reply;
 }
@@ -279,7 +312,7 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
   if (messages.empty() || messages.back().role != ChatRole::assistant) {
     throw std::invalid_argument("the conversation must end with the assistant's message (the completion)");
   }
-  check_turns(messages, kind_, true);
+  if (!jinja_) check_turns(messages, kind_, true);
   // The assistant turns that are trained: the last trainable one, or every one; the turns after
   // the last carry no loss and are left out.
   size_t last = messages.size();
@@ -292,6 +325,7 @@ RenderedConversation ChatTemplate::render_conversation(const std::vector<ChatMes
     const bool trainable = messages[i].role == ChatRole::assistant && messages[i].trained;
     if (trainable && (train_on == TrainOn::all || i == last)) replies.push_back(i);
   }
+  if (jinja_) return jinja_conversation(messages, replies);
   // The last trained reply ends the rendered conversation: it is the final one.
   RenderedConversation out{opening(messages), {}};
   for (size_t i = 0; i < replies[0]; ++i) out.prompt += turn(messages, i);

@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "tokenizer/jinja_chat.h"
 #include "tokenizer/tokenizer.h"
 #include "util/enum_names.h"
 
@@ -37,8 +40,9 @@ struct ChatMessage {
 // think block (empty when the reply has none); qwen3_nothink is the same Jinja with
 // enable_thinking false: the empty think block closes the prompt and the reply is trained bare
 // (reasoning in the data is dropped, as LlamaFactory's enable_thinking: false does). Both render
-// earlier replies as Qwen3 does, without their reasoning.
-enum class TemplateKind { llama3, llama2, chatml, qwen, qwen3, qwen3_nothink, mistral, plain };
+// earlier replies as Qwen3 does, without their reasoning. jinja is the model's own chat_template
+// (tokenizer_config.json or chat_template.jinja) rendered as transformers renders it.
+enum class TemplateKind { llama3, llama2, chatml, qwen, qwen3, qwen3_nothink, mistral, plain, jinja };
 template <>
 struct EnumNames<TemplateKind> {
   static constexpr NamedValue<TemplateKind> table[] = {{TemplateKind::llama3, "llama3"},
@@ -48,7 +52,8 @@ struct EnumNames<TemplateKind> {
                                                        {TemplateKind::qwen3, "qwen3"},
                                                        {TemplateKind::qwen3_nothink, "qwen3_nothink"},
                                                        {TemplateKind::mistral, "mistral"},
-                                                       {TemplateKind::plain, "plain"}};
+                                                       {TemplateKind::plain, "plain"},
+                                                       {TemplateKind::jinja, "jinja"}};
 };
 
 // Which assistant turns of a conversation carry loss (SFT, `prep --train-on`).
@@ -89,24 +94,35 @@ std::string chatml_default_system(const std::string& jinja);
 class ChatTemplate {
  public:
   // Throws TokenizerError when the tokenizer lacks a special token the template writes (e.g.
-  // llama3 on a tokenizer without <|eot_id|>), naming the token and the template.
-  ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer);
+  // llama3 on a tokenizer without <|eot_id|>), naming the token and the template; for jinja,
+  // when the tokenizer has no chat_template or it does not parse (the file, line and construct).
+  ChatTemplate(TemplateKind kind, const Tokenizer& tokenizer, const JinjaOptions& jinja = {});
   // The template the tokenizer implies (detect_template) as the model's own renders it: ChatML
   // with the default system prompt of its Jinja, if it has one. nullopt as detect_template.
   static std::optional<ChatTemplate> implied_by(const Tokenizer& tokenizer);
-  // The named template, else the implied one (a command's --template, default auto).
-  static std::optional<ChatTemplate> named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer);
-  // What besides the special tokens picked this template when implied ("" for most), for the log.
-  const char* implied_because() const;
+  // The named template, else (a command's --template auto) the model's own: the built-in one its
+  // special tokens imply when that renders the probe conversations exactly as its chat_template
+  // does (faster), else jinja; the implied built-in one when it has no chat_template; nullopt
+  // when it has neither.
+  static std::optional<ChatTemplate> named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer,
+                                                      const JinjaOptions& jinja = {});
+  // Why auto picked this template, for the log ("" when it was named).
+  const std::string& chosen_because() const { return chosen_because_; }
 
   // The prompt as text: the messages (system first if any, then alternating user / assistant,
   // ending with a user turn; or a system message alone, which the completion answers) and the
   // assistant's turn header. Throws std::invalid_argument with a short reason for a sequence the
-  // template cannot render (e.g. one ending with an assistant turn).
+  // template cannot render (e.g. one ending with an assistant turn). jinja: the template's own
+  // rendering with add_generation_prompt; the turns it refuses throw jinja::TemplateError
+  // (jinja::TemplateRaised for its raise_exception).
   std::string render_prompt(const std::vector<ChatMessage>& messages) const;
   // The completion as text: the reply to `prompt` (render_prompt's messages) and the end of the
   // assistant's turn. qwen3 writes it with its think block when it answers a user message (its
-  // Jinja writes a reply to a system message alone without one).
+  // Jinja writes a reply to a system message alone without one). jinja: what the whole
+  // conversation's rendering writes after the prompt; where the prompt ends with text that
+  // rendering does not write before a reply (a reasoning template's "<think>\n"), the reply as
+  // the model would write it after that prompt (without that text where it opens the reply) and
+  // the template's end of turn.
   std::string render_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const;
 
   // A conversation ending with an assistant turn, cut after its last assistant turn that may be
@@ -132,11 +148,23 @@ class ChatTemplate {
   std::string turn(const std::vector<ChatMessage>& messages, size_t i) const;
   std::string generation_header(bool final = true) const;
   std::string reply_text(const std::string& content, bool final) const;
+  // jinja (chat_template_jinja.cpp).
+  std::string jinja_prompt(const std::vector<ChatMessage>& messages) const;
+  std::string jinja_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const;
+  RenderedConversation jinja_conversation(const std::vector<ChatMessage>& messages,
+                                          const std::vector<size_t>& replies) const;
 
   TemplateKind kind_;
   const Tokenizer& tokenizer_;
   std::string bos_, eos_;  // plain: the model's (tokenizer_config.json), possibly empty
   std::string default_system_;  // chatml, qwen: written when a prompt has no system message
+  std::shared_ptr<const JinjaChat> jinja_;  // jinja
+  std::string chosen_because_;
 };
+
+// Where `a` and `b` render the probe conversations differently (which rendering, where, how), ""
+// when they render them alike: prompts, completions and multi-turn cuts. What --template auto
+// asks of a built-in template before it stands in for the model's own (template_probe.cpp).
+std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b);
 
 }  // namespace st

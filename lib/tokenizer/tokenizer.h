@@ -59,6 +59,8 @@ class Tokenizer {
   const std::string& eos_token() const { return eos_token_; }
   // The model's own Jinja chat template (tokenizer_config.json or chat_template.jinja); "" if none.
   const std::string& chat_template() const { return chat_template_; }
+  // The file chat_template() was read from (for messages).
+  const std::string& chat_template_file() const { return chat_template_file_; }
 
  private:
   Tokenizer(std::string source, BpeModel model) : source_(std::move(source)), model_(std::move(model)) {}
@@ -84,7 +86,7 @@ class Tokenizer {
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order
   int64_t vocab_size_ = 0;
   std::string bos_token_, eos_token_;
-  std::string chat_template_;
+  std::string chat_template_, chat_template_file_;
 };
 
 }  // namespace st

@@ -128,10 +128,12 @@ std::string config_token(const Json& config, const char* key) {
 
 // The model's Jinja chat template: tokenizer_config.json's "chat_template" (a string, or named
 // templates of which "default" is the one), else chat_template.jinja beside it (transformers 5
-// writes it there); "" if neither.
-std::string model_chat_template(const Json* config, const std::filesystem::path& folder) {
+// writes it there); "" if neither. `where` names the file it came from.
+std::string model_chat_template(const Json* config, const std::filesystem::path& folder, const std::string& config_file,
+                                std::string& where) {
   if (config != nullptr && config->contains("chat_template")) {
     const Json& entry = (*config)["chat_template"];
+    where = config_file;
     if (entry.is_string()) return entry.get<std::string>();
     if (entry.is_array()) {
       for (const Json& named : entry) {
@@ -142,7 +144,8 @@ std::string model_chat_template(const Json* config, const std::filesystem::path&
       }
     }
   }
-  std::ifstream jinja(folder / "chat_template.jinja", std::ios::binary);
+  where = (folder / "chat_template.jinja").string();
+  std::ifstream jinja(where, std::ios::binary);
   return jinja ? std::string(std::istreambuf_iterator<char>(jinja), {}) : std::string();
 }
 
@@ -269,8 +272,9 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
       throw TokenizerError(config_file + ": not valid JSON (" + e.what() + ")");
     }
   }
-  tokenizer.chat_template_ =
-      model_chat_template(config.is_object() ? &config : nullptr, std::filesystem::path(file).parent_path());
+  tokenizer.chat_template_ = model_chat_template(config.is_object() ? &config : nullptr,
+                                                std::filesystem::path(file).parent_path(), config_file,
+                                                tokenizer.chat_template_file_);
   return tokenizer;
 }
 

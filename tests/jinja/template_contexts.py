@@ -9,48 +9,55 @@ import random
 import re
 import sys
 
-source_md, name, out_path = sys.argv[1:4]
-row = next(line for line in open(source_md, encoding="utf-8") if line.startswith(f"| `{name}` |"))
-cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-kwargs_cell = cells[5]
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Get the weather in a city.",
-    "parameters": {"type": "object", "properties": {
-        "city": {"type": "string", "description": "The city, e.g. Paris"},
-        "unit": {"type": "string", "description": "celsius or fahrenheit", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}}
-kwargs = {}
-for key, value in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', kwargs_cell):
-    kwargs[key] = value.replace("\\|", "|")
-needs_tools = "tools=[" in kwargs_cell
-random.seed(sum(map(ord, name)))
-texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
-         "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash", "  padded  ",
-         "Привет, мир"]
-replies = texts + ["<think>\nLet me add.\n</think>\n\n4", "<think>a\n\nb</think>x\ny", "The answer is 4."]
-conversations = [
-    ([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}], False),
-    ([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}], True),
-    ([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
-      {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}], False),
-]
-for i in range(40):
-    messages = [{"role": "system", "content": random.choice(texts)}] if i % 2 else []
-    for turn in range(1 + i % 4):
-        messages.append({"role": "user", "content": random.choice(texts)})
-        messages.append({"role": "assistant", "content": random.choice(replies)})
-    generation_prompt = i % 3 == 0
-    if generation_prompt:
-        messages.append({"role": "user", "content": random.choice(texts)})
-    conversations.append((messages, generation_prompt))
-# A tool call and its result, for the templates that render tools.
-tool_turns = [{"role": "user", "content": "Weather in Paris?"},
-              {"role": "assistant", "content": "", "tool_calls": [{"id": "call12345", "type": "function", "function": {
-                  "name": "get_weather", "arguments": {"city": "Paris"}}}]},
-              {"role": "tool", "tool_call_id": "call12345", "name": "get_weather", "content": "18 C"},
-              {"role": "assistant", "content": "It is 18 C."}]
-conversations.append((tool_turns, False))
-with open(out_path, "w", encoding="utf-8") as out:
-    for messages, generation_prompt in conversations:
-        context = {"messages": messages, "tools": [WEATHER_TOOL] if needs_tools else None, "documents": None,
-                   "add_generation_prompt": generation_prompt, **kwargs}
-        out.write(json.dumps(context, ensure_ascii=False) + "\n")
+
+
+def write_contexts(source_md, name, out_path):
+    """Writes the variables of each rendering of template `name` to out_path, one JSON line each."""
+    row = next(line for line in open(source_md, encoding="utf-8") if line.startswith(f"| `{name}` |"))
+    cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+    kwargs_cell = cells[5]
+    WEATHER_TOOL = {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city, e.g. Paris"},
+            "unit": {"type": "string", "description": "celsius or fahrenheit", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}}
+    kwargs = {}
+    for key, value in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', kwargs_cell):
+        kwargs[key] = value.replace("\\|", "|")
+    needs_tools = "tools=[" in kwargs_cell
+    random.seed(sum(map(ord, name)))
+    texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
+             "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash", "  padded  ",
+             "Привет, мир"]
+    replies = texts + ["<think>\nLet me add.\n</think>\n\n4", "<think>a\n\nb</think>x\ny", "The answer is 4."]
+    conversations = [
+        ([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}], False),
+        ([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}], True),
+        ([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"},
+          {"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}], False),
+    ]
+    for i in range(40):
+        messages = [{"role": "system", "content": random.choice(texts)}] if i % 2 else []
+        for turn in range(1 + i % 4):
+            messages.append({"role": "user", "content": random.choice(texts)})
+            messages.append({"role": "assistant", "content": random.choice(replies)})
+        generation_prompt = i % 3 == 0
+        if generation_prompt:
+            messages.append({"role": "user", "content": random.choice(texts)})
+        conversations.append((messages, generation_prompt))
+    # A tool call and its result, for the templates that render tools.
+    tool_turns = [{"role": "user", "content": "Weather in Paris?"},
+                  {"role": "assistant", "content": "", "tool_calls": [{"id": "call12345", "type": "function", "function": {
+                      "name": "get_weather", "arguments": {"city": "Paris"}}}]},
+                  {"role": "tool", "tool_call_id": "call12345", "name": "get_weather", "content": "18 C"},
+                  {"role": "assistant", "content": "It is 18 C."}]
+    conversations.append((tool_turns, False))
+    with open(out_path, "w", encoding="utf-8") as out:
+        for messages, generation_prompt in conversations:
+            context = {"messages": messages, "tools": [WEATHER_TOOL] if needs_tools else None, "documents": None,
+                       "add_generation_prompt": generation_prompt, **kwargs}
+            out.write(json.dumps(context, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    write_contexts(*sys.argv[1:4])

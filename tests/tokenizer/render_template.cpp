@@ -2,16 +2,20 @@
 // {"messages": [...], "reply": "..."} prints one JSON line {"prompt": ..., "completion": ...} as
 // shardtune's chat template renders them; with --turns, for each {"messages": [..., last reply]}
 // the ids and loss mask of multi-turn SFT (every assistant turn trained) and the text cut the
-// same way (`pieces`: [text, trained] runs). template_parity.sh
-// compares them with the model's own Jinja chat_template.
+// same way (`pieces`: [text, trained] runs). template_parity.sh and tests/jinja/chat_parity.py
+// compare them with the model's own Jinja chat_template. Template `jinja` takes its extra
+// variables from $ST_TEMPLATE_KWARGS (a JSON object) and strftime_now's day from
+// $ST_TEMPLATE_DATE; a line the template refuses prints {"error": ..., "raised": true|false}.
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "jinja/template_error.h"
 #include "tokenizer/chat_template.h"
 
 int main(int argc, char** argv) {
@@ -22,11 +26,14 @@ int main(int argc, char** argv) {
   }
   try {
     const st::Tokenizer tokenizer = st::Tokenizer::from_file(argv[1]);
+    const char* kwargs = std::getenv("ST_TEMPLATE_KWARGS");
+    const char* date = std::getenv("ST_TEMPLATE_DATE");
+    const st::JinjaOptions jinja{kwargs ? kwargs : "", date ? date : ""};
     // auto: the template the tokenizer implies, as the model's own Jinja renders it.
     const std::optional<st::ChatTemplate> chosen = st::ChatTemplate::named_or_implied(
         std::string(argv[2]) == "auto" ? std::nullopt
                                        : std::optional<st::TemplateKind>(st::parse_enum<st::TemplateKind>(argv[2], "template")),
-        tokenizer);
+        tokenizer, jinja);
     if (!chosen) throw std::invalid_argument(std::string(argv[1]) + " implies no template");
     const st::ChatTemplate& chat = *chosen;
     std::ifstream in(argv[3]);
@@ -36,6 +43,7 @@ int main(int argc, char** argv) {
       for (const auto& m : conversation["messages"]) {
         messages.push_back({st::parse_enum<st::ChatRole>(m["role"].get<std::string>(), "role"), m["content"]});
       }
+      try {
       if (turns) {
         const st::ConversationIds ids = chat.conversation_ids(messages, st::TrainOn::all);
         std::vector<int32_t> all = ids.prompt;
@@ -49,9 +57,17 @@ int main(int argc, char** argv) {
         continue;
       }
       std::cout << nlohmann::json{{"prompt", chat.render_prompt(messages)},
-                                  {"completion", chat.render_completion(messages, conversation["reply"])}}
+                                  {"completion", chat.render_completion(messages, conversation["reply"])},
+                                  {"prompt_ids", chat.prompt_ids(messages)}}
                        .dump()
                 << "\n";
+      } catch (const st::jinja::TemplateError& e) {
+        const bool raised = dynamic_cast<const st::jinja::TemplateRaised*>(&e) != nullptr;
+        std::cout << nlohmann::json{{"error", e.located()}, {"raised", raised}}.dump() << "\n";
+      } catch (const std::invalid_argument& e) {
+        if (chat.kind() != st::TemplateKind::jinja) throw;
+        std::cout << nlohmann::json{{"error", e.what()}, {"cut", true}}.dump() << "\n";
+      }
     }
   } catch (const std::exception& e) {
     std::cerr << "render_template: " << e.what() << "\n";
