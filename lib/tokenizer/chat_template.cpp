@@ -155,6 +155,17 @@ std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<Templat
       builtin->chosen_because_ += "; it renders the probe conversations exactly as the model's chat_template does";
       return builtin;
     }
+    if (probe_difference(*builtin, *own, true).empty()) {
+      builtin->chosen_because_ += "; it renders the probe conversations as the model's chat_template does, and also "
+                                  "cuts the multi-turn ones whose earlier replies that template rewrites";
+      return builtin;
+    }
+    if (own->ignores_generation_prompt() && probe_prompts_alike(*builtin, *own)) {
+      builtin->chosen_because_ += "; it renders the prompts as the model's chat_template does, which writes its "
+                                  "generation prompt even when not asked (so its completions would end with the next "
+                                  "turn's header): the built-in one ends them with the turn";
+      return builtin;
+    }
     own->chosen_because_ = "the model's chat_template (" + tokenizer.chat_template_file() + "), which built-in '" +
                            enum_name(builtin->kind()) + "' does not equal: " + difference;
   } else {

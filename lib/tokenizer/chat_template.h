@@ -135,6 +135,9 @@ class ChatTemplate {
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
   TemplateKind kind() const { return kind_; }
+  // jinja: whether the template writes its generation prompt whether asked or not (Llama 3's
+  // first release did): every completion then ends with the next turn's header, as in TRL.
+  bool ignores_generation_prompt() const;
   const std::string& default_system() const { return default_system_; }
   std::vector<int32_t> prompt_ids(const std::vector<ChatMessage>& messages) const;
   std::vector<int32_t> completion_ids(const std::vector<ChatMessage>& prompt, const std::string& reply) const;
@@ -165,6 +168,10 @@ class ChatTemplate {
 // Where `a` and `b` render the probe conversations differently (which rendering, where, how), ""
 // when they render them alike: prompts, completions and multi-turn cuts. What --template auto
 // asks of a built-in template before it stands in for the model's own (template_probe.cpp).
-std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b);
+// With `b_may_refuse`, a rendering `b` refuses (a multi-turn cut the model's template cannot make
+// turn by turn) counts as alike.
+std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b, bool b_may_refuse = false);
+// Whether `a` and `b` render the probe conversations' prompts alike (the completions aside).
+bool probe_prompts_alike(const ChatTemplate& a, const ChatTemplate& b);
 
 }  // namespace st

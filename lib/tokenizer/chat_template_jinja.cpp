@@ -41,6 +41,16 @@ void push_span(RenderedConversation& out, std::string text, bool trained) {
 
 }  // namespace
 
+bool ChatTemplate::ignores_generation_prompt() const {
+  if (!jinja_) return false;
+  const std::vector<ChatMessage> hello = {{ChatRole::user, "Hello!", true}};
+  try {
+    return jinja_->render(hello, true).text == jinja_->render(hello, false).text;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 std::string ChatTemplate::jinja_prompt(const std::vector<ChatMessage>& messages) const {
   if (messages.empty()) throw std::invalid_argument("the prompt has no message");
   if (messages.back().role == ChatRole::assistant) {

@@ -49,7 +49,19 @@ std::string describe(const std::string& what, const std::string& a, const std::s
 
 }  // namespace
 
-std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b) {
+bool probe_prompts_alike(const ChatTemplate& a, const ChatTemplate& b) {
+  for (const bool system : {true, false}) {
+    for (const int turns : {1, 2}) {
+      const Messages m = probe(system, turns);
+      const Messages prompt(m.begin(), m.end() - 1);
+      if (outcome([&] { return a.render_prompt(prompt); }) != outcome([&] { return b.render_prompt(prompt); })) return false;
+    }
+  }
+  return true;
+}
+
+std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b, bool b_may_refuse) {
+  auto differ = [&](const std::string& x, const std::string& y) { return x != y && !(b_may_refuse && y == "refused"); };
   for (const bool system : {true, false}) {
     for (const int turns : {1, 2}) {
       const Messages m = probe(system, turns);
@@ -58,13 +70,13 @@ std::string probe_difference(const ChatTemplate& a, const ChatTemplate& b) {
                                 std::to_string(turns) + " turn(s)";
       std::string x = outcome([&] { return a.render_prompt(prompt); });
       std::string y = outcome([&] { return b.render_prompt(prompt); });
-      if (x != y) return describe("the prompt " + shape, x, y);
+      if (differ(x, y)) return describe("the prompt " + shape, x, y);
       x = outcome([&] { return a.render_completion(prompt, m.back().content); });
       y = outcome([&] { return b.render_completion(prompt, m.back().content); });
-      if (x != y) return describe("the completion " + shape, x, y);
+      if (differ(x, y)) return describe("the completion " + shape, x, y);
       x = outcome([&] { return cut_text(a.render_conversation(m, TrainOn::all)); });
       y = outcome([&] { return cut_text(b.render_conversation(m, TrainOn::all)); });
-      if (x != y) return describe("the multi-turn cut " + shape, x, y);
+      if (differ(x, y)) return describe("the multi-turn cut " + shape, x, y);
     }
   }
   return "";

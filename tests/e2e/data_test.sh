@@ -21,6 +21,51 @@ PY
 }
 shapes_check() { /usr/bin/python3 "$(dirname "$0")/prep_shapes_check.py" "$@"; }
 
+# gemma_tokenizer DIR: the byte-level tokenizer with Gemma's chat tokens (<bos>, <eos>,
+# <start_of_turn>, <end_of_turn> after the bytes) and Gemma 3's own chat_template
+# (tests/data/templates/google-gemma-3-it.jinja) in tokenizer_config.json.
+gemma_tokenizer() {
+  mkdir -p "$1"
+  python3 - "$1" "$ST_SOURCE_DIR/tests/data/templates/google-gemma-3-it.jinja" <<'PY'
+import json, sys
+printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
+extra = iter(range(256, 512))
+vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
+specials = ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"]
+tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
+             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+             "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
+json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
+config = {"bos_token": "<bos>", "eos_token": "<eos>", "chat_template": open(sys.argv[2], encoding="utf-8").read()}
+json.dump(config, open(sys.argv[1] + "/tokenizer_config.json", "w"))
+PY
+}
+# gemma_pairs_check SHARD_DIR: every pair as Gemma 3's template writes it (its tokens by id):
+# the prompt opens with <bos><start_of_turn>user, holds no system turn (Gemma folds it into the
+# first user turn) and ends with the generation prompt; each completion ends Gemma's turn.
+gemma_pairs_check() {
+  /usr/bin/python3 - "$1" <<'PY'
+import glob, sys
+import h5py
+names = {256: b"<bos>", 257: b"<eos>", 258: b"<start_of_turn>", 259: b"<end_of_turn>"}
+def text(f, field, i):
+    o = f[field + "_offsets"]
+    return b"".join(names.get(int(t), bytes([int(t)]) if t < 256 else b"?") for t in f[field][int(o[i]):int(o[i + 1])])
+n = 0
+for path in sorted(glob.glob(sys.argv[1] + "/*.h5")):
+    with h5py.File(path, "r") as f:
+        for i in range(len(f["prompt_offsets"]) - 1):
+            prompt = text(f, "prompt", i)
+            assert prompt.startswith(b"<bos><start_of_turn>user\n"), prompt[:60]
+            assert prompt.endswith(b"<end_of_turn>\n<start_of_turn>model\n"), prompt[-60:]
+            assert b"<start_of_turn>system" not in prompt, prompt[:80]
+            for field in ("chosen", "rejected"):
+                assert text(f, field, i).endswith(b"<end_of_turn>\n"), text(f, field, i)[-40:]
+            n += 1
+print(f"{n} pairs as Gemma 3's template writes them")
+PY
+}
+
 case "$case_name" in
   prep_reports_and_splits)
     run --exit 0 "$bin" synth --jsonl "$work/pairs.jsonl" --pairs 500 --max-len 40 --seed 2
@@ -114,6 +159,44 @@ PY
     expect_output "sft.jsonl:3: field 'messages' must end with the assistant's message"
     echo '[{"messages": [["user", "Hi"], ["assistant", "Yo"]]}]' >"$work/sft_expected.json"
     shapes_check "$work/sft/train" sft all "$work/sft_expected.json" || fail "SFT pairs differ from the llama3 rendering"
+    ;;
+  prep_jinja_gemma_dpo)
+    # LlamaFactory's dpo_en_demo under Gemma 3's own Jinja template (no built-in template is
+    # Gemma's: auto picks the template itself), then two DPO steps on it. Rendering parity with
+    # transformers: tests/jinja.
+    gemma_tokenizer "$work/gemma"
+    run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind dpo --dataset-info "$ST_SOURCE_DIR/tests/data/llamafactory" \
+      --dataset dpo_en_demo --tokenizer "$work/gemma" --output "$work/gemma_dpo" --val-size 0.1
+    expect_output "prep: --template auto: jinja \(the model's chat_template \($work/gemma/tokenizer_config.json\); its special tokens imply no built-in template\)"
+    expect_output "prep: 300 lines -> 270 train \+ 30 val pairs"
+    expect_output ", 0 malformed skipped"
+    # Uncut (byte tokens: the longest record is 15,610), every pair as Gemma's template writes it.
+    run --exit 0 "$bin" prep --kind dpo --dataset-info "$ST_SOURCE_DIR/tests/data/llamafactory" --dataset dpo_en_demo \
+      --tokenizer "$work/gemma" --template jinja --output "$work/gemma_uncut" --cutoff-len 16384
+    expect_output "300 lines -> 300 train \+ 0 val pairs .* 0 truncated"
+    gemma_pairs_check "$work/gemma_uncut/train" || fail "the pairs are not Gemma's rendering"
+    run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$ST_SOURCE_DIR/examples/demo.ini" --progress off \
+      --data.train="$work/gemma_dpo/train" --data.val="$work/gemma_dpo/val" --train.output_dir="$work/run" \
+      --train.micro_batch=1 --train.grad_accum=1 --train.global_batch=0 --train.max_steps=2 --train.log_every=1 \
+      --train.eval_every=0 --ckpt.export=false
+    expect_output "train: 2 steps in"
+    # A record the template refuses (its raise_exception) is skipped and counted, with its line.
+    {
+      echo '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}]}'
+      echo '{"messages": [{"role": "user", "content": "Hi"}, {"role": "user", "content": "again"}, {"role": "assistant", "content": "Yo"}]}'
+    } >"$work/turns.jsonl"
+    run --exit 0 "$bin" prep --kind sft --input "$work/turns.jsonl" --output "$work/turns" --tokenizer "$work/gemma" --template jinja
+    expect_output "2 lines -> 1 train \+ 0 val pairs"
+    expect_output "1 malformed skipped \(template refused: 1\)"
+    expect_output "turns.jsonl:2: chat template line 19: Conversation roles must alternate user/assistant/user/assistant/..."
+    run --exit 1 "$bin" prep --kind sft --input "$work/turns.jsonl" --output "$work/turns_strict" --tokenizer "$work/gemma" \
+      --template jinja --strict
+    expect_output "Conversation roles must alternate"
+    [ ! -e "$work/turns_strict" ] || fail "--strict left an output behind"
+    # A template that does not parse is refused at start, naming its file, line and construct.
+    python3 -c "import json,sys; c=json.load(open(sys.argv[1])); c['chat_template']='{% for m in messages %}\n{{ m | frobnicate }}{% endfor %}'; json.dump(c, open(sys.argv[1], 'w'))" "$work/gemma/tokenizer_config.json"
+    run --exit 1 "$bin" prep --kind sft --input "$work/turns.jsonl" --output "$work/broken" --tokenizer "$work/gemma" --template jinja
+    expect_output "$work/gemma/tokenizer_config.json: chat_template line 2: no filter named 'frobnicate'"
     ;;
   prep_record_shapes)
     # Every record shape, SFT and DPO, against an independent Llama 3 rendering

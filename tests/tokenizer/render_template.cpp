@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
                                        : std::optional<st::TemplateKind>(st::parse_enum<st::TemplateKind>(argv[2], "template")),
         tokenizer, jinja);
     if (!chosen) throw std::invalid_argument(std::string(argv[1]) + " implies no template");
+    if (std::string(argv[2]) == "auto") {
+      std::cerr << "render_template: auto: " << st::enum_name(chosen->kind()) << " (" << chosen->chosen_because() << ")\n";
+    }
     const st::ChatTemplate& chat = *chosen;
     std::ifstream in(argv[3]);
     for (std::string line; std::getline(in, line);) {
