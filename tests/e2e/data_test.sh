@@ -113,7 +113,7 @@ case "$case_name" in
     run --exit 2 "$bin" prep --input "$work/text.jsonl" --output "$work/none" --vocab 300 --strict
     expect_output "text.jsonl holds trl text records; tokenize them with --tokenizer MODEL_DIR"
     run --exit 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template vicuna
-    expect_output "--template 'vicuna' is not one of llama3\|llama2\|chatml\|qwen\|qwen3\|qwen3_nothink\|mistral\|plain\|auto"
+    expect_output "--template 'vicuna' is not one of llama3\|llama2\|chatml\|qwen\|qwen3\|qwen3_nothink\|mistral\|plain\|jinja\|auto"
     run --exit 1 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model" --template chatml
     expect_output "template 'chatml' writes <\|im_start\|>, which this tokenizer does not have"
     run --exit 0 "$mpiexec" -np 2 "$bin" prep --input "$work/text.jsonl" --output "$work/data" --tokenizer "$work/model"
