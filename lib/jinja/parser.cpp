@@ -27,6 +27,14 @@ ExprPtr sealed(ExprPtr e) {
   return e;
 }
 
+Value integer_literal(const std::string& digits, int line) {
+  try {
+    return Value::of(static_cast<int64_t>(std::stoll(digits)));
+  } catch (const std::exception&) {
+    throw TemplateError("number out of range: " + digits, line);
+  }
+}
+
 // One tag's tokens, read left to right.
 class TokenReader {
  public:
@@ -268,11 +276,14 @@ class ExpressionParser {
     if (t.kind == TokenKind::integer || t.kind == TokenKind::floating) {
       auto e = node(ExprKind::literal, line);
       const std::string digits = in_.next().text;
-      try {
-        e->value = t.kind == TokenKind::integer ? Value::of(static_cast<int64_t>(std::stoll(digits)))
-                                                : Value::of(std::stod(digits));
-      } catch (const std::exception&) {
-        throw TemplateError("number out of range: " + digits, line);
+      if (t.kind == TokenKind::integer) {
+        e->value = integer_literal(digits, line);
+      } else {
+        try {
+          e->value = Value::of(std::stod(digits));
+        } catch (const std::exception&) {
+          throw TemplateError("number out of range: " + digits, line);
+        }
       }
       return e;
     }
@@ -320,7 +331,7 @@ class ExpressionParser {
           auto item = node(ExprKind::item, line);
           item->children.push_back(std::move(e));
           auto index = node(ExprKind::literal, line);
-          index->value = Value::of(static_cast<int64_t>(std::stoll(in_.next().text)));
+          index->value = integer_literal(in_.next().text, line);
           item->children.push_back(std::move(index));
           e = sealed(std::move(item));
         } else {
