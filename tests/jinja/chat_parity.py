@@ -71,34 +71,41 @@ def kwargs_of(name):
 failed = 0
 work = tempfile.mkdtemp(prefix="st_jinja_chat_")
 try:
+    # One vocabulary for every template: Llama 3's, with every template's bos/eos tokens as its
+    # special tokens (as in each model's own tokenizer; else transformers would add them and the
+    # ids would differ for that alone), loaded once by transformers.
+    vocab = json.load(open(os.path.join(vocabulary, "tokenizer.json"), encoding="utf-8"))
+    known = {t["content"] for t in vocab["added_tokens"]}
+    next_id = max(t["id"] for t in vocab["added_tokens"]) + 1
     for name in names:
-        kwargs = kwargs_of(name)
-        model = os.path.join(work, name)
-        os.makedirs(model)
-        # The template's bos/eos tokens as the vocabulary's special tokens, as in the model's own
-        # tokenizer (else transformers would add them and the ids would differ for that alone).
-        vocab = json.load(open(os.path.join(vocabulary, "tokenizer.json"), encoding="utf-8"))
-        known = {t["content"] for t in vocab["added_tokens"]}
-        next_id = max(t["id"] for t in vocab["added_tokens"]) + 1
-        for token in (kwargs.get("bos_token"), kwargs.get("eos_token")):
+        for token in (kwargs_of(name).get("bos_token"), kwargs_of(name).get("eos_token")):
             if token and token not in known and token not in vocab["model"]["vocab"]:
                 vocab["added_tokens"].append({"id": next_id, "content": token, "single_word": False, "lstrip": False,
                                               "rstrip": False, "normalized": False, "special": True})
                 known.add(token)
                 next_id += 1
-        with open(os.path.join(model, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(vocab, f, ensure_ascii=False)
+    shared_vocabulary = os.path.join(work, "tokenizer.json")
+    with open(shared_vocabulary, "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    os.makedirs(os.path.join(work, "base"))
+    os.symlink(shared_vocabulary, os.path.join(work, "base", "tokenizer.json"))
+    tokenizer = AutoTokenizer.from_pretrained(os.path.join(work, "base"))
+    for name in names:
+        kwargs = kwargs_of(name)
+        model = os.path.join(work, name)
+        os.makedirs(model)
+        os.symlink(shared_vocabulary, os.path.join(model, "tokenizer.json"))
         chat_template = open(os.path.join(templates, name), encoding="utf-8", newline="").read()
-        config = {"chat_template": chat_template, "bos_token": kwargs.pop("bos_token", None),
-                  "eos_token": kwargs.pop("eos_token", None)}
+        config = {"chat_template": chat_template, "bos_token": kwargs.get("bos_token"), "eos_token": kwargs.get("eos_token")}
         with open(os.path.join(model, "tokenizer_config.json"), "w", encoding="utf-8") as f:
             json.dump({k: v for k, v in config.items() if v is not None}, f, ensure_ascii=False)
-        tokenizer = AutoTokenizer.from_pretrained(model)
+        ours_kwargs = {k: v for k, v in kwargs.items() if k not in ("bos_token", "eos_token")}
+        kwargs = {"chat_template": chat_template, **kwargs}
         rows = conversations(sum(map(ord, name)))
         lines = os.path.join(model, "conversations.jsonl")
         with open(lines, "w", encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        env = dict(os.environ, ST_TEMPLATE_KWARGS=json.dumps(kwargs), ST_TEMPLATE_DATE=DATE)
+        env = dict(os.environ, ST_TEMPLATE_KWARGS=json.dumps(ours_kwargs), ST_TEMPLATE_DATE=DATE)
         ours = [json.loads(l) for l in subprocess.run([render_template, model, "jinja", lines], env=env, check=True,
                                                        capture_output=True, text=True).stdout.splitlines()]
         bad = cut_by_rule = refused = no_cut = 0
