@@ -93,6 +93,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
              .c_str())
         ("template-kwargs", po::value(&jinja.kwargs_json),
          "jinja: extra template variables as a JSON object, e.g. '{\"enable_thinking\": false}'")
+        ("template-file", po::value(&jinja.template_file),
+         "jinja: render this Jinja chat template file instead of the tokenizer's chat_template")
         ("template-date", po::value(&jinja.date),
          "jinja: the day strftime_now writes, YYYY-MM-DD (default: today; fix it for reproducible data)")
         ("strict", po::bool_switch(&o.strict), "fail on the first malformed line instead of skipping")

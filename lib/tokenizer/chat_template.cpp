@@ -135,6 +135,15 @@ std::optional<ChatTemplate> ChatTemplate::implied_by(const Tokenizer& tokenizer)
 
 std::optional<ChatTemplate> ChatTemplate::named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer,
                                                            const JinjaOptions& jinja) {
+  if (!jinja.template_file.empty()) {
+    if (named && *named != TemplateKind::jinja) {
+      throw TokenizerError("--template-file " + jinja.template_file + " is a Jinja template: it goes with --template jinja "
+                           "(or auto), not '" + enum_name(*named) + "'");
+    }
+    ChatTemplate own(TemplateKind::jinja, tokenizer, jinja);
+    if (!named) own.chosen_because_ = "the Jinja template of --template-file " + jinja.template_file;
+    return own;
+  }
   if (named) return ChatTemplate(*named, tokenizer, jinja);
   std::optional<ChatTemplate> builtin = implied_by(tokenizer);
   if (tokenizer.chat_template().empty()) {

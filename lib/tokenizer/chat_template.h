@@ -103,7 +103,7 @@ class ChatTemplate {
   // The named template, else (a command's --template auto) the model's own: the built-in one its
   // special tokens imply when that renders the probe conversations exactly as its chat_template
   // does (faster), else jinja; the implied built-in one when it has no chat_template; nullopt
-  // when it has neither.
+  // when it has neither. With jinja.template_file, jinja (named or auto; another name refused).
   static std::optional<ChatTemplate> named_or_implied(std::optional<TemplateKind> named, const Tokenizer& tokenizer,
                                                       const JinjaOptions& jinja = {});
   // Why auto picked this template, for the log ("" when it was named).

@@ -2,22 +2,33 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 
 namespace st {
 namespace {
 
-jinja::Template parsed(const Tokenizer& tokenizer) {
-  if (tokenizer.chat_template().empty()) {
+// The template's text and the file it came from: --template-file, else the tokenizer's.
+std::pair<std::string, std::string> template_source(const Tokenizer& tokenizer, const JinjaOptions& options) {
+  if (options.template_file.empty()) return {tokenizer.chat_template(), tokenizer.chat_template_file()};
+  std::ifstream in(options.template_file, std::ios::binary);
+  if (!in) throw TokenizerError("--template-file " + options.template_file + ": cannot be read; give a Jinja chat template file");
+  return {std::string(std::istreambuf_iterator<char>(in), {}), options.template_file};
+}
+
+jinja::Template parsed(const std::pair<std::string, std::string>& source, const Tokenizer& tokenizer) {
+  if (source.first.empty()) {
     throw TokenizerError(tokenizer.source() + ": template 'jinja' renders the model's own chat_template, but neither "
                          "tokenizer_config.json nor chat_template.jinja beside it has one; name a built-in template "
                          "(--template llama3|chatml|...)");
   }
   try {
-    return jinja::Template(tokenizer.chat_template());
+    return jinja::Template(source.first);
   } catch (const jinja::TemplateError& e) {
-    throw TokenizerError(tokenizer.chat_template_file() + ": chat_template " + e.located() +
+    throw TokenizerError(source.second + ": chat_template " + e.located() +
                          "; fix the template or name a built-in one (--template)");
   }
 }
@@ -25,11 +36,16 @@ jinja::Template parsed(const Tokenizer& tokenizer) {
 }  // namespace
 
 JinjaChat::JinjaChat(const Tokenizer& tokenizer, const JinjaOptions& options)
-    : template_(parsed(tokenizer)), file_(tokenizer.chat_template_file()) {
+    : JinjaChat(tokenizer, options, template_source(tokenizer, options)) {}
+
+JinjaChat::JinjaChat(const Tokenizer& tokenizer, const JinjaOptions& options,
+                     const std::pair<std::string, std::string>& source)
+    : template_(parsed(source, tokenizer)), file_(source.second) {
   variables_.set("tools", jinja::Value::none());
   variables_.set("documents", jinja::Value::none());
   variables_.set("bos_token", jinja::Value::of(tokenizer.bos_token()));
   variables_.set("eos_token", jinja::Value::of(tokenizer.eos_token()));
+  for (const auto& [name, token] : tokenizer.special_tokens()) variables_.set(name, jinja::Value::of(token));
   if (!options.kwargs_json.empty()) {
     nlohmann::ordered_json kwargs;
     try {

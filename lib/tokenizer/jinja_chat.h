@@ -1,11 +1,12 @@
 // A model's own Jinja chat_template rendering conversations as transformers' apply_chat_template
 // does: the messages, tools and documents (None), add_generation_prompt, the tokenizer's
-// bos_token / eos_token and any extra keyword the user gives (`--template-kwargs`, e.g.
+// special tokens (bos_token, eos_token, unk_token, pad_token ...) and any extra keyword the user gives (`--template-kwargs`, e.g.
 // {"enable_thinking": false}), with strftime_now on the real date or a fixed one.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jinja/template.h"
@@ -16,8 +17,9 @@ namespace st {
 struct ChatMessage;
 
 struct JinjaOptions {
-  std::string kwargs_json;  // a JSON object of extra template variables; "" for none
-  std::string date;         // YYYY-MM-DD: strftime_now's day (reproducible data); "" for today
+  std::string kwargs_json;    // a JSON object of extra template variables; "" for none
+  std::string date;           // YYYY-MM-DD: strftime_now's day (reproducible data); "" for today
+  std::string template_file;  // a Jinja file to render instead of the tokenizer's chat_template
 };
 
 class JinjaChat {
@@ -32,6 +34,9 @@ class JinjaChat {
   const std::string& file() const { return file_; }
 
  private:
+  // `source`: the template's text and its file.
+  JinjaChat(const Tokenizer& tokenizer, const JinjaOptions& options, const std::pair<std::string, std::string>& source);
+
   jinja::Template template_;
   jinja::Dict variables_;  // everything but messages and add_generation_prompt
   jinja::RenderOptions options_;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tokenizer/bpe_model.h"
@@ -57,6 +58,10 @@ class Tokenizer {
   // The model's bos_token / eos_token from tokenizer_config.json beside tokenizer.json; "" if none.
   const std::string& bos_token() const { return bos_token_; }
   const std::string& eos_token() const { return eos_token_; }
+  // tokenizer_config.json's named special tokens (bos_token, eos_token, unk_token, pad_token,
+  // sep_token, cls_token, mask_token: those it sets), as transformers' special_tokens_map hands
+  // them to a chat template.
+  const std::vector<std::pair<std::string, std::string>>& special_tokens() const { return special_tokens_; }
   // The model's own Jinja chat template (tokenizer_config.json or chat_template.jinja); "" if none.
   const std::string& chat_template() const { return chat_template_; }
   // The file chat_template() was read from (for messages).
@@ -87,6 +92,7 @@ class Tokenizer {
   int64_t vocab_size_ = 0;
   std::string bos_token_, eos_token_;
   std::string chat_template_, chat_template_file_;
+  std::vector<std::pair<std::string, std::string>> special_tokens_;
 };
 
 }  // namespace st

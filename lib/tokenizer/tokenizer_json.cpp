@@ -268,6 +268,10 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
       config = Json::parse(config_in);
       tokenizer.bos_token_ = config_token(config, "bos_token");
       tokenizer.eos_token_ = config_token(config, "eos_token");
+      for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token"}) {
+        const std::string token = config_token(config, key);
+        if (!token.empty()) tokenizer.special_tokens_.emplace_back(key, token);
+      }
     } catch (const Json::exception& e) {
       throw TokenizerError(config_file + ": not valid JSON (" + e.what() + ")");
     }

@@ -3,16 +3,17 @@
 # shellcheck source=harness.sh
 source "$(dirname "$0")/harness.sh"
 manifest_value() { grep -E "\"$2\": " "$1" | head -1 | sed -E 's/.*: ([0-9]+).*/\1/'; }
-# byte_tokenizer DIR: a Llama 3 style byte-level tokenizer: ids 0-255 are the bytes (GPT-2's
-# alphabet), then <|begin_of_text|>, <|start_header_id|>, <|end_header_id|>, <|eot_id|>.
+# byte_tokenizer DIR [SPECIAL ...]: a Llama 3 style byte-level tokenizer: ids 0-255 are the bytes
+# (GPT-2's alphabet), then the special tokens (default <|begin_of_text|>, <|start_header_id|>,
+# <|end_header_id|>, <|eot_id|>).
 byte_tokenizer() {
   mkdir -p "$1"
-  python3 - "$1" <<'PY'
+  python3 - "$@" <<'PY'
 import json, sys
 printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
 extra = iter(range(256, 512))
 vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
-specials = ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
+specials = sys.argv[2:] or ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
 tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
              "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
              "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
@@ -25,17 +26,9 @@ shapes_check() { /usr/bin/python3 "$(dirname "$0")/prep_shapes_check.py" "$@"; }
 # <start_of_turn>, <end_of_turn> after the bytes) and Gemma 3's own chat_template
 # (tests/data/templates/google-gemma-3-it.jinja) in tokenizer_config.json.
 gemma_tokenizer() {
-  mkdir -p "$1"
+  byte_tokenizer "$1" "<bos>" "<eos>" "<start_of_turn>" "<end_of_turn>"
   python3 - "$1" "$ST_SOURCE_DIR/tests/data/templates/google-gemma-3-it.jinja" <<'PY'
 import json, sys
-printable = [b for b in range(256) if 33 <= b <= 126 or 0xA1 <= b <= 0xAC or b >= 0xAE]
-extra = iter(range(256, 512))
-vocab = {chr(b if b in printable else next(extra)): b for b in range(256)}
-specials = ["<bos>", "<eos>", "<start_of_turn>", "<end_of_turn>"]
-tokenizer = {"model": {"type": "BPE", "vocab": vocab, "merges": []},
-             "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
-             "added_tokens": [{"id": 256 + i, "content": t, "special": True} for i, t in enumerate(specials)]}
-json.dump(tokenizer, open(sys.argv[1] + "/tokenizer.json", "w"))
 config = {"bos_token": "<bos>", "eos_token": "<eos>", "chat_template": open(sys.argv[2], encoding="utf-8").read()}
 json.dump(config, open(sys.argv[1] + "/tokenizer_config.json", "w"))
 PY

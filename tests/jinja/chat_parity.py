@@ -7,11 +7,9 @@ equals what the whole conversation's rendering writes after the prompt (where it
 it; reasoning templates whose generation prompt opens a think block are cut by the rule
 test_jinja_chat.cpp checks); a conversation one refuses the other refuses the same way
 (raise_exception or another failure)."""
-import datetime
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -21,26 +19,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from transformers import AutoTokenizer  # noqa: E402
 from transformers.utils import chat_template_utils as ctu  # noqa: E402
 
-DATE = "2026-11-29"
-fixed = datetime.datetime.strptime(DATE, "%Y-%m-%d")
-
-
-class FixedClock(datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return fixed
-
-
-ctu.datetime = FixedClock
 render_template, vocabulary, templates = sys.argv[1:4]
 names = sys.argv[4:] or sorted(f for f in os.listdir(templates) if f.endswith(".jinja"))
-source_md = open(os.path.join(templates, "SOURCE.md"), encoding="utf-8").read()
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Get the weather in a city.",
-    "parameters": {"type": "object", "properties": {
-        "city": {"type": "string", "description": "The city, e.g. Paris"},
-        "unit": {"type": "string", "description": "celsius or fahrenheit", "enum": ["celsius", "fahrenheit"]}},
-        "required": ["city"]}}}
+source_md = os.path.join(templates, "SOURCE.md")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from template_contexts import DATE, fix_clock, kwargs_of as source_kwargs  # noqa: E402
+
+fix_clock(ctu)
 texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
          "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash"]
 thoughts = ["<think>\nLet me add.\n</think>\n\n4", "<think>a\n\nb</think>x\ny"]
@@ -49,7 +34,7 @@ thoughts = ["<think>\nLet me add.\n</think>\n\n4", "<think>a\n\nb</think>x\ny"]
 def conversations(seed):
     random.seed(seed)
     out = []
-    for i in range(60):
+    for i in range(40):
         messages = [{"role": "system", "content": random.choice(texts)}] if i % 2 else []
         for _ in range(random.randint(0, 3)):
             messages += [{"role": "user", "content": random.choice(texts)},
@@ -60,12 +45,7 @@ def conversations(seed):
 
 
 def kwargs_of(name):
-    row = next(line for line in source_md.splitlines() if line.startswith(f"| `{name}` |"))
-    cell = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]][5]
-    kwargs = {k: v.replace("\\|", "|") for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', cell)}
-    if "tools=[" in cell:
-        kwargs["tools"] = [WEATHER_TOOL]
-    return kwargs
+    return source_kwargs(source_md, name)
 
 
 failed = 0
@@ -90,24 +70,25 @@ try:
     os.makedirs(os.path.join(work, "base"))
     os.symlink(shared_vocabulary, os.path.join(work, "base", "tokenizer.json"))
     tokenizer = AutoTokenizer.from_pretrained(os.path.join(work, "base"))
-    for name in names:
-        kwargs = kwargs_of(name)
-        model = os.path.join(work, name)
-        os.makedirs(model)
-        os.symlink(shared_vocabulary, os.path.join(model, "tokenizer.json"))
+    # Every template's conversations in one file, each line naming its template and kwargs:
+    # one launch of render_template (loading the vocabulary takes it seconds) renders them all.
+    batches, lines = [], os.path.join(work, "conversations.jsonl")
+    with open(lines, "w", encoding="utf-8") as f:
+        for name in names:
+            kwargs = kwargs_of(name)
+            rows = conversations(sum(map(ord, name)))
+            batches.append((name, kwargs, rows))
+            for r in rows:
+                f.write(json.dumps({**r, "template_file": os.path.join(os.path.abspath(templates), name),
+                                    "template_kwargs": kwargs}, ensure_ascii=False) + "\n")
+    env = dict(os.environ, ST_TEMPLATE_DATE=DATE)
+    rendered = iter([json.loads(l) for l in subprocess.run([render_template, os.path.join(work, "base"), "llama3", lines],
+                                                            env=env, check=True, capture_output=True,
+                                                            text=True).stdout.splitlines()])
+    for name, kwargs, rows in batches:
         chat_template = open(os.path.join(templates, name), encoding="utf-8", newline="").read()
-        config = {"chat_template": chat_template, "bos_token": kwargs.get("bos_token"), "eos_token": kwargs.get("eos_token")}
-        with open(os.path.join(model, "tokenizer_config.json"), "w", encoding="utf-8") as f:
-            json.dump({k: v for k, v in config.items() if v is not None}, f, ensure_ascii=False)
-        ours_kwargs = {k: v for k, v in kwargs.items() if k not in ("bos_token", "eos_token")}
         kwargs = {"chat_template": chat_template, **kwargs}
-        rows = conversations(sum(map(ord, name)))
-        lines = os.path.join(model, "conversations.jsonl")
-        with open(lines, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-        env = dict(os.environ, ST_TEMPLATE_KWARGS=json.dumps(ours_kwargs), ST_TEMPLATE_DATE=DATE)
-        ours = [json.loads(l) for l in subprocess.run([render_template, model, "jinja", lines], env=env, check=True,
-                                                       capture_output=True, text=True).stdout.splitlines()]
+        ours = [next(rendered) for _ in rows]
         bad = cut_by_rule = refused = no_cut = 0
         for row, o in zip(rows, ours):
             try:

@@ -3,7 +3,6 @@ rendered by shardtune's interpreter (render_jinja) and by transformers' own envi
 variables template_contexts.py writes for it (44 conversations: system or none, one to four
 turns, with and without the generation prompt, unicode, code, think blocks, a tool call and its
 result): the same text and the same {% generation %} spans, or the same kind of refusal."""
-import datetime
 import json
 import os
 import subprocess
@@ -12,21 +11,12 @@ import tempfile
 
 from transformers.utils import chat_template_utils as ctu
 
-DATE = "2026-11-29"
-fixed = datetime.datetime.strptime(DATE, "%Y-%m-%d")
-
-
-class FixedClock(datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return fixed
-
-
-ctu.datetime = FixedClock
 render_jinja, templates = sys.argv[1:3]
 names = sys.argv[3:] or sorted(f for f in os.listdir(templates) if f.endswith(".jinja"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from template_contexts import write_contexts  # noqa: E402
+from template_contexts import DATE, fix_clock, write_contexts  # noqa: E402
+
+fix_clock(ctu)
 failed = 0
 with tempfile.TemporaryDirectory(prefix="st_jinja_parity_") as work:
     for name in names:

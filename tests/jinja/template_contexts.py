@@ -4,6 +4,7 @@ the templates that need them a tools list, functions, datetime), over conversati
 shape the chat templates meet in training data: system or none, one to five turns, with and
 without the generation prompt, unicode, code, quotes, whitespace, think blocks, a tool call and
 its result; add_generation_prompt both ways."""
+import datetime
 import json
 import random
 import re
@@ -11,20 +12,40 @@ import sys
 
 
 
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Get the weather in a city.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "The city, e.g. Paris"},
+        "unit": {"type": "string", "description": "celsius or fahrenheit", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["city"]}}}
+DATE = "2026-11-29"  # strftime_now's day on both sides
+
+
+def fix_clock(chat_template_utils, date=DATE):
+    """transformers' strftime_now reads datetime.now(): pinned to `date` at midnight."""
+    fixed = datetime.datetime.strptime(date, "%Y-%m-%d")
+
+    class FixedClock(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return fixed
+
+    chat_template_utils.datetime = FixedClock
+
+
+def kwargs_of(source_md, name):
+    """The template's kwargs from SOURCE.md's table: bos/eos tokens, and a tools list where it needs one."""
+    row = next(line for line in open(source_md, encoding="utf-8") if line.startswith(f"| `{name}` |"))
+    cell = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]][5]
+    kwargs = {k: v.replace("\\|", "|") for k, v in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', cell)}
+    if "tools=[" in cell:
+        kwargs["tools"] = [WEATHER_TOOL]
+    return kwargs
+
+
 def write_contexts(source_md, name, out_path):
     """Writes the variables of each rendering of template `name` to out_path, one JSON line each."""
-    row = next(line for line in open(source_md, encoding="utf-8") if line.startswith(f"| `{name}` |"))
-    cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-    kwargs_cell = cells[5]
-    WEATHER_TOOL = {"type": "function", "function": {
-        "name": "get_weather", "description": "Get the weather in a city.",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string", "description": "The city, e.g. Paris"},
-            "unit": {"type": "string", "description": "celsius or fahrenheit", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}}
-    kwargs = {}
-    for key, value in re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', kwargs_cell):
-        kwargs[key] = value.replace("\\|", "|")
-    needs_tools = "tools=[" in kwargs_cell
+    kwargs = kwargs_of(source_md, name)
     random.seed(sum(map(ord, name)))
     texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
              "Sure.", "<b>bold</b>", "Line one\n\nLine two", "x" * 300, "Quotes \"'\" and \\ backslash", "  padded  ",
@@ -54,8 +75,8 @@ def write_contexts(source_md, name, out_path):
     conversations.append((tool_turns, False))
     with open(out_path, "w", encoding="utf-8") as out:
         for messages, generation_prompt in conversations:
-            context = {"messages": messages, "tools": [WEATHER_TOOL] if needs_tools else None, "documents": None,
-                       "add_generation_prompt": generation_prompt, **kwargs}
+            context = {"messages": messages, "tools": None, "documents": None, "add_generation_prompt": generation_prompt,
+                   **kwargs}
             out.write(json.dumps(context, ensure_ascii=False) + "\n")
 
 

@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -38,10 +40,25 @@ int main(int argc, char** argv) {
     if (std::string(argv[2]) == "auto") {
       std::cerr << "render_template: auto: " << st::enum_name(chosen->kind()) << " (" << chosen->chosen_because() << ")\n";
     }
-    const st::ChatTemplate& chat = *chosen;
+    // A line may name its own Jinja template ("template_file", with "template_kwargs"): one
+    // launch renders many templates over the one vocabulary (tests/jinja/chat_parity.py).
+    std::map<std::string, std::unique_ptr<st::ChatTemplate>> per_file;
     std::ifstream in(argv[3]);
     for (std::string line; std::getline(in, line);) {
-      const nlohmann::json conversation = nlohmann::json::parse(line);
+      const nlohmann::ordered_json conversation = nlohmann::ordered_json::parse(line);  // kwargs keep their order
+      const st::ChatTemplate* current = &*chosen;
+      if (conversation.contains("template_file")) {
+        const std::string key = conversation["template_file"].get<std::string>() + conversation.value("template_kwargs", nlohmann::ordered_json::object()).dump();
+        auto& slot = per_file[key];
+        if (!slot) {
+          slot = std::make_unique<st::ChatTemplate>(
+              st::TemplateKind::jinja, tokenizer,
+              st::JinjaOptions{conversation.value("template_kwargs", nlohmann::ordered_json::object()).dump(), jinja.date,
+                               conversation["template_file"].get<std::string>()});
+        }
+        current = slot.get();
+      }
+      const st::ChatTemplate& chat = *current;
       std::vector<st::ChatMessage> messages;
       for (const auto& m : conversation["messages"]) {
         messages.push_back({st::parse_enum<st::ChatRole>(m["role"].get<std::string>(), "role"), m["content"]});

@@ -85,7 +85,7 @@ TEST(JinjaChat, AutoPicksTheModelsTemplateWhereNoBuiltInOneEqualsIt) {
       "<|eot_id|>{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n\n{{ m.content }}<|eot_id|>"
       "{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}";
   const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_with("jinja_dated", dated));
-  const std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(std::nullopt, tokenizer, {"", "2024-07-26"});
+  const std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(std::nullopt, tokenizer, {"", "2024-07-26", ""});
   ASSERT_TRUE(chosen);
   EXPECT_EQ(chosen->kind(), TemplateKind::jinja);
   EXPECT_NE(chosen->chosen_because().find("built-in 'llama3' does not equal: the prompt"), std::string::npos)
@@ -148,10 +148,10 @@ TEST(JinjaChat, RefusalsNameTheTemplateAndTheConstruct) {
   EXPECT_EQ(testing::thrown_message<jinja::TemplateRaised>([&] { chat.render_prompt(kPrompt); }),
             "System role not supported");
   EXPECT_EQ(chat.render_prompt({{ChatRole::user, "Hi"}}), "x");
-  EXPECT_NE(testing::thrown_message<TokenizerError>([&] { ChatTemplate(TemplateKind::jinja, strict, {"[1]", ""}); })
+  EXPECT_NE(testing::thrown_message<TokenizerError>([&] { ChatTemplate(TemplateKind::jinja, strict, {"[1]", "", ""}); })
                 .find("give a JSON object"),
             std::string::npos);
-  EXPECT_NE(testing::thrown_message<TokenizerError>([&] { ChatTemplate(TemplateKind::jinja, strict, {"", "26/07/2024"}); })
+  EXPECT_NE(testing::thrown_message<TokenizerError>([&] { ChatTemplate(TemplateKind::jinja, strict, {"", "26/07/2024", ""}); })
                 .find("YYYY-MM-DD"),
             std::string::npos);
   // A rendering that writes text before the reply which the generation prompt lacks has no cut.
@@ -164,11 +164,38 @@ TEST(JinjaChat, RefusalsNameTheTemplateAndTheConstruct) {
             std::string::npos);
 }
 
+TEST(JinjaChat, ATemplateFileStandsInForTheTokenizers) {
+  const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_with("jinja_file_base", kChatml));
+  const std::string file = testing::process_temp_path("jinja_file") + ".jinja";
+  std::ofstream(file) << "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}";
+  const std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(std::nullopt, tokenizer, {"", "", file});
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->kind(), TemplateKind::jinja);
+  EXPECT_EQ(chosen->render_prompt({{ChatRole::user, "Hi"}}), "[user]Hi");
+  EXPECT_NE(chosen->chosen_because().find(file), std::string::npos);
+  EXPECT_NE(testing::thrown_message<TokenizerError>(
+                [&] { ChatTemplate::named_or_implied(TemplateKind::chatml, tokenizer, {"", "", file}); })
+                .find("goes with --template jinja"),
+            std::string::npos);
+  EXPECT_NE(testing::thrown_message<TokenizerError>(
+                [&] { ChatTemplate(TemplateKind::jinja, tokenizer, {"", "", file + ".missing"}); })
+                .find("cannot be read"),
+            std::string::npos);
+}
+
 TEST(JinjaChat, KeywordsReachTheTemplate) {
-  const Tokenizer tokenizer = Tokenizer::from_file(
-      tokenizer_with("jinja_kwargs", "{{ 'think' if enable_thinking | default(true) else 'plain' }}{{ tools is none }}"));
+  const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_with(
+      "jinja_kwargs", "{{ 'think' if enable_thinking | default(true) else 'plain' }}{{ tools is none }}"));
   EXPECT_EQ(ChatTemplate(TemplateKind::jinja, tokenizer).render_prompt({{ChatRole::user, "Hi"}}), "thinkTrue");
-  EXPECT_EQ(ChatTemplate(TemplateKind::jinja, tokenizer, {R"({"enable_thinking": false})", ""})
+  // The tokenizer config's special tokens, as transformers' special_tokens_map passes them.
+  const std::string dir = testing::write_template_tokenizer(testing::process_temp_path("jinja_specials"), true);
+  std::ofstream(dir + "/tokenizer_config.json")
+      << Json{{"bos_token", "<s>"}, {"eos_token", "</s>"}, {"pad_token", {{"content", "<pad>"}}},
+              {"chat_template", "{{ bos_token }}|{{ eos_token }}|{{ pad_token }}|{{ unk_token is defined }}"}}
+             .dump();
+  const Tokenizer specials = Tokenizer::from_file(dir);
+  EXPECT_EQ(ChatTemplate(TemplateKind::jinja, specials).render_prompt({{ChatRole::user, "Hi"}}), "<s>|</s>|<pad>|False");
+  EXPECT_EQ(ChatTemplate(TemplateKind::jinja, tokenizer, {R"({"enable_thinking": false})", "", ""})
                 .render_prompt({{ChatRole::user, "Hi"}}),
             "plainTrue");
 }
