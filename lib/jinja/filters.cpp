@@ -14,8 +14,6 @@ namespace {
 using Filter = Value (*)(const Value&, const CallArgs&, const SizeLimits&);
 using Test = bool (*)(const Value&, const CallArgs&);
 
-std::string text_of(const Value& v) { return to_str(v); }
-
 int64_t length_of(const Value& v) {
   switch (v.kind) {
     case Kind::string: return static_cast<int64_t>(code_point_count(v.text));
@@ -144,7 +142,7 @@ Value call_method(const Value& self, const char* name, const CallArgs& args) {
 const std::unordered_map<std::string, Filter>& filters() {
   static const std::unordered_map<std::string, Filter> table = {
       {"trim", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         return Value::of(python_strip(text_of(v), a.get_or(0, "chars", Value::none()), StripSide::both));
+         return Value::of(python_strip(to_str(v), a.get_or(0, "chars", Value::none()), StripSide::both));
        }},
       {"tojson", [](const Value& v, const CallArgs& a, const SizeLimits&) {
          a.allow(0, {"ensure_ascii", "indent", "separators", "sort_keys"}, "tojson");
@@ -163,12 +161,12 @@ const std::unordered_map<std::string, Filter>& filters() {
          return items.empty() ? Value::undefined("last of an empty sequence") : items.back();
        }},
       {"join", [](const Value& v, const CallArgs& a, const SizeLimits& limits) {
-         const std::string separator = text_of(a.get_or(0, "d", Value::of("")));
+         const std::string separator = to_str(a.get_or(0, "d", Value::of("")));
          const Value* attribute = a.get(1, "attribute");
          std::string out;
          bool first = true;
          for (const Value& item : items_of(v)) {
-           out += (first ? "" : separator) + text_of(attribute ? attribute_path(item, *attribute) : item);
+           out += (first ? "" : separator) + to_str(attribute ? attribute_path(item, *attribute) : item);
            first = false;
            if (out.size() > limits.max_string_bytes) throw TemplateError("join past the size limit");
          }
@@ -201,15 +199,15 @@ const std::unordered_map<std::string, Filter>& filters() {
          CallArgs args;
          args.positional = {a.get_or(0, "old", Value::of("")), a.get_or(1, "new", Value::of("")),
                             a.get_or(2, "count", Value::none())};
-         return call_method(Value::of(text_of(v)), "replace", args);
+         return call_method(Value::of(to_str(v)), "replace", args);
        }},
-      {"upper", [](const Value& v, const CallArgs&, const SizeLimits&) { return call_method(Value::of(text_of(v)), "upper", {}); }},
-      {"lower", [](const Value& v, const CallArgs&, const SizeLimits&) { return call_method(Value::of(text_of(v)), "lower", {}); }},
+      {"upper", [](const Value& v, const CallArgs&, const SizeLimits&) { return call_method(Value::of(to_str(v)), "upper", {}); }},
+      {"lower", [](const Value& v, const CallArgs&, const SizeLimits&) { return call_method(Value::of(to_str(v)), "lower", {}); }},
       {"capitalize", [](const Value& v, const CallArgs&, const SizeLimits&) {
-         return call_method(Value::of(text_of(v)), "capitalize", {});
+         return call_method(Value::of(to_str(v)), "capitalize", {});
        }},
-      {"title", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(jinja_title(text_of(v))); }},
-      {"string", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(text_of(v)); }},
+      {"title", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(jinja_title(to_str(v))); }},
+      {"string", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(to_str(v)); }},
       {"safe", [](const Value& v, const CallArgs&, const SizeLimits&) { return v; }},
       {"int", [](const Value& v, const CallArgs& a, const SizeLimits&) {
          const Value fallback = a.get_or(0, "default", Value::of(0));
@@ -260,7 +258,7 @@ const std::unordered_map<std::string, Filter>& filters() {
          return Value::of(std::move(out));
        }},
       {"indent", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         return Value::of(indented(text_of(v), a.get_or(0, "width", Value::of(4)), truthy(a.get_or(1, "first", Value::of(false))),
+         return Value::of(indented(to_str(v), a.get_or(0, "width", Value::of(4)), truthy(a.get_or(1, "first", Value::of(false))),
                                    truthy(a.get_or(2, "blank", Value::of(false)))));
        }},
       {"selectattr", [](const Value& v, const CallArgs& a, const SizeLimits&) { return selected(v, a, true, true); }},
@@ -269,7 +267,7 @@ const std::unordered_map<std::string, Filter>& filters() {
       {"reject", [](const Value& v, const CallArgs& a, const SizeLimits&) { return selected(v, a, false, false); }},
       {"map", filter_map},
       {"attr", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         return get_attribute(v, text_of(a.get_or(0, "name", Value::of(""))));
+         return get_attribute(v, to_str(a.get_or(0, "name", Value::of(""))));
        }},
       {"reverse", [](const Value& v, const CallArgs&, const SizeLimits&) {
          if (v.is(Kind::string)) return slice_of(v, Value::none(), Value::none(), Value::of(-1));
@@ -334,7 +332,7 @@ const std::unordered_map<std::string, Filter>& filters() {
          });
        }},
       {"center", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         const std::string text = text_of(v);
+         const std::string text = to_str(v);
          const int64_t width = std::clamp<int64_t>(a.get_or(0, "width", Value::of(80)).integer, 0, 4096);
          const int64_t n = static_cast<int64_t>(code_point_count(text));
          if (width <= n) return Value::of(text);
@@ -343,11 +341,11 @@ const std::unordered_map<std::string, Filter>& filters() {
        }},
       {"wordcount", [](const Value& v, const CallArgs&, const SizeLimits&) {
          CallArgs none;
-         return Value::of(static_cast<int64_t>(call_method(Value::of(text_of(v)), "split", none).list->size()));
+         return Value::of(static_cast<int64_t>(call_method(Value::of(to_str(v)), "split", none).list->size()));
        }},
       {"escape", [](const Value& v, const CallArgs&, const SizeLimits&) {
          std::string out;
-         for (const char c : text_of(v)) {
+         for (const char c : to_str(v)) {
            switch (c) {
              case '&': out += "&amp;"; break;
              case '<': out += "&lt;"; break;

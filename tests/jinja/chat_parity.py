@@ -23,7 +23,7 @@ render_template, vocabulary, templates = sys.argv[1:4]
 names = sys.argv[4:] or sorted(f for f in os.listdir(templates) if f.endswith(".jinja"))
 source_md = os.path.join(templates, "SOURCE.md")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from template_contexts import DATE, fix_clock, kwargs_of as source_kwargs  # noqa: E402
+from template_contexts import DATE, failure, fix_clock, kwargs_of as source_kwargs, refused_alike  # noqa: E402
 
 fix_clock(ctu)
 texts = ["Hi", "What is 2+2?", "Explain\nthis code:\n```py\nprint(1)\n```", "日本語で答えて", "Emoji 🤗 ok", "a  b\tc",
@@ -97,14 +97,14 @@ try:
                                                       tokenize=False, **kwargs)
                 theirs = {"prompt": prompt, "whole": whole, "ids": tokenizer.encode(prompt, add_special_tokens=False)}
             except Exception as error:
-                theirs = {"error": f"{type(error).__name__}: {error}", "raised": type(error).__name__ == "TemplateError"}
+                theirs = failure(error)
             if o.get("cut") and "error" not in theirs:
                 # Renderings with no cut that is both the prompt the model sees and a prefix of
                 # the conversation (test_jinja_chat.cpp): refused by name, counted apart.
                 same = True
                 no_cut += 1
             elif "error" in theirs or "error" in o:
-                same = theirs.get("raised") == o.get("raised") and ("error" in theirs) == ("error" in o)
+                same = refused_alike(o, theirs)
                 refused += same
             elif theirs["whole"].startswith(theirs["prompt"]):
                 same = (o["prompt"] == theirs["prompt"] and o["prompt_ids"] == theirs["ids"]

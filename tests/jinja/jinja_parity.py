@@ -14,7 +14,7 @@ from transformers.utils import chat_template_utils as ctu
 render_jinja, templates = sys.argv[1:3]
 names = sys.argv[3:] or sorted(f for f in os.listdir(templates) if f.endswith(".jinja"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from template_contexts import DATE, fix_clock, write_contexts  # noqa: E402
+from template_contexts import DATE, failure, fix_clock, refused_alike, write_contexts  # noqa: E402
 
 fix_clock(ctu)
 failed = 0
@@ -32,10 +32,10 @@ with tempfile.TemporaryDirectory(prefix="st_jinja_parity_") as work:
                 text, spans = ctu._render_with_assistant_indices(compiled_template=compiled, **json.loads(line))
                 theirs = {"text": text, "generation": [list(s) for s in spans]}
             except Exception as error:
-                theirs = {"error": f"{type(error).__name__}: {error}", "raised": type(error).__name__ == "TemplateError"}
+                theirs = failure(error)
             o = ours[i]
             if "error" in theirs or "error" in o:
-                same = ("error" in theirs) == ("error" in o) and theirs.get("raised") == o.get("raised")
+                same = refused_alike(o, theirs)
                 refused += same
             else:
                 same = o["text"] == theirs["text"] and o["generation"] == theirs["generation"]

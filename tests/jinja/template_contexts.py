@@ -33,6 +33,16 @@ def fix_clock(chat_template_utils, date=DATE):
     chat_template_utils.datetime = FixedClock
 
 
+def failure(error):
+    """A rendering transformers refused, as render_jinja and render_template print theirs."""
+    return {"error": f"{type(error).__name__}: {error}", "raised": type(error).__name__ == "TemplateError"}
+
+
+def refused_alike(ours, theirs):
+    """Both refused, the same way (the template's raise_exception, or another failure)."""
+    return ("error" in theirs) == ("error" in ours) and theirs.get("raised") == ours.get("raised")
+
+
 def kwargs_of(source_md, name):
     """The template's kwargs from SOURCE.md's table: bos/eos tokens, and a tools list where it needs one."""
     row = next(line for line in open(source_md, encoding="utf-8") if line.startswith(f"| `{name}` |"))
