@@ -60,18 +60,22 @@ std::string ChatTemplate::jinja_prompt(const std::vector<ChatMessage>& messages)
   return jinja_->render(messages, true).text;
 }
 
-std::string ChatTemplate::jinja_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const {
-  const std::string p = jinja_prompt(prompt);
-  const std::string whole = jinja_->render(with_reply(prompt, reply), false).text;
+namespace {
+
+// The completion of `reply` after `p`, the prompt's rendering with the generation prompt (which
+// a caller that has it passes in rather than renders again).
+std::string completion_after(const JinjaChat& jinja, const std::vector<ChatMessage>& prompt, const std::string& p,
+                             const std::string& reply) {
+  const std::string whole = jinja.render(with_reply(prompt, reply), false).text;
   if (starts_with(whole, p)) return whole.substr(p.size());
   // The generation prompt ends with text (g) that the conversation's rendering does not write
   // before a reply: the prompt stays the one the model sees; the completion is the reply as the
   // model would go on after it (without g where the reply opens with it) and the turn's end.
-  const std::string marked = jinja_->render(with_reply(prompt, kSentinel), false).text;
+  const std::string marked = jinja.render(with_reply(prompt, kSentinel), false).text;
   const size_t at = marked.find(kSentinel), shared = common_prefix(p, marked);
   if (at == std::string::npos || at != shared) {
     throw std::invalid_argument(
-        "chat template (" + jinja_->file() + "): its generation prompt ends with " + quoted(p.substr(shared)) +
+        "chat template (" + jinja.file() + "): its generation prompt ends with " + quoted(p.substr(shared)) +
         " but its rendering of the conversation writes " +
         quoted(at == std::string::npos ? marked.substr(shared) : marked.substr(shared, at - shared)) +
         " before the reply, so no cut is both the prompt the model sees and a prefix of the conversation; "
@@ -80,6 +84,12 @@ std::string ChatTemplate::jinja_completion(const std::vector<ChatMessage>& promp
   const std::string opened = p.substr(shared);
   const std::string body = starts_with(reply, opened) ? reply.substr(opened.size()) : reply;
   return body + marked.substr(at + std::string(kSentinel).size());
+}
+
+}  // namespace
+
+std::string ChatTemplate::jinja_completion(const std::vector<ChatMessage>& prompt, const std::string& reply) const {
+  return completion_after(*jinja_, prompt, jinja_prompt(prompt), reply);
 }
 
 RenderedConversation ChatTemplate::jinja_conversation(const std::vector<ChatMessage>& messages,
@@ -142,7 +152,7 @@ RenderedConversation ChatTemplate::jinja_conversation(const std::vector<ChatMess
   } else {
     push_span(out, p.substr(cursor), false);
   }
-  push_span(out, jinja_completion(before_last, messages[last].content), true);
+  push_span(out, completion_after(*jinja_, before_last, p, messages[last].content), true);
   return out;
 }
 
