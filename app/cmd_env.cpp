@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/env_check.h"
@@ -60,17 +61,7 @@ int run_env(std::vector<std::string> args, int& argc, char**& argv) {
         ("bench-preset", po::value(&bench_preset)->default_value(bench_preset), "--bench moves one FSDP unit of this model (bf16)")
         ("bench-mib", po::value(&bench_mib)->default_value(0), "--bench buffer size in MiB instead (0 = the preset's unit)")
         ("bench-repeats", po::value(&link.repeats)->default_value(link.repeats), "--bench timed runs per collective (median)");
-    po::variables_map values;
-    try {
-      po::store(po::command_line_parser(args).options(options).run(), values);
-      po::notify(values);
-    } catch (const po::error& error) {
-      throw ConfigError(std::string("command line: ") + error.what());
-    }
-    if (values.count("help")) {
-      if (world.rank() == 0) std::cout << options;
-      return kExitOk;
-    }
+    if (!parse_command_options("env", args, options, world.rank())) return kExitOk;
     if (link.repeats < 1 || bench_mib < 0) throw ConfigError("env: --bench-repeats must be >= 1 and --bench-mib >= 0");
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const auto fingerprints = gather_env_fingerprints(communicator, local_env_fingerprint(world));

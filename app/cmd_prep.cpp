@@ -14,6 +14,7 @@
 #include "exit_codes.h"
 #include "prep/dataset_info.h"
 #include "prep/prep.h"
+#include "prep/prep_tokenizer.h"
 #include "tokenizer/chat_template.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -81,6 +82,8 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
          "truncate (prompt from the left, then responses from the right) | drop")
         ("val-size", po::value(&o.val_size)->default_value(0.0), "fraction held out in val/, [0, 1)")
         ("seed", po::value(&o.seed)->default_value(0), "seed of the validation split")
+        ("max-samples", po::value(&o.max_records)->default_value(0),
+         "only the input's first records (LlamaFactory max_samples); 0 = all")
         ("pairs-per-shard", po::value(&o.sharding.pairs_per_shard)->default_value(100000), "pairs per HDF5 file")
         ("compress", po::bool_switch(&o.sharding.layout.compress), "deflate-compress the shards")
         ("bos-id", po::value(&o.info.bos_id)->default_value(-1), "recorded in the shards (-1: none)")
@@ -113,27 +116,10 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
       o.format = entry.format;
       o.schema = entry.schema;
     }
-    std::optional<Tokenizer> tokenizer;
-    std::unique_ptr<ChatTemplate> chat;
+    std::unique_ptr<PrepTokenizer> tokenizer;
     if (!tokenizer_path.empty()) {
-      tokenizer = Tokenizer::from_file(tokenizer_path);
-      std::optional<ChatTemplate> chosen = ChatTemplate::named_or_implied(template_kind, *tokenizer, jinja);
-      if (!chosen) {
-        throw ConfigError("prep: " + tokenizer->source() + " has neither Llama 3's nor ChatML's special tokens; name "
-                          "the chat format with --template llama2|plain|...");
-      }
-      if (!template_kind) {
-        template_kind = chosen->kind();
-        log0("prep: --template auto: ", enum_name(*template_kind), " (", chosen->chosen_because(), ")");
-      }
-      chat = std::make_unique<ChatTemplate>(std::move(*chosen));
-      o.chat = chat.get();
-      o.info.tokenizer = tokenizer_path;
-      o.info.chat_template = enum_name(*template_kind);
-      if (o.vocab_size <= 0) o.vocab_size = tokenizer->vocab_size();
-      // Recorded in the shards unless given: the model's own.
-      if (o.info.bos_id < 0) o.info.bos_id = tokenizer->token_id(tokenizer->bos_token()).value_or(-1);
-      if (o.info.eos_id < 0) o.info.eos_id = tokenizer->token_id(tokenizer->eos_token()).value_or(-1);
+      tokenizer = attach_tokenizer(o, tokenizer_path, template_kind, jinja, "prep", "--template");
+      if (!tokenizer->auto_choice.empty()) log0("prep: --template auto: ", tokenizer->auto_choice);
     } else if (template_kind) {
       throw ConfigError("prep: --template needs --tokenizer MODEL_DIR (the tokenizer.json to tokenize with)");
     }

@@ -13,6 +13,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "train/prepped_data.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
 #include "train/train_metrics.h"
@@ -62,12 +63,21 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
         ("resume", po::value(&resume), "same as --train.resume: auto (the newest complete checkpoint, else start "
                                        "fresh) or a checkpoint path")
         ("progress", enum_flag(&progress, "train", "progress"),
-         "progress bar on rank 0: auto (when stdout is a terminal) | on | off");
+         "progress bar on rank 0: auto (when stdout is a terminal) | on | off")
+        ("print-config", "print the resolved config (each key with where its value came from) and stop");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
       if (world.rank() == 0) {
-        std::cout << config_help("usage: shardtune train --config run.ini [--section.key=value ...]", own);
+        std::cout << config_help("usage: shardtune train --config run.ini|run.yaml [--section.key=value ...] "
+                                 "[--llamafactory_key value ...]",
+                                 own);
       }
+      return kExitOk;
+    }
+    for (const std::string& note : parsed.notes) log0("train: ", note);
+    if (parsed.command_values.count("print-config")) {
+      validate_config(parsed.config, world.size(), parsed.origins);
+      if (world.rank() == 0) std::cout << format_resolved_config(parsed.config, parsed.origins) << std::flush;
       return kExitOk;
     }
     if (parsed.command_values.count("dry-run")) {
@@ -82,6 +92,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     {
       MpiCommunicator communicator(world.comm(), world.watchdog());
       enforce_consistent_env(communicator, local_env_fingerprint(world));
+      for (const std::string& line : prep_config_data(config, communicator)) log0(line);
     }
 
     std::unique_ptr<Trainer> made;
@@ -92,7 +103,9 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
       return stop_exit_code(stop.kind());
     }
     Trainer& trainer = *made;
-    if (world.rank() == 0) write_resolved_config(config, config.train.output_dir + "/config.resolved.ini");
+    if (world.rank() == 0) {
+      write_resolved_config(config, parsed.origins, config.train.output_dir + "/config.resolved.ini");
+    }
     const TrainPlan& plan = trainer.plan();
     log0("train: ", describe_objective(config, plan.reference), " on ", world.size(), " rank(s), sharding ",
          enum_name(config.dist.sharding), ", compute ", enum_name(plan.compute_dtype), "; ",

@@ -13,6 +13,7 @@
 #include "memory_report.h"
 #include "optim/optim_options.h"
 #include "train/train_arguments.h"
+#include "train/prepped_data.h"
 #include "train/train_config_validate.h"
 #include "train/train_plan.h"
 #include "util/device.h"
@@ -42,7 +43,7 @@ ClusterShape parse_world_shape(const std::string& text) {
 }  // namespace
 
 void train_dry_run(const ConfigArguments& parsed, World& world, const std::string& world_shape) {
-  const TrainConfig& config = parsed.config;
+  TrainConfig config = parsed.config;
   ClusterShape shape;
   if (!world_shape.empty()) {
     shape = parse_world_shape(world_shape);
@@ -58,6 +59,10 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
     MpiCommunicator communicator(world.comm(), world.watchdog());
     enforce_consistent_env(communicator, local_env_fingerprint(world));
     make_communicator(world.comm(), config.dist.backend, world.local_device(), world.watchdog())->barrier();
+  }
+  {  // the data the run would prep, prepped (and kept for it): the plan counts its pairs
+    MpiCommunicator communicator(world.comm(), world.watchdog());
+    for (const std::string& line : prep_config_data(config, communicator)) log0(line);
   }
   const ModelConfig model = model_config_of(config.model.path, config.model.preset);
   const TrainData data = open_train_data(config, model.vocab_size);
@@ -84,7 +89,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
 
   const std::string resolved = config.train.output_dir + "/config.resolved.ini";
   if (world.rank() == 0) {
-    write_resolved_config(config, resolved);
+    write_resolved_config(config, parsed.origins, resolved);
     std::ostringstream out;
     out << "dry run: configuration valid for " << ranks << " ranks (" << shape.nodes << " node(s) x "
         << shape.ranks_per_node << ")" << (world_shape.empty() ? "; all ranks of this job run identical software" : "")

@@ -66,6 +66,17 @@ endif()
 st_require(ICU_FOUND "ICU (icu-uc)"
   "Install libicu-dev (the tokenizer's NFC normalizer), or put icu-uc.pc on PKG_CONFIG_PATH.")
 
+# LlamaFactory's and TRL's YAML configs (train --config run.yaml). 0.8 names its target
+# yaml-cpp::yaml-cpp, 0.7 (Debian 12) yaml-cpp.
+find_package(yaml-cpp 0.6 QUIET)
+st_require(yaml-cpp_FOUND "yaml-cpp >= 0.6"
+  "Install libyaml-cpp-dev (reads LlamaFactory's and TRL's YAML configs), or set yaml-cpp_DIR.")
+if(TARGET yaml-cpp::yaml-cpp)
+  set(ST_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(ST_YAML_TARGET yaml-cpp)
+endif()
+
 find_package(nlohmann_json 3.9 QUIET)
 st_require(nlohmann_json_FOUND "nlohmann-json >= 3.9"
   "Install nlohmann-json3-dev, or set nlohmann_json_DIR.")

@@ -2,7 +2,8 @@
 # Makes what a GPU lease carries, here where apt and PyPI work, before the lease is asked for:
 #   .deps-debs/  the Debian packages the GPU machine lacks (Open MPI, HDF5, Boost, GoogleTest,
 #                nlohmann-json: ../shared/gpu-deps/fetch-debs.sh; and PCRE2, ICU, pkg-config,
-#                protobuf, zlib for the tokenizer and the event files) + unpack-debs.sh
+#                protobuf, zlib for the tokenizer and the event files; yaml-cpp for the YAML configs)
+#                + unpack-debs.sh
 #   .whl/        the Python wheels it lacks (TRL and its missing pure-Python needs, Liger's
 #                kernels), pinned: the oracle tier's versions (tests/python/requirements.txt)
 # then checks that the checkout, its untracked files and both folders travel (<= 64 MiB) and
@@ -30,7 +31,7 @@ if [ -n "$force" ] || [ ! -e .deps-debs/unpack-debs.sh ]; then
   "$shared_deps/fetch-debs.sh" .deps-debs >/dev/null
   (cd .deps-debs && apt-get download libpcre2-dev libpcre2-8-0 libpcre2-16-0 libpcre2-32-0 libpcre2-posix3 \
     libicu-dev libicu72 pkgconf pkgconf-bin libpkgconf3 pkg-config libprotobuf-dev libprotobuf32 \
-    libprotobuf-lite32 libprotoc32 protobuf-compiler zlib1g-dev >/dev/null)
+    libprotobuf-lite32 libprotoc32 protobuf-compiler zlib1g-dev libyaml-cpp-dev libyaml-cpp0.7 >/dev/null)
   cp "$shared_deps/unpack-debs.sh" .deps-debs/
 fi
 echo "gpu-prepare: .deps-debs $(du -sm .deps-debs | cut -f1) MiB, $(ls .deps-debs/*.deb | wc -l) packages"

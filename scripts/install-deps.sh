@@ -15,6 +15,7 @@ packages=(
   libhdf5-dev                        # HDF5 C API
   zlib1g-dev                         # CRC-32 of data shards
   libboost-program-options-dev       # config parsing
+  libyaml-cpp-dev                    # LlamaFactory's and TRL's YAML configs
   libgtest-dev googletest            # unit/mpi tests
   nlohmann-json3-dev                 # safetensors headers, manifests
   libprotobuf-dev protobuf-compiler  # TensorBoard event files (messages compiled at build time)

@@ -40,17 +40,10 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // " Did you mean optim.lr?" when some key is close, else a pointer to --help.
 std::string suggestion(const std::string& unknown, const ConfigSchema& schema,
                        const std::string& prefix) {
-  const ConfigField* best = nullptr;
-  size_t best_distance = 4;
-  for (const auto& field : schema.fields()) {
-    const size_t distance = edit_distance(unknown, field.name());
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = &field;
-    }
-  }
-  if (best) return " Did you mean " + prefix + best->name() + "?";
-  return " Run with --help for the list of options.";
+  std::vector<std::string> names;
+  for (const auto& field : schema.fields()) names.push_back(field.name());
+  const std::string near = did_you_mean(unknown, names, prefix);
+  return near.empty() ? " Run with --help for the list of options." : near;
 }
 
 std::string expected_value(const std::string& name, const ConfigSchema& schema) {
@@ -125,10 +118,39 @@ po::options_description general_options(std::string* config_file) {
   return general;
 }
 
+// A translated setting's value the key cannot hold, named by where it was written; any other
+// error as the command line's.
+ConfigError setting_error(const po::error& error, const std::vector<ConfigSetting>& settings,
+                          const ConfigSchema& schema) {
+  if (const auto* invalid = dynamic_cast<const po::validation_error*>(&error)) {
+    const std::string name = strip_dashes(invalid->get_option_name());
+    for (const ConfigSetting& setting : settings) {
+      if (setting.name == name) {
+        return ConfigError(setting.origin + ": '" + setting.value + "' is not valid for " + name + "." +
+                           expected_value(name, schema));
+      }
+    }
+  }
+  return command_line_error(error, schema);
+}
+
 }  // namespace
 
+std::string did_you_mean(const std::string& unknown, const std::vector<std::string>& names, const std::string& prefix) {
+  const std::string* best = nullptr;
+  size_t best_distance = 4;
+  for (const std::string& name : names) {
+    const size_t distance = edit_distance(unknown, name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = &name;
+    }
+  }
+  return best ? " Did you mean " + prefix + *best + "?" : "";
+}
+
 ParsedArguments parse_arguments(const std::vector<std::string>& args, const po::options_description& command_options,
-                                ConfigSchema& schema) {
+                                ConfigSchema& schema, const std::vector<ConfigSetting>& settings) {
   ParsedArguments result;
   po::options_description command_line;
   command_line.add(general_options(&result.config_file)).add(command_options);
@@ -150,6 +172,23 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args, const po::
   }
   result.help = values.count("help") > 0;
   if (result.help) return result;
+
+  if (!settings.empty()) {
+    const po::options_description setting_options = schema.all_options();
+    po::parsed_options parsed(&setting_options);
+    for (const ConfigSetting& setting : settings) {
+      if (result.origins.count(setting.name)) continue;  // the command line won
+      po::option option(setting.name, {setting.value});
+      option.original_tokens = {setting.name, setting.value};
+      parsed.options.push_back(option);
+      result.origins[setting.name] = setting.origin;
+    }
+    try {
+      po::store(parsed, values);
+    } catch (const po::error& error) {
+      throw setting_error(error, settings, schema);
+    }
+  }
 
   if (values.count("config")) {
     const std::string path = values["config"].as<std::string>();
@@ -176,7 +215,7 @@ ParsedArguments parse_arguments(const std::vector<std::string>& args, const po::
   try {
     po::notify(values);
   } catch (const po::error& error) {
-    throw command_line_error(error, schema);
+    throw setting_error(error, settings, schema);
   }
   schema.apply_enum_words(result.origins);
   result.command_values = std::move(values);
@@ -195,7 +234,7 @@ std::string arguments_help(const std::string& usage, const po::options_descripti
   return out.str();
 }
 
-std::string format_config_file(const ConfigSchema& schema, const std::string& header) {
+std::string format_config_file(const ConfigSchema& schema, const std::string& header, const ConfigOrigins* origins) {
   std::string text = header;
   std::string section;
   for (const auto& field : schema.fields()) {
@@ -203,7 +242,12 @@ std::string format_config_file(const ConfigSchema& schema, const std::string& he
       section = field.section;
       text += "\n[" + section + "]\n";
     }
-    text += field.key + " = " + field.current_value() + "  # " + field.help + "\n";
+    std::string comment = field.help;
+    if (origins) {
+      const auto origin = origins->find(field.name());
+      comment = (origin == origins->end() ? std::string("default") : origin->second) + ": " + comment;
+    }
+    text += field.key + " = " + field.current_value() + "  # " + comment + "\n";
   }
   return text;
 }

@@ -35,6 +35,16 @@ template <typename Enum, std::enable_if_t<has_enum_names<Enum>::value, int> = 0>
 std::string format_config_value(Enum value) {
   return enum_name(value);
 }
+// An optional choice: empty is written (and read) as this word.
+constexpr const char* kAutomaticWord = "auto";
+template <typename Enum, std::enable_if_t<has_enum_names<Enum>::value, int> = 0>
+std::string format_config_value(const std::optional<Enum>& value) {
+  return value ? enum_name(*value) : kAutomaticWord;
+}
+template <typename T>
+struct is_optional_enum : std::false_type {};
+template <typename Enum>
+struct is_optional_enum<std::optional<Enum>> : has_enum_names<Enum> {};
 
 // What a key's value is, for --help and error messages.
 enum class ValueType { text, number, integer, boolean };
@@ -141,6 +151,23 @@ void ConfigSchema::add(T* field, const char* key, const char* help, KeyRule rule
     auto text = std::make_unique<std::string>(shown);
     auto* semantic = po::value<std::string>(text.get())->default_value(shown, shown);
     enum_words_.push_back({entry.name(), std::move(text), [field](const std::string& word) { return find_enum(word, *field); }});
+    append(std::move(entry), semantic);
+  } else if constexpr (is_optional_enum<T>::value) {  // a choice, or auto (empty)
+    using Enum = typename T::value_type;
+    entry.rule.words = enum_names<Enum>();
+    entry.rule.words.push_back(kAutomaticWord);
+    auto text = std::make_unique<std::string>(shown);
+    auto* semantic = po::value<std::string>(text.get())->default_value(shown, shown);
+    enum_words_.push_back({entry.name(), std::move(text), [field](const std::string& word) {
+                             Enum value{};
+                             if (find_enum(word, value)) {
+                               *field = value;
+                               return true;
+                             }
+                             if (word != kAutomaticWord) return false;
+                             field->reset();
+                             return true;
+                           }});
     append(std::move(entry), semantic);
   } else {
     if constexpr (std::is_same_v<T, bool>) entry.type = ValueType::boolean;

@@ -1,5 +1,6 @@
 #include "prep/prep.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -178,6 +179,12 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   const uint64_t line_base = exclusive_prefix(mine.lines, mpi, rank);
   report.lines = global_sum(mine.lines, mpi);
   std::vector<ParsedLine>& parsed = mine.parsed;
+  if (o.max_records > 0) {  // the file's first records, whichever rank read them
+    const uint64_t record_base = exclusive_prefix(parsed.size(), mpi, rank);
+    const uint64_t mine_kept =
+        record_base >= o.max_records ? 0 : std::min<uint64_t>(parsed.size(), o.max_records - record_base);
+    parsed.erase(parsed.begin() + static_cast<std::ptrdiff_t>(mine_kept), parsed.end());
+  }
 
   // Truncate / drop, collect problems with global line numbers.
   std::vector<Pair> kept;

@@ -36,6 +36,7 @@ struct PrepOptions {
   std::optional<RecordFormat> format;  // empty: detected from the file's first record
   RecordSchema schema;                 // field names of the text shapes (dataset_info.json)
   TrainOn train_on = TrainOn::all;     // SFT conversations: which assistant turns carry loss
+  uint64_t max_records = 0;            // > 0: only the file's first records (LlamaFactory max_samples)
 };
 
 struct PrepReport {

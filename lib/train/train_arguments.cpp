@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "train/foreign_arguments.h"
 #include "train/train_config_schema.h"
 #include "util/build_info.h"
 #include "util/errors.h"
@@ -14,7 +15,10 @@ ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
   ConfigArguments result;
   ConfigSchema schema;
   bind_train_config(schema, result.config);
-  static_cast<ParsedArguments&>(result) = parse_arguments(args, command_options, schema);
+  ForeignArguments foreign = split_foreign_arguments(args, command_options, schema);
+  static_cast<ParsedArguments&>(result) =
+      parse_arguments(foreign.native_args, command_options, schema, foreign.settings);
+  result.notes = std::move(foreign.notes);
   return result;
 }
 
@@ -34,7 +38,19 @@ std::string format_resolved_config(const TrainConfig& config) {
                                         "Rerun with --config <this file>.\n");
 }
 
-void write_resolved_config(const TrainConfig& config, const std::string& path) {
+std::string format_resolved_config(const TrainConfig& config, const ConfigOrigins& origins) {
+  TrainConfig copy = config;
+  if (copy.prep.wanted()) copy.data.train.clear();  // prep.dataset names it again on a rerun
+  ConfigSchema schema;
+  bind_train_config(schema, copy);
+  return format_config_file(schema,
+                            "# Resolved configuration of shardtune " + shardtune_version() +
+                                ". Each comment begins with where its value came from\n# (default, a file:line "
+                                "and the key written there, the command line). Rerun with --config <this file>.\n",
+                            &origins);
+}
+
+void write_resolved_config(const TrainConfig& config, const ConfigOrigins& origins, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::path target(path);
@@ -44,7 +60,7 @@ void write_resolved_config(const TrainConfig& config, const std::string& path) {
                   error.message() + "). Check train.output_dir and its permissions.");
   }
   try {
-    write_file_atomically(path, format_resolved_config(config));
+    write_file_atomically(path, format_resolved_config(config, origins));
   } catch (const IoError& error) {
     throw IoError(std::string(error.what()) + ". Check free space and permissions of train.output_dir.");
   }

@@ -13,9 +13,11 @@ namespace st {
 
 struct ConfigArguments : ParsedArguments {
   TrainConfig config;
+  std::vector<std::string> notes;  // another tool's keys with no meaning here: what shardtune does instead
 };
 
-// `command_options` are the subcommand's own flags, parsed alongside the config keys.
+// `command_options` are the subcommand's own flags, parsed alongside the config keys. A YAML
+// config and flags named as LlamaFactory names them are translated (foreign_arguments.h).
 ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
                                        const po::options_description& command_options);
 
@@ -23,7 +25,10 @@ ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
 std::string config_help(const std::string& usage, const po::options_description& command_options);
 
 std::string format_resolved_config(const TrainConfig& config);
+// The same with each key's origin in its comment ("run.yaml:12 (learning_rate)", "default");
+// data.train left to prep.dataset where that is set, so the file reruns as it is.
+std::string format_resolved_config(const TrainConfig& config, const ConfigOrigins& origins);
 // Writes atomically (temporary file + rename): a crash never leaves half a config behind.
-void write_resolved_config(const TrainConfig& config, const std::string& path);
+void write_resolved_config(const TrainConfig& config, const ConfigOrigins& origins, const std::string& path);
 
 }  // namespace st

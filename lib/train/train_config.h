@@ -10,6 +10,7 @@
 #include "model/lora_options.h"
 #include "model/model_options.h"
 #include "optim/optim_options.h"
+#include "prep/prep_source_options.h"
 #include "train/moe_options.h"
 #include "train/train_options.h"
 
@@ -19,6 +20,7 @@ namespace st {
 struct TrainConfig : ObjectiveSections {
   ModelOptions model;
   DataOptions data;
+  PrepSourceOptions prep;
   TrainOptions train;
   OptimOptions optim;
   DistOptions dist;

@@ -45,6 +45,21 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread", at_least(1));
   schema.add(&c.data.verify_checksums, "verify_checksums", "check every shard's CRC-32 at start (reads all data)");
 
+  schema.section("prep", "data train preps itself from a LlamaFactory dataset_info.json, instead of data.train");
+  schema.add(&c.prep.dataset_dir, "dataset_dir", "directory of dataset_info.json and the files it names");
+  schema.add(&c.prep.dataset, "dataset",
+             "its entries to train on, comma-separated; each is prepped into <train.output_dir>/data (reused while "
+             "its content and these keys are unchanged), then drawn in proportion to its size, as LlamaFactory "
+             "concatenates them",
+             any_value().lists("entries", "identity, alpaca_en_demo"));
+  schema.add(&c.prep.chat_template, "template",
+             "chat template: auto = the model's own (a built-in one where it renders alike, else jinja)");
+  schema.add(&c.prep.template_kwargs, "template_kwargs", "jinja: extra template variables, a JSON object");
+  schema.add(&c.prep.tokenizer, "tokenizer", "directory of tokenizer.json; empty = model.path");
+  schema.add(&c.prep.max_samples, "max_samples", "the first records of each entry; 0 = all",
+             at_least(0).meaning("0 = all"));
+  schema.add(&c.prep.train_on, "train_on", "sft conversations: all (every assistant turn carries loss) | last");
+
   schema.section("train", "the run: stage, batch, length, precision, output");
   schema.add(&c.train.stage, "stage", "training objective");
   schema.add(&c.train.method, "method",

@@ -220,6 +220,10 @@ void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape) {
 }
 
 ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu) {
+  if (dtype == ComputeDtype::fp16 && !on_gpu) {
+    throw ConfigError("train.dtype = fp16 runs on GPUs only (libtorch has no half-precision matrix products on the "
+                      "CPU); on CPUs use fp32 or bf16 (LlamaFactory: --fp16 False, or --bf16 True)");
+  }
   if (dtype != ComputeDtype::automatic) return dtype;
   return on_gpu ? ComputeDtype::bf16 : ComputeDtype::fp32;
 }

@@ -68,7 +68,7 @@ struct TrainPlan {
   ComputeDtype compute_dtype = ComputeDtype::fp32;  // fp32 | bf16 | fp16 (never auto)
 };
 
-// train.dtype resolved: auto = bf16 on GPUs, fp32 on CPUs.
+// train.dtype resolved: auto = bf16 on GPUs, fp32 on CPUs; fp16 on CPUs is a ConfigError.
 ComputeDtype resolve_compute_dtype(ComputeDtype dtype, bool on_gpu);
 // fp32 | bf16 | fp16 as a tensor dtype.
 at::ScalarType compute_scalar_type(ComputeDtype dtype);

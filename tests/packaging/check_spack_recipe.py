@@ -47,7 +47,8 @@ for statement in recipe.body:
 
 expected = {
     "depends_on": [["mpi"], ["boost+program_options"], ["py-torch"], ["nccl", "when=+cuda"],
-                   ["googletest", "type=test"], ["cmake@3.18:", "type=build"], ["nlohmann-json@3.9:"]],
+                   ["googletest", "type=test"], ["cmake@3.18:", "type=build"], ["nlohmann-json@3.9:"],
+                   ["yaml-cpp@0.6:"]],
     "version": [["main", "branch=main"]],
 }
 for directive, calls in expected.items():
@@ -61,13 +62,13 @@ SPACK_PACKAGE = {
     "Torch": "py-torch", "MPI": "mpi", "HDF5": "hdf5", "hdf5_serial": "hdf5", "hdf5.h": "hdf5",
     "ZLIB": "zlib-api", "Boost": "boost", "PkgConfig": "pkgconfig", "libpcre2-8": "pcre2",
     "icu-uc": "icu4c", "nlohmann_json": "nlohmann-json", "Protobuf": "protobuf", "CUDAToolkit": "cuda", "nccl.h": "nccl",
-    "nccl": "nccl", "GTest": "googletest", "GoogleTest": None,  # include(GoogleTest): CMake's own module
+    "nccl": "nccl", "GTest": "googletest", "yaml-cpp": "yaml-cpp", "GoogleTest": None,  # include(GoogleTest): CMake's own module
 }
 FROM_BASE_CLASS = {"cuda"}  # CudaPackage adds depends_on("cuda", when="+cuda")
 lookups = set()
 for path in sorted((source / "cmake").glob("*.cmake")) + [source / "CMakeLists.txt"]:
     text = path.read_text()
-    lookups |= {(m, path.name) for m in re.findall(r"find_package\((\w+)", text)}
+    lookups |= {(m, path.name) for m in re.findall(r"find_package\(([\w-]+)", text)}
     lookups |= {(m, path.name) for m in re.findall(r"pkg_check_modules\(\w+(?: [A-Z_]+)* ([\w.+-]+)\)", text)}
     lookups |= {(m, path.name) for m in re.findall(r"find_library\(\w+ NAMES (\w+)", text)}
     lookups |= {(m, path.name) for m in re.findall(r"find_path\(\w+ ([\w.]+)", text)}

@@ -155,10 +155,13 @@ TEST(ResolvedConfig, WriteIsAtomicAndCreatesTheRunDirectory) {
   const std::string path = std::string(directory) + "/nested/config.resolved.ini";
   TrainConfig config;
   config.optim.lr = 5e-5;
-  write_resolved_config(config, path);
+  const ConfigOrigins origins = {{"optim.lr", "run.ini:3"}};
+  write_resolved_config(config, origins, path);
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, format_resolved_config(config));
+  EXPECT_EQ(text, format_resolved_config(config, origins));
+  EXPECT_NE(text.find("lr = 5e-05  # run.ini:3: peak learning rate\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("beta1 = 0.9  # default: "), std::string::npos) << text;
   std::ifstream leftover(path + ".tmp");
   EXPECT_FALSE(leftover.good());
 }
@@ -166,7 +169,7 @@ TEST(ResolvedConfig, WriteIsAtomicAndCreatesTheRunDirectory) {
 TEST(ResolvedConfig, UnwritableDirectoryIsAClearError) {
   TrainConfig config;
   try {
-    write_resolved_config(config, "/proc/st_forbidden/config.resolved.ini");
+    write_resolved_config(config, {}, "/proc/st_forbidden/config.resolved.ini");
     FAIL() << "expected IoError";
   } catch (const IoError& error) {
     EXPECT_NE(std::string(error.what()).find("train.output_dir"), std::string::npos)

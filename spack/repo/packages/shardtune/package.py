@@ -50,6 +50,7 @@ class Shardtune(CMakePackage, CudaPackage):
     depends_on("hdf5~mpi+threadsafe")  # checkpoints are written on a background thread
     depends_on("boost+program_options")
     depends_on("nlohmann-json@3.9:")
+    depends_on("yaml-cpp@0.6:")
     depends_on("zlib-api")
     depends_on("pcre2")  # the tokenizer's pre-tokenizer regexes (libpcre2-8)
     depends_on("icu4c")  # the tokenizer's NFC normalizer (icu-uc)

@@ -1,0 +1,76 @@
+#include "config/yaml_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+std::string where(const std::string& path, const YAML::Mark& mark) {
+  return path + (mark.line >= 0 ? ":" + std::to_string(mark.line + 1) : std::string());
+}
+
+std::string scalar_text(const YAML::Node& node, const std::string& path, const std::string& key) {
+  if (node.IsScalar()) return node.Scalar();
+  if (node.IsSequence()) {
+    std::string joined;
+    for (const YAML::Node& item : node) {
+      if (!item.IsScalar()) {
+        throw ConfigError(where(path, item.Mark()) + ": " + key + " lists something other than plain values; " +
+                          "write its items as text or numbers");
+      }
+      joined += (joined.empty() ? "" : ", ") + item.Scalar();
+    }
+    return joined;
+  }
+  throw ConfigError(where(path, node.Mark()) + ": " + key + " holds a nested mapping; the config's keys are flat " +
+                    "(key: value), as LlamaFactory and TRL write them");
+}
+
+}  // namespace
+
+bool is_yaml_path(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".yaml") || ends_with(".yml");
+}
+
+std::vector<YamlSetting> read_yaml_settings(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    throw ConfigError(path + ": cannot open config file (" + std::strerror(errno) + "). Check the --config path.");
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(file);
+  } catch (const YAML::Exception& error) {
+    throw ConfigError(where(path, error.mark) + ": not valid YAML (" + error.msg + ")");
+  }
+  std::vector<YamlSetting> settings;
+  if (root.IsNull()) return settings;  // an empty file: every default
+  if (!root.IsMap()) {
+    throw ConfigError(path + ": the top level is not a mapping of keys (key: value lines), as LlamaFactory and TRL "
+                      "configs are");
+  }
+  std::set<std::string> seen;
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    const int line = item.first.Mark().line + 1;
+    if (!seen.insert(key).second) {
+      throw ConfigError(path + ":" + std::to_string(line) + ": " + key + " is set more than once; keep one");
+    }
+    YamlSetting setting{key, "", item.second.IsNull(), line};
+    if (!setting.null) setting.value = scalar_text(item.second, path, key);
+    settings.push_back(std::move(setting));
+  }
+  return settings;
+}
+
+}  // namespace st

@@ -1,0 +1,105 @@
+#include "train/foreign_arguments.h"
+
+#include <algorithm>
+
+#include "config/yaml_file.h"
+#include "train/foreign_config.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.compare(0, prefix.size(), prefix) == 0; }
+
+// The subcommand's own option names (dry-run, world, ...) and the general ones.
+std::vector<std::string> own_option_names(const po::options_description& command_options) {
+  std::vector<std::string> names = {"config", "help"};
+  for (const auto& option : command_options.options()) names.push_back(option->long_name());
+  return names;
+}
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::vector<std::string> schema_names(const ConfigSchema& schema) {
+  std::vector<std::string> names;
+  for (const auto& field : schema.fields()) names.push_back(field.name());
+  return names;
+}
+
+}  // namespace
+
+ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
+                                         const po::options_description& command_options, const ConfigSchema& schema) {
+  ForeignArguments out;
+  const std::vector<std::string> own = own_option_names(command_options);
+  const std::vector<std::string> natives = schema_names(schema);
+  std::vector<ForeignSetting> foreign;
+  bool yaml = false, ini = false;
+  auto read_yaml = [&](const std::string& path) {
+    if (yaml) throw ConfigError("command line: more than one YAML config; give one (flags after it override its keys)");
+    yaml = true;
+    for (const YamlSetting& setting : read_yaml_settings(path)) {
+      const std::string origin = path + ":" + std::to_string(setting.line);
+      if (schema.find(setting.key)) {  // shardtune's own key written in the YAML
+        if (!setting.null) out.settings.push_back({setting.key, setting.value, origin});
+      } else {
+        foreign.push_back({setting.key, setting.value, origin, setting.null});
+      }
+    }
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!starts_with(arg, "--")) {
+      if (is_yaml_path(arg) && (i == 0 || !starts_with(args[i - 1], "--") || args[i - 1].find('=') != std::string::npos)) {
+        read_yaml(arg);  // `shardtune train run.yaml`, as `llamafactory-cli train run.yaml`
+        continue;
+      }
+      out.native_args.push_back(arg);
+      continue;
+    }
+    const size_t equals = arg.find('=');
+    const std::string name = arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+    const bool has_next = i + 1 < args.size() && !starts_with(args[i + 1], "--");
+    if (name == "config") {
+      const std::string path = equals != std::string::npos ? arg.substr(equals + 1) : has_next ? args[i + 1] : "";
+      if (is_yaml_path(path)) {
+        read_yaml(path);
+        if (equals == std::string::npos) ++i;
+        continue;
+      }
+      ini = true;
+    }
+    if (name.find('.') != std::string::npos || contains(own, name)) {
+      out.native_args.push_back(arg);
+      continue;
+    }
+    if (!is_llamafactory_key(name)) {
+      std::vector<std::string> candidates = own;
+      candidates.insert(candidates.end(), natives.begin(), natives.end());
+      const std::vector<std::string> llamafactory = llamafactory_keys();
+      candidates.insert(candidates.end(), llamafactory.begin(), llamafactory.end());
+      const std::string near = did_you_mean(name, candidates, "--");
+      throw ConfigError("command line: unknown option --" + name + "." +
+                        (near.empty() ? " Run with --help for the list of options." : near));
+    }
+    std::string value = "true";  // a bare flag, as Hugging Face's argument parser reads booleans
+    if (equals != std::string::npos) {
+      value = arg.substr(equals + 1);
+    } else if (has_next) {
+      value = args[++i];
+    }
+    foreign.push_back({name, value, "command line", false});
+  }
+  if (!foreign.empty()) {
+    // LlamaFactory's defaults come with its YAML or a command line of its keys, not over an INI.
+    ForeignTranslation translation = translate_llamafactory(foreign, yaml || !ini, natives);
+    out.settings.insert(out.settings.end(), translation.settings.begin(), translation.settings.end());
+    out.notes = std::move(translation.notes);
+  }
+  if (yaml && ini) throw ConfigError("command line: give one --config, the YAML or the INI");
+  return out;
+}
+
+}  // namespace st

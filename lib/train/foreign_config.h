@@ -1,0 +1,42 @@
+// Another tool's config read as that tool means it: LlamaFactory's training YAML or command
+// line (`llamafactory-cli train run.yaml --learning_rate 1e-4`) becomes shardtune's keys, with
+// where each came from. Every key is mapped, noted (no meaning here: one line saying what
+// shardtune does instead) or refused by name with why and the nearest shardtune key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config_parser.h"
+
+namespace st {
+
+// A key as the user wrote it: "learning_rate" = "1e-4" at "run.yaml:12" or "command line".
+struct ForeignSetting {
+  std::string key, value, origin;
+  bool null = false;  // YAML null: the tool's default
+};
+
+struct ForeignTranslation {
+  std::vector<ConfigSetting> settings;  // one per shardtune key, origins "run.yaml:12 (learning_rate)"
+  std::vector<std::string> notes;       // the noted keys, one line each
+};
+
+// LlamaFactory's keys (its defaults first where they differ from shardtune's, when
+// `with_defaults`: a YAML or a command line of its keys alone; not when they override an INI).
+// Throws one ConfigError listing every refused or unknown key with its origin (an unknown one
+// with the nearest of LlamaFactory's keys, else of `native_keys`).
+ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& given, bool with_defaults,
+                                          const std::vector<std::string>& native_keys);
+
+// Whether `key` is one of LlamaFactory's keys that this reads (mapped, noted or refused).
+bool is_llamafactory_key(const std::string& key);
+std::vector<std::string> llamafactory_keys();
+
+// "learning_rate is LlamaFactory's name for optim.lr", or "" when `key` is none of its mapped keys.
+std::string llamafactory_alias(const std::string& key);
+
+// Every key of the table as a Markdown row: | key | shardtune | how |, for docs.
+std::string llamafactory_key_table();
+
+}  // namespace st

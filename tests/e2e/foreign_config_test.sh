@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# foreign_config_test.sh <shardtune binary> <case>: a LlamaFactory user's command line and YAMLs
+# run as they are (`llamafactory-cli train` replaced by `shardtune train`): the data prepped by
+# train itself, the same run as the hand-written shardtune config.
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
+# shellcheck source=byte_tokenizer.sh
+source "$(dirname "$0")/byte_tokenizer.sh"
+data=$ST_SOURCE_DIR/tests/data/llamafactory
+examples=$ST_SOURCE_DIR/tests/data/llamafactory-examples
+python=${ST_REFERENCE_PYTHON:-/usr/bin/python3}  # Debian's, with h5py
+
+# tiny_model DIR [SPECIAL ...]: a Hugging Face model directory: the debug preset's shape (vocab
+# 512) after one step, exported, with a byte-level tokenizer holding the given chat tokens
+# (default Llama 3's).
+tiny_model() {
+  local dir=$1
+  shift
+  "$bin" synth --output "$work/tiny_data" --pairs 16 --seed 3 >/dev/null || fail "synth"
+  "$bin" train --model.preset=debug --data.train="$work/tiny_data/train" --train.output_dir="$work/tiny_run" \
+    --train.max_steps=1 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off >/dev/null || fail "tiny model"
+  mkdir -p "$dir"
+  cp "$work/tiny_run/export/config.json" "$work/tiny_run/export/model.safetensors" "$dir/"
+  byte_tokenizer "$dir" "$@"
+  rm -rf "$work/tiny_data" "$work/tiny_run"
+}
+
+# same_pairs A B: two prepped datasets hold the same pairs (every shard's token arrays and
+# attributes but the file names they were read from).
+same_pairs() {
+  "$python" - "$1" "$2" <<'PY' || fail "the pairs of $1 and $2 differ"
+import json, sys, h5py, numpy
+a, b = sys.argv[1:3]
+shards = [s["file"] for s in json.load(open(a + "/manifest.json"))["shards"]]
+assert shards == [s["file"] for s in json.load(open(b + "/manifest.json"))["shards"]], "other shards"
+for name in shards:
+    x, y = h5py.File(a + "/" + name), h5py.File(b + "/" + name)
+    assert sorted(x.keys()) == sorted(y.keys()), name
+    for key in x.keys():
+        assert numpy.array_equal(x[key][()], y[key][()]), f"{name}:{key}"
+    assert dict(x.attrs) == dict(y.attrs), f"{name}: attributes {dict(x.attrs)} vs {dict(y.attrs)}"
+print(f"same pairs: {len(shards)} shards")
+PY
+}
+
+case "$case_name" in
+  seed_000_equals_hand_written_ini)
+    # Seed workload 000: LlamaBoard's DPO command line, every key as written, on 2 ranks; paths
+    # replaced (a tiny model with Llama 3's chat tokens, LlamaFactory's own dpo_en_demo through
+    # its dataset_info.json), cut at 2 steps each logged, and --fp16 False: fp16 runs on GPUs only
+    # (below).
+    tiny_model "$work/model"
+    seed_000=(train --stage dpo --do_train True --model_name_or_path "$work/model" --preprocessing_num_workers 16
+      --finetuning_type full --template llama3 --flash_attn auto --dataset_dir "$data" --dataset dpo_en_demo
+      --cutoff_len 1024 --learning_rate 5e-06 --num_train_epochs 3.0 --max_samples 100000
+      --per_device_train_batch_size 2 --gradient_accumulation_steps 8 --lr_scheduler_type cosine --max_grad_norm 1.0
+      --logging_steps 5 --save_steps 100 --warmup_steps 0 --optim adamw_torch --packing False --report_to none
+      --output_dir "$work/saves" --fp16 True --plot_loss True --ddp_timeout 180000000
+      --include_num_input_tokens_seen True --pref_beta 0.1 --pref_ftx 0 --pref_loss sigmoid --val_size 0.1
+      --eval_strategy steps --eval_steps 100 --per_device_eval_batch_size 2 --deepspeed cache/ds_z3_config.json
+      --max_steps 2 --logging_steps 1 --progress off)
+    # As written: the data is prepped, then fp16 is refused on this CPU (kept for the rerun).
+    run --exit 2 "$mpiexec" -np 2 "$bin" "${seed_000[@]}"
+    expect_output "prep: dpo_en_demo: 300 records -> 300 pairs in $work/saves/data/dpo_en_demo-[0-9a-f]{8} \(template llama3; 270 truncated to 1024 tokens, 0 malformed skipped\)"
+    expect_output "train.dtype = fp16 runs on GPUs only .*LlamaFactory: --fp16 False"
+    run --exit 0 "$mpiexec" -np 2 "$bin" "${seed_000[@]}" --fp16 False
+    expect_output "train: command line: deepspeed = cache/ds_z3_config.json: DeepSpeed is not run; .* dist.sharding = full"
+    expect_output "train: command line: preprocessing_num_workers = 16: prep runs on every rank"
+    expect_output "prep: dpo_en_demo: reusing $work/saves/data/dpo_en_demo-[0-9a-f]{8} \(same files and keys\)"
+    expect_output "dpo \(sigmoid, reference online\) on 2 rank\(s\), sharding full, compute fp32; 270 training / 30 validation pairs; global batch 32; 2 steps"
+    expect_output "train: 2 steps in"
+    prepped=$(ls -d "$work"/saves/data/dpo_en_demo-*)
+    resolved=$work/saves/config.resolved.ini
+    grep -qx "lr = 5e-06  # command line (learning_rate): peak learning rate" "$resolved" || fail "resolved: lr's origin"
+    grep -q "^train =   # default" "$resolved" || fail "resolved: data.train is left to prep.dataset"
+    # The same run by hand: `shardtune prep`, then the INI a shardtune user writes for it.
+    run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind dpo --dataset-info "$data" --dataset dpo_en_demo \
+      --tokenizer "$work/model" --template llama3 --cutoff-len 1024 --max-samples 100000 --output "$work/hand_data"
+    same_pairs "$work/hand_data/train" "$prepped/train"
+    cat >"$work/hand.ini" <<INI
+[model]
+path = $work/model
+[data]
+train = $work/hand_data/train
+val_size = 0.1
+cutoff_len = 1024
+[train]
+stage = dpo
+method = full
+output_dir = $work/hand
+micro_batch = 2
+grad_accum = 8
+epochs = 3
+max_steps = 2
+dtype = fp32
+log_every = 1
+eval_every = 100
+tensorboard = false
+[dpo]
+loss = sigmoid
+beta = 0.1
+ftx = 0
+[optim]
+name = adamw
+lr = 5e-6
+schedule = cosine
+warmup_steps = 0
+grad_clip = 1.0
+[ckpt]
+every = 100
+export = true
+[dist]
+sharding = full
+INI
+    run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$work/hand.ini" --progress off
+    same_metrics --expected "$work/hand/metrics.jsonl" --actual "$work/saves/metrics.jsonl" --tolerance 0
+    same_metrics --expected "$work/hand/metrics.jsonl" --actual "$work/saves/metrics.jsonl" --tolerance 0 --from-step 1
+    cmp "$work/hand/export/model.safetensors" "$work/saves/export/model.safetensors" || fail "the exports differ"
+    # The resolved config reruns as it is (data.train left to prep.dataset, which reuses its data).
+    run --exit 0 "$mpiexec" -np 2 "$bin" train --config "$resolved" --dry-run
+    expect_output "prep: dpo_en_demo: reusing $prepped \(same files and keys\)"
+    expect_output "data: 270 training pairs, 30 validation pairs"
+    ;;
+  example_yamls_dry_run_or_are_refused)
+    # LlamaFactory's own example YAMLs (tests/data/llamafactory-examples, SOURCE.md), their model
+    # and output paths replaced: each dry-runs (its data prepped) or is refused naming the key.
+    tiny_model "$work/qwen" "<|endoftext|>" "<|im_start|>" "<|im_end|>" "<think>" "</think>"
+    paths=(--model_name_or_path "$work/qwen" --dataset_dir "$data" --output_dir "$work/out")
+    for yaml in qwen3_full_sft qwen3_lora_sft qwen3_lora_sft_ds3 qwen3_lora_dpo qwen3_lora_reward qwen3_lora_sft_otfq; do
+      run --exit 0 "$bin" train "$examples/$yaml.yaml" "${paths[@]}" --dry-run
+      expect_output "dry run: configuration valid for 1 ranks"
+      expect_output "train: $examples/$yaml.yaml:[0-9]+: trust_remote_code = true: no remote code runs"
+      echo "$yaml: dry run ok"
+    done
+    # KTO at per_device_train_batch_size 1: its reference point pairs each example with another's
+    # completion inside the micro-batch (TRL's KTOTrainer refuses 1 too): refused by the key.
+    run --exit 2 "$bin" train "$examples/qwen3_lora_kto.yaml" "${paths[@]}" --dry-run
+    expect_output "prep: kto_en_demo: 300 records -> 300 pairs in $work/out/data/kto_en_demo-"
+    expect_output "train.micro_batch = 1 must be at least 2 for train.stage = kto"
+    run --exit 0 "$bin" train "$examples/qwen3_lora_kto.yaml" "${paths[@]}" --per_device_train_batch_size 2 --dry-run
+    expect_output "dry run: configuration valid for 1 ranks"
+    run --exit 2 "$bin" train "$examples/qwen3_lora_pretrain.yaml" "${paths[@]}" --dry-run
+    expect_output "$examples/qwen3_lora_pretrain.yaml:[0-9]+: stage = pt: pretraining on raw text \(pt\) and PPO are not trained here"
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS [$case_name]"

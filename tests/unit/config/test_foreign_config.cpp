@@ -1,0 +1,266 @@
+// LlamaFactory's YAML and command line read as LlamaFactory means them (lib/train/foreign_*,
+// lib/config/yaml_file): each key mapped with its origin, its defaults where they differ,
+// keys without meaning noted, the rest refused by name with the nearest key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "config/yaml_file.h"
+#include "config_test_helpers.h"
+#include "train/foreign_config.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+using testing::parse;
+
+// A uniquely named YAML file under /tmp, removed when the object dies.
+class TempYaml {
+ public:
+  explicit TempYaml(const std::string& text) {
+    char name[] = "/tmp/st_config_XXXXXX.yaml";
+    const int fd = mkstemps(name, 5);
+    close(fd);
+    path_ = name;
+    std::ofstream(path_) << text;
+  }
+  ~TempYaml() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string config_error(const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// LlamaFactory's examples/train_lora/qwen3_lora_dpo.yaml, its keys as written there.
+const char* kLoraDpo = R"(### model
+model_name_or_path: /models/qwen3
+trust_remote_code: true
+
+### method
+stage: dpo
+do_train: true
+finetuning_type: lora
+lora_rank: 8
+lora_target: all
+pref_beta: 0.1
+pref_loss: sigmoid  # choices: [sigmoid (dpo), orpo, simpo]
+
+### dataset
+dataset: dpo_en_demo
+template: qwen3_nothink
+cutoff_len: 2048
+max_samples: 1000
+preprocessing_num_workers: 16
+dataloader_num_workers: 4
+
+### output
+output_dir: saves/qwen3-4b/lora/dpo
+logging_steps: 10
+save_steps: 500
+plot_loss: true
+overwrite_output_dir: true
+save_only_model: false
+report_to: none  # choices: [none, wandb, tensorboard, swanlab, mlflow]
+
+### train
+per_device_train_batch_size: 1
+gradient_accumulation_steps: 8
+learning_rate: 5.0e-6
+num_train_epochs: 3.0
+lr_scheduler_type: cosine
+warmup_ratio: 0.1
+bf16: true
+ddp_timeout: 180000000
+resume_from_checkpoint: null
+)";
+
+TEST(LlamaFactoryYaml, EveryKeyOfTheLoraDpoExampleIsMappedOrNoted) {
+  TempYaml yaml(kLoraDpo);
+  const auto parsed = parse({"--config", yaml.path()});
+  const TrainConfig& c = parsed.config;
+  EXPECT_EQ(c.model.path, "/models/qwen3");
+  EXPECT_EQ(c.train.stage, Stage::dpo);
+  EXPECT_EQ(c.train.method, TrainMethod::lora);
+  EXPECT_EQ(c.lora.r, 8);
+  EXPECT_EQ(c.lora.alpha, 16.0);  // LlamaFactory's default: 2 x lora_rank (shardtune's own is 32)
+  EXPECT_EQ(c.lora.target_modules, "q,k,v,o,gate,up,down");
+  EXPECT_EQ(c.dpo.beta, 0.1);
+  EXPECT_EQ(c.dpo.loss, PreferenceLoss::sigmoid);
+  EXPECT_EQ(c.prep.dataset, "dpo_en_demo");
+  EXPECT_EQ(c.prep.dataset_dir, "data");  // LlamaFactory's default dataset_dir
+  ASSERT_TRUE(c.prep.chat_template.has_value());
+  EXPECT_EQ(*c.prep.chat_template, TemplateKind::qwen3_nothink);
+  EXPECT_EQ(c.data.cutoff_len, 2048);
+  EXPECT_EQ(c.prep.max_samples, 1000);
+  EXPECT_EQ(c.train.output_dir, "saves/qwen3-4b/lora/dpo");
+  EXPECT_EQ(c.train.log_every, 10);
+  EXPECT_EQ(c.ckpt.every, 500);
+  EXPECT_TRUE(c.train.overwrite);
+  EXPECT_FALSE(c.train.tensorboard);
+  EXPECT_EQ(c.train.micro_batch, 1);
+  EXPECT_EQ(c.train.grad_accum, 8);
+  EXPECT_EQ(c.optim.lr, 5e-6);
+  EXPECT_EQ(c.train.epochs, 3.0);
+  EXPECT_EQ(c.optim.schedule, LrSchedule::cosine);
+  EXPECT_EQ(c.optim.warmup_ratio, 0.1);
+  EXPECT_EQ(c.train.dtype, ComputeDtype::bf16);
+  EXPECT_TRUE(c.ckpt.export_hf);  // LlamaFactory saves the model at the end
+  EXPECT_EQ(c.train.resume, "");  // null: LlamaFactory's default
+
+  EXPECT_EQ(parsed.origins.at("optim.lr"), yaml.path() + ":34 (learning_rate)");
+  EXPECT_EQ(parsed.origins.at("lora.alpha"), "LlamaFactory: lora_alpha = 2 x lora_rank");
+  EXPECT_EQ(parsed.origins.at("dpo.beta"), yaml.path() + ":11 (pref_beta)");
+  EXPECT_EQ(parsed.origins.at("prep.dataset_dir"), "LlamaFactory's default (dataset_dir)");
+  std::string notes;
+  for (const std::string& note : parsed.notes) notes += note + "\n";
+  for (const char* key : {"trust_remote_code", "preprocessing_num_workers", "dataloader_num_workers", "plot_loss",
+                          "save_only_model", "ddp_timeout"}) {
+    EXPECT_TRUE(has(notes, std::string(": ") + key + " = ")) << key << " not noted in:\n" << notes;
+  }
+  EXPECT_TRUE(has(notes, yaml.path() + ":3: trust_remote_code = true: no remote code runs")) << notes;
+}
+
+TEST(LlamaFactoryYaml, ItsDefaultsApplyWhereTheyDifferFromShardtunes) {
+  TempYaml yaml("model_name_or_path: /models/llama\ndataset: alpaca_en_demo\n");
+  const TrainConfig c = parse({"--config", yaml.path()}).config;
+  EXPECT_EQ(c.train.stage, Stage::sft);
+  EXPECT_EQ(c.train.method, TrainMethod::lora);
+  EXPECT_EQ(c.optim.lr, 5e-5);
+  EXPECT_EQ(c.train.micro_batch, 8);
+  EXPECT_EQ(c.train.grad_accum, 1);
+  EXPECT_EQ(c.train.epochs, 3.0);
+  EXPECT_EQ(c.optim.schedule, LrSchedule::linear);
+  EXPECT_EQ(c.train.log_every, 500);
+  EXPECT_EQ(c.data.cutoff_len, 2048);
+  EXPECT_EQ(c.train.dtype, ComputeDtype::fp32);  // neither bf16 nor fp16: fp32, as the HF Trainer
+  EXPECT_EQ(c.lora.r, 8);
+  EXPECT_EQ(c.lora.alpha, 16.0);
+}
+
+TEST(LlamaFactoryYaml, FlagsAfterItOverrideItsKeysAndNativeFlagsOverrideBoth) {
+  TempYaml yaml(kLoraDpo);
+  const auto flags = parse({"--config", yaml.path(), "--learning_rate", "1e-4", "--pref_beta=0.3"});
+  EXPECT_EQ(flags.config.optim.lr, 1e-4);
+  EXPECT_EQ(flags.config.dpo.beta, 0.3);
+  EXPECT_EQ(flags.origins.at("optim.lr"), "command line (learning_rate)");
+  const auto native = parse({"--config", yaml.path(), "--learning_rate", "1e-4", "--optim.lr=2e-4"});
+  EXPECT_EQ(native.config.optim.lr, 2e-4);
+  EXPECT_EQ(native.origins.at("optim.lr"), "command line");
+  // The YAML as the positional argument, as `llamafactory-cli train run.yaml` takes it.
+  EXPECT_EQ(parse({yaml.path()}).config.optim.lr, 5e-6);
+}
+
+TEST(LlamaFactoryFlags, ACommandLineOfItsKeysAloneGetsItsDefaults) {
+  const auto parsed = parse({"--stage", "dpo", "--do_train", "True", "--model_name_or_path", "/m", "--finetuning_type",
+                             "full", "--fp16", "True", "--deepspeed", "cache/ds_z3_config.json"});
+  EXPECT_EQ(parsed.config.train.stage, Stage::dpo);
+  EXPECT_EQ(parsed.config.train.method, TrainMethod::full);
+  EXPECT_EQ(parsed.config.train.dtype, ComputeDtype::fp16);
+  EXPECT_EQ(parsed.config.dist.sharding, Sharding::full);
+  EXPECT_EQ(parsed.config.train.micro_batch, 8);  // LlamaFactory's default
+}
+
+TEST(LlamaFactoryFlags, OverAnIniTheyAreAliasesWithoutLlamaFactorysDefaults) {
+  testing::TempIni ini("[optim]\nlr = 3e-4\n");
+  const auto parsed = parse({"--config", ini.path(), "--per_device_train_batch_size", "2"});
+  EXPECT_EQ(parsed.config.train.micro_batch, 2);
+  EXPECT_EQ(parsed.config.optim.lr, 3e-4);
+  EXPECT_EQ(parsed.config.lora.alpha, 32.0);  // shardtune's default: no LlamaFactory defaults over an INI
+  EXPECT_EQ(parsed.config.train.log_every, 10);
+}
+
+TEST(LlamaFactoryYaml, RefusedAndUnknownKeysAreNamedTogetherWithTheirLines) {
+  TempYaml yaml("stage: ppo\nfinetuning_type: freeze\nlearning_rat: 1e-4\nuse_dora: true\n");
+  const std::string error = config_error({"--config", yaml.path()});
+  EXPECT_TRUE(has(error, yaml.path() + ":1: stage = ppo: pretraining on raw text (pt) and PPO are not trained here"))
+      << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":2: finetuning_type = freeze: freeze and oft are not trained here")) << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":3: learning_rat is not a LlamaFactory key shardtune reads. Did you mean "
+                                        "learning_rate?"))
+      << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":4: use_dora = true: DoRA is not trained here: lora or qlora (nearest: "
+                                        "train.method)"))
+      << error;
+}
+
+TEST(LlamaFactoryYaml, AValueTheKeyCannotHoldNamesItsLineAndBothKeys) {
+  TempYaml yaml("learning_rate: fast\n");
+  const std::string error = config_error({"--config", yaml.path()});
+  EXPECT_TRUE(has(error, yaml.path() + ":1 (learning_rate): 'fast' is not valid for optim.lr. Expected a number"))
+      << error;
+  TempYaml words("lr_scheduler_type: polynomial\n");
+  const std::string word_error = config_error({"--config", words.path()});
+  EXPECT_TRUE(has(word_error, "optim.schedule = polynomial (" + words.path() + ":1 (lr_scheduler_type)) is not one of"))
+      << word_error;
+}
+
+TEST(LlamaFactoryYaml, MalformedFilesAreRefusedWithTheLine) {
+  TempYaml nested("model_name_or_path: /m\nlora:\n  rank: 8\n");
+  EXPECT_TRUE(has(config_error({"--config", nested.path()}), nested.path() + ":3: lora holds a nested mapping"));
+  TempYaml repeated("seed: 1\nseed: 2\n");
+  EXPECT_TRUE(has(config_error({"--config", repeated.path()}), repeated.path() + ":2: seed is set more than once"));
+  TempYaml list("- a\n- b\n");
+  EXPECT_TRUE(has(config_error({"--config", list.path()}), "the top level is not a mapping"));
+  TempYaml broken("stage: [dpo\n");
+  EXPECT_TRUE(has(config_error({"--config", broken.path()}), "not valid YAML"));
+  EXPECT_TRUE(has(config_error({"--config", "/nonexistent/run.yaml"}), "/nonexistent/run.yaml: cannot open config file"));
+}
+
+TEST(ForeignFlags, AnUnknownFlagGetsTheNearestOptionKeyOrAlias) {
+  EXPECT_TRUE(has(config_error({"--learning_rat", "1"}), "unknown option --learning_rat. Did you mean --learning_rate?"));
+  EXPECT_TRUE(has(config_error({"--optim.lrr=1"}), "Did you mean --optim.lr?"));
+  EXPECT_TRUE(has(config_error({"--frobnicate"}), "unknown option --frobnicate. Run with --help"));
+}
+
+TEST(LlamaFactoryYaml, ShardtunesOwnKeysMayBeWrittenInIt) {
+  TempYaml yaml("learning_rate: 1e-4\ndist.timeout_s: 90\n");
+  const auto parsed = parse({"--config", yaml.path()});
+  EXPECT_EQ(parsed.config.dist.timeout_s, 90.0);
+  EXPECT_EQ(parsed.origins.at("dist.timeout_s"), yaml.path() + ":2");
+}
+
+TEST(ResolvedConfig, FromAYamlItRerunsAsTheSameConfigAndSaysWhereEachKeyCameFrom) {
+  TempYaml yaml(kLoraDpo);
+  const auto first = parse({"--config", yaml.path()});
+  const std::string annotated = format_resolved_config(first.config, first.origins);
+  EXPECT_TRUE(has(annotated, "lr = 5e-06  # " + yaml.path() + ":34 (learning_rate): peak learning rate\n")) << annotated;
+  EXPECT_TRUE(has(annotated, "beta1 = 0.9  # default: ")) << annotated;
+  testing::TempIni resolved(annotated);
+  const auto second = parse({"--config", resolved.path()});
+  EXPECT_EQ(format_resolved_config(second.config), format_resolved_config(first.config));
+}
+
+TEST(LlamaFactoryKeys, TheTableListsEveryKeyOnce) {
+  const std::vector<std::string> keys = llamafactory_keys();
+  std::set<std::string> unique(keys.begin(), keys.end());
+  EXPECT_EQ(unique.size(), keys.size());
+  // Every key of the seed workload's command line is one this reads.
+  for (const char* key :
+       {"stage", "do_train", "model_name_or_path", "preprocessing_num_workers", "finetuning_type", "template",
+        "flash_attn", "dataset_dir", "dataset", "cutoff_len", "learning_rate", "num_train_epochs", "max_samples",
+        "per_device_train_batch_size", "gradient_accumulation_steps", "lr_scheduler_type", "max_grad_norm",
+        "logging_steps", "save_steps", "warmup_steps", "optim", "packing", "report_to", "output_dir", "fp16",
+        "plot_loss", "ddp_timeout", "include_num_input_tokens_seen", "pref_beta", "pref_ftx", "pref_loss", "val_size",
+        "eval_strategy", "eval_steps", "per_device_eval_batch_size", "deepspeed"}) {
+    EXPECT_TRUE(is_llamafactory_key(key)) << key;
+  }
+  EXPECT_EQ(llamafactory_alias("learning_rate"), "learning_rate is LlamaFactory's name for optim.lr");
+}
+
+}  // namespace
+}  // namespace st
