@@ -29,6 +29,14 @@ std::string scalar_text(const YAML::Node& node, const std::string& path, const s
     }
     return joined;
   }
+  if (key == "env") {  // TRL's environment variables: NAME=value, ...
+    std::string joined;
+    for (const auto& item : node) {
+      if (!item.second.IsScalar()) break;
+      joined += (joined.empty() ? "" : ", ") + item.first.as<std::string>() + "=" + item.second.Scalar();
+    }
+    return joined;
+  }
   throw ConfigError(where(path, node.Mark()) + ": " + key + " holds a nested mapping; the config's keys are flat " +
                     "(key: value), as LlamaFactory and TRL write them");
 }

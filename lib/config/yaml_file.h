@@ -7,7 +7,8 @@
 
 namespace st {
 
-// One top-level key as the user wrote it. A list is its items joined by ", "; null is empty.
+// One top-level key as the user wrote it. A list is its items joined by ", "; null is empty;
+// TRL's `env` mapping is NAME=value items joined by ", ".
 struct YamlSetting {
   std::string key;
   std::string value;

@@ -1,6 +1,7 @@
 #include "train/foreign_arguments.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "config/yaml_file.h"
 #include "train/foreign_config.h"
@@ -37,6 +38,7 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
   const std::vector<std::string> natives = schema_names(schema);
   std::vector<ForeignSetting> foreign;
   bool yaml = false, ini = false;
+  std::optional<TrlTrainer> trl;  // `shardtune train dpo ...`, as `trl dpo ...`
   auto read_yaml = [&](const std::string& path) {
     if (yaml) throw ConfigError("command line: more than one YAML config; give one (flags after it override its keys)");
     yaml = true;
@@ -51,6 +53,11 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    TrlTrainer trainer{};
+    if (!starts_with(arg, "--") && !trl && out.native_args.empty() && !yaml && find_enum(arg, trainer)) {
+      trl = trainer;
+      continue;
+    }
     if (!starts_with(arg, "--")) {
       if (is_yaml_path(arg) && (i == 0 || !starts_with(args[i - 1], "--") || args[i - 1].find('=') != std::string::npos)) {
         read_yaml(arg);  // `shardtune train run.yaml`, as `llamafactory-cli train run.yaml`
@@ -75,11 +82,11 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
       out.native_args.push_back(arg);
       continue;
     }
-    if (!is_llamafactory_key(name)) {
+    if (trl ? !is_trl_key(name) : !is_llamafactory_key(name)) {
       std::vector<std::string> candidates = own;
       candidates.insert(candidates.end(), natives.begin(), natives.end());
-      const std::vector<std::string> llamafactory = llamafactory_keys();
-      candidates.insert(candidates.end(), llamafactory.begin(), llamafactory.end());
+      const std::vector<std::string> foreign_keys = trl ? trl_keys() : llamafactory_keys();
+      candidates.insert(candidates.end(), foreign_keys.begin(), foreign_keys.end());
       const std::string near = did_you_mean(name, candidates, "--");
       throw ConfigError("command line: unknown option --" + name + "." +
                         (near.empty() ? " Run with --help for the list of options." : near));
@@ -92,7 +99,15 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
     }
     foreign.push_back({name, value, "command line", false});
   }
-  if (!foreign.empty()) {
+  if (trl && ini) {
+    throw ConfigError("command line: `train " + std::string(enum_name(*trl)) + "` reads TRL's config (a YAML or " +
+                      "TRL's flags), not an INI; drop the word to run the INI");
+  }
+  if (trl) {
+    ForeignTranslation translation = translate_trl(*trl, foreign, natives);
+    out.settings.insert(out.settings.end(), translation.settings.begin(), translation.settings.end());
+    out.notes = std::move(translation.notes);
+  } else if (!foreign.empty()) {
     // LlamaFactory's defaults come with its YAML or a command line of its keys, not over an INI.
     ForeignTranslation translation = translate_llamafactory(foreign, yaml || !ini, natives);
     out.settings.insert(out.settings.end(), translation.settings.begin(), translation.settings.end());

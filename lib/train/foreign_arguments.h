@@ -1,7 +1,8 @@
 // A train-like subcommand's arguments split into shardtune's own and another tool's: a YAML
 // config (--config run.yaml, or run.yaml alone as `llamafactory-cli train run.yaml` takes it) and
-// flags named as that tool names them (--learning_rate 1e-4), which LlamaFactory's vocabulary
-// translates (foreign_config.h).
+// flags named as that tool names them (--learning_rate 1e-4), translated by LlamaFactory's
+// vocabulary, or by TRL's after a trainer word (`train dpo --config x.yaml`, as `trl dpo
+// --config x.yaml`) (foreign_config.h).
 #pragma once
 
 #include <string>

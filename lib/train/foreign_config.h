@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config_parser.h"
+#include "util/enum_names.h"
 
 namespace st {
 
@@ -28,6 +29,25 @@ struct ForeignTranslation {
 // with the nearest of LlamaFactory's keys, else of `native_keys`).
 ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& given, bool with_defaults,
                                           const std::vector<std::string>& native_keys);
+
+// The trainer of `trl sft|dpo|kto|reward --config x.yaml`: `shardtune train dpo --config x.yaml`.
+enum class TrlTrainer { sft, dpo, kto, reward };
+template <>
+struct EnumNames<TrlTrainer> {
+  static constexpr NamedValue<TrlTrainer> table[] = {
+      {TrlTrainer::sft, "sft"}, {TrlTrainer::dpo, "dpo"}, {TrlTrainer::kto, "kto"}, {TrlTrainer::reward, "reward"}};
+};
+
+// TRL's keys (ScriptArguments, ModelConfig, the trainer's config) with TRL's defaults;
+// dataset_name a local JSON / JSONL file or folder (Parquet and hub names refused with the
+// command that fixes them). Throws as translate_llamafactory.
+ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSetting>& given,
+                                 const std::vector<std::string>& native_keys);
+bool is_trl_key(const std::string& key);
+std::vector<std::string> trl_keys();
+// train.stage of a trainer: reward = rm.
+const char* trl_stage(TrlTrainer trainer);
+std::string trl_key_table();
 
 // Whether `key` is one of LlamaFactory's keys that this reads (mapped, noted or refused).
 bool is_llamafactory_key(const std::string& key);

@@ -23,12 +23,32 @@ std::string tokenizer_directory(const TrainConfig& config) {
   return config.prep.tokenizer.empty() ? config.model.path : config.prep.tokenizer;
 }
 
+// An entry of prep.dataset as prep reads it: a dataset_info.json entry, or (without
+// prep.dataset_dir) a JSON / JSONL file whose record shape prep detects (TRL's dataset_name).
+DatasetInfoEntry source_of(const TrainConfig& config, const std::string& entry) {
+  const PairKind kind = objective_for(config.train.stage).example_kind();
+  if (!config.prep.dataset_dir.empty()) return read_dataset_info(config.prep.dataset_dir, entry, kind);
+  if (!fs::is_regular_file(entry)) {
+    throw ConfigError("prep.dataset = " + entry + ": no such file; name a JSON or JSONL file, or entries of a "
+                      "dataset_info.json with prep.dataset_dir");
+  }
+  DatasetInfoEntry file;
+  file.file = entry;
+  file.kind = kind;
+  return file;
+}
+
+// The directory name of an entry: a file's name without its extension.
+std::string entry_name(const std::string& entry) { return fs::path(entry).stem().string(); }
+
 // What an entry's pairs depend on, as text: the files' CRCs and every key prep reads.
 std::string content_description(const TrainConfig& config, const std::string& entry) {
   const PairKind kind = objective_for(config.train.stage).example_kind();
-  const DatasetInfoEntry info = read_dataset_info(config.prep.dataset_dir, entry, kind);
-  std::string text = "entry=" + entry + "\nkind=" + enum_name(kind) + "\ninput=" + crc32_hex(file_crc32(info.file)) +
-                     "\nindex=" + crc32_hex(file_crc32(config.prep.dataset_dir + "/dataset_info.json"));
+  const DatasetInfoEntry info = source_of(config, entry);
+  std::string text = "entry=" + entry + "\nkind=" + enum_name(kind) + "\ninput=" + crc32_hex(file_crc32(info.file));
+  if (!config.prep.dataset_dir.empty()) {
+    text += "\nindex=" + crc32_hex(file_crc32(config.prep.dataset_dir + "/dataset_info.json"));
+  }
   const std::string tokenizer = tokenizer_directory(config);
   for (const char* name : {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "tokenizer.model"}) {
     const fs::path file = fs::path(tokenizer) / name;
@@ -51,7 +71,7 @@ std::vector<MixtureEntry> entries_of(const TrainConfig& config, bool& weighted) 
 std::string prepped_entry_directory(const TrainConfig& config, const std::string& entry) {
   const std::string description = content_description(config, entry);
   const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(description.data()), static_cast<uInt>(description.size()));
-  return config.train.output_dir + "/data/" + entry + "-" + crc32_hex(static_cast<uint32_t>(crc));
+  return config.train.output_dir + "/data/" + entry_name(entry) + "-" + crc32_hex(static_cast<uint32_t>(crc));
 }
 
 std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& comm) {
@@ -60,10 +80,6 @@ std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& 
   if (!config.data.train.empty()) {
     throw ConfigError("data.train and prep.dataset are both set: keep data.train (data made by `shardtune prep`) "
                       "or prep.dataset (data train preps itself), not both");
-  }
-  if (config.prep.dataset_dir.empty()) {
-    throw ConfigError("prep.dataset needs prep.dataset_dir: the directory of dataset_info.json (LlamaFactory's "
-                      "dataset_dir)");
   }
   if (tokenizer_directory(config).empty()) {
     throw ConfigError("prep.dataset needs a tokenizer: set model.path (a model directory with tokenizer.json) or "
@@ -76,14 +92,16 @@ std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& 
     const std::string directory = prepped_entry_directory(config, entry.directory);
     uint64_t pairs = 0;
     if (fs::exists(directory + "/train/manifest.json")) {
-      lines.push_back("prep: " + entry.directory + ": reusing " + directory + " (same files and keys)");
+      lines.push_back("prep: " + entry_name(entry.directory) + ": reusing " + directory + " (same files and keys)");
     } else {
       PrepOptions options;
       options.kind = objective_for(config.train.stage).example_kind();
-      const DatasetInfoEntry info = read_dataset_info(config.prep.dataset_dir, entry.directory, options.kind);
+      const DatasetInfoEntry info = source_of(config, entry.directory);
       options.input = info.file;
-      options.format = info.format;
-      options.schema = info.schema;
+      if (!config.prep.dataset_dir.empty()) {
+        options.format = info.format;
+        options.schema = info.schema;
+      }
       options.output = directory;
       options.cutoff_len = config.data.cutoff_len;
       options.train_on = config.prep.train_on;
@@ -98,7 +116,7 @@ std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& 
       pairs = report.train_pairs;
       uint64_t malformed = 0;
       for (const auto& [reason, count] : report.malformed) malformed += count;
-      lines.push_back("prep: " + entry.directory + ": " + std::to_string(report.lines) + " records -> " +
+      lines.push_back("prep: " + entry_name(entry.directory) + ": " + std::to_string(report.lines) + " records -> " +
                       std::to_string(report.train_pairs) + " pairs in " + directory + " (template " +
                       (tokenizer->auto_choice.empty() ? options.info.chat_template : "auto: " + tokenizer->auto_choice) +
                       "; " + std::to_string(report.truncated) + " truncated to " + std::to_string(options.cutoff_len) +

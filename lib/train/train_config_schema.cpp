@@ -45,10 +45,11 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.data.prefetch_steps, "prefetch_steps", "steps loaded ahead on a background thread", at_least(1));
   schema.add(&c.data.verify_checksums, "verify_checksums", "check every shard's CRC-32 at start (reads all data)");
 
-  schema.section("prep", "data train preps itself from a LlamaFactory dataset_info.json, instead of data.train");
-  schema.add(&c.prep.dataset_dir, "dataset_dir", "directory of dataset_info.json and the files it names");
+  schema.section("prep", "data train preps itself (LlamaFactory's dataset_info.json, TRL's files), instead of data.train");
+  schema.add(&c.prep.dataset_dir, "dataset_dir",
+             "directory of a LlamaFactory dataset_info.json; empty: prep.dataset names JSON / JSONL files");
   schema.add(&c.prep.dataset, "dataset",
-             "its entries to train on, comma-separated; each is prepped into <train.output_dir>/data (reused while "
+             "its entries (or files) to train on, comma-separated; each is prepped into <train.output_dir>/data (reused while "
              "its content and these keys are unchanged), then drawn in proportion to its size, as LlamaFactory "
              "concatenates them",
              any_value().lists("entries", "identity, alpaca_en_demo"));

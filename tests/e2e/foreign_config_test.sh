@@ -142,6 +142,59 @@ INI
     run --exit 2 "$bin" train "$examples/qwen3_lora_pretrain.yaml" "${paths[@]}" --dry-run
     expect_output "$examples/qwen3_lora_pretrain.yaml:[0-9]+: stage = pt: pretraining on raw text \(pt\) and PPO are not trained here"
     ;;
+  trl_yamls_dry_run_or_are_refused)
+    # TRL's configs as `trl dpo|sft --config x.yaml` reads them, `trl` replaced by `shardtune
+    # train`: a DPO and an SFT YAML over local JSONL files (TRL's conversational shapes), and
+    # TRL's own example config, whose Hub dataset is refused with the download command.
+    tiny_model "$work/model"
+    for i in 1 2 3 4 5 6; do
+      echo "{\"prompt\": [{\"role\": \"user\", \"content\": \"Question $i?\"}], \"chosen\": [{\"role\": \"assistant\", \"content\": \"Good answer $i.\"}], \"rejected\": [{\"role\": \"assistant\", \"content\": \"Bad $i.\"}]}"
+    done >"$work/preference.jsonl"
+    mkdir -p "$work/chat"
+    for i in 1 2 3 4 5 6; do
+      echo "{\"messages\": [{\"role\": \"user\", \"content\": \"Hello $i\"}, {\"role\": \"assistant\", \"content\": \"Hi $i!\"}]}"
+    done >"$work/chat/train.jsonl"
+    cat >"$work/dpo.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/preference.jsonl
+learning_rate: 5.0e-7
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 1
+beta: 0.1
+max_length: 512
+use_peft: true
+lora_r: 8
+lora_target_modules: all-linear
+gradient_checkpointing: true
+logging_steps: 1
+output_dir: $work/trl_dpo
+report_to: none
+YAML
+    run --exit 0 "$bin" train dpo --config "$work/dpo.yaml" --dry-run
+    expect_output "prep: preference: 6 records -> 6 pairs in $work/trl_dpo/data/preference-[0-9a-f]{8} \(template auto: llama3"
+    expect_output "dry run: configuration valid for 1 ranks"
+    expect_output "stage dpo"
+    grep -qx "lr = 5e-07  # $work/dpo.yaml:3 (learning_rate): peak learning rate" "$work/trl_dpo/config.resolved.ini" ||
+      fail "resolved: lr's origin"
+    grep -qx "logged_logps = sum  # TRL: DPOTrainer logs summed log-probs: .*" "$work/trl_dpo/config.resolved.ini" ||
+      fail "resolved: TRL's logged log-probs"
+    cat >"$work/sft.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/chat
+max_length: 256
+packing: true
+output_dir: $work/trl_sft
+YAML
+    run --exit 0 "$bin" train sft "$work/sft.yaml" --dry-run --per_device_train_batch_size 2
+    expect_output "prep: train: 6 records -> 6 pairs in $work/trl_sft/data/train-"
+    expect_output "dry run: configuration valid for 1 ranks"
+    run --exit 2 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" --dry-run
+    expect_output "example_config.yaml:11: dataset_name = stanfordnlp/imdb: not a local file or folder; .*huggingface-cli download --repo-type dataset stanfordnlp/imdb"
+    run --exit 0 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" \
+      --model_name_or_path "$work/model" --dataset_name "$work/chat" --output_dir "$work/trl_example" \
+      --per_device_train_batch_size 2 --dry-run
+    expect_output "dry run: configuration valid for 1 ranks"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS [$case_name]"

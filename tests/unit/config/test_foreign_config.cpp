@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
@@ -260,6 +261,79 @@ TEST(LlamaFactoryKeys, TheTableListsEveryKeyOnce) {
     EXPECT_TRUE(is_llamafactory_key(key)) << key;
   }
   EXPECT_EQ(llamafactory_alias("learning_rate"), "learning_rate is LlamaFactory's name for optim.lr");
+}
+
+
+// TRL: `shardtune train dpo --config x.yaml`, as `trl dpo --config x.yaml`.
+TEST(TrlYaml, ADpoConfigWithItsDefaultsAndALocalJsonlFile) {
+  TempYaml data("");  // the dataset file: its content is prep's business
+  TempYaml yaml("model_name_or_path: /models/qwen\ndataset_name: " + data.path() +
+                "\nuse_peft: true\nlora_target_modules: all-linear\nbeta: 0.05\nmax_length: 2048\nbf16: true\n"
+                "gradient_checkpointing: true\nreport_to: none\n");
+  const auto parsed = parse({"dpo", "--config", yaml.path()});
+  const TrainConfig& c = parsed.config;
+  EXPECT_EQ(c.train.stage, Stage::dpo);
+  EXPECT_EQ(c.train.method, TrainMethod::lora);
+  EXPECT_EQ(c.prep.dataset, data.path());
+  EXPECT_EQ(c.prep.dataset_dir, "");
+  EXPECT_EQ(c.dpo.beta, 0.05);
+  EXPECT_EQ(c.data.cutoff_len, 2048);
+  EXPECT_EQ(c.train.dtype, ComputeDtype::bf16);
+  EXPECT_EQ(c.optim.lr, 1e-6);  // DPOConfig's default
+  EXPECT_EQ(c.train.micro_batch, 8);
+  EXPECT_EQ(c.train.log_every, 10);
+  EXPECT_EQ(c.lora.r, 16);
+  EXPECT_EQ(c.lora.alpha, 32.0);
+  EXPECT_EQ(c.lora.dropout, 0.05);
+  EXPECT_FALSE(c.lora.double_quant);
+  EXPECT_EQ(c.lora.target_modules, "q,k,v,o,gate,up,down");
+  EXPECT_EQ(c.dpo.logged_logps, LoggedLogps::sum);
+  EXPECT_TRUE(c.ckpt.export_hf);
+  EXPECT_EQ(parsed.origins.at("optim.lr"), "TRL's default (learning_rate)");
+  EXPECT_EQ(parsed.origins.at("dpo.beta"), yaml.path() + ":5 (beta)");
+  EXPECT_EQ(parsed.origins.at("train.stage"), "TRL: trl dpo");
+}
+
+TEST(TrlYaml, EachTrainerHasItsOwnLearningRateAndStage) {
+  TempYaml yaml("model_name_or_path: /m\n");
+  EXPECT_EQ(parse({"sft", "--config", yaml.path()}).config.optim.lr, 2e-5);
+  EXPECT_EQ(parse({"kto", "--config", yaml.path()}).config.train.stage, Stage::kto);
+  const auto reward = parse({"reward", yaml.path(), "--center_rewards_coefficient", "0.01"});
+  EXPECT_EQ(reward.config.train.stage, Stage::rm);
+  EXPECT_EQ(reward.config.optim.lr, 1e-4);
+  EXPECT_EQ(reward.config.rm.center_rewards_coefficient, 0.01);
+  EXPECT_EQ(parse({"kto", yaml.path(), "--beta", "0.2"}).config.kto.beta, 0.2);
+  EXPECT_EQ(parse({"dpo", yaml.path(), "--use_peft", "--load_in_4bit"}).config.train.method, TrainMethod::qlora);
+}
+
+TEST(TrlYaml, ADatasetFolderIsReadByItsSplitAndParquetOrHubNamesAreRefusedWithTheFix) {
+  char folder[] = "/tmp/st_trl_XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  std::ofstream(std::string(folder) + "/train.jsonl") << "";
+  TempYaml yaml(std::string("model_name_or_path: /m\ndataset_name: ") + folder + "\n");
+  EXPECT_EQ(parse({"sft", yaml.path()}).config.prep.dataset, std::string(folder) + "/train.jsonl");
+  EXPECT_TRUE(has(config_error({"sft", yaml.path(), "--dataset_train_split", "validation"}),
+                  "the folder has no validation.jsonl or validation.json (dataset_train_split)"));
+  std::ofstream(std::string(folder) + "/validation-00000.parquet") << "";
+  const std::string parquet = config_error({"sft", yaml.path(), "--dataset_train_split", "validation"});
+  EXPECT_TRUE(has(parquet, "holds Parquet")) << parquet;
+  EXPECT_TRUE(has(parquet, "p.read_parquet(sys.argv[1]).to_json(sys.argv[2], orient='records', lines=True)")) << parquet;
+  std::filesystem::remove_all(folder);
+  const std::string hub = config_error({"sft", "--model_name_or_path", "/m", "--dataset_name", "trl-lib/ultrafeedback"});
+  EXPECT_TRUE(has(hub, "dataset_name = trl-lib/ultrafeedback: not a local file or folder; datasets are not "
+                       "downloaded: huggingface-cli download --repo-type dataset trl-lib/ultrafeedback"))
+      << hub;
+}
+
+TEST(TrlYaml, KeysItDoesNotTrainAreRefusedByName) {
+  TempYaml yaml("model_name_or_path: /m\nloss_type: exo_pair\nuse_dora: true\nlearning_rat: 1\n");
+  const std::string error = config_error({"dpo", yaml.path()});
+  EXPECT_TRUE(has(error, "cannot run as TRL means them")) << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":2: loss_type = exo_pair: not trained here")) << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":3: use_dora = true: DoRA is not trained here")) << error;
+  EXPECT_TRUE(has(error, yaml.path() + ":4: learning_rat is not a TRL key shardtune reads. Did you mean learning_rate?"))
+      << error;
+  EXPECT_TRUE(has(config_error({"dpo", "--config", "x.ini"}), "reads TRL's config (a YAML or TRL's flags), not an INI"));
 }
 
 }  // namespace

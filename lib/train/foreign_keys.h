@@ -1,0 +1,67 @@
+// What LlamaFactory's and TRL's vocabularies share: a key table's rows, the Hugging Face
+// TrainingArguments both extend, and the translator that turns the keys a user wrote into
+// shardtune's settings (with their origins), notes and refusals. Used by llamafactory_config.cpp
+// and trl_config.cpp only.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "train/foreign_config.h"
+
+namespace st {
+
+enum class KeyFate {
+  copied,   // the value as written, to `native`
+  mapped,   // translated by the vocabulary's code
+  noted,    // no meaning here: one line saying what shardtune does instead (`how`)
+  refused,  // why (`how`), and the nearest shardtune key (`native`, may be empty)
+};
+
+struct ForeignKeyRow {
+  const char* key;
+  KeyFate fate;
+  const char* native;
+  const char* how;
+};
+
+class ForeignTranslator {
+ public:
+  ForeignTranslator(std::string tool, std::map<std::string, ForeignSetting> keys)
+      : tool_(std::move(tool)), keys_(std::move(keys)) {}
+
+  bool has(const std::string& key) const;  // given and not null
+  const std::string& value(const std::string& key) const { return keys_.at(key).value; }
+  bool truthy(const std::string& key) const;  // true | True | 1 | yes | on
+
+  void set(const std::string& native, const std::string& value, const std::string& key);
+  void derive(const std::string& native, const std::string& value, const std::string& why);
+  void note(const std::string& key, const std::string& why);
+  void refuse(const std::string& key, const std::string& why);
+
+  // Every given key against `rows`: copied, noted and refused ones done here; one in no row is
+  // unknown (refused with the nearest of the rows' keys, else of `native_keys`).
+  void apply_rows(const std::vector<ForeignKeyRow>& rows, const std::vector<std::string>& native_keys);
+  // The settings and notes; one ConfigError listing every refusal with its origin.
+  ForeignTranslation finish();
+
+ private:
+  std::string tool_;
+  std::map<std::string, ForeignSetting> keys_;
+  ForeignTranslation out_;
+  std::vector<std::string> refusals_;
+};
+
+// Hugging Face TrainingArguments' keys (learning_rate, per_device_train_batch_size, ...).
+const std::vector<ForeignKeyRow>& training_argument_rows();
+// Their keys that need more than a copy: the dtype, max_steps -1, the schedule, optim, the eval
+// and save strategies, report_to, deepspeed.
+void translate_training_arguments(ForeignTranslator& t);
+
+// `base` then `more`, for a vocabulary's whole table.
+std::vector<ForeignKeyRow> joined_rows(const std::vector<ForeignKeyRow>& base, const std::vector<ForeignKeyRow>& more);
+std::vector<std::string> row_keys(const std::vector<ForeignKeyRow>& rows);
+std::string markdown_rows(const std::vector<ForeignKeyRow>& rows, const std::string& tool);
+
+}  // namespace st

@@ -1,0 +1,219 @@
+// TRL's configs (`trl sft|dpo|kto|reward --config x.yaml`): ScriptArguments, ModelConfig and the
+// trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, all extending Hugging Face's
+// TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "train/foreign_keys.h"
+
+namespace st {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<ForeignKeyRow>& own_rows() {
+  static const std::vector<ForeignKeyRow> rows = {
+      // ScriptArguments
+      {"dataset_name", KeyFate::mapped, "prep.dataset",
+       "a local JSON or JSONL file, or a folder holding <dataset_train_split>.jsonl (.json); prepped by train"},
+      {"dataset_config", KeyFate::refused, "prep.dataset", "hub dataset configs are not downloaded: name a local file"},
+      {"dataset_train_split", KeyFate::mapped, "prep.dataset", "the file <split>.jsonl (.json) of a dataset_name folder"},
+      {"dataset_test_split", KeyFate::noted, "", "evaluation data is held out of the training file (data.val_size)"},
+      {"dataset_streaming", KeyFate::noted, "", "shards are read from disk as needed"},
+      {"ignore_bias_buffers", KeyFate::noted, "", "no DDP here"},
+      {"gradient_checkpointing_use_reentrant", KeyFate::noted, "", "recomputation is train.recompute"},
+      {"env", KeyFate::noted, "", "set environment variables in the job (launch.slurm passes the job's to every rank)"},
+      // ModelConfig
+      {"model_name_or_path", KeyFate::copied, "model.path", "a local model directory (download hub models first)"},
+      {"model_revision", KeyFate::noted, "", "the model directory is read as it is"},
+      {"dtype", KeyFate::noted, "", "weights train as fp32 masters; the compute dtype is train.dtype (bf16 / fp16 keys)"},
+      {"torch_dtype", KeyFate::noted, "", "weights train as fp32 masters; the compute dtype is train.dtype (bf16 / fp16 keys)"},
+      {"trust_remote_code", KeyFate::noted, "", "no remote code runs: the model's family must be one shardtune builds"},
+      {"attn_implementation", KeyFate::noted, "", "attention kernels are model.attention's choice (flash varlen on GPUs)"},
+      {"use_peft", KeyFate::mapped, "train.method", "true = lora (qlora with load_in_4bit)"},
+      {"lora_r", KeyFate::copied, "lora.r", ""},
+      {"lora_alpha", KeyFate::copied, "lora.alpha", ""},
+      {"lora_dropout", KeyFate::copied, "lora.dropout", ""},
+      {"lora_target_modules", KeyFate::mapped, "lora.target_modules", "all-linear = every projection; q_proj,v_proj = q,v"},
+      {"lora_task_type", KeyFate::noted, "", "adapters on a causal LM (CAUSAL_LM)"},
+      {"lora_modules_to_save", KeyFate::refused, "lora.target_modules", "only adapters train in a LoRA run"},
+      {"use_rslora", KeyFate::copied, "lora.rslora", ""},
+      {"use_dora", KeyFate::refused, "train.method", "DoRA is not trained here: lora or qlora"},
+      {"load_in_8bit", KeyFate::refused, "train.method", "8-bit bases are not trained: load_in_4bit (qlora)"},
+      {"load_in_4bit", KeyFate::mapped, "train.method", "with use_peft: qlora (NF4, as bitsandbytes)"},
+      {"bnb_4bit_quant_type", KeyFate::mapped, "lora.quant_type", "nf4 (fp4 refused)"},
+      {"use_bnb_nested_quant", KeyFate::copied, "lora.double_quant", ""},
+      // the trainers' configs
+      {"max_length", KeyFate::copied, "data.cutoff_len", ""},
+      {"packing", KeyFate::copied, "data.packing", "each packed sequence attends only to itself (TRL's padding_free)"},
+      {"padding_free", KeyFate::noted, "", "packed rows (data.packing) never attend across sequences"},
+      {"beta", KeyFate::mapped, "dpo.beta", "kto.beta for kto"},
+      {"loss_type", KeyFate::mapped, "dpo.loss", "dpo: one of sigmoid | hinge | ipo (others refused); sft: nll; kto: kto"},
+      {"label_smoothing", KeyFate::copied, "dpo.label_smoothing", ""},
+      {"desirable_weight", KeyFate::copied, "kto.desirable_weight", ""},
+      {"undesirable_weight", KeyFate::copied, "kto.undesirable_weight", ""},
+      {"center_rewards_coefficient", KeyFate::mapped, "rm.center_rewards_coefficient", "null = 0 (off)"},
+      {"precompute_ref_log_probs", KeyFate::noted, "", "dpo.reference = auto uses precomputed log-probs where the data has them"},
+      {"disable_dropout", KeyFate::noted, "", "the model runs without dropout (lora.dropout is the adapters' own)"},
+      {"dataset_num_proc", KeyFate::noted, "", "prep runs on every rank, each its share of the records"},
+      {"dataset_text_field", KeyFate::noted, "", "records are read by their shape (messages, prompt/completion, ...)"},
+      {"completion_only_loss", KeyFate::noted, "", "only completions carry loss here"},
+      {"assistant_only_loss", KeyFate::noted, "", "only the assistant turns carry loss here (TRL's true)"},
+      {"truncation_mode", KeyFate::noted, "", "prep keeps the end of the prompt and the start of the completion"},
+      {"model_init_kwargs", KeyFate::noted, "", "the model is read from its directory"},
+      {"use_weighting", KeyFate::refused, "dpo.loss", "WPO weighting is not offered"},
+      {"sync_ref_model", KeyFate::refused, "dpo.reference", "the reference is the model at its start (TR-DPO not offered)"},
+      {"chat_template_path", KeyFate::refused, "prep.template", "the model's own template (prep.template = auto)"},
+      {"eos_token", KeyFate::noted, "", "the tokenizer's end-of-turn ends each completion"},
+      {"pad_token", KeyFate::noted, "", "padding never carries loss"},
+  };
+  return rows;
+}
+
+const std::vector<ForeignKeyRow>& all_rows() {
+  static const std::vector<ForeignKeyRow> rows = joined_rows(own_rows(), training_argument_rows());
+  return rows;
+}
+
+// TRL's defaults where they differ from shardtune's, as if written; learning_rate per trainer.
+std::vector<std::pair<std::string, std::string>> defaults_of(TrlTrainer trainer) {
+  const char* learning_rate = trainer == TrlTrainer::sft      ? "2e-05"
+                              : trainer == TrlTrainer::reward ? "0.0001"
+                                                              : "1e-06";
+  return {{"learning_rate", learning_rate},
+          {"num_train_epochs", "3.0"},
+          {"per_device_train_batch_size", "8"},
+          {"gradient_accumulation_steps", "1"},
+          {"lr_scheduler_type", "linear"},
+          {"logging_steps", "10"},
+          {"save_steps", "500"},
+          {"lora_dropout", "0.05"},
+          {"use_bnb_nested_quant", "false"}};
+}
+
+std::string lora_targets(const std::string& value) {
+  if (value == "all-linear" || value == "all") return "q,k,v,o,gate,up,down";
+  std::string out, item;
+  std::istringstream in(value);
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" "));
+    item.erase(item.find_last_not_of(" ") + 1);
+    const std::string suffix = "_proj";
+    if (item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      item.resize(item.size() - suffix.size());
+    }
+    out += (out.empty() ? "" : ",") + item;
+  }
+  return out;
+}
+
+void translate_model(ForeignTranslator& t) {
+  const bool peft = t.has("use_peft") && t.truthy("use_peft");
+  const bool four_bit = t.has("load_in_4bit") && t.truthy("load_in_4bit");
+  if (four_bit && !peft) t.refuse("load_in_4bit", "a 4-bit base trains adapters only: add use_peft: true (qlora)");
+  if (t.has("use_peft")) t.set("train.method", peft ? (four_bit ? "qlora" : "lora") : "full", "use_peft");
+  if (t.has("bnb_4bit_quant_type") && t.value("bnb_4bit_quant_type") != "nf4") {
+    t.refuse("bnb_4bit_quant_type", "the 4-bit base is NF4; lora.quant_type = nf4");
+  }
+  if (t.has("lora_target_modules")) {
+    t.set("lora.target_modules", lora_targets(t.value("lora_target_modules")), "lora_target_modules");
+  }
+}
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// dataset_name: a local JSON / JSONL file, or a folder with <dataset_train_split>.jsonl (.json).
+// Parquet is refused with the one-line conversion; a hub name with the download command.
+void translate_dataset(ForeignTranslator& t) {
+  if (!t.has("dataset_name")) return;
+  const std::string& name = t.value("dataset_name");
+  const std::string split = t.has("dataset_train_split") ? t.value("dataset_train_split") : "train";
+  const std::string convert = "convert it: python3 -c \"import pandas as p, sys; p.read_parquet(sys.argv[1]).to_json("
+                              "sys.argv[2], orient='records', lines=True)\" IN.parquet OUT.jsonl";
+  std::error_code error;
+  if (fs::is_directory(name, error)) {
+    for (const char* extension : {".jsonl", ".json"}) {
+      const std::string file = name + "/" + split + extension;
+      if (fs::is_regular_file(file, error)) {
+        t.set("prep.dataset", file, "dataset_name");
+        return;
+      }
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(name, error)) {
+      if (ends_with(entry.path().string(), ".parquet")) {
+        t.refuse("dataset_name", "holds Parquet (" + entry.path().string() + "), which prep does not read; " + convert);
+        return;
+      }
+    }
+    t.refuse("dataset_name", "the folder has no " + split + ".jsonl or " + split + ".json (dataset_train_split)");
+  } else if (ends_with(name, ".parquet")) {
+    t.refuse("dataset_name", "Parquet is not read by prep; " + convert);
+  } else if (fs::is_regular_file(name, error)) {
+    t.set("prep.dataset", name, "dataset_name");
+  } else {
+    t.refuse("dataset_name", "not a local file or folder; datasets are not downloaded: huggingface-cli download "
+                             "--repo-type dataset " + name + " --local-dir DIR, then name DIR (JSONL files)");
+  }
+}
+
+void translate_trainer(ForeignTranslator& t, TrlTrainer trainer) {
+  if (t.has("beta")) t.set(trainer == TrlTrainer::kto ? "kto.beta" : "dpo.beta", t.value("beta"), "beta");
+  if (t.has("loss_type")) {
+    const std::string& loss = t.value("loss_type");
+    const bool dpo_loss = loss == "sigmoid" || loss == "hinge" || loss == "ipo";
+    if (trainer == TrlTrainer::dpo && dpo_loss) {
+      t.set("dpo.loss", loss, "loss_type");
+    } else if (!(trainer == TrlTrainer::sft && loss == "nll") && !(trainer == TrlTrainer::kto && loss == "kto")) {
+      t.refuse("loss_type", "not trained here: dpo takes one of sigmoid | hinge | ipo (dpo.loss; simpo and orpo are "
+                            "dpo.loss too), sft nll, kto kto");
+    }
+  }
+  if (t.has("center_rewards_coefficient")) {
+    t.set("rm.center_rewards_coefficient", t.value("center_rewards_coefficient"), "center_rewards_coefficient");
+  }
+  if (trainer == TrlTrainer::dpo) t.derive("dpo.logged_logps", "sum", "DPOTrainer logs summed log-probs");
+}
+
+}  // namespace
+
+const char* trl_stage(TrlTrainer trainer) {
+  switch (trainer) {
+    case TrlTrainer::sft: return "sft";
+    case TrlTrainer::dpo: return "dpo";
+    case TrlTrainer::kto: return "kto";
+    case TrlTrainer::reward: return "rm";
+  }
+  return "sft";
+}
+
+bool is_trl_key(const std::string& key) {
+  for (const ForeignKeyRow& row : all_rows()) {
+    if (key == row.key) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> trl_keys() { return row_keys(all_rows()); }
+
+ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSetting>& given,
+                                 const std::vector<std::string>& native_keys) {
+  std::map<std::string, ForeignSetting> keys;
+  for (const auto& [key, value] : defaults_of(trainer)) keys[key] = {key, value, "TRL's default", false};
+  for (const ForeignSetting& setting : given) keys[setting.key] = setting;  // later sources win
+  ForeignTranslator t("TRL", keys);
+  t.apply_rows(all_rows(), native_keys);
+  t.derive("train.stage", trl_stage(trainer), std::string("trl ") + enum_name(trainer));
+  translate_model(t);
+  translate_dataset(t);
+  translate_trainer(t, trainer);
+  translate_training_arguments(t);
+  t.derive("ckpt.export", "true", "the trained model is saved at the end (<output_dir>/export)");
+  return t.finish();
+}
+
+std::string trl_key_table() { return markdown_rows(all_rows(), "TRL"); }
+
+}  // namespace st
