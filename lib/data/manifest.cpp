@@ -36,6 +36,7 @@ void write_manifest(const std::string& directory, const Manifest& manifest) {
                     {"split", manifest.split},     {"source", manifest.source},
                     {"total_pairs", manifest.total_pairs()}, {"total_tokens", manifest.total_tokens()},
                     {"shards", shards}};
+  if (manifest.cutoff_len > 0) out["cutoff_len"] = manifest.cutoff_len;
   if (manifest.reference) {
     out["reference"] = {{"model", manifest.reference->model}, {"cutoff_len", manifest.reference->cutoff_len},
                         {"dtype", manifest.reference->dtype}, {"fingerprint", manifest.reference->fingerprint},
@@ -93,6 +94,7 @@ Manifest read_manifest(const std::string& directory) {
       }
       manifest.shards.push_back({file, integer(shard, "pairs", uint64_t{}), integer(shard, "tokens", uint64_t{}), *crc});
     }
+    if (in.contains("cutoff_len")) manifest.cutoff_len = integer(in, "cutoff_len", int64_t{});
     if (in.contains("reference")) {
       const json& reference = in.at("reference");
       manifest.reference = ReferenceInfo{reference.at("model").get<std::string>(),

@@ -37,6 +37,7 @@ struct Manifest {
   std::string source;  // provenance
   std::vector<ShardEntry> shards;
   std::optional<ReferenceInfo> reference;  // set once reference log-probs were written
+  int64_t cutoff_len = 0;  // prep --cutoff-len the pairs were cut to; 0 = not recorded (synth, older data)
 
   uint64_t total_pairs() const;
   uint64_t total_tokens() const;

@@ -260,7 +260,7 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   if (rank == 0) {
     for (const auto& [split, gathered] : {std::pair{"train", &all_train}, std::pair{"val", &all_val}}) {
       if (std::string(split) == "val" && val_count == 0) continue;
-      Manifest manifest{o.kind, o.vocab_size, split, o.input, {}, std::nullopt};
+      Manifest manifest{o.kind, o.vocab_size, split, o.input, {}, std::nullopt, o.cutoff_len};
       for (const auto& text : *gathered) {
         for (const auto& e : json::parse(text)) {
           manifest.shards.push_back({e[0], e[1], e[2], e[3]});

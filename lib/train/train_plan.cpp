@@ -96,6 +96,14 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
     data.train_weights.push_back(entry.weight);
   }
   data.train = std::make_shared<PairDataset>(directories, expect);
+  for (size_t k = 0; k < data.train->components(); ++k) {
+    const int64_t prepped = data.train->component_manifest(k).cutoff_len;
+    if (prepped > 0 && prepped < config.data.cutoff_len) {
+      log0("train: ", directories[k], " was prepped with cutoff_len ", prepped, ", so its rows hold at most ", prepped,
+           " tokens though data.cutoff_len = ", config.data.cutoff_len, "; prep it again with --cutoff-len ",
+           config.data.cutoff_len, " to train longer rows");
+    }
+  }
   const auto indices = [](uint64_t begin, uint64_t count) {
     std::vector<uint64_t> out(count);
     std::iota(out.begin(), out.end(), begin);

@@ -77,6 +77,11 @@ case "$case_name" in
     run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind dpo --dataset-info "$data" --dataset dpo_en_demo \
       --tokenizer "$work/model" --template llama3 --cutoff-len 1024 --max-samples 100000 --output "$work/hand_data"
     same_pairs "$work/hand_data/train" "$prepped/train"
+    # The cutoff the data was prepped with is recorded: a run asking for longer rows is told.
+    grep -q '"cutoff_len": 1024' "$work/hand_data/train/manifest.json" || fail "the manifest lacks the cutoff"
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/hand_data/train" --data.cutoff_len=2048 \
+      --train.output_dir="$work/longer" --dry-run
+    expect_output "train: $work/hand_data/train was prepped with cutoff_len 1024, so its rows hold at most 1024 tokens though data.cutoff_len = 2048; prep it again with --cutoff-len 2048"
     cat >"$work/hand.ini" <<INI
 [model]
 path = $work/model
