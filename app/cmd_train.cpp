@@ -1,7 +1,9 @@
 // `shardtune train`: config -> validation -> startup consistency check -> the training loop
 // (lib/train/trainer.h) with console lines, a progress bar on terminals and metrics.jsonl;
 // --dry-run stops after the checks and prints the plan (train_dry_run.h).
+#include <cstdio>
 #include <iostream>
+#include <optional>
 #include <memory>
 #include <sstream>
 
@@ -19,6 +21,7 @@
 #include "train/train_metrics.h"
 #include "train/trainer.h"
 #include "train_dry_run.h"
+#include "util/duration_text.h"
 #include "util/errors.h"
 #include "util/log.h"
 #include "util/stop_signal.h"
@@ -26,21 +29,52 @@
 namespace st {
 namespace {
 
-std::string final_summary(const TrainResult& result, const TrainConfig& config) {
+// What a run's records add up to, for its closing summary.
+struct RunTally {
+  double tokens = 0.0;  // logical tokens of this job's train records
+  std::optional<double> best_eval_loss;
+  int64_t best_eval_step = 0;
+
+  void add(const nlohmann::ordered_json& record) {
+    if (record.contains("tokens")) tokens += record.at("tokens").get<double>();
+    if (record.contains("eval/loss") && record.contains("eval/samples")) {
+      const double loss = record.at("eval/loss").get<double>();
+      if (!best_eval_loss || loss < *best_eval_loss) {
+        best_eval_loss = loss;
+        best_eval_step = record.at("step").get<int64_t>();
+      }
+    }
+  }
+};
+
+// The closing summary: steps, tokens, time and speed; the losses and the best evaluation; where
+// the checkpoint, the export and the metrics are; the command that continues the run.
+std::string final_summary(const TrainResult& result, const TrainConfig& config, const RunTally& tally) {
   std::ostringstream out;
   out.precision(4);
-  out << "train: " << result.steps << " steps in " << result.seconds << " s";
+  out << "train: " << result.steps << " steps in " << result.seconds << " s (" << duration_text(result.seconds);
+  if (result.first_step > 0) out << ", resumed at step " << result.first_step;
+  out << "); " << static_cast<int64_t>(tally.tokens) << " tokens, "
+      << static_cast<int64_t>(result.seconds > 0 ? tally.tokens / result.seconds : 0.0) << " tokens/s";
   if (result.last_train) {
     const LossSummary& losses = result.last_train->losses;
-    out << "; final loss " << losses.loss;
+    out << "\ntrain: final loss " << losses.loss;
     if (losses.reward_accuracy) out << ", reward accuracy " << *losses.reward_accuracy;
   }
   if (result.last_eval && result.last_eval->samples > 0) {  // validation data, not tasks alone
     const LossSummary& losses = result.last_eval->losses;
     out << "; eval loss " << losses.loss;
     if (losses.reward_accuracy) out << ", eval reward accuracy " << *losses.reward_accuracy;
+    if (tally.best_eval_loss) out << "; best eval loss " << *tally.best_eval_loss << " at step " << tally.best_eval_step;
   }
-  out << "; metrics in " << config.train.output_dir << "/metrics.jsonl";
+  const std::string& run = config.train.output_dir;
+  char step[32];
+  std::snprintf(step, sizeof(step), "/step_%08lld", static_cast<long long>(result.steps));
+  out << "\ntrain: checkpoint " << (config.ckpt.dir.empty() ? run + "/checkpoints" : config.ckpt.dir) << step;
+  if (config.ckpt.export_hf) out << "; export " << run << "/export";
+  out << "; metrics " << run << "/metrics.jsonl";
+  out << "\ntrain: more steps: shardtune train --config " << run << "/config.resolved.ini --resume auto "
+      << "--train.max_steps=N (or sbatch slurm/launch.slurm " << run << "/config.resolved.ini)";
   return out.str();
 }
 
@@ -115,14 +149,17 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     ProgressBar bar(plan.total_steps, world.rank() == 0 && progress != ProgressMode::off, progress == ProgressMode::on);
     TrainObserver observer;
     observer.step_done = [&](int64_t done, int64_t, double elapsed) { bar.update(done, elapsed); };
+    RunTally tally;
     observer.record = [&](const nlohmann::ordered_json& record) {
       bar.clear();
+      tally.add(record);
       log0(console_line(record, plan.total_steps));
     };
     const TrainResult result = trainer.run(observer);
     bar.clear();
     if (result.stopped != StopKind::none) return stop_exit_code(result.stopped);
-    log0(final_summary(result, config));
+    std::istringstream summary(final_summary(result, config, tally));
+    for (std::string line; std::getline(summary, line);) log0(line);
     return kExitOk;
   });
 }

@@ -10,6 +10,8 @@
 #include "distributed/string_gather.h"
 #include "fsdp/shard_source.h"
 #include "model/nf4.h"
+#include "ckpt/checkpoint_manifest.h"
+#include "train/run_identity.h"
 #include "train/train_arguments.h"
 #include "util/dynamic_quant.h"
 #include "util/errors.h"
@@ -68,6 +70,17 @@ std::string decide_on_rank0(const TrainConfig& config) {
   const int removed = remove_incomplete_checkpoints(directory);
   if (removed > 0) log0("checkpoint: removed ", removed, " interrupted save(s) (step_*.tmp) in ", directory);
   const std::optional<std::string> resume = resolve_resume(config.train.resume, directory);
+  if (resume && config.train.resume == kResumeNewest) {  // auto continues the same run only
+    const std::vector<std::string> changed = changed_run_keys(read_checkpoint_manifest(*resume).config, config);
+    if (!changed.empty()) {
+      std::string list;
+      for (const std::string& line : changed) list += "\n  - " + line;
+      throw ConfigError("train.output_dir = " + config.train.output_dir + " holds a run of another config, which " +
+                        "--resume auto does not continue:" + list + "\nTrain this config in a new train.output_dir, " +
+                        "continue that run with its own config (--config " + config.train.output_dir +
+                        "/config.resolved.ini), or replace it with --train.overwrite=true --train.resume=");
+    }
+  }
   if (resume) return "resume:" + *resume;
   const bool has_metrics = fs::exists(fs::path(config.train.output_dir) / "metrics.jsonl");
   const bool has_checkpoints = !list_complete_checkpoints(directory).empty();

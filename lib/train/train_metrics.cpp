@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "distributed/value_gather.h"
+#include "util/duration_text.h"
 #include "util/host_sync.h"
 
 namespace st {
@@ -107,6 +108,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   typed.losses = loss_summary(*c.objective, sums);
   typed.step_time_s = seconds / steps;
   typed.tokens_per_s = ratio(sums.real_tokens, seconds);
+  typed.tokens = sums.real_tokens;
   typed.padding_fraction = sums.padded_tokens > 0.0 ? 1.0 - sums.computed_tokens / sums.padded_tokens : 0.0;
   if (c.peak_tflops > 0.0) typed.mfu = ratio(flops, seconds * ranks * c.peak_tflops * 1e12);
   typed.peak_memory_gib = most[memory_column] / kGiB;
@@ -124,6 +126,7 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   record.update(loss_metrics(*c.objective, sums, ""));
   record["lr"] = c.lr;
   record["grad_norm"] = c.grad_norm;
+  record["tokens"] = typed.tokens;
   record["tokens_per_s"] = typed.tokens_per_s;
   record["samples_per_s"] = ratio(sums.pairs, seconds);
   record["padding_fraction"] = typed.padding_fraction;
@@ -198,6 +201,11 @@ std::string console_line(const nlohmann::ordered_json& r, int64_t total_steps) {
     add("  gnorm %.3f", r.at("grad_norm").get<double>());
     add("  %.0f tok/s", r.at("tokens_per_s").get<double>());
     add("  %.3f s/step", r.at("step_time_s").get<double>());
+    if (r.contains("elapsed_s") && n < static_cast<int>(sizeof(text))) {  // the ETA at the latest steps' pace
+      const double left = static_cast<double>(total_steps - r.at("step").get<int64_t>()) * r.at("step_time_s").get<double>();
+      n += std::snprintf(text + n, sizeof(text) - static_cast<size_t>(n), "  elapsed %s  left %s",
+                         duration_text(r.at("elapsed_s").get<double>()).c_str(), duration_text(left).c_str());
+    }
     if (r.contains("mfu")) add("  mfu %.1f%%", 100.0 * r.at("mfu").get<double>());
     add("  mem %.2f GiB", r.at("peak_memory_gib").get<double>());
     if (r.at("skipped_steps").get<int64_t>() > 0) add("  skipped %.0f", r.at("skipped_steps").get<double>());

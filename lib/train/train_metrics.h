@@ -58,6 +58,7 @@ struct TrainRecord {
   LossSummary losses;
   double step_time_s = 0.0;      // the slowest rank's, per step
   double tokens_per_s = 0.0;     // logical tokens (of the unpacked pairs) over all ranks
+  double tokens = 0.0;           // the window's logical tokens over all ranks (its log_every steps)
   double padding_fraction = 0.0;  // of the row slots computed
   double mfu = 0.0;              // 0 without a peak (RecordContext::peak_tflops)
   double peak_memory_gib = 0.0;  // the rank that peaked highest

@@ -359,6 +359,7 @@ TrainResult Trainer::run(const TrainObserver& observer) {
       TrainRecord record = log_window(window, outcome, batch, lr, result.steps, skipped);
       const std::vector<double> shares = mixture_shares();
       for (size_t k = 0; k < shares.size(); ++k) record.json["mix/" + run_.data.train->component_directory(k)] = shares[k];
+      record.json["elapsed_s"] = run_timer.seconds();  // of this job (since its start or resume)
       result.last_train = record;
       if (observer.train_record) observer.train_record(record);
       emit(record.json);

@@ -10,7 +10,7 @@ script="$ST_SOURCE_DIR/slurm/launch.slurm"
 mkdir -p "$work/bin"
 cat >"$work/bin/srun" <<STUB
 #!/bin/bash
-while [[ "\$1" == --* ]]; do shift; done  # --mpi=pmix, --nodes, --ntasks
+while [[ "\$1" == --* ]]; do echo "\$1" >>"$work/srun.log"; shift; done  # --mpi=pmix, --nodes, --ntasks
 exec "$mpiexec" -np 2 --oversubscribe "\$@"
 STUB
 cat >"$work/bin/scontrol" <<STUB
@@ -61,6 +61,43 @@ case "$case_name" in
     grep -q 'resumed from .*step_' "$work/job.log" || fail "the requeued job did not resume"
     cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
       fail "preempted + requeued run ends with other weights than an uninterrupted one"
+    ;;
+  config_argument_and_changed_config_refused)
+    # The config as the script's argument (a YAML of LlamaFactory's keys and shardtune's own),
+    # srun's MPI plugin from SHARDTUNE_MPI; then the same run directory under a changed config:
+    # --resume auto continues the same run only, so it is refused with the fix.
+    cat >"$work/run.yaml" <<YAML
+stage: dpo
+finetuning_type: full
+model.preset: debug
+data.train: $work/data/train
+learning_rate: 1.0e-3
+per_device_train_batch_size: 2
+max_steps: 4
+logging_steps: 1
+output_dir: $work/yaml_run
+YAML
+    cd "$work" || fail "cd"
+    env PATH="$work/bin:$PATH" SHARDTUNE="$bin" SHARDTUNE_MPI=pmi2 SLURM_JOB_ID=4243 \
+      bash "$script" run.yaml --progress off >"$work/yaml.log" 2>&1 || fail "the YAML job failed: $(tail -5 "$work/yaml.log")"
+    grep -q '^--mpi=pmi2$' "$work/srun.log" || fail "srun did not get --mpi=pmi2: $(cat "$work/srun.log")"
+    grep -q "train: 4 steps in" "$work/yaml.log" || fail "the YAML job did not train 4 steps"
+    grep -q "lr = 0.001  # run.yaml:5 (learning_rate)" "$work/yaml_run/config.resolved.ini" || fail "resolved config"
+    sed -i 's/learning_rate: 1.0e-3/learning_rate: 2.0e-3/; s/max_steps: 4/max_steps: 6/' "$work/run.yaml"
+    env PATH="$work/bin:$PATH" SHARDTUNE="$bin" SLURM_JOB_ID=4244 \
+      bash "$script" run.yaml --progress off >"$work/changed.log" 2>&1
+    rc=$?
+    tail -n 8 "$work/changed.log"
+    [ "$rc" -eq 2 ] || fail "a changed config over the run exited $rc, expected 2"
+    grep -q "holds a run of another config, which --resume auto does not continue" "$work/changed.log" ||
+      fail "the refusal does not say why"
+    grep -q "optim.lr = 0.001 there, 0.002 now" "$work/changed.log" || fail "the refusal does not name the key"
+    [ "$(wc -l <"$work/yaml_run/metrics.jsonl")" -eq 4 ] || fail "the refused job touched the run's metrics"
+    # More steps of the same run are its continuation.
+    sed -i 's/learning_rate: 2.0e-3/learning_rate: 1.0e-3/' "$work/run.yaml"
+    env PATH="$work/bin:$PATH" SHARDTUNE="$bin" SLURM_JOB_ID=4245 \
+      bash "$script" run.yaml --progress off >"$work/more.log" 2>&1 || fail "more steps failed: $(tail -5 "$work/more.log")"
+    grep -q "resumed from .*step_00000004" "$work/more.log" || fail "more steps did not resume the run"
     ;;
   *) fail "unknown case" ;;
 esac
