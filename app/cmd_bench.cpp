@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bench_profile.h"
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "data/pair_table.h"

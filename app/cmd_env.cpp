@@ -5,7 +5,7 @@
 #include <iostream>
 #include <map>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/env_check.h"

@@ -5,7 +5,8 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
-#include "command_options.h"
+#include "cluster_shape.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "exit_codes.h"
@@ -33,26 +34,40 @@ struct EnumNames<EstimateDevice> {
 
 int run_estimate(std::vector<std::string> args, int&, char**&) {
   return run_guarded([&] {
-    int64_t nodes = 1, ranks_per_node = 8;
+    int64_t nodes = 0, ranks_per_node = 0;  // the older spelling of --world, still read
+    std::string world = "1x8";
     double gpu_gib = 80.0;
     EstimateDevice device = EstimateDevice::gpu;
     po::options_description own("estimate options: the job's shape (the run itself is the train keys below)", 110, 55);
     own.add_options()
-        ("nodes", po::value(&nodes)->default_value(nodes), "nodes")
-        ("ranks-per-node", po::value(&ranks_per_node)->default_value(ranks_per_node), "ranks (GPUs) per node")
+        ("world", po::value(&world)->default_value(world),
+         "the cluster: NODESxRANKS_PER_NODE, one rank per GPU (as train --dry-run --world)")
+        ("nodes", po::value(&nodes), "the older spelling: --nodes N --ranks-per-node R = --world NxR")
+        ("ranks-per-node", po::value(&ranks_per_node), "(with --nodes)")
         ("device", enum_flag(&device, "estimate", "device"), "gpu | cpu (CPU training: everything in host memory)")
         ("gpu-memory", po::value(&gpu_gib)->default_value(gpu_gib),
          "GPU memory [GiB] to check the fit against (and for recompute = auto when train.memory_budget_gib is 0)");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
-      std::cout << config_help("usage: shardtune estimate [--config run.ini] [--section.key=value ...] "
-                               "[--nodes N --ranks-per-node R]\n"
-                               "e.g. shardtune estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --nodes 2",
+      std::cout << config_help("usage: shardtune estimate [--config run.ini|run.yaml] [--section.key=value ...] "
+                               "[--world NODESxGPUS]\n"
+                               "e.g. shardtune estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --world 2x8",
                                own);
       return kExitOk;
     }
+    const ClusterShape shape = parse_world_shape(world, "estimate");
+    if (parsed.command_values.count("nodes") || parsed.command_values.count("ranks-per-node")) {  // the older spelling
+      if (parsed.command_values.count("world") && !parsed.command_values["world"].defaulted()) {
+        throw ConfigError("estimate: give the cluster once: --world NxR, or --nodes N --ranks-per-node R");
+      }
+      if (!parsed.command_values.count("nodes")) nodes = 1;
+      if (!parsed.command_values.count("ranks-per-node")) ranks_per_node = 8;
+    } else {
+      nodes = shape.nodes;
+      ranks_per_node = shape.ranks_per_node;
+    }
     if (nodes < 1 || ranks_per_node < 1 || gpu_gib <= 0.0) {
-      throw ConfigError("estimate: --nodes and --ranks-per-node must be >= 1, --gpu-memory > 0");
+      throw ConfigError("estimate: --world needs >= 1 node and rank per node, --gpu-memory > 0");
     }
     TrainConfig config = parsed.config;
     validate_config(config, static_cast<int>(nodes * ranks_per_node), parsed.origins);

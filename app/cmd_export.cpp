@@ -13,7 +13,7 @@
 #include "ckpt/peft_export.h"
 #include "fsdp/adapter_merge.h"
 #include "fsdp/shard_source.h"
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/mpi_communicator.h"

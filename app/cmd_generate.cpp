@@ -5,7 +5,7 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/mpi_communicator.h"

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "exit_codes.h"

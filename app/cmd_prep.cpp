@@ -6,13 +6,14 @@
 #include <memory>
 #include <optional>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "data/pair_shard.h"
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "prep/dataset_info.h"
+#include "prep/example_text.h"
 #include "prep/prep.h"
 #include "prep/prep_tokenizer.h"
 #include "tokenizer/chat_template.h"
@@ -143,6 +144,10 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
          report.truncated, " truncated, ", report.dropped_too_long, " dropped as longer than ",
          o.cutoff_len, " tokens, ", malformed, " malformed skipped", reasons.empty() ? "" : " (" + reasons + ")");
     for (const auto& example : report.examples) log0("  skipped ", example);
+    if (report.first && tokenizer) {
+      log0("prep: the first example as the model sees it (loss on the tokens in [[ ]]):");
+      for (const std::string& line : example_lines(*report.first, o.kind, tokenizer->tokenizer)) log0("  ", line);
+    }
     return kExitOk;
   });
 }

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/mpi_communicator.h"

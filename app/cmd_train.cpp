@@ -7,7 +7,7 @@
 #include <memory>
 #include <sstream>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
 #include "distributed/env_check.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "command_options.h"
+#include "config/command_options.h"
 #include "distributed/communicator.h"
 #include "model/model_source.h"
 #include "tokenizer/tokenizer.h"

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cluster_shape.h"
 #include "distributed/backend.h"
 #include "distributed/env_check.h"
 #include "distributed/mpi_communicator.h"
@@ -23,30 +24,13 @@
 namespace st {
 namespace {
 
-struct ClusterShape {
-  int nodes = 1, ranks_per_node = 1;
-  bool on_gpu = false;
-};
-
-ClusterShape parse_world_shape(const std::string& text) {
-  ClusterShape shape;
-  char x = 0;
-  std::istringstream in(text);
-  if (!(in >> shape.nodes >> x >> shape.ranks_per_node) || x != 'x' || !in.eof() || shape.nodes < 1 ||
-      shape.ranks_per_node < 1) {
-    throw ConfigError("train: --world '" + text + "' is not NODESxRANKS_PER_NODE (e.g. --world 2x8)");
-  }
-  shape.on_gpu = true;
-  return shape;
-}
-
 }  // namespace
 
 void train_dry_run(const ConfigArguments& parsed, World& world, const std::string& world_shape) {
   TrainConfig config = parsed.config;
   ClusterShape shape;
   if (!world_shape.empty()) {
-    shape = parse_world_shape(world_shape);
+    shape = parse_world_shape(world_shape, "train");
   } else {
     shape.nodes = world.topology().node_count;
     shape.ranks_per_node = world.size() / shape.nodes;

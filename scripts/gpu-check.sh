@@ -113,7 +113,7 @@ step_bench_memory() {  # the compute copy kept vs cast per gather, full recomput
       echo "== $preset train.compute_copy=$copy"
       "$bin" bench --preset "$preset" --seq "$memory_seq" --micro-batch 1 --steps "$memory_steps" \
         --train.recompute=full --train.compute_copy="$copy" || status=1
-      "$bin" estimate --model.preset "$preset" --ranks-per-node 1 --train.micro_batch 1 --data.cutoff_len "$memory_seq" \
+      "$bin" estimate --model.preset "$preset" --world 1x1 --train.micro_batch 1 --data.cutoff_len "$memory_seq" \
         --train.recompute full --train.compute_copy "$copy" | grep -E "per GPU" || status=1
     done
   done
@@ -132,7 +132,7 @@ step_bench_optimizer() {  # the same rows, each optimizer choice: tokens/s and p
 }
 step_bench_8b() {
   local status=0
-  "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --optim.offload cpu --train.micro_batch 1 \
+  "$bin" estimate --model.preset llama-3.1-8b --world 1x1 --optim.offload cpu --train.micro_batch 1 \
     --data.cutoff_len 2048 || status=1
   "$bin" bench --preset llama-3.1-8b --seq 2048 --micro-batch 1 --steps 5 --optim.offload=cpu || status=1
   PEER_ARGS="--lora-r 16" bench/vs_peer.sh "$build_dir" llama-3.1-8b 2048 2 dpo 10 -- --train.method=lora || status=1
@@ -142,7 +142,7 @@ step_bench_8b() {
 # The issue's bar: planned and measured peak <= 8 GiB, tokens/s >= 0.7x LoRA on the same rows.
 step_bench_qlora() {
   "$bin" estimate --model.preset="$preset_8b" --train.method=qlora --data.cutoff_len=2048 --train.micro_batch=1 \
-    --lora.target_modules=q,k,v,o,gate,up,down --ranks-per-node 1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
+    --lora.target_modules=q,k,v,o,gate,up,down --world 1x1 --gpu-memory 8 --model.logp_chunk_tokens=256 || return 1
   bench/qlora.sh "$build_dir" "$preset_8b" 1 2048 "$qlora_steps" 16 q,k,v,o,gate,up,down --train.dtype=bf16 --model.logp_chunk_tokens=256
 }
 
@@ -154,7 +154,7 @@ step_bench_long() {
     echo "== llama-3.2-1b dpo, one row pair of $seq tokens, CP 1"
     "$bin" bench --preset llama-3.2-1b --stage dpo --seq "$seq" --micro-batch 1 --steps 4 --warmup 1 \
       --train.recompute=full --phase-times false || status=1
-    "$bin" estimate --model.preset llama-3.2-1b --data.cutoff_len "$seq" --nodes 1 --ranks-per-node 2 \
+    "$bin" estimate --model.preset llama-3.2-1b --data.cutoff_len "$seq" --world 1x2 \
       --dist.context_parallel=2 --train.recompute full --train.dtype=bf16 | grep -E "micro-batch|activations|per GPU" ||
       status=1
   done
@@ -164,7 +164,7 @@ step_bench_long() {
 # The mixture-of-experts row: the plan first (total vs active parameters), then TRL's DPOTrainer on
 # transformers' Qwen3MoeForCausalLM (its own experts implementation) against ours on the same pairs.
 step_bench_moe() {
-  "$bin" estimate --model.preset "$preset_moe" --ranks-per-node 1 --data.cutoff_len 1024 --train.stage dpo |
+  "$bin" estimate --model.preset "$preset_moe" --world 1x1 --data.cutoff_len 1024 --train.stage dpo |
     grep -E "^model|^experts|per GPU" || return 1
   LIGER=off TRL_LADDER=${TRL_LADDER:-4,8} bench/vs_trl.sh "$build_dir" "$preset_moe" ultrafeedback "$trl_steps"
 }

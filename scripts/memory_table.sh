@@ -10,7 +10,7 @@ choices=("adamw|" "adamw8bit|--optim.name=adamw8bit" "step in backward|${in_back
 per_gpu() {  # per_gpu <nodes> <ranks per node> <gib> [keys...]: "<GiB>" or "<GiB> ✗" when it does not fit
   local nodes=$1 ranks=$2 gib=$3
   shift 3
-  "$shardtune" estimate --nodes "$nodes" --ranks-per-node "$ranks" --gpu-memory "$gib" --train.micro_batch 1 \
+  "$shardtune" estimate --world "${nodes}x${ranks}" --gpu-memory "$gib" --train.micro_batch 1 \
     --train.recompute=full "$@" | awk '/^per GPU:/ { printf "%.1f%s", $3, ($0 ~ /does NOT fit/ ? " ✗" : "") }'
 }
 for shape in "1 1 80" "1 8 40" "2 8 40" "2 8 80"; do

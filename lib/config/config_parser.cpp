@@ -138,6 +138,10 @@ ConfigError setting_error(const po::error& error, const std::vector<ConfigSettin
 
 std::string did_you_mean(const std::string& unknown, const std::vector<std::string>& names, const std::string& prefix) {
   const std::string* best = nullptr;
+  for (const std::string& name : names) {  // a prefix of one name ("--out"): that name, the shortest
+    if (!unknown.empty() && name.rfind(unknown, 0) == 0 && (!best || name.size() < best->size())) best = &name;
+  }
+  if (best) return " Did you mean " + prefix + *best + "?";
   size_t best_distance = 4;
   for (const std::string& name : names) {
     const size_t distance = edit_distance(unknown, name);

@@ -42,7 +42,8 @@ std::string arguments_help(const std::string& usage, const po::options_descripti
 std::string format_config_file(const ConfigSchema& schema, const std::string& header,
                                const ConfigOrigins* origins = nullptr);
 
-// " Did you mean --optim.lr?" for the nearest of `names` (edit distance <= 3), else "".
+// " Did you mean --optim.lr?": the shortest of `names` that `unknown` begins, else the nearest
+// (edit distance <= 3), else "".
 std::string did_you_mean(const std::string& unknown, const std::vector<std::string>& names, const std::string& prefix);
 
 }  // namespace st

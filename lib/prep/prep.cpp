@@ -230,6 +230,7 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
                     std::to_string(report.malformed.size()) + " kind(s) of problems in total)");
   }
 
+  if (rank == 0 && !kept.empty()) report.first = kept.front();
   // Exact, seeded validation split over the global order of kept pairs.
   const uint64_t pair_base = exclusive_prefix(kept.size(), mpi, rank);
   const uint64_t total = global_sum(kept.size(), mpi);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct PrepReport {
   uint64_t lines = 0, train_pairs = 0, val_pairs = 0, truncated = 0, dropped_too_long = 0;
   std::map<std::string, uint64_t> malformed;  // LineReason name -> count
   std::vector<std::string> examples;          // first malformed lines, "file:line: detail"
+  std::optional<Pair> first;                  // the dataset's first pair (as kept: truncated), rank 0 only
   RecordFormat format = RecordFormat::ids;    // the records' shape
   bool format_detected = false;               // from the first record (no --format)
 };

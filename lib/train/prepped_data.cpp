@@ -8,6 +8,7 @@
 #include "data/dataset_mixture.h"
 #include "data/manifest.h"
 #include "prep/dataset_info.h"
+#include "prep/example_text.h"
 #include "prep/prep.h"
 #include "prep/prep_tokenizer.h"
 #include "train/objective.h"
@@ -122,6 +123,13 @@ std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& 
                       "; " + std::to_string(report.truncated) + " truncated to " + std::to_string(options.cutoff_len) +
                       " tokens, " + std::to_string(malformed) + " malformed skipped)");
       for (const std::string& example : report.examples) lines.push_back("  skipped " + example);
+      if (report.first) {
+        lines.push_back("prep: " + entry_name(entry.directory) +
+                        ": the first example as the model sees it (loss on the tokens in [[ ]]):");
+        for (const std::string& line : example_lines(*report.first, options.kind, tokenizer->tokenizer)) {
+          lines.push_back("  " + line);
+        }
+      }
     }
     if (pairs == 0) pairs = read_manifest(directory + "/train").total_pairs();
     const double weight = weighted ? entry.weight : static_cast<double>(pairs);

@@ -15,7 +15,7 @@ namespace st {
 // (several entries: a mixture weighted by their sizes, so each pair is drawn once an epoch, as
 // LlamaFactory's concatenation). Throws ConfigError naming the key for a config that sets
 // data.train too or has no tokenizer; prep's own errors name the file and the entry. Returns
-// the log lines (reused or prepped, with counts), identical on every rank.
+// the log lines (reused or prepped, with counts; rank 0's also the first example).
 std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& comm);
 
 // The directory an entry is prepped into: its name and a hash of everything the pairs depend

@@ -20,10 +20,34 @@ case "$case_name" in
     expect_output '--optim.lr arg \(=1e-05\)'
     expect_output '--dry-run'
     ;;
+  unknown_flags_named_everywhere)
+    # Every subcommand refuses a flag it does not have, naming the nearest; none guesses a prefix.
+    for command in "train --dry-rn" "estimate --wrld 2x8" "bench --step 3" "prep --out x" "synth --pair 3" \
+                   "score --mode m" "eval --task x" "generate --prompt x" "export --checkpont x" "plot --outpt x" \
+                   "env --bnch" "precompute-ref --dry-run"; do
+      # shellcheck disable=SC2086
+      run --exit 2 "$bin" $command
+      expect_output "(unknown option|unrecognised option)"
+      echo "$command: refused"
+    done
+    run --exit 2 "$bin" prep --out x
+    expect_output "Did you mean --output\?"
+    run --exit 2 "$bin" train --dry-rn
+    expect_output "unknown option --dry-rn. Did you mean --dry-run\?"
+    run --exit 2 "$bin" train --learning_rat 1e-4
+    expect_output "unknown option --learning_rat. Did you mean --learning_rate\?"
+    run --exit 2 "$bin" estimate --wrld 2x8
+    expect_output "Did you mean --world\?"
+    # The cluster in one spelling for train --dry-run and estimate; estimate's older one still read.
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --nodes 2 --ranks-per-node 8
+    expect_output 'units split over 16 ranks'
+    run --exit 2 "$bin" estimate --model.preset llama-3.1-8b --nodes 2 --world 2x8
+    expect_output "give the cluster once"
+    ;;
   estimate)
     # Llama-3.1-8B, 2 nodes x 8 GPUs, full sharding, bf16: 18 bytes per owned parameter element
     # (fp32 master 4 + bf16 copy 2 + fp32 grad 4 + AdamW 8); 8,030,261,248 / 16 ranks ~ 5.0e8.
-    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --nodes 2 --ranks-per-node 8 --data.cutoff_len 1024
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --world 2x8 --data.cutoff_len 1024
     expect_output 'units split over 16 ranks'
     expect_output '^per rank: 50189[0-9]{4} parameter elements owned'
     expect_output 'optimizer \(AdamW m, v\) +3\.7[0-9] GiB'
@@ -42,7 +66,7 @@ case "$case_name" in
     run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --data.cutoff_len 2048 --data.packing --dpo.share_prompt \
       --data.micro_batch_tokens=-1
     expect_output '^micro-batch tokens: auto -> 16384 '
-    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --ranks-per-node 1 --data.cutoff_len 2048 --data.packing \
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-8b --world 1x1 --data.cutoff_len 2048 --data.packing \
       --dpo.share_prompt --data.micro_batch_tokens=-1
     expect_output '^micro-batch tokens: auto -> 4096 '
     # The train keys' own checks, word for word: estimate declares none of its own.
@@ -52,12 +76,12 @@ case "$case_name" in
     expect_output 'data.cutoff_len = 1 \(command line\) must be >= 2 \[tokens\]'
     expect_output 'optim.lr = -1 \(command line\) must be > 0'
     # The compute copy cast per gather: 6 bytes of params per element instead of 4 + 2.
-    run --exit 0 "$bin" estimate --model.preset llama-3.2-1b --ranks-per-node 1 --train.compute_copy per_gather
+    run --exit 0 "$bin" estimate --model.preset llama-3.2-1b --world 1x1 --train.compute_copy per_gather
     expect_output 'params \(fp32 master; cast per gather\) +4\.60 GiB'
-    run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --nodes 1 --ranks-per-node 1
+    run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --world 1x1
     expect_output 'does NOT fit a 80 GiB GPU'
     # 70B QLoRA DPO at seq 2048 fits two 80 GiB GPUs (issue 38's bar), and more so 2 nodes x 8.
-    for world in "--nodes 1 --ranks-per-node 2" "--nodes 2 --ranks-per-node 8"; do
+    for world in "--world 1x2" "--world 2x8"; do
       # shellcheck disable=SC2086
       run --exit 0 "$bin" estimate --model.preset llama-3.1-70b --train.method=qlora --data.cutoff_len=2048 \
         --train.micro_batch=1 $world
@@ -127,9 +151,14 @@ case "$case_name" in
       --data.train="$work/data/train"
     run --exit 0 "$bin" train --dry-run --config "$work/first/config.resolved.ini" \
       --train.output_dir="$work/second"
-    diff <(grep -v '^output_dir' "$work/first/config.resolved.ini") \
-      <(grep -v '^output_dir' "$work/second/config.resolved.ini") ||
+    # The same values; each line's comment says where its value came from, which differs.
+    diff <(grep -v '^output_dir' "$work/first/config.resolved.ini" | sed 's/  #.*//') \
+      <(grep -v '^output_dir' "$work/second/config.resolved.ini" | sed 's/  #.*//') ||
       fail "a rerun from the resolved config resolves differently"
+    grep -qx 'lr = 2e-05  # command line: peak learning rate' "$work/first/config.resolved.ini" ||
+      fail "the first run's lr does not name the command line"
+    grep -qE "^lr = 2e-05  # $work/first/config.resolved.ini:[0-9]+: peak learning rate$" \
+      "$work/second/config.resolved.ini" || fail "the rerun's lr does not name the file and line"
     ;;
   config_error_names_line)
     printf '[optim]\nlr = 1e-4\n\n[train]\nmicro_bach = 2\n' >"$work/bad.ini"

@@ -1,4 +1,4 @@
-#include "command_options.h"
+#include "config/command_options.h"
 
 #include <iostream>
 
