@@ -15,6 +15,7 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "progress_bar.h"
+#include "train/foreign_config.h"
 #include "train/prepped_data.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
@@ -87,7 +88,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
   World world(argc, argv);
   return run_guarded([&] {
     po::options_description own("train options", 110, 55);
-    std::string world_shape, resume;
+    std::string world_shape, resume, print_keys;
     ProgressMode progress = ProgressMode::automatic;
     own.add_options()
         ("dry-run", "check the config, data, batch geometry and ranks, print the shard plan and memory estimate, "
@@ -98,7 +99,9 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
                                        "fresh) or a checkpoint path")
         ("progress", enum_flag(&progress, "train", "progress"),
          "progress bar on rank 0: auto (when stdout is a terminal) | on | off")
-        ("print-config", "print the resolved config (each key with where its value came from) and stop");
+        ("print-config", "print the resolved config (each key with where its value came from) and stop")
+        ("print-keys", po::value(&print_keys),
+         "print the keys of another tool's config this reads (llamafactory | trl) as a Markdown table, and stop");
     const ConfigArguments parsed = parse_config_arguments(args, own);
     if (parsed.help) {
       if (world.rank() == 0) {
@@ -106,6 +109,14 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
                                  "[--llamafactory_key value ...]",
                                  own);
       }
+      return kExitOk;
+    }
+    if (!print_keys.empty()) {
+      ForeignTool tool{};
+      if (!find_enum(print_keys, tool)) {
+        throw ConfigError("train: --print-keys '" + print_keys + "' is not one of " + enum_choices<ForeignTool>());
+      }
+      if (world.rank() == 0) std::cout << (tool == ForeignTool::trl ? trl_key_table() : llamafactory_key_table());
       return kExitOk;
     }
     for (const std::string& note : parsed.notes) log0("train: ", note);

@@ -12,4 +12,5 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shardtune/examples)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/scripts/lm_eval_task.py DESTINATION ${CMAKE_INSTALL_DATADIR}/shardtune/tools)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# docs/ beside the README, as in the repository, so the README's links hold where it is installed.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)

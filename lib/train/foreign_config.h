@@ -30,6 +30,14 @@ struct ForeignTranslation {
 ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& given, bool with_defaults,
                                           const std::vector<std::string>& native_keys);
 
+// The tools whose configs train reads (`train --print-keys TOOL` prints each one's key table).
+enum class ForeignTool { llamafactory, trl };
+template <>
+struct EnumNames<ForeignTool> {
+  static constexpr NamedValue<ForeignTool> table[] = {{ForeignTool::llamafactory, "llamafactory"},
+                                                      {ForeignTool::trl, "trl"}};
+};
+
 // The trainer of `trl sft|dpo|kto|reward --config x.yaml`: `shardtune train dpo --config x.yaml`.
 enum class TrlTrainer { sft, dpo, kto, reward };
 template <>

@@ -35,7 +35,7 @@ case "$case_name" in
   installs_and_modules_load)
     run --exit 0 cmake --install "$ST_BINARY_DIR" --prefix "$work/prefix"
     for file in bin/shardtune share/shardtune/slurm/launch.slurm share/shardtune/examples/demo.ini \
-                share/doc/shardtune/README.md share/modulefiles/shardtune/"$version".lua \
+                share/doc/shardtune/README.md share/doc/shardtune/docs/README.md share/modulefiles/shardtune/"$version".lua \
                 share/modulefiles/shardtune/"$version" share/shardtune/tools/lm_eval_task.py; do
       [ -e "$work/prefix/$file" ] || fail "the install lacks $file"
     done
