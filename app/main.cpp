@@ -20,8 +20,8 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"train", "fine-tune a model (sft, dpo and variants, kto, rm; full, lora, qlora) with FSDP-style sharding; "
-              "reads LlamaFactory and TRL configs", st::run_train},
+    {"train", "fine-tune a model (every train.stage; full, lora, qlora) with FSDP-style sharding; reads "
+              "LlamaFactory and TRL configs", st::run_train},
     {"plot", "loss and reward-accuracy curves of a run's metrics.jsonl as an SVG", st::run_plot},
     {"precompute-ref", "write the reference model's log-probs into a DPO dataset's shards", st::run_precompute_ref},
     {"prep", "token-id JSONL -> HDF5 pair dataset (train/val shards + manifest)", st::run_prep},

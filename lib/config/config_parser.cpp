@@ -40,6 +40,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // " Did you mean optim.lr?" when some key is close, else a pointer to --help.
 std::string suggestion(const std::string& unknown, const ConfigSchema& schema,
                        const std::string& prefix) {
+  // "optim.learning_rate" or "learning_rate": another tool's name for a key.
+  const std::string alias = schema.alias_of(unknown.substr(unknown.rfind('.') + 1));
+  if (!alias.empty()) return " " + alias + ".";
   std::vector<std::string> names;
   for (const auto& field : schema.fields()) names.push_back(field.name());
   const std::string near = did_you_mean(unknown, names, prefix);

@@ -146,6 +146,16 @@ const ConfigField* ConfigSchema::find(const std::string& name) const {
   return nullptr;
 }
 
+void ConfigSchema::alias(const std::string& foreign, const std::string& name, const std::string& whose) {
+  aliases_[foreign] = {name, whose};
+}
+
+std::string ConfigSchema::alias_of(const std::string& foreign) const {
+  const auto found = aliases_.find(foreign);
+  if (found == aliases_.end()) return "";
+  return foreign + " is " + found->second.second + " name for " + found->second.first;
+}
+
 po::options_description ConfigSchema::all_options() const {
   po::options_description all;
   for (const auto& section : sections_) all.add(section);

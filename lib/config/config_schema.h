@@ -109,6 +109,11 @@ class ConfigSchema {
 
   const std::vector<ConfigField>& fields() const { return fields_; }
   const ConfigField* find(const std::string& name) const;
+  // Another tool's name for a key ("learning_rate" -> "optim.lr", whose "LlamaFactory's and
+  // TRL's"), which an unknown key's message points out.
+  void alias(const std::string& foreign, const std::string& name, const std::string& whose);
+  // "learning_rate is LlamaFactory's and TRL's name for optim.lr", or "" for no alias.
+  std::string alias_of(const std::string& foreign) const;
   // One description per section, in display order, for grouped --help.
   const std::vector<po::options_description>& sections() const { return sections_; }
   po::options_description all_options() const;
@@ -132,6 +137,7 @@ class ConfigSchema {
   std::vector<std::string> section_names_;
   std::vector<ConfigField> fields_;
   std::vector<EnumWord> enum_words_;
+  std::map<std::string, std::pair<std::string, std::string>> aliases_;  // foreign -> (name, whose)
 };
 
 template <typename T>

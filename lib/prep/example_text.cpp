@@ -1,5 +1,7 @@
 #include "prep/example_text.h"
 
+#include "data/pair_shard.h"
+
 namespace st {
 namespace {
 
@@ -45,10 +47,12 @@ std::string completion_text(const std::vector<int32_t>& ids, const std::vector<u
 std::vector<std::string> example_lines(const Pair& pair, PairKind kind, const Tokenizer& tokenizer, size_t max_chars) {
   std::vector<std::string> lines;
   lines.push_back("prompt: " + cut(decoded(pair.prompt, 0, pair.prompt.size(), tokenizer), max_chars));
-  const char* first = kind == PairKind::sft ? "completion: " : kind == PairKind::kto ? "completion: " : "chosen: ";
-  lines.push_back(first + cut(completion_text(pair.chosen, pair.loss_mask, tokenizer), max_chars) +
+  const std::vector<std::string> columns = shard_columns(kind);  // prompt, the completion, a stored second one
+  lines.push_back(columns.at(1) + ": " + cut(completion_text(pair.chosen, pair.loss_mask, tokenizer), max_chars) +
                   (pair.label ? (*pair.label ? " (desirable)" : " (undesirable)") : ""));
-  if (kind == PairKind::dpo) lines.push_back("rejected: " + cut(completion_text(pair.rejected, {}, tokenizer), max_chars));
+  if (!pair.rejected.empty() && columns.size() > 2) {
+    lines.push_back(columns.at(2) + ": " + cut(completion_text(pair.rejected, {}, tokenizer), max_chars));
+  }
   return lines;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/config_parser.h"
+#include "config/config_schema.h"
 #include "util/enum_names.h"
 
 namespace st {
@@ -61,8 +62,9 @@ std::string trl_key_table();
 bool is_llamafactory_key(const std::string& key);
 std::vector<std::string> llamafactory_keys();
 
-// "learning_rate is LlamaFactory's name for optim.lr", or "" when `key` is none of its mapped keys.
-std::string llamafactory_alias(const std::string& key);
+// Every LlamaFactory and TRL key that names one shardtune key, registered as the schema's
+// aliases ("learning_rate is LlamaFactory's and TRL's name for optim.lr").
+void add_foreign_aliases(ConfigSchema& schema);
 
 // Every key of the table as a Markdown row: | key | shardtune | how |, for docs.
 std::string llamafactory_key_table();

@@ -240,6 +240,14 @@ std::vector<std::string> row_keys(const std::vector<ForeignKeyRow>& rows) {
   return keys;
 }
 
+std::vector<std::pair<std::string, std::string>> row_aliases(const std::vector<ForeignKeyRow>& rows) {
+  std::vector<std::pair<std::string, std::string>> aliases;
+  for (const ForeignKeyRow& row : rows) {
+    if ((row.fate == KeyFate::copied || row.fate == KeyFate::mapped) && *row.native) aliases.emplace_back(row.key, row.native);
+  }
+  return aliases;
+}
+
 std::string markdown_rows(const std::vector<ForeignKeyRow>& rows, const std::string& tool) {
   std::string text = "| " + tool + " key | shardtune key | how |\n|---|---|---|\n";
   for (const ForeignKeyRow& row : rows) {

@@ -59,9 +59,14 @@ const std::vector<ForeignKeyRow>& training_argument_rows();
 // and save strategies, report_to, deepspeed.
 void translate_training_arguments(ForeignTranslator& t);
 
+// TRL's rows that name one shardtune key (trl_config.cpp), for the aliases both tables give.
+std::vector<std::pair<std::string, std::string>> trl_aliases();
+
 // `base` then `more`, for a vocabulary's whole table.
 std::vector<ForeignKeyRow> joined_rows(const std::vector<ForeignKeyRow>& base, const std::vector<ForeignKeyRow>& more);
 std::vector<std::string> row_keys(const std::vector<ForeignKeyRow>& rows);
+// The rows that name one shardtune key (copied or mapped), as (key, shardtune key).
+std::vector<std::pair<std::string, std::string>> row_aliases(const std::vector<ForeignKeyRow>& rows);
 std::string markdown_rows(const std::vector<ForeignKeyRow>& rows, const std::string& tool);
 
 }  // namespace st

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "tokenizer/chat_template.h"
 #include "train/foreign_keys.h"
 
 namespace st {
@@ -99,12 +100,6 @@ const std::pair<const char*, const char*> kDefaults[] = {
     {"bf16", "false"},
 };
 
-// The built-in templates with LlamaFactory's template names.
-const std::pair<const char*, const char*> kTemplates[] = {
-    {"llama3", "llama3"}, {"llama2", "llama2"},          {"qwen", "qwen"},       {"qwen3", "qwen3"},
-    {"qwen3_nothink", "qwen3_nothink"}, {"mistral", "mistral"}, {"chatml", "chatml"}, {"empty", "plain"},
-};
-
 std::string lora_targets(const std::string& value) {
   if (value == "all") return "q,k,v,o,gate,up,down";
   std::string out, item;
@@ -170,10 +165,12 @@ void translate_method(ForeignTranslator& t) {
 
 void translate_data(ForeignTranslator& t) {
   if (t.has("template")) {
+    // LlamaFactory names its templates as shardtune's built-in ones are named; its `empty` is plain.
+    const std::string& name = t.value("template");
+    TemplateKind builtin{};
     std::string chosen = kAutomaticWord;
-    for (const auto& [name, builtin] : kTemplates) {
-      if (t.value("template") == name) chosen = builtin;
-    }
+    if (name == "empty") chosen = enum_name(TemplateKind::plain);
+    if (name != enum_name(TemplateKind::jinja) && find_enum(name, builtin)) chosen = enum_name(builtin);
     if (chosen == kAutomaticWord) {
       t.note("template", "no built-in template of that name: prep.template = auto renders the model's own chat "
                          "template (tokenizer_config.json), which LlamaFactory's templates follow");
@@ -203,15 +200,6 @@ bool is_llamafactory_key(const std::string& key) {
 
 std::vector<std::string> llamafactory_keys() { return row_keys(all_rows()); }
 
-std::string llamafactory_alias(const std::string& key) {
-  for (const ForeignKeyRow& row : all_rows()) {
-    if (key == row.key && (row.fate == KeyFate::copied || row.fate == KeyFate::mapped) && *row.native) {
-      return key + " is LlamaFactory's name for " + row.native;
-    }
-  }
-  return "";
-}
-
 ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& given, bool with_defaults,
                                           const std::vector<std::string>& native_keys) {
   std::map<std::string, ForeignSetting> keys;
@@ -229,5 +217,19 @@ ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& giv
 }
 
 std::string llamafactory_key_table() { return markdown_rows(all_rows(), "LlamaFactory"); }
+
+void add_foreign_aliases(ConfigSchema& schema) {
+  const auto llamafactory = row_aliases(all_rows());
+  const auto trl = trl_aliases();
+  for (const auto& [key, native] : llamafactory) {
+    const bool both = std::find(trl.begin(), trl.end(), std::make_pair(key, native)) != trl.end();
+    schema.alias(key, native, both ? "LlamaFactory's and TRL's" : "LlamaFactory's");
+  }
+  for (const auto& [key, native] : trl) {
+    if (std::find(llamafactory.begin(), llamafactory.end(), std::make_pair(key, native)) == llamafactory.end()) {
+      schema.alias(key, native, "TRL's");
+    }
+  }
+}
 
 }  // namespace st

@@ -36,18 +36,18 @@ std::map<std::string, std::string> ini_values(const std::string& text) {
   return values;
 }
 
+// Every key defines the run (the model, the data, the objectives' sections, LoRA, the optimizer)
+// but the run's length, logging, checkpoints, evaluation and the cluster's shape, and the knobs
+// that change how a step is computed, not what.
 bool defines_the_run(const std::string& name) {
-  static const std::vector<std::string> sections = {"model.", "data.", "prep.", "dpo.", "kto.", "rm.", "lora.", "moe."};
+  static const std::vector<std::string> free_sections = {"train.", "dist.", "ckpt.", "eval."};
+  static const std::vector<std::string> fixed = {"train.stage", "train.method", "train.seed"};
   static const std::vector<std::string> free = {"data.prefetch_steps", "data.verify_checksums", "data.micro_batch_tokens",
                                                 "data.group_by_length", "model.logp_chunk_tokens", "model.attention",
-                                                "lora.host_embedding"};
-  static const std::vector<std::string> fixed = {"train.stage", "train.method", "train.seed", "optim.name", "optim.lr",
-                                                 "optim.beta1", "optim.beta2", "optim.eps", "optim.weight_decay",
-                                                 "optim.grad_clip", "optim.schedule", "optim.warmup_steps",
-                                                 "optim.warmup_ratio", "optim.min_lr_ratio"};
+                                                "lora.host_embedding", "optim.offload", "optim.step_in_backward"};
   if (std::find(fixed.begin(), fixed.end(), name) != fixed.end()) return true;
   if (std::find(free.begin(), free.end(), name) != free.end()) return false;
-  return std::any_of(sections.begin(), sections.end(), [&](const std::string& s) { return name.rfind(s, 0) == 0; });
+  return std::none_of(free_sections.begin(), free_sections.end(), [&](const std::string& s) { return name.rfind(s, 0) == 0; });
 }
 
 }  // namespace

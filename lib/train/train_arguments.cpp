@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "train/foreign_arguments.h"
+#include "train/foreign_config.h"
 #include "train/train_config_schema.h"
 #include "util/build_info.h"
 #include "util/errors.h"
@@ -15,6 +16,7 @@ ConfigArguments parse_config_arguments(const std::vector<std::string>& args,
   ConfigArguments result;
   ConfigSchema schema;
   bind_train_config(schema, result.config);
+  add_foreign_aliases(schema);
   ForeignArguments foreign = split_foreign_arguments(args, command_options, schema);
   static_cast<ParsedArguments&>(result) =
       parse_arguments(foreign.native_args, command_options, schema, foreign.settings);

@@ -216,4 +216,6 @@ ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSe
 
 std::string trl_key_table() { return markdown_rows(all_rows(), "TRL"); }
 
+std::vector<std::pair<std::string, std::string>> trl_aliases() { return row_aliases(all_rows()); }
+
 }  // namespace st

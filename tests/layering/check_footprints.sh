@@ -29,9 +29,13 @@ check() {
     echo "ok: $name is named in ${#found[@]} files: ${found[*]}"
   fi
 }
+# The other tools' config vocabularies name each objective's keys as those tools do
+# (LlamaFactory's kto_chosen_weight, TRL's `trl kto` and KTOConfig), as dataset_info.cpp names
+# LlamaFactory's kto_tag column.
 check KTO '(^|[^A-Za-z0-9])(kto|KTO)([^a-z]|$)|Kto[A-Z]' \
   lib/train/kto_objective.cpp lib/train/kto_options.h lib/train/objective_list.h lib/train/objective.cpp \
-  lib/CMakeLists.txt lib/data/pair_table.h lib/train/batch_loss.h lib/prep/dataset_info.cpp
+  lib/CMakeLists.txt lib/data/pair_table.h lib/train/batch_loss.h lib/prep/dataset_info.cpp \
+  lib/train/llamafactory_config.cpp lib/train/trl_config.cpp lib/train/foreign_config.h
 check Qwen3 '[Qq]wen3' lib/hf/model_family.h lib/hf/presets.cpp lib/tokenizer/chat_template.h lib/tokenizer/chat_template.cpp
 # The reward model: its objective is 5 files on the step contract; the score head it trains is a
 # head kind the hf, model, fsdp, ckpt and serving layers branch on in these 12.

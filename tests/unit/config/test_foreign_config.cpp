@@ -228,6 +228,17 @@ TEST(ForeignFlags, AnUnknownFlagGetsTheNearestOptionKeyOrAlias) {
   EXPECT_TRUE(has(config_error({"--frobnicate"}), "unknown option --frobnicate. Run with --help"));
 }
 
+TEST(ForeignAliases, AnotherToolsNameInAnIniNamesTheKey) {
+  testing::TempIni ini("[optim]\nlearning_rate = 1e-4\n");
+  EXPECT_TRUE(has(config_error({"--config", ini.path()}),
+                  ini.path() + ":2: unknown key 'optim.learning_rate'. learning_rate is LlamaFactory's and TRL's name "
+                               "for optim.lr."));
+  testing::TempIni lora("[lora]\nlora_alpha = 16\n");
+  EXPECT_TRUE(has(config_error({"--config", lora.path()}), "lora_alpha is LlamaFactory's and TRL's name for lora.alpha."));
+  testing::TempIni trl("[train]\nmax_length = 16\n");
+  EXPECT_TRUE(has(config_error({"--config", trl.path()}), "max_length is TRL's name for data.cutoff_len."));
+}
+
 TEST(LlamaFactoryYaml, ShardtunesOwnKeysMayBeWrittenInIt) {
   TempYaml yaml("learning_rate: 1e-4\ndist.timeout_s: 90\n");
   const auto parsed = parse({"--config", yaml.path()});
@@ -260,7 +271,6 @@ TEST(LlamaFactoryKeys, TheTableListsEveryKeyOnce) {
         "eval_strategy", "eval_steps", "per_device_eval_batch_size", "deepspeed"}) {
     EXPECT_TRUE(is_llamafactory_key(key)) << key;
   }
-  EXPECT_EQ(llamafactory_alias("learning_rate"), "learning_rate is LlamaFactory's name for optim.lr");
 }
 
 
