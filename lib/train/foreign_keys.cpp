@@ -249,10 +249,16 @@ std::vector<std::pair<std::string, std::string>> row_aliases(const std::vector<F
 }
 
 std::string markdown_rows(const std::vector<ForeignKeyRow>& rows, const std::string& tool) {
+  const auto cell = [](const std::string& text) {  // a | inside a cell would end it
+    std::string out;
+    for (const char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+  };
   std::string text = "| " + tool + " key | shardtune key | how |\n|---|---|---|\n";
   for (const ForeignKeyRow& row : rows) {
     const char* fate = row.fate == KeyFate::noted ? "noted: " : row.fate == KeyFate::refused ? "refused: " : "";
-    text += std::string("| ") + row.key + " | " + (*row.native ? row.native : "-") + " | " + fate + row.how + " |\n";
+    text += std::string("| `") + row.key + "` | " + (*row.native ? std::string("`") + row.native + "`" : "-") + " | " +
+            fate + cell(row.how) + " |\n";
   }
   return text;
 }
