@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "bench_profile.h"
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "data/pair_table.h"
 #include "distributed/world.h"
 #include "exit_codes.h"

@@ -5,9 +5,9 @@
 #include <iostream>
 #include <map>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "distributed/env_check.h"
 #include "distributed/link_bench.h"
 #include "distributed/mpi_communicator.h"

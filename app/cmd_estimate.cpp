@@ -6,9 +6,9 @@
 #include <iostream>
 
 #include "cluster_shape.h"
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "exit_codes.h"
 #include "fsdp/shard_source.h"
 #include "memory_report.h"

@@ -5,9 +5,9 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/string_gather.h"
 #include "distributed/value_gather.h"

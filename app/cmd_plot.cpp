@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "exit_codes.h"
 #include "train/metrics_plot.h"
 #include "util/errors.h"

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/string_gather.h"
 #include "distributed/world.h"

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "data/pair_shard.h"
 #include "distributed/world.h"
 #include "exit_codes.h"

@@ -7,9 +7,9 @@
 #include <memory>
 #include <sstream>
 
-#include "config/command_options.h"
 #include "command_runner.h"
 #include "commands.h"
+#include "config/command_options.h"
 #include "distributed/env_check.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/world.h"
@@ -142,7 +142,9 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
 
     std::unique_ptr<Trainer> made;
     try {
-      made = std::make_unique<Trainer>(config, world);
+      RunOptions options;
+      options.config_text = format_resolved_config(config, parsed.origins);  // as config.resolved.ini
+      made = std::make_unique<Trainer>(config, world, options);
     } catch (const StopBeforeTraining& stop) {
       log0(stop.what());
       return stop_exit_code(stop.kind());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <sstream>
 
 #include "util/errors.h"
 
@@ -226,6 +227,22 @@ void translate_training_arguments(ForeignTranslator& t) {
                      "train.eval_every");
   translate_strategy(t, "save_strategy", "save_steps", "ckpt.every");
   translate_outputs(t);
+}
+
+std::string peft_target_modules(const std::string& value) {
+  if (value == "all" || value == "all-linear") return "q,k,v,o,gate,up,down";
+  std::string out, item;
+  std::istringstream in(value);
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" "));
+    item.erase(item.find_last_not_of(" ") + 1);
+    const std::string suffix = "_proj";
+    if (item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      item.resize(item.size() - suffix.size());
+    }
+    out += (out.empty() ? "" : ",") + item;
+  }
+  return out;
 }
 
 std::vector<ForeignKeyRow> joined_rows(const std::vector<ForeignKeyRow>& base, const std::vector<ForeignKeyRow>& more) {

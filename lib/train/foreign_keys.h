@@ -62,6 +62,10 @@ void translate_training_arguments(ForeignTranslator& t);
 // TRL's rows that name one shardtune key (trl_config.cpp), for the aliases both tables give.
 std::vector<std::pair<std::string, std::string>> trl_aliases();
 
+// PEFT-style target module names as lora.target_modules lists them: all / all-linear = every
+// projection; "q_proj, v_proj" = "q,v".
+std::string peft_target_modules(const std::string& value);
+
 // `base` then `more`, for a vocabulary's whole table.
 std::vector<ForeignKeyRow> joined_rows(const std::vector<ForeignKeyRow>& base, const std::vector<ForeignKeyRow>& more);
 std::vector<std::string> row_keys(const std::vector<ForeignKeyRow>& rows);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 
 #include "tokenizer/chat_template.h"
 #include "train/foreign_keys.h"
@@ -100,22 +99,6 @@ const std::pair<const char*, const char*> kDefaults[] = {
     {"bf16", "false"},
 };
 
-std::string lora_targets(const std::string& value) {
-  if (value == "all") return "q,k,v,o,gate,up,down";
-  std::string out, item;
-  std::istringstream in(value);
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" "));
-    item.erase(item.find_last_not_of(" ") + 1);
-    const std::string suffix = "_proj";
-    if (item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      item.resize(item.size() - suffix.size());
-    }
-    out += (out.empty() ? "" : ",") + item;
-  }
-  return out;
-}
-
 void translate_method(ForeignTranslator& t) {
   if (t.has("stage")) {
     const std::string& stage = t.value("stage");
@@ -151,7 +134,7 @@ void translate_method(ForeignTranslator& t) {
     const long long rank = std::strtoll(t.value("lora_rank").c_str(), &end, 10);
     if (end && *end == '\0' && rank > 0) t.derive("lora.alpha", std::to_string(2 * rank), "lora_alpha = 2 x lora_rank");
   }
-  if (t.has("lora_target")) t.set("lora.target_modules", lora_targets(t.value("lora_target")), "lora_target");
+  if (t.has("lora_target")) t.set("lora.target_modules", peft_target_modules(t.value("lora_target")), "lora_target");
   const bool kto = t.has("stage") && t.value("stage") == "kto";
   if (t.has("pref_beta")) t.set(kto ? "kto.beta" : "dpo.beta", t.value("pref_beta"), "pref_beta");
   if (t.has("pref_loss")) {

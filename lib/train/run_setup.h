@@ -26,6 +26,7 @@ namespace st {
 struct RunOptions {
   bool sync_phases = false;  // sync the device at phase ends: exact step-time breakdown on a GPU (bench)
   bool save_at_end = true;   // false: no final checkpoint (bench runs keep no state)
+  std::string config_text;   // the run's config.resolved.ini, for TensorBoard; empty: the config without origins
 };
 
 struct RunSetup {

@@ -320,7 +320,8 @@ TrainResult Trainer::run(const TrainObserver& observer) {
     metrics = std::make_unique<MetricsFile>(path, /*append=*/first > 0);
     if (config_.train.tensorboard) {
       tensorboard = std::make_unique<TensorboardWriter>(config_.train.output_dir + "/tensorboard", first);
-      tensorboard->add_text("config", format_resolved_config(config_), first);
+      tensorboard->add_text("config", options_.config_text.empty() ? format_resolved_config(config_) : options_.config_text,
+                            first);
     }
   }
   TrainResult result;

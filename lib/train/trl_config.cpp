@@ -3,7 +3,6 @@
 // TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include "train/foreign_keys.h"
 
@@ -92,22 +91,6 @@ std::vector<std::pair<std::string, std::string>> defaults_of(TrlTrainer trainer)
           {"use_bnb_nested_quant", "false"}};
 }
 
-std::string lora_targets(const std::string& value) {
-  if (value == "all-linear" || value == "all") return "q,k,v,o,gate,up,down";
-  std::string out, item;
-  std::istringstream in(value);
-  while (std::getline(in, item, ',')) {
-    item.erase(0, item.find_first_not_of(" "));
-    item.erase(item.find_last_not_of(" ") + 1);
-    const std::string suffix = "_proj";
-    if (item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      item.resize(item.size() - suffix.size());
-    }
-    out += (out.empty() ? "" : ",") + item;
-  }
-  return out;
-}
-
 void translate_model(ForeignTranslator& t) {
   const bool peft = t.has("use_peft") && t.truthy("use_peft");
   const bool four_bit = t.has("load_in_4bit") && t.truthy("load_in_4bit");
@@ -117,7 +100,7 @@ void translate_model(ForeignTranslator& t) {
     t.refuse("bnb_4bit_quant_type", "the 4-bit base is NF4; lora.quant_type = nf4");
   }
   if (t.has("lora_target_modules")) {
-    t.set("lora.target_modules", lora_targets(t.value("lora_target_modules")), "lora_target_modules");
+    t.set("lora.target_modules", peft_target_modules(t.value("lora_target_modules")), "lora_target_modules");
   }
 }
 

@@ -19,21 +19,9 @@ namespace {
 
 using testing::parse;
 
-// A uniquely named YAML file under /tmp, removed when the object dies.
-class TempYaml {
- public:
-  explicit TempYaml(const std::string& text) {
-    char name[] = "/tmp/st_config_XXXXXX.yaml";
-    const int fd = mkstemps(name, 5);
-    close(fd);
-    path_ = name;
-    std::ofstream(path_) << text;
-  }
-  ~TempYaml() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+// A YAML config file under /tmp, removed when the object dies.
+struct TempYaml : testing::TempIni {
+  explicit TempYaml(const std::string& text) : TempIni(text, ".yaml") {}
 };
 
 std::string config_error(const std::vector<std::string>& args) {

@@ -12,12 +12,13 @@
 
 namespace st::testing {
 
-// A uniquely named file under /tmp holding `text`, removed when the object dies.
+// A uniquely named file under /tmp holding `text` (its name ending in `suffix`), removed when
+// the object dies.
 class TempIni {
  public:
-  explicit TempIni(const std::string& text) {
-    char name[] = "/tmp/st_config_XXXXXX.ini";
-    const int fd = mkstemps(name, 4);
+  explicit TempIni(const std::string& text, const std::string& suffix = ".ini") {
+    std::string name = "/tmp/st_config_XXXXXX" + suffix;
+    const int fd = mkstemps(name.data(), static_cast<int>(suffix.size()));
     close(fd);
     path_ = name;
     std::ofstream(path_) << text;
