@@ -78,7 +78,7 @@ std::string decide_on_rank0(const TrainConfig& config) {
       throw ConfigError("train.output_dir = " + config.train.output_dir + " holds a run of another config, which " +
                         "--resume auto does not continue:" + list + "\nTrain this config in a new train.output_dir, " +
                         "continue that run with its own config (--config " + config.train.output_dir +
-                        "/config.resolved.ini), or replace it with --train.overwrite=true --train.resume=");
+                        "/config.resolved.ini), or replace it (without --resume auto, with --train.overwrite=true)");
     }
   }
   if (resume) return "resume:" + *resume;
