@@ -139,7 +139,10 @@ int run_prep(std::vector<std::string> args, int& argc, char**& argv) {
       malformed += count;
       reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
     }
-    log0("prep: ", report.lines, " lines -> ", report.train_pairs, " train + ", report.val_pairs,
+    const std::string first_only = o.max_records > 0 && report.lines > o.max_records
+                                       ? " (the first " + std::to_string(o.max_records) + ": --max-samples)"
+                                       : "";
+    log0("prep: ", report.lines, " lines", first_only, " -> ", report.train_pairs, " train + ", report.val_pairs,
          " val pairs in ", o.output, " (", timer.seconds(), " s, ", world.size(), " rank(s)); ",
          report.truncated, " truncated, ", report.dropped_too_long, " dropped as longer than ",
          o.cutoff_len, " tokens, ", malformed, " malformed skipped", reasons.empty() ? "" : " (" + reasons + ")");

@@ -68,7 +68,12 @@ case "$case_name" in
     expect_output "train: command line: preprocessing_num_workers = 16: prep runs on every rank"
     expect_output "prep: dpo_en_demo: reusing $work/saves/data/dpo_en_demo-[0-9a-f]{8} \(same files and keys\)"
     expect_output "dpo \(sigmoid, reference online\) on 2 rank\(s\), sharding full, compute fp32; 270 training / 30 validation pairs; global batch 32; 2 steps"
-    expect_output "train: 2 steps in"
+    # Each step line with the time spent and left; the closing summary.
+    expect_output "step 1/2  loss .* s/step  elapsed [0-9]+s  left [0-9]+s  mem "
+    expect_output "train: 2 steps in [0-9.]+ s \([0-9]+s\); [0-9]+ tokens, [0-9]+ tokens/s"
+    expect_output "train: final loss [0-9.]+, reward accuracy [0-9.]+; eval loss [0-9.]+, eval reward accuracy [0-9.]+; best eval loss [0-9.]+ at step 2"
+    expect_output "train: checkpoint $work/saves/checkpoints/step_00000002; export $work/saves/export; metrics $work/saves/metrics.jsonl"
+    expect_output "train: more steps: shardtune train --config $work/saves/config.resolved.ini --resume auto"
     prepped=$(ls -d "$work"/saves/data/dpo_en_demo-*)
     resolved=$work/saves/config.resolved.ini
     grep -qx "lr = 5e-06  # command line (learning_rate): peak learning rate" "$resolved" || fail "resolved: lr's origin"
@@ -76,6 +81,15 @@ case "$case_name" in
     # The same run by hand: `shardtune prep`, then the INI a shardtune user writes for it.
     run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind dpo --dataset-info "$data" --dataset dpo_en_demo \
       --tokenizer "$work/model" --template llama3 --cutoff-len 1024 --max-samples 100000 --output "$work/hand_data"
+    # The first example as the model sees it: special tokens written out, the trained ones marked.
+    expect_output "prep: the first example as the model sees it \(loss on the tokens in \[\[ \]\]\):"
+    expect_output '^\[r0/2 [^]]+\]   prompt: <\|begin_of_text\|><\|start_header_id\|>user<\|end_header_id\|>\\n\\n'
+    expect_output '^\[r0/2 [^]]+\]   chosen: \[\[That sounds like a fun and engaging idea!.* \.\.\. .*\]\]$'
+    expect_output '^\[r0/2 [^]]+\]   rejected: \[\[Hello! .*\]\]$'
+    # max_samples: the file's first records, whichever rank reads them.
+    run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind dpo --dataset-info "$data" --dataset dpo_en_demo \
+      --tokenizer "$work/model" --template llama3 --max-samples 7 --output "$work/seven"
+    expect_output "prep: 300 lines \(the first 7: --max-samples\) -> 7 train \+ 0 val pairs"
     same_pairs "$work/hand_data/train" "$prepped/train"
     # The cutoff the data was prepped with is recorded: a run asking for longer rows is told.
     grep -q '"cutoff_len": 1024' "$work/hand_data/train/manifest.json" || fail "the manifest lacks the cutoff"
