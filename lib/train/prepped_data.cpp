@@ -43,9 +43,8 @@ DatasetInfoEntry source_of(const TrainConfig& config, const std::string& entry) 
 std::string entry_name(const std::string& entry) { return fs::path(entry).stem().string(); }
 
 // What an entry's pairs depend on, as text: the files' CRCs and every key prep reads.
-std::string content_description(const TrainConfig& config, const std::string& entry) {
+std::string content_description(const TrainConfig& config, const std::string& entry, const DatasetInfoEntry& info) {
   const PairKind kind = objective_for(config.train.stage).example_kind();
-  const DatasetInfoEntry info = source_of(config, entry);
   std::string text = "entry=" + entry + "\nkind=" + enum_name(kind) + "\ninput=" + crc32_hex(file_crc32(info.file));
   if (!config.prep.dataset_dir.empty()) {
     text += "\nindex=" + crc32_hex(file_crc32(config.prep.dataset_dir + "/dataset_info.json"));
@@ -67,13 +66,14 @@ std::vector<MixtureEntry> entries_of(const TrainConfig& config, bool& weighted) 
   return parse_mixture(config.prep.dataset, "prep.dataset");
 }
 
-}  // namespace
-
-std::string prepped_entry_directory(const TrainConfig& config, const std::string& entry) {
-  const std::string description = content_description(config, entry);
+// The directory an entry is prepped into: its name and a hash of everything the pairs depend on.
+std::string prepped_entry_directory(const TrainConfig& config, const std::string& entry, const DatasetInfoEntry& info) {
+  const std::string description = content_description(config, entry, info);
   const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(description.data()), static_cast<uInt>(description.size()));
   return config.train.output_dir + "/data/" + entry_name(entry) + "-" + crc32_hex(static_cast<uint32_t>(crc));
 }
+
+}  // namespace
 
 std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& comm) {
   std::vector<std::string> lines;
@@ -90,14 +90,14 @@ std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& 
   const std::vector<MixtureEntry> entries = entries_of(config, weighted);
   std::string train;
   for (const MixtureEntry& entry : entries) {
-    const std::string directory = prepped_entry_directory(config, entry.directory);
+    const DatasetInfoEntry info = source_of(config, entry.directory);  // read once: hashed, then prepped
+    const std::string directory = prepped_entry_directory(config, entry.directory, info);
     uint64_t pairs = 0;
     if (fs::exists(directory + "/train/manifest.json")) {
       lines.push_back("prep: " + entry_name(entry.directory) + ": reusing " + directory + " (same files and keys)");
     } else {
       PrepOptions options;
       options.kind = objective_for(config.train.stage).example_kind();
-      const DatasetInfoEntry info = source_of(config, entry.directory);
       options.input = info.file;
       if (!config.prep.dataset_dir.empty()) {
         options.format = info.format;

@@ -13,13 +13,11 @@ namespace st {
 
 // Collective. With prep.dataset set, preps what is not there yet and sets config.data.train
 // (several entries: a mixture weighted by their sizes, so each pair is drawn once an epoch, as
-// LlamaFactory's concatenation). Throws ConfigError naming the key for a config that sets
+// LlamaFactory's concatenation). Each entry's directory is named by a hash of everything its
+// pairs depend on (the files' bytes, the tokenizer's, the template and the prep keys, the
+// stage's kind). Throws ConfigError naming the key for a config that sets
 // data.train too or has no tokenizer; prep's own errors name the file and the entry. Returns
 // the log lines (reused or prepped, with counts; rank 0's also the first example).
 std::vector<std::string> prep_config_data(TrainConfig& config, MpiCommunicator& comm);
-
-// The directory an entry is prepped into: its name and a hash of everything the pairs depend
-// on (the files' bytes, the tokenizer's, the template and the prep keys, the stage's kind).
-std::string prepped_entry_directory(const TrainConfig& config, const std::string& entry);
 
 }  // namespace st
