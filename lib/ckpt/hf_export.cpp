@@ -25,8 +25,9 @@ constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.
 
 TorchDtype torch_dtype_of(at::ScalarType dtype) { return dtype == at::kFloat ? TorchDtype::float32 : TorchDtype::bfloat16; }
 
-// config.json: the base model's own (every field kept) or the one the config describes; the
-// fields of the head a run trained (a reward model's class, labels and pad id) are the run's.
+// config.json: the base model's own (every field kept; an image-text model's text_config) or the
+// one the config describes; the fields of the head a run trained (a reward model's class, labels
+// and pad id) are the run's.
 nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options) {
   const nlohmann::json described = to_hf_config_json(config);
   nlohmann::json json = described;
@@ -35,6 +36,15 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
     std::ifstream in(base);
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
+    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {  // the export is the language model alone
+      if (json.value("model_type", "") == wrapper.model_type && json.contains("text_config")) {
+        json = json.at("text_config");
+        json["model_type"] = described["model_type"];
+        for (const auto& [key, value] : described.items()) {  // what it left to the wrapper or the defaults
+          if (!json.contains(key)) json[key] = value;
+        }
+      }
+    }
     for (const char* key : {"architectures", "id2label", "label2id", "pad_token_id"}) {
       if (described.contains(key)) json[key] = described[key];
     }

@@ -59,7 +59,7 @@ FsdpModel::FsdpModel(const ModelConfig& config, std::vector<UnitLayout> units, S
     }
   }
   written_.assign(grads_.size(), !options_.gradients_in_flight_only);  // zero-initialised above
-  inverse_frequencies_ = rope_inverse_frequencies(config_).to(options_.device);
+  attention_kinds_ = model_attention(config_, options_.device);
   context_ = context_exchange_over(groups_.context.get());
   experts_ = expert_exchange_over(groups_.expert.get());
   if (experts_) check_expert_split();
@@ -391,11 +391,11 @@ TokenBatch FsdpModel::make_batch(const at::Tensor& input_ids, const at::Tensor& 
                       "dist.context_parallel = 1");
   }
   if (context_) {
-    return make_context_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
-                                    options_.logp_chunk_tokens, layout, config_.sliding_window, context_);
+    return make_context_token_batch(input_ids, targets, attention_kinds_, options_.compute_dtype,
+                                    options_.logp_chunk_tokens, layout, context_);
   }
-  TokenBatch batch = make_token_batch(input_ids, targets, inverse_frequencies_, options_.compute_dtype,
-                                      options_.logp_chunk_tokens, layout, config_.sliding_window, options_.attention);
+  TokenBatch batch = make_token_batch(input_ids, targets, attention_kinds_, options_.compute_dtype,
+                                      options_.logp_chunk_tokens, layout, options_.attention);
   if (config_.head == ModelHead::score) {
     batch.reward_positions =
         to_device_async(reward_positions(input_ids, targets, layout, config_.pad_token_id), options_.device);

@@ -197,7 +197,7 @@ class FsdpModel {
   std::vector<bool> written_;     // grads_[u] holds this accumulation's first contribution
   GradientConsumer consumer_;
   std::vector<bool> handed_over_;  // this pass, with a consumer
-  at::Tensor inverse_frequencies_;  // rotary, on the device once
+  ModelAttention attention_kinds_;  // rotary frequencies and windows, on the device once
   bool differentiating_ = false;  // the forward in progress will be differentiated
   std::map<size_t, Gathered> gathered_;
   std::vector<Reduction> reductions_;

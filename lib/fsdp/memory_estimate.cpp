@@ -156,8 +156,11 @@ int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   const int64_t hidden = config.hidden_size, c = in.compute_bytes;
   const int64_t saved_inputs = (config.num_hidden_layers + 2) * tokens * hidden * c;
   // One decoder layer recomputed with grad: norms, q/k/v/o, residuals, its MLP's activations and
-  // their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only.
-  const int64_t per_token = 6 * hidden + config.q_size() + 2 * config.kv_size() + mlp_elements_per_token(config, in.expert_parallel);
+  // their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only. Sandwich
+  // norms add two norms on the branches' outputs, each keeping its fp32 input and output.
+  const bool sandwich = family_of(config.model_type).layer_norms == LayerNorms::sandwich;
+  const int64_t per_token = 6 * hidden + (sandwich ? 4 * hidden : 0) + config.q_size() + 2 * config.kv_size() +
+                            mlp_elements_per_token(config, in.expert_parallel);
   int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
   if (in.context_parallel > 1) {
     // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,

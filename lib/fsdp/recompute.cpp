@@ -15,10 +15,12 @@ int64_t layer_kept_bytes(const ModelConfig& config, Recompute policy, int64_t to
     case Recompute::automatic: return 0;
     case Recompute::selective: return tokens * matmuls * compute_bytes;
     case Recompute::none:
-      // Also the norms' fp32 inputs and outputs, rotary q/k, attention output, silu(gate) and
-      // the product; the fused attention keeps O(tokens) statistics.
+      // Also the norms' fp32 inputs and outputs (twice as many norms where they sandwich each
+      // branch), rotary q/k, attention output, silu(gate) and the product; the fused attention
+      // keeps O(tokens) statistics.
       return tokens * (matmuls + 4 * hidden + config.q_size() + config.kv_size() + 2 * intermediate) * compute_bytes +
-             tokens * hidden * 8 + tokens * config.num_attention_heads * 4 + gathered_layer_bytes;
+             tokens * hidden * (family_of(config.model_type).layer_norms == LayerNorms::sandwich ? 16 : 8) +
+             tokens * config.num_attention_heads * 4 + gathered_layer_bytes;
   }
   return 0;
 }

@@ -55,7 +55,7 @@ at::Tensor saved_module_shard(const UnitLayout& unit, const ModelConfig& model, 
   UnitLayout as_base = unit;
   for (ParamSlot& slot : as_base.params) slot.spec.name = model_param_name(slot.spec.key.model);
   if (path.empty()) return init_unit_shard(as_base, shard_rank, seed);
-  const SafetensorsCheckpoint checkpoint(path);
+  const SafetensorsCheckpoint checkpoint = open_model_checkpoint(path, model);
   return load_unit_shard(as_base, shard_rank, checkpoint, new_params(model, checkpoint, seed));
 }
 

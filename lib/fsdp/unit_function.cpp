@@ -191,7 +191,7 @@ class UnitFunction : public torch::autograd::Function<UnitFunction> {
       sinks.overwrite = targets.front().overwrite;
       const ParamSlot& slot = model.units()[u].params.front();
       sinks[ModelParam::embed] = targets.front().flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
-      embedding_backward(batch, grads[0], sinks);
+      embedding_backward(model.config(), batch, grads[0], sinks);
     } else if (kept) {
       const auto route = c10::static_intrusive_pointer_cast<GradientRoute>(context->saved_data["route"].toCapsule());
       if (route->resolved()) {  // the head's, at its forward: the buffers for finish_backward to reduce

@@ -1,5 +1,8 @@
 #include "hf/expert_checkpoint.h"
 
+#include <string>
+#include <utility>
+
 #include "hf/param_table.h"
 #include "hf/shape_text.h"
 #include "util/errors.h"
@@ -44,8 +47,23 @@ void add_layer_views(SafetensorsCheckpoint& checkpoint, const ModelConfig& confi
 
 }  // namespace
 
+// An image-text checkpoint's language model under the text model's names; the vision tower and
+// projector stay unread.
+void add_language_model_views(SafetensorsCheckpoint& checkpoint) {
+  static const std::pair<std::string, std::string> kPrefixes[] = {{"language_model.model.", "model."},
+                                                                  {"model.language_model.", "model."},
+                                                                  {"language_model.lm_head.", "lm_head."}};
+  for (const std::string& stored : checkpoint.names()) {
+    for (const auto& [prefix, text_prefix] : kPrefixes) {
+      if (stored.compare(0, prefix.size(), prefix) != 0) continue;
+      checkpoint.add_view(text_prefix + stored.substr(prefix.size()), stored, 0, checkpoint.entry(stored).shape);
+    }
+  }
+}
+
 SafetensorsCheckpoint open_model_checkpoint(const std::string& path, const ModelConfig& config) {
   SafetensorsCheckpoint checkpoint(path);
+  if (config.multimodal_text) add_language_model_views(checkpoint);
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     if (config.sparse_layer(layer)) add_layer_views(checkpoint, config, layer);
   }

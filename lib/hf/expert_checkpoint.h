@@ -1,9 +1,10 @@
-// A mixture-of-experts checkpoint in either layout users have: one tensor per expert, as the
-// models ship and as shardtune exports (the parameter table's names), or the stacked tensors
-// transformers 5 holds, `<layer>.mlp.experts.gate_up_proj` [E, 2I, D] and
+// A model checkpoint in the layouts users have, read under the parameter table's names. A
+// mixture-of-experts model's: one tensor per expert, as the models ship and as shardtune exports,
+// or the stacked tensors transformers 5 holds, `<layer>.mlp.experts.gate_up_proj` [E, 2I, D] and
 // `<layer>.mlp.experts.down_proj` [E, D, I] (and Mixtral's router as `<layer>.mlp.gate.weight`).
-// The stacked ones are read as views under the per-expert names, so every loader reads both, each
-// rank only the bytes of its own shard.
+// An image-text checkpoint's language model (ModelConfig::multimodal_text): its tensors under
+// `language_model.model.` (transformers 4) or `model.language_model.` (5). Both are read as views
+// under the table's names, so every loader reads every layout, each rank only its own shard's bytes.
 #pragma once
 
 #include <string>

@@ -117,6 +117,9 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
   return rope;
 }
 
+// config.json's word for each Activation (transformers' ACT2FN keys).
+constexpr const char* kActivationWords[] = {"silu", "gelu_pytorch_tanh"};
+
 // Features of neighbouring architectures that would change the numbers if silently ignored.
 void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   const std::string fix = "; shardtune implements causal attention over every layer alike";
@@ -134,8 +137,9 @@ void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
       }
       break;
     case Window::every_layer: break;  // applied to every layer (parse_model_config)
+    case Window::layer_types: break;  // read per layer (parse_layer_types)
   }
-  if (reader.has("layer_types")) {
+  if (reader.has("layer_types") && window != Window::layer_types) {
     for (const json& type : reader.root().at("layer_types")) {
       if (type != "full_attention" && !(window == Window::every_layer && type == "sliding_attention")) {
         reader.fail("layer_types", "contains " + type.dump() + fix);
@@ -145,13 +149,72 @@ void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     if (reader.has(key)) reader.fail(key, "is set: logit soft-capping is not supported");
   }
-  const std::string activation = reader.string_or("hidden_act", "silu");
-  if (activation != "silu") {
-    reader.fail("hidden_act", "is '" + activation + "'; Llama-family MLPs use silu (SwiGLU)");
+  if (reader.boolean_or("use_bidirectional_attention", false)) {
+    reader.fail("use_bidirectional_attention", "is true: shardtune trains causal language models");
+  }
+  const Activation expected = family_of(model_type).activation;
+  const char* activation_key = reader.has("hidden_activation") ? "hidden_activation" : "hidden_act";
+  const std::string activation = reader.string_or(activation_key, kActivationWords[static_cast<int>(expected)]);
+  if (activation != kActivationWords[static_cast<int>(expected)]) {
+    reader.fail(activation_key, "is '" + activation + "'; " + enum_name(model_type) + " MLPs use " +
+                                    kActivationWords[static_cast<int>(expected)]);
   }
   if (reader.number_or("attention_dropout", 0.0) != 0.0) {
     reader.fail("attention_dropout", "must be 0: attention dropout is not implemented");
   }
+}
+
+// Window::layer_types: each layer's kind (layer_types, else every sliding_window_pattern-th layer
+// full), the window, and the rotary base of each kind: transformers 5's rope_parameters per kind,
+// or rope_theta + rope_scaling (full) and rope_local_base_freq (sliding) as 4.x wrote them.
+void parse_layer_types(const ConfigReader& reader, ModelConfig& config) {
+  const json& root = reader.root();
+  const auto layers = static_cast<size_t>(config.num_hidden_layers);
+  if (reader.has("layer_types")) {
+    const json& types = root.at("layer_types");
+    if (!types.is_array() || types.size() != layers) {
+      reader.fail("layer_types", "must list one of " + enum_choices<AttentionType>() + " per layer (" +
+                                     std::to_string(layers) + ")");
+    }
+    for (const json& type : types) {
+      AttentionType kind = AttentionType::full;
+      if (!type.is_string() || !find_enum(type.get<std::string>(), kind)) {
+        reader.fail("layer_types", "holds " + type.dump() + "; expected " + enum_choices<AttentionType>());
+      }
+      config.layer_types.push_back(kind);
+    }
+  } else {
+    const int64_t pattern = reader.positive_or("sliding_window_pattern", 6);
+    for (size_t layer = 0; layer < layers; ++layer) {
+      config.layer_types.push_back((static_cast<int64_t>(layer) + 1) % pattern != 0 ? AttentionType::sliding
+                                                                                     : AttentionType::full);
+    }
+  }
+  config.sliding_window = reader.positive_or("sliding_window", 0);
+  for (AttentionType kind : config.layer_types) {
+    if (kind == AttentionType::sliding && config.sliding_window == 0) {
+      reader.fail("sliding_window", "is missing while layer_types holds sliding_attention layers");
+    }
+  }
+  const bool per_kind = reader.has("rope_parameters") && root.at("rope_parameters").contains("full_attention");
+  if (!per_kind) {
+    config.local_rope_theta = reader.number_or("rope_local_base_freq", config.local_rope_theta);
+  } else {
+    const json& parameters = root.at("rope_parameters");
+    const std::string full = "rope_parameters.full_attention", sliding = "rope_parameters.sliding_attention";
+    config.rope_scaling = parse_rope_scaling(reader, parameters.at("full_attention"), full);
+    if (reader.has(parameters.at("full_attention"), "rope_theta")) {
+      config.rope_theta = reader.number(parameters.at("full_attention"), "rope_theta", full + ".rope_theta");
+    }
+    if (reader.has(parameters, "sliding_attention")) {
+      const json& local = parameters.at("sliding_attention");
+      if (parse_rope_scaling(reader, local, sliding).type != RopeScaling::Type::none) {
+        reader.fail(sliding + ".rope_type", "scales the sliding layers' rotary; only their default rope is built");
+      }
+      if (reader.has(local, "rope_theta")) config.local_rope_theta = reader.number(local, "rope_theta", sliding + ".rope_theta");
+    }
+  }
+  if (config.local_rope_theta <= 0) reader.fail("rope_local_base_freq", "must be > 0");
 }
 
 std::vector<int64_t> parse_token_ids(const ConfigReader& reader, const std::string& key) {
@@ -270,7 +333,8 @@ Number count_parameters(const ModelConfig& config) {
                            (config.o_proj_bias ? hidden : 0) +
                            (config.qk_norm ? 2 * static_cast<Number>(config.head_dim) : 0);
   const Number mlp = 3 * hidden * intermediate + (config.mlp_bias ? 2 * intermediate + hidden : 0);
-  const Number layer = attention + mlp + 2 * hidden;
+  const Number norms = family_of(config.model_type).layer_norms == LayerNorms::sandwich ? 4 : 2;
+  const Number layer = attention + mlp + norms * hidden;
   const Number vocab_rows = static_cast<Number>(config.vocab_size) * hidden;
   const Number head = config.head == ModelHead::score ? hidden : config.tie_word_embeddings ? 0 : vocab_rows;
   // A sparse layer's MLP is its router [E, D] and E experts of 3 D x I each, in place of the dense one.
@@ -326,16 +390,62 @@ bool ModelConfig::sparse_layer(int64_t layer) const {
   return true;
 }
 
+bool ModelConfig::sliding_layer(int64_t layer) const {
+  if (layer_types.empty()) return sliding_window > 0;
+  return layer_types.at(static_cast<size_t>(layer)) == AttentionType::sliding;
+}
+
 int64_t ModelConfig::sparse_layer_count() const {
   int64_t count = 0;
   for (int64_t layer = 0; layer < num_hidden_layers; ++layer) count += sparse_layer(layer) ? 1 : 0;
   return count;
 }
 
-ModelConfig parse_model_config(const json& root, const std::string& source) {
-  if (!root.is_object()) throw ModelError(source + ": expected a JSON object");
-  const ConfigReader reader(root, source);
+namespace {
+
+// A multimodal wrapper's text_config, with the wrapper's token ids where it has none.
+json wrapped_text_config(const json& root, const MultimodalWrapper& wrapper, const std::string& source) {
+  if (!root.contains("text_config") || !root.at("text_config").is_object()) {
+    throw ModelError(source + ": field 'text_config' is missing or not an object; a " + wrapper.model_type +
+                     " config.json holds its language model's config there");
+  }
+  json text = root.at("text_config");
+  text["model_type"] = enum_name(wrapper.text_type);
+  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id", "torch_dtype", "dtype"}) {
+    if (!text.contains(key) && root.contains(key)) text[key] = root.at(key);
+  }
+  return text;
+}
+
+// `root` with the family's config-class defaults for the keys it leaves out.
+json with_family_defaults(json root, const FamilySpec& spec) {
+  if (spec.config_defaults == nullptr) return root;
+  const json defaults = json::parse(spec.config_defaults);
+  for (const auto& [key, value] : defaults.items()) {
+    if (!root.contains(key)) root[key] = value;
+  }
+  return root;
+}
+
+}  // namespace
+
+ModelConfig parse_model_config(const json& original, const std::string& original_source) {
+  if (!original.is_object()) throw ModelError(original_source + ": expected a JSON object");
+  json root = original;
+  std::string source = original_source;
+  bool multimodal = false;
+  for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
+    if (original.value("model_type", "") != wrapper.model_type) continue;
+    root = wrapped_text_config(original, wrapper, original_source);
+    source = original_source + " (text_config)";
+    multimodal = true;
+  }
   ModelConfig config;
+  if (find_enum(root.value("model_type", ""), config.model_type)) {
+    root = with_family_defaults(std::move(root), family_of(config.model_type));
+  }
+  config.multimodal_text = multimodal;
+  const ConfigReader reader(root, source);
   const std::string model_type = reader.string_or("model_type", "");
   if (!find_enum(model_type, config.model_type)) {
     for (const RefusedType& refused : kRefusedTypes) {
@@ -370,8 +480,15 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
   config.rms_norm_eps = reader.number_or("rms_norm_eps", 1e-6);
   if (config.rms_norm_eps <= 0) reader.fail("rms_norm_eps", "must be > 0");
 
-  // transformers 5 moved rope_theta and rope_scaling into rope_parameters.
-  if (reader.has("rope_parameters")) {
+  // transformers 5 moved rope_theta and rope_scaling into rope_parameters (per kind of layer where
+  // layers differ: parse_layer_types).
+  if (spec.window == Window::layer_types) {
+    config.rope_theta = reader.number_or("rope_theta", 10000.0);
+    if (reader.has("rope_scaling")) {
+      config.rope_scaling = parse_rope_scaling(reader, root.at("rope_scaling"), "rope_scaling");
+    }
+    parse_layer_types(reader, config);
+  } else if (reader.has("rope_parameters")) {
     const json& parameters = root.at("rope_parameters");
     config.rope_scaling = parse_rope_scaling(reader, parameters, "rope_parameters");
     if (reader.has(parameters, "rope_theta")) {
@@ -392,6 +509,10 @@ ModelConfig parse_model_config(const json& root, const std::string& source) {
     case Biases::none: break;
   }
   config.qk_norm = spec.qk_norm;
+  if (spec.query_pre_attn_scalar) {
+    config.query_pre_attn_scalar = reader.number_or("query_pre_attn_scalar", static_cast<double>(config.head_dim));
+    if (config.query_pre_attn_scalar <= 0) reader.fail("query_pre_attn_scalar", "must be > 0");
+  }
   if (spec.experts != Experts::none) parse_experts(reader, spec.experts, config);
   config.mlp_bias = reader.boolean_or("mlp_bias", false);
   const auto bos = parse_token_ids(reader, "bos_token_id");
@@ -461,14 +582,28 @@ json to_hf_config_json(const ModelConfig& config) {
       {"max_position_embeddings", config.max_position_embeddings},
       {"rms_norm_eps", config.rms_norm_eps},
       {"rope_theta", config.rope_theta},
-      {"hidden_act", "silu"},
       {"tie_word_embeddings", config.tie_word_embeddings},
       {"mlp_bias", config.mlp_bias},
       {"torch_dtype", enum_name(config.torch_dtype)},
       {"rope_scaling", nullptr},
   };
   const FamilySpec& spec = family_of(config.model_type);
+  const char* activation = kActivationWords[static_cast<int>(spec.activation)];
+  if (spec.activation == Activation::silu) {
+    out["hidden_act"] = activation;
+  } else {
+    out["hidden_activation"] = activation;
+  }
   if (spec.biases == Biases::from_attention_bias) out["attention_bias"] = config.qkv_bias;
+  if (spec.window == Window::layer_types) {
+    out["sliding_window"] = config.sliding_window;
+    out["layer_types"] = json::array();
+    for (AttentionType kind : config.layer_types) out["layer_types"].push_back(enum_name(kind));
+    out["rope_local_base_freq"] = config.local_rope_theta;
+    out["attn_logit_softcapping"] = nullptr;
+    out["final_logit_softcapping"] = nullptr;
+  }
+  if (spec.query_pre_attn_scalar) out["query_pre_attn_scalar"] = config.query_pre_attn_scalar;
   if (spec.window == Window::every_layer) {
     out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);
   }

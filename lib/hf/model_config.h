@@ -54,6 +54,14 @@ struct ExpertShape {
   double router_aux_loss_coef = 0.0;     // config.json's coefficient of the load-balancing loss
 };
 
+// What a layer attends over (config.json layer_types): every earlier token, or a sliding window.
+enum class AttentionType { full, sliding };
+template <>
+struct EnumNames<AttentionType> {
+  static constexpr NamedValue<AttentionType> table[] = {{AttentionType::full, "full_attention"},
+                                                        {AttentionType::sliding, "sliding_attention"}};
+};
+
 struct ModelConfig {
   ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
@@ -64,7 +72,14 @@ struct ModelConfig {
   int64_t num_key_value_heads = 0;   // < num_attention_heads means grouped-query attention
   int64_t head_dim = 0;
   int64_t max_position_embeddings = 0;
-  int64_t sliding_window = 0;        // Mistral: a token sees itself and the window - 1 before it; 0: all
+  int64_t sliding_window = 0;        // a windowed layer's token sees itself and the window - 1 before it; 0: all
+  // Per layer, when layers differ (Window::layer_types): full layers see every earlier token with
+  // rope_theta and rope_scaling, sliding ones the window with local_rope_theta unscaled. Empty:
+  // every layer alike, windowed when sliding_window > 0 (Mistral).
+  std::vector<AttentionType> layer_types;
+  double local_rope_theta = 10000.0;  // the sliding layers' rotary base (layer_types only)
+  double query_pre_attn_scalar = 0;  // attention scores scaled by its ^-0.5; 0: by head_dim's
+  bool multimodal_text = false;      // the language model of an image-text checkpoint (kMultimodalWrappers)
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
@@ -92,6 +107,9 @@ struct ModelConfig {
   int64_t kv_size() const { return num_key_value_heads * head_dim; }
   // Whether sequences of `length` tokens need the window in their attention mask.
   bool window_limits(int64_t length) const { return sliding_window > 0 && sliding_window < length; }
+  bool layers_differ() const { return !layer_types.empty(); }
+  // Whether `layer` attends through the window (every layer of a windowed model whose layers are alike).
+  bool sliding_layer(int64_t layer) const;
   // Whether `layer`'s MLP routes tokens to experts.
   bool sparse_layer(int64_t layer) const;
   int64_t sparse_layer_count() const;

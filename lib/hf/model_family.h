@@ -1,7 +1,7 @@
 // The model families that share the Llama decoder, declared once: config.json's model_type word
 // and, per family, what it changes in the decoder. config.json's reading, the export's config
 // and the parameter table (through ModelConfig) follow the row. A family that reuses the
-// decoder's math is its ModelType word and its row here (docs/architecture.md).
+// decoder's pieces is its ModelType word and its row here (docs/architecture.md).
 #pragma once
 
 #include "util/enum_names.h"
@@ -9,21 +9,35 @@
 namespace st {
 
 // config.json's model_type.
-enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral };
+enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral, gemma3_text };
 template <>
 struct EnumNames<ModelType> {
   static constexpr NamedValue<ModelType> table[] = {
       {ModelType::llama, "llama"},         {ModelType::qwen2, "qwen2"},         {ModelType::mistral, "mistral"},
-      {ModelType::qwen3, "qwen3"},         {ModelType::qwen3_moe, "qwen3_moe"}, {ModelType::mixtral, "mixtral"}};
+      {ModelType::qwen3, "qwen3"},         {ModelType::qwen3_moe, "qwen3_moe"}, {ModelType::mixtral, "mixtral"},
+      {ModelType::gemma3_text, "gemma3_text"}};
 };
 
-enum class Window { none, every_layer, per_layer };  // per_layer: Qwen's use_sliding_window (refused)
+// per_layer: Qwen's use_sliding_window (refused); layer_types: each layer full or sliding as
+// config.json's layer_types (or sliding_window_pattern) says, the sliding layers with their own
+// rotary base (ModelConfig::local_rope_theta).
+enum class Window { none, every_layer, per_layer, layer_types };
 enum class Biases { none, qkv, from_attention_bias };  // qkv: Qwen2's q/k/v biases; else attention_bias
 // Whether the MLP routes tokens to experts (model/moe_block.h), and how the checkpoint names them:
 // qwen_moe: mlp.gate, mlp.experts.<e>.{gate,up,down}_proj, renormalising the top-k weights per
 // norm_topk_prob; mixtral: block_sparse_moe.gate, block_sparse_moe.experts.<e>.{w1,w3,w2}, always
 // renormalising. Every layer of a family with experts is sparse but those config.json keeps dense.
 enum class Experts { none, qwen_moe, mixtral };
+// weight: x / rms(x), cast to the input's dtype, times w (Llama); one_plus_weight: (x / rms(x)) *
+// (1 + w) in fp32, then cast (Gemma; the weights start at 0).
+enum class NormStyle { weight, one_plus_weight };
+// pre: a norm before attention and one before the MLP (post_attention_layernorm); sandwich: each
+// branch's output normed too before its residual add (post_attention_layernorm on attention's
+// output, pre_ and post_feedforward_layernorm around the MLP).
+enum class LayerNorms { pre, sandwich };
+// The MLP's gate activation (config.json hidden_act / hidden_activation): silu (SwiGLU), or
+// GELU's tanh approximation (GeGLU, gelu_pytorch_tanh).
+enum class Activation { silu, gelu_tanh };
 struct FamilySpec {
   ModelType type;
   const char* architecture;         // config.json "architectures" of an export
@@ -32,6 +46,14 @@ struct FamilySpec {
   Biases biases;
   bool qk_norm;  // q and k RMS-normed per head before rotary
   Experts experts;
+  NormStyle norm_style = NormStyle::weight;
+  LayerNorms layer_norms = LayerNorms::pre;
+  Activation activation = Activation::silu;
+  bool scaled_embedding = false;     // the embedding's rows times sqrt(hidden_size), rounded to their dtype
+  bool query_pre_attn_scalar = false;  // attention scaled by config.json's query_pre_attn_scalar^-0.5
+  // transformers' config-class defaults of the keys a config.json may leave out (JSON), where
+  // they differ from the Llama ones parse_model_config assumes; nullptr: none.
+  const char* config_defaults = nullptr;
 };
 inline constexpr FamilySpec kFamilies[] = {
     {ModelType::llama, "LlamaForCausalLM", "LlamaForSequenceClassification", Window::none, Biases::from_attention_bias,
@@ -45,7 +67,28 @@ inline constexpr FamilySpec kFamilies[] = {
     {ModelType::qwen3_moe, "Qwen3MoeForCausalLM", "Qwen3MoeForSequenceClassification", Window::per_layer,
      Biases::from_attention_bias, true, Experts::qwen_moe},
     {ModelType::mixtral, "MixtralForCausalLM", "MixtralForSequenceClassification", Window::every_layer, Biases::none,
-     false, Experts::mixtral}};
+     false, Experts::mixtral},
+    // Gemma 3's text model (Gemma3TextConfig's defaults: the 4B, as Gemma3ForConditionalGeneration's
+    // text_config leaves them out).
+    {ModelType::gemma3_text, "Gemma3ForCausalLM", "Gemma3TextForSequenceClassification", Window::layer_types,
+     Biases::from_attention_bias, true, Experts::none, NormStyle::one_plus_weight, LayerNorms::sandwich,
+     Activation::gelu_tanh, true, true,
+     R"({"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+         "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 131072,
+         "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
+         "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
+         "tie_word_embeddings": true, "hidden_activation": "gelu_pytorch_tanh", "bos_token_id": 2,
+         "eos_token_id": 1, "pad_token_id": 0})"}};
+
+// Image-text checkpoints whose language model is a family above (Gemma3ForConditionalGeneration):
+// config.json's text_config is that family's config (its wrapper's token ids where it has none),
+// the weights sit under language_model (hf/expert_checkpoint.h reads them by the text model's
+// names); the vision tower and projector are left out, and an export is the text model alone.
+struct MultimodalWrapper {
+  const char* model_type;
+  ModelType text_type;
+};
+inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text}};
 
 // Neighbouring model types refused by name, with what they would need (config.json's model_type).
 struct RefusedType {
@@ -59,7 +102,12 @@ inline constexpr RefusedType kRefusedTypes[] = {
     {"deepseek_v2", "its grouped top-k router and multi-head latent attention (MLA) are not built"},
     {"deepseek_v3", "its grouped top-k router and multi-head latent attention (MLA) are not built"},
     {"llama4", "its shared expert, sigmoid router and chunked attention are not built"},
-    {"llama4_text", "its shared expert, sigmoid router and chunked attention are not built"}};
+    {"llama4_text", "its shared expert, sigmoid router and chunked attention are not built"},
+    {"gemma", "Gemma 1 is not built (Gemma 3 is: model_type gemma3_text, or gemma3's language model)"},
+    {"gemma2", "its attention logit soft-cap (50) and final logit soft-cap (30) are not built; Gemma 3 is "
+               "(model_type gemma3_text, or gemma3's language model)"},
+    {"gemma3n", "its per-layer embeddings, AltUp and LAuReL blocks are not built; Gemma 3 is"},
+    {"gemma4", "Gemma 4 is not built yet; Gemma 3 is (model_type gemma3_text, or gemma3's language model)"}};
 
 // The row of `type`; throws ModelError for a word without one.
 const FamilySpec& family_of(ModelType type);

@@ -38,8 +38,15 @@ bool present(const ModelConfig& config, Presence presence) {
     case Presence::o_proj_bias: return config.o_proj_bias;
     case Presence::mlp_bias: return config.mlp_bias;
     case Presence::qk_norm: return config.qk_norm;
+    case Presence::sandwich_norms: return family_of(config.model_type).layer_norms == LayerNorms::sandwich;
   }
   return false;
+}
+
+// A norm's identity weight is 0 where the norm multiplies by 1 + w.
+ParamInit init_of(const ModelConfig& config, ParamInit init) {
+  const bool offset = family_of(config.model_type).norm_style == NormStyle::one_plus_weight;
+  return init == ParamInit::ones && offset ? ParamInit::zeros : init;
 }
 
 template <size_t N>
@@ -49,7 +56,8 @@ std::vector<ParamSpec> model_rows(const ModelConfig& config, const ModelParamRow
     if (!present(config, row.presence)) continue;
     ParamKey key;
     key.model = row.key;
-    params.push_back({row.hf_name, shape_of(config, row.rows, row.cols), row.init, key, config.initializer_range});
+    params.push_back({row.hf_name, shape_of(config, row.rows, row.cols), init_of(config, row.init), key,
+                      config.initializer_range});
   }
   return params;
 }
@@ -183,8 +191,8 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
     key.kind = ParamKey::Kind::layer;
     key.member = row.key;
     key.layer = layer;
-    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols), row.init, key,
-                      config.initializer_range});
+    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols),
+                      init_of(config, row.init), key, config.initializer_range});
   }
   return params;
 }

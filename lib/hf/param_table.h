@@ -35,16 +35,19 @@ enum class LayerParam {
   q_proj, q_bias, k_proj, k_bias, v_proj, v_bias, o_proj, o_bias,
   gate_proj, gate_bias, up_proj, up_bias, down_proj, down_bias,
   input_norm, post_attention_norm, q_norm, k_norm,
-  router, expert_gate, expert_up, expert_down
+  router, expert_gate, expert_up, expert_down,
+  pre_feedforward_norm, post_feedforward_norm
 };
-inline constexpr size_t kLayerParamCount = 22;
+inline constexpr size_t kLayerParamCount = 24;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
 enum class Dim { none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim, experts, expert_intermediate };
 // When a parameter exists.
-// untied_head: an lm head of its own (not tied); score_head: ModelHead::score.
-enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm };
-// How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A.
+// untied_head: an lm head of its own (not tied); score_head: ModelHead::score; sandwich_norms:
+// LayerNorms::sandwich's norms around the MLP.
+enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm, sandwich_norms };
+// How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A; ones: a
+// norm's identity weight, which is zeros under NormStyle::one_plus_weight.
 enum class ParamInit { normal, ones, zeros, lora_a };
 
 struct ModelParamRow {
@@ -88,7 +91,9 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::down_proj, "mlp.down_proj.weight", Dim::hidden, Dim::intermediate, Presence::always, ParamInit::normal, LoraTarget::down},
     {LayerParam::down_bias, "mlp.down_proj.bias", Dim::hidden, Dim::none, Presence::mlp_bias, ParamInit::zeros, {}},
     {LayerParam::input_norm, "input_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
-    {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}}};
+    {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
+    {LayerParam::pre_feedforward_norm, "pre_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}},
+    {LayerParam::post_feedforward_norm, "post_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}}};
 
 // A sparse layer's MLP: the router (in the layer's unit, where the dense MLP would be), then the
 // experts (expert_params: a unit of their own, expert by expert, each gate, up, down, so a run of

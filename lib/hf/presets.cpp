@@ -87,12 +87,45 @@ ModelConfig mixtral_8x7b() {
   return config;
 }
 
+// Gemma 3's text model (google/gemma-3-*'s config.json, text_config for 4B and up): sandwich
+// norms of 1 + w, GeGLU, embeddings scaled by sqrt(hidden), q/k norms, five sliding-window layers
+// (local rotary base 1e4) for each full one (base 1e6, linear x8 past 1B), tied 262k vocabulary.
+ModelConfig gemma3(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads, int64_t kv_heads,
+                   int64_t head_dim, double query_scalar, int64_t window, int64_t max_positions, double rope_factor) {
+  ModelConfig config = llama(vocab, hidden, intermediate, layers, heads, kv_heads, max_positions, 1000000.0);
+  config.model_type = ModelType::gemma3_text;
+  config.head_dim = head_dim;
+  config.qk_norm = true;
+  config.rms_norm_eps = 1e-6;
+  config.tie_word_embeddings = true;
+  config.query_pre_attn_scalar = query_scalar;
+  config.sliding_window = window;
+  config.local_rope_theta = 10000.0;
+  if (rope_factor != 1.0) config.rope_scaling = {RopeScaling::Type::linear, rope_factor};
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    config.layer_types.push_back((layer + 1) % 6 != 0 ? AttentionType::sliding : AttentionType::full);
+  }
+  config.bos_token_id = 2;
+  config.eos_token_ids = {1, 106};
+  config.pad_token_id = 0;
+  return config;
+}
+
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
   config.rope_scaling = {RopeScaling::Type::llama3, 8.0, 1.0, 4.0, 256};
   config.bos_token_id = 1;
   config.eos_token_ids = {2};
+  config.torch_dtype = TorchDtype::float32;
+  return config;
+}
+
+// debug's size as Gemma 3: three layers (sliding, full, sliding), a window of 8 tokens.
+ModelConfig debug_gemma3() {
+  ModelConfig config = gemma3(512, 64, 160, 3, 4, 2, 16, 24.0, 8, 1024, 8.0);
+  config.layer_types = {AttentionType::sliding, AttentionType::full, AttentionType::sliding};
+  config.eos_token_ids = {1};
   config.torch_dtype = TorchDtype::float32;
   return config;
 }
@@ -144,6 +177,11 @@ const std::map<std::string, ModelConfig>& presets() {
       {"qwen3-30b-a3b", qwen3_moe(2048, 6144, 768, 48, 32)},
       {"qwen3-235b-a22b", qwen3_moe(4096, 12288, 1536, 94, 64)},
       {"mixtral-8x7b", mixtral_8x7b()},
+      {"gemma-3-1b", gemma3(262144, 1152, 6912, 26, 4, 1, 256, 256.0, 512, 32768, 1.0)},
+      {"gemma-3-4b", gemma3(262208, 2560, 10240, 34, 8, 4, 256, 256.0, 1024, 131072, 8.0)},
+      {"gemma-3-12b", gemma3(262208, 3840, 15360, 48, 16, 8, 256, 256.0, 1024, 131072, 8.0)},
+      {"gemma-3-27b", gemma3(262208, 5376, 21504, 62, 32, 16, 128, 168.0, 1024, 131072, 8.0)},
+      {"debug-gemma3", debug_gemma3()},
       {"debug-moe", debug_moe()},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},

@@ -110,6 +110,14 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
                                     const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                                     int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window,
                                     const std::shared_ptr<ContextExchange>& exchange) {
+  ModelAttention kinds;
+  kinds.full = {inverse_frequencies, sliding_window};
+  return make_context_token_batch(input_ids, targets, kinds, compute_dtype, logp_chunk_tokens, layout, exchange);
+}
+
+TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tensor& targets, const ModelAttention& kinds,
+                                    at::ScalarType compute_dtype, int64_t logp_chunk_tokens, const RowLayout& layout,
+                                    const std::shared_ptr<ContextExchange>& exchange) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
   }
@@ -119,18 +127,12 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
   const at::Tensor ids = pad_columns(input_ids.to(at::kCPU, at::kLong), extra, 0);
   const at::Tensor all_targets = pad_columns(targets.to(at::kCPU, at::kLong), extra, kIgnoreTarget);
   const RowLayout padded = layout.defined() ? pad_layout(layout, extra) : RowLayout{};
-  const int64_t window = sliding_window > 0 && sliding_window < length ? sliding_window : 0;
-  const at::Device host(at::kCPU);
-  const AttentionSpans whole = padded.defined() ? layout_spans(padded, window, host) : row_spans(rows, length, window, host);
-  if (!whole.defined()) {
-    throw ModelError("context parallelism: these rows' layout has no attention spans (a branch before its prompt)");
-  }
   const std::vector<int64_t> positions = context_positions(length, parts, rank);
   const at::Tensor place = at::tensor(positions, at::kLong);
   const auto local_length = static_cast<int64_t>(positions.size());
   const GatheredPlaces places(rows, length, parts);
 
-  const at::Device device = inverse_frequencies.device();
+  const at::Device device = kinds.full.inverse_frequencies.device();
   const at::Tensor local_targets = all_targets.index_select(1, place).reshape({-1});
   const at::Tensor targeted = local_targets.ne(kIgnoreTarget).nonzero().view({-1});
   const at::Tensor sequence = padded.defined()
@@ -145,20 +147,36 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
   batch.target_slots = to_device_async(sequence * length + row_position, device);
   batch.slot_length = length;
   batch.sequences = padded.defined() ? padded.sequences : rows;
-  const at::Tensor position_ids =
-      padded.defined() ? padded.position_ids.index_select(1, place) : place.unsqueeze(0).expand({rows, local_length});
-  batch.positions.rope =
-      make_rope_tables_at(inverse_frequencies, to_device_async(position_ids.contiguous(), device), compute_dtype);
-  batch.positions.spans = local_spans(whole, places, rank, device);
-  batch.positions.context = exchange;
+  const at::Tensor position_ids = to_device_async(
+      (padded.defined() ? padded.position_ids.index_select(1, place) : place.unsqueeze(0).expand({rows, local_length}))
+          .contiguous(),
+      device);
+  // One kind of layer's positions: its rotary tables and the whole rows' spans under its window,
+  // cut to this rank's queries.
+  const auto kind_positions = [&](const LayerAttention& kind) {
+    const int64_t window = kind.window > 0 && kind.window < length ? kind.window : 0;
+    const at::Device host(at::kCPU);
+    const AttentionSpans whole =
+        padded.defined() ? layout_spans(padded, window, host) : row_spans(rows, length, window, host);
+    if (!whole.defined()) {
+      throw ModelError("context parallelism: these rows' layout has no attention spans (a branch before its prompt)");
+    }
+    TokenPositions where;
+    where.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
+    where.spans = local_spans(whole, places, rank, device);
+    where.context = exchange;
+    if (where.spans.query_starts.back() != rows * local_length) {
+      throw ModelError("context parallelism: the local spans do not cover this rank's tokens");
+    }
+    return where;
+  };
+  batch.positions = kind_positions(kinds.full);
+  if (kinds.sliding.inverse_frequencies.defined()) batch.sliding_positions = kind_positions(kinds.sliding);
   // LoRA dropout hashes each token's place in the unpadded rows, as one rank holding them would.
   const int64_t whole_length = input_ids.size(1);
   batch.token_places =
       to_device_async(at::arange(rows, at::kLong).unsqueeze(1).mul(whole_length).add(place.unsqueeze(0)).reshape({-1}),
                       device);
-  if (batch.positions.spans.query_starts.back() != rows * local_length) {
-    throw ModelError("context parallelism: the local spans do not cover this rank's tokens");
-  }
   return batch;
 }
 

@@ -25,8 +25,13 @@ int64_t context_row_length(int64_t length, int64_t parts);
 std::vector<int64_t> context_positions(int64_t padded_length, int64_t parts, int64_t rank);
 
 // make_token_batch's batch for this rank of `exchange`'s group: input_ids and targets [R, T] on
-// the host, `layout` as there (undefined: plain rows). Always attention spans (a layout that has
-// none is refused by name); the sums' slots are over the padded rows.
+// the host, `layout` as there (undefined: plain rows), each kind of layer's positions. Always
+// attention spans (a layout that has none is refused by name); the sums' slots are over the
+// padded rows.
+TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tensor& targets, const ModelAttention& kinds,
+                                    at::ScalarType compute_dtype, int64_t logp_chunk_tokens, const RowLayout& layout,
+                                    const std::shared_ptr<ContextExchange>& exchange);
+// The same with one kind of layer (tests): `inverse_frequencies` and `sliding_window` for every layer.
 TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                                     const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                                     int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window,

@@ -23,17 +23,34 @@ struct DecodeBatch {
   at::Tensor next_position;  // [B] int64: where each row's next token sits
 };
 
+// Each kind of layer's rotary tables and mask for queries at `query_positions` over the keys so far.
+TokenBatch decode_positions(const ModelConfig& config, const ModelAttention& kinds, const at::Tensor& query_positions,
+                            const DecodeBatch& batch, at::ScalarType dtype) {
+  const auto kind_positions = [&](const LayerAttention& kind) {
+    TokenPositions where;
+    where.rope = make_rope_tables_at(kind.inverse_frequencies, query_positions, dtype);
+    where.attention_mask = decode_attention_mask(query_positions, batch.key_positions, batch.key_valid, kind.window);
+    return where;
+  };
+  TokenBatch positions;
+  positions.positions = kind_positions(kinds.full);
+  if (config.layers_differ()) positions.sliding_positions = kind_positions(kinds.sliding);
+  return positions;
+}
+
 at::Tensor next_token_logits(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& ids,
-                             const TokenPositions& positions, KvCache& cache) {
-  at::Tensor hidden = embedding_rows(w.embed, ids);
-  for (const LayerWeights& layer : w.layers) hidden = decoder_layer(layer, hidden, positions, config, nullptr, &cache);
+                             const TokenBatch& positions, KvCache& cache) {
+  at::Tensor hidden = embed_tokens(config, w.embed, ids);
+  for (const LayerWeights& layer : w.layers) {
+    hidden = decoder_layer(layer, hidden, positions.positions_of(config, layer.layer), config, nullptr, &cache);
+  }
   cache.length += ids.size(1);
   const at::Tensor last = hidden.select(1, hidden.size(1) - 1);
   return head_logits(config, w, last).to(at::kFloat);
 }
 
 // Prefills the cache with the left-padded prompts [first, last); returns the logits [B, V].
-at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const ModelAttention& kinds,
                    const std::vector<std::vector<int64_t>>& prompts, size_t first, size_t last, int64_t max_new,
                    DecodeBatch& batch) {
   const auto rows = static_cast<int64_t>(last - first);
@@ -60,22 +77,17 @@ at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const at::T
     batch.cache.keys.push_back(at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim}, cache_options));
     batch.cache.values.push_back(at::zeros_like(batch.cache.keys.back()));
   }
-  TokenPositions where;
-  where.rope = make_rope_tables_at(inverse_frequencies, batch.key_positions, w.embed.scalar_type());
-  where.attention_mask =
-      decode_attention_mask(batch.key_positions, batch.key_positions, batch.key_valid, config.sliding_window);
+  const TokenBatch where = decode_positions(config, kinds, batch.key_positions, batch, w.embed.scalar_type());
   return next_token_logits(w, config, ids.to(device), where, batch.cache);
 }
 
 // One token per row at its next position; returns the logits [B, V].
-at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const ModelAttention& kinds,
                        const at::Tensor& tokens, DecodeBatch& batch) {
   const at::Tensor position = batch.next_position.unsqueeze(1);  // [B, 1]
   batch.key_positions = at::cat({batch.key_positions, position}, 1);
   batch.key_valid = at::cat({batch.key_valid, at::ones_like(position, position.options().dtype(at::kBool))}, 1);
-  TokenPositions where;
-  where.rope = make_rope_tables_at(inverse_frequencies, position, w.embed.scalar_type());
-  where.attention_mask = decode_attention_mask(position, batch.key_positions, batch.key_valid, config.sliding_window);
+  const TokenBatch where = decode_positions(config, kinds, position, batch, w.embed.scalar_type());
   const at::Tensor logits = next_token_logits(w, config, tokens.unsqueeze(1), where, batch.cache);
   batch.next_position = batch.next_position + 1;
   return logits;
@@ -132,7 +144,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty()) throw ModelError("generate: prompt " + std::to_string(first_index + i) + " has no token");
   }
-  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
+  const ModelAttention kinds = model_attention(config, weights.embed.device());
   std::vector<GenerationResult> results(prompts.size());
   for (size_t first = 0; first < prompts.size(); first += static_cast<size_t>(options.batch_size)) {
     const size_t last = std::min(prompts.size(), first + static_cast<size_t>(options.batch_size));
@@ -141,7 +153,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
       generators.push_back(at::make_generator<at::CPUGeneratorImpl>(request_seed(options.sampling.seed, first_index + i)));
     }
     DecodeBatch batch;
-    at::Tensor logits = prefill(weights, config, inverse_frequencies, prompts, first, last, options.max_new_tokens, batch);
+    at::Tensor logits = prefill(weights, config, kinds, prompts, first, last, options.max_new_tokens, batch);
     std::vector<bool> done(last - first, false);
     for (int64_t step = 0; step < options.max_new_tokens; ++step) {
       const at::Tensor host = logits.cpu();
@@ -163,7 +175,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
         done[r] = result.finish != FinishReason::length;
       }
       if (std::all_of(done.begin(), done.end(), [](bool d) { return d; }) || step + 1 == options.max_new_tokens) break;
-      logits = decode_step(weights, config, inverse_frequencies, at::tensor(tokens, at::kLong).to(weights.embed.device()),
+      logits = decode_step(weights, config, kinds, at::tensor(tokens, at::kLong).to(weights.embed.device()),
                            batch);
     }
   }

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "model/moe_block.h"
 #include "model/swiglu.h"
 #include "util/errors.h"
@@ -13,9 +15,9 @@ namespace {
 // [B, T, heads * head_dim] -> [B, heads, T, head_dim]; with a `norm` weight [head_dim] (Qwen3's
 // q_norm / k_norm), each head is RMS-normed first, on the contiguous [B, T, heads, head_dim].
 at::Tensor split_heads(const at::Tensor& x, int64_t heads, int64_t head_dim, const at::Tensor& norm = {},
-                       double eps = 0.0) {
+                       double eps = 0.0, NormStyle style = NormStyle::weight) {
   at::Tensor per_head = x.view({x.size(0), x.size(1), heads, head_dim});
-  if (norm.defined()) per_head = rms_norm(per_head, norm, eps);
+  if (norm.defined()) per_head = rms_norm(per_head, norm, eps, style);
   return per_head.transpose(1, 2);
 }
 
@@ -99,12 +101,18 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   const int64_t heads = config.num_attention_heads;
   const int64_t kv_heads = config.num_key_value_heads;
   const int64_t head_dim = config.head_dim;
-  const double eps = config.rms_norm_eps;  // Qwen3 norms q and k per head (undefined weights otherwise)
+  const double eps = config.rms_norm_eps;  // Qwen3 and Gemma norm q and k per head (undefined weights otherwise)
+  const NormStyle style = family_of(config.model_type).norm_style;
   at::Tensor q = split_heads(projection(x, LayerParam::q_proj, LayerParam::q_bias, w, LoraTarget::q, cache), heads,
-                             head_dim, w[LayerParam::q_norm], eps);
+                             head_dim, w[LayerParam::q_norm], eps, style);
   at::Tensor k = split_heads(projection(x, LayerParam::k_proj, LayerParam::k_bias, w, LoraTarget::k, cache), kv_heads,
-                             head_dim, w[LayerParam::k_norm], eps);
+                             head_dim, w[LayerParam::k_norm], eps, style);
   at::Tensor v = split_heads(projection(x, LayerParam::v_proj, LayerParam::v_bias, w, LoraTarget::v, cache), kv_heads, head_dim);
+  // Every attention path scales scores by head_dim^-0.5; another scale (query_pre_attn_scalar^-0.5)
+  // is the queries multiplied by the ratio first.
+  const double query_scale = config.query_pre_attn_scalar > 0
+                                 ? std::sqrt(static_cast<double>(head_dim) / config.query_pre_attn_scalar) : 1.0;
+  if (query_scale != 1.0) q = q * query_scale;
   q = apply_rotary(q, positions.rope);
   k = apply_rotary(k, positions.rope);
   if (kv_cache) {
@@ -139,22 +147,34 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   return projection(merged, LayerParam::o_proj, LayerParam::o_bias, w, LoraTarget::o, cache);
 }
 
-at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache* cache) {
+at::Tensor mlp_block(const LayerWeights& w, const at::Tensor& x, ActivationCache* cache, Activation activation) {
   // In this order: a selective-recompute cache replays the matmuls as they were recorded.
   const at::Tensor gate = projection(x, LayerParam::gate_proj, LayerParam::gate_bias, w, LoraTarget::gate, cache);
   const at::Tensor up = projection(x, LayerParam::up_proj, LayerParam::up_bias, w, LoraTarget::up, cache);
-  return projection(swiglu(gate, up), LayerParam::down_proj, LayerParam::down_bias, w, LoraTarget::down, cache);
+  return projection(gated_activation(gate, up, activation), LayerParam::down_proj, LayerParam::down_bias, w,
+                    LoraTarget::down, cache);
 }
 
 at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const TokenPositions& positions,
                          const ModelConfig& config, ActivationCache* cache, KvCache* kv_cache, Routing* routing) {
   const double eps = config.rms_norm_eps;
+  const FamilySpec& family = family_of(config.model_type);
+  const NormStyle style = family.norm_style;
+  const auto mlp = [&](const at::Tensor& normed) {
+    return config.sparse_layer(w.layer) ? moe_block(w, normed, config, cache, routing)
+                                        : mlp_block(w, normed, cache, family.activation);
+  };
   const at::Tensor attention =
-      attention_block(w, rms_norm(hidden, w[LayerParam::input_norm], eps), positions, config, cache, kv_cache);
-  const NormedSum after_attention = add_rms_norm(hidden, attention, w[LayerParam::post_attention_norm], eps);
-  const at::Tensor mlp = config.sparse_layer(w.layer) ? moe_block(w, after_attention.normed, config, cache, routing)
-                                                     : mlp_block(w, after_attention.normed, cache);
-  return after_attention.sum + mlp;
+      attention_block(w, rms_norm(hidden, w[LayerParam::input_norm], eps, style), positions, config, cache, kv_cache);
+  if (family.layer_norms == LayerNorms::pre) {
+    const NormedSum after_attention = add_rms_norm(hidden, attention, w[LayerParam::post_attention_norm], eps, style);
+    return after_attention.sum + mlp(after_attention.normed);
+  }
+  // Sandwich: each branch's output normed before its residual add.
+  const NormedSum after_attention = add_rms_norm(
+      hidden, rms_norm(attention, w[LayerParam::post_attention_norm], eps, style), w[LayerParam::pre_feedforward_norm],
+      eps, style);
+  return after_attention.sum + rms_norm(mlp(after_attention.normed), w[LayerParam::post_feedforward_norm], eps, style);
 }
 
 }  // namespace st

@@ -82,10 +82,12 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 // x [B, T, D] (already normalised) -> attention output [B, T, D].
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
                            const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
-// x [B, T, D] (already normalised) -> down(silu(gate(x)) * up(x)); a sparse layer's: moe_block.h.
-at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr);
-// hidden [B, T, D] -> hidden [B, T, D] (both residual branches). A sparse layer writes its
-// tokens' routing into `routing` when given.
+// x [B, T, D] (already normalised) -> down(act(gate(x)) * up(x)), act silu or GELU-tanh
+// (FamilySpec::activation); a sparse layer's: moe_block.h.
+at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr,
+                     Activation activation = Activation::silu);
+// hidden [B, T, D] -> hidden [B, T, D] (both residual branches, their norms as the family's
+// LayerNorms and NormStyle say). A sparse layer writes its tokens' routing into `routing` when given.
 at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,
                          const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr,
                          Routing* routing = nullptr);

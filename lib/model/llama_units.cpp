@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "model/moe_block.h"
 #include "util/errors.h"
 #include "util/host_sync.h"
@@ -81,9 +83,69 @@ at::Tensor window_band(const at::Tensor& positions, int64_t window) {
 
 }  // namespace
 
+namespace {
+
+// One kind of layer's positions: rotary tables at the tokens' positions and which keys each
+// query sees (spans or a mask only where rows hold several sequences or the window cuts).
+TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& layout, bool plain,
+                               const LayerAttention& kind, at::ScalarType compute_dtype, AttentionPath attention) {
+  const at::Device device = kind.inverse_frequencies.device();
+  const int64_t length = input_ids.size(1);
+  const bool windowed = kind.window > 0 && kind.window < length;
+  const bool masked = attention == AttentionPath::masked;
+  TokenPositions positions;
+  if (plain) {  // rows that start at position 0 and run causally
+    positions.rope = make_rope_tables(kind.inverse_frequencies, length, compute_dtype);
+    if (!windowed) return positions;
+    if (!masked) {
+      positions.spans = row_spans(input_ids.size(0), length, kind.window, device);
+      return positions;
+    }
+    const at::Tensor steps = at::arange(length, at::TensorOptions().device(device).dtype(at::kLong)).unsqueeze(0);
+    const at::Tensor causal = at::ones({length, length}, steps.options().dtype(at::kBool)).tril();
+    positions.attention_mask = window_band(steps, kind.window).logical_and(causal);
+    return positions;
+  }
+  const at::Tensor position_ids = to_device_async(layout.position_ids, device);
+  positions.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
+  if (!masked) {
+    positions.spans = layout_spans(layout, windowed ? kind.window : 0, device);
+    if (positions.spans.defined()) return positions;
+  }
+  positions.attention_mask = layout_attention_mask(layout, device);
+  if (windowed) positions.attention_mask = positions.attention_mask.logical_and(window_band(position_ids, kind.window));
+  return positions;
+}
+
+}  // namespace
+
+ModelAttention model_attention(const ModelConfig& config, const at::Device& device) {
+  ModelAttention kinds;
+  kinds.full.inverse_frequencies = rope_inverse_frequencies(config).to(device);
+  if (!config.layers_differ()) {
+    kinds.full.window = config.sliding_window;
+    return kinds;
+  }
+  kinds.sliding.inverse_frequencies = local_rope_inverse_frequencies(config).to(device);
+  kinds.sliding.window = config.sliding_window;
+  return kinds;
+}
+
+const TokenPositions& TokenBatch::positions_of(const ModelConfig& config, int64_t layer) const {
+  return config.layers_differ() && config.sliding_layer(layer) ? sliding_positions : positions;
+}
+
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                             int64_t logp_chunk_tokens, const RowLayout& layout, int64_t sliding_window,
+                            AttentionPath attention) {
+  ModelAttention kinds;
+  kinds.full = {inverse_frequencies, sliding_window};
+  return make_token_batch(input_ids, targets, kinds, compute_dtype, logp_chunk_tokens, layout, attention);
+}
+
+TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets, const ModelAttention& kinds,
+                            at::ScalarType compute_dtype, int64_t logp_chunk_tokens, const RowLayout& layout,
                             AttentionPath attention) {
   if (input_ids.dim() != 2 || targets.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: expected input_ids and targets of the same shape [R, T]");
@@ -91,7 +153,7 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   if (layout.defined() && layout.position_ids.sizes() != input_ids.sizes()) {
     throw ModelError("token batch: the row layout's shape differs from input_ids [R, T]");
   }
-  const at::Device device = inverse_frequencies.device();
+  const at::Device device = kinds.full.inverse_frequencies.device();
   const int64_t length = input_ids.size(1);
   const at::Tensor host_targets = targets.to(at::kCPU, at::kLong).reshape({-1});
   const at::Tensor positions = host_targets.ne(kIgnoreTarget).nonzero().view({-1});
@@ -100,42 +162,19 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   batch.input_ids = to_device_async(input_ids.to(at::kLong), device);
   batch.target_positions = to_device_async(positions, device);
   batch.target_ids = to_device_async(host_targets.index_select(0, positions), device);
-  const bool windowed = sliding_window > 0 && sliding_window < length;
-  const bool masked = attention == AttentionPath::masked;
-  // Rows that start at position 0 and run causally: spans or a mask only where the window cuts.
-  auto plain_rows = [&] {
-    batch.positions.rope = make_rope_tables(inverse_frequencies, length, compute_dtype);
-    if (!windowed) return;
-    if (!masked) {
-      batch.positions.spans = row_spans(input_ids.size(0), length, sliding_window, device);
-      return;
-    }
-    const at::Tensor steps = at::arange(length, at::TensorOptions().device(device).dtype(at::kLong)).unsqueeze(0);
-    const at::Tensor causal = at::ones({length, length}, steps.options().dtype(at::kBool)).tril();
-    batch.positions.attention_mask = window_band(steps, sliding_window).logical_and(causal);
-  };
+  bool plain = true;
   if (!layout.defined()) {
     batch.sequences = input_ids.size(0);
     batch.target_slots = batch.target_positions;
-    plain_rows();
-    return batch;
+  } else {
+    batch.sequences = layout.sequences;
+    const at::Tensor sequence = layout.sequence_ids.reshape({-1}).index_select(0, positions);
+    batch.target_slots = to_device_async(sequence * length + positions.remainder(length), device);
+    plain = one_sequence_per_row(layout);
   }
-  batch.sequences = layout.sequences;
-  const at::Tensor sequence = layout.sequence_ids.reshape({-1}).index_select(0, positions);
-  batch.target_slots = to_device_async(sequence * length + positions.remainder(length), device);
-  if (one_sequence_per_row(layout)) {
-    plain_rows();
-    return batch;
-  }
-  const at::Tensor position_ids = to_device_async(layout.position_ids, device);
-  batch.positions.rope = make_rope_tables_at(inverse_frequencies, position_ids, compute_dtype);
-  if (!masked) {
-    batch.positions.spans = layout_spans(layout, windowed ? sliding_window : 0, device);
-    if (batch.positions.spans.defined()) return batch;
-  }
-  batch.positions.attention_mask = layout_attention_mask(layout, device);
-  if (windowed) {
-    batch.positions.attention_mask = batch.positions.attention_mask.logical_and(window_band(position_ids, sliding_window));
+  batch.positions = layer_positions(input_ids, layout, plain, kinds.full, compute_dtype, attention);
+  if (kinds.sliding.inverse_frequencies.defined()) {
+    batch.sliding_positions = layer_positions(input_ids, layout, plain, kinds.sliding, compute_dtype, attention);
   }
   return batch;
 }
@@ -149,8 +188,25 @@ at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids) {
   return at::embedding(table, ids.to(table.device())).to(ids.device());
 }
 
+namespace {
+
+// embed_tokens' factor: sqrt(hidden_size) rounded to `dtype` (transformers' embed_scale buffer
+// cast to the weight's dtype); undefined where the family does not scale.
+at::Tensor embedding_scale(const ModelConfig& config, const at::Tensor& like) {
+  if (!family_of(config.model_type).scaled_embedding) return {};
+  return at::scalar_tensor(std::sqrt(static_cast<double>(config.hidden_size)), like.options());
+}
+
+}  // namespace
+
+at::Tensor embed_tokens(const ModelConfig& config, const at::Tensor& table, const at::Tensor& ids) {
+  const at::Tensor rows = embedding_rows(table, ids);
+  const at::Tensor scale = embedding_scale(config, rows);
+  return scale.defined() ? rows * scale : rows;
+}
+
 at::Tensor head_normed(const ModelConfig& config, const at::Tensor& final_norm, const at::Tensor& hidden) {
-  return rms_norm(hidden, final_norm, config.rms_norm_eps);
+  return rms_norm(hidden, final_norm, config.rms_norm_eps, family_of(config.model_type).norm_style);
 }
 
 at::Tensor head_logits(const ModelConfig& config, const LlamaWeights& weights, const at::Tensor& hidden) {
@@ -183,14 +239,14 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const Unit
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache,
                               const UnitGradSinks& sinks, Routing* routing) {
   switch (unit_role(config, unit)) {
-    case UnitRole::embedding: return embedding_rows(weights[ModelParam::embed], batch.input_ids);
+    case UnitRole::embedding: return embed_tokens(config, weights[ModelParam::embed], batch.input_ids);
     case UnitRole::layer: {
       LayerWeights layer = weights.layer;
       layer.layer = static_cast<int64_t>(unit - 1);
       layer.adapter = batch.adapter;
       layer.token_places = batch.token_places;
       layer.expert_exchange = batch.experts;
-      return decoder_layer(layer, input, batch.positions, config, cache, nullptr, routing);
+      return decoder_layer(layer, input, batch.positions_of(config, layer.layer), config, cache, nullptr, routing);
     }
     case UnitRole::head:
       if (config.head == ModelHead::score) return head_rewards(config, weights, input, batch);
@@ -200,11 +256,14 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const Unit
   throw ModelError("unit " + std::to_string(unit) + " is not a unit the model runs");
 }
 
-void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks) {
+void embedding_backward(const ModelConfig& config, const TokenBatch& batch, const at::Tensor& grad_output,
+                        const UnitGradSinks& sinks) {
   at::Tensor destination = sinks[ModelParam::embed];
   if (!destination.defined()) throw ModelError("embedding backward: no destination for the embedding's gradient");
   if (sinks.overwrite) destination.zero_();
-  const at::Tensor rows = grad_output.reshape({-1, grad_output.size(-1)}).to(destination.scalar_type());
+  const at::Tensor scale = embedding_scale(config, grad_output);
+  const at::Tensor scaled = scale.defined() ? grad_output * scale : grad_output;
+  const at::Tensor rows = scaled.reshape({-1, grad_output.size(-1)}).to(destination.scalar_type());
   destination.index_add_(0, batch.input_ids.reshape({-1}), rows);
 }
 
@@ -247,9 +306,9 @@ at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& co
 }  // namespace
 
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids) {
-  const at::Tensor inverse = rope_inverse_frequencies(config).to(weights.embed.device());
   const TokenBatch batch = make_token_batch(input_ids, at::full_like(input_ids, kIgnoreTarget, at::kLong),
-                                            inverse, weights.embed.scalar_type(), 1);
+                                            model_attention(config, weights.embed.device()),
+                                            weights.embed.scalar_type(), 1);
   return head_normed(config, weights.final_norm, hidden_before_head(weights, config, batch));
 }
 

@@ -22,10 +22,26 @@
 
 namespace st {
 
+// The rotary frequencies ([head_dim / 2] fp32, rope_inverse_frequencies) and window (0: none)
+// one kind of layer attends with.
+struct LayerAttention {
+  at::Tensor inverse_frequencies;
+  int64_t window = 0;
+};
+// What a model's layers attend with, on one device, made once: every layer alike (`full`, with
+// Mistral's window), or, where layers differ (ModelConfig::layer_types), the full layers' and the
+// sliding layers' (`sliding`: the window and the local rotary base).
+struct ModelAttention {
+  LayerAttention full;
+  LayerAttention sliding;  // undefined frequencies: every layer attends with `full`
+};
+ModelAttention model_attention(const ModelConfig& config, const at::Device& device);
+
 // What every unit of one micro-batch's forward shares.
 struct TokenBatch {
   at::Tensor input_ids;         // [R, T] int64 on the device
   TokenPositions positions;     // rotary tables in the compute dtype and the mask, on the device
+  TokenPositions sliding_positions;  // the sliding layers' where layers differ (ModelAttention::sliding)
   at::Tensor target_positions;  // [N] int64 on the device: row * T + position of each target
   at::Tensor target_ids;        // [N] int64 on the device
   at::Tensor target_slots;      // [N] int64 on the device: sequence * T + position of each target
@@ -41,6 +57,9 @@ struct TokenBatch {
   // Expert parallelism (model/expert_exchange.h): the ranks that hold the other experts; null
   // when this rank holds every expert.
   std::shared_ptr<ExpertExchange> experts;
+
+  // What `layer` attends with: sliding_positions for a sliding layer of a model whose layers differ.
+  const TokenPositions& positions_of(const ModelConfig& config, int64_t layer) const;
 };
 
 // input_ids and targets [R, T] (targets as in collate.h; read on the host, so finding the
@@ -53,6 +72,11 @@ struct TokenBatch {
 TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets,
                             const at::Tensor& inverse_frequencies, at::ScalarType compute_dtype,
                             int64_t logp_chunk_tokens, const RowLayout& layout = {}, int64_t sliding_window = 0,
+                            AttentionPath attention = AttentionPath::varlen);
+// The same for every kind of layer `kinds` holds (model_attention): positions, and
+// sliding_positions where layers differ.
+TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targets, const ModelAttention& kinds,
+                            at::ScalarType compute_dtype, int64_t logp_chunk_tokens, const RowLayout& layout = {},
                             AttentionPath attention = AttentionPath::varlen);
 
 enum class UnitRole { embedding, layer, head, experts };
@@ -103,6 +127,9 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const Unit
 // another device (a frozen embedding kept in host memory, lora.host_embedding) is read where it
 // is, and only the batch's rows move.
 at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids);
+// The embedding unit's output: embedding_rows, times sqrt(hidden_size) rounded to their dtype
+// where the family scales them (FamilySpec::scaled_embedding, as transformers' Gemma does).
+at::Tensor embed_tokens(const ModelConfig& config, const at::Tensor& table, const at::Tensor& ids);
 
 // The head: the final norm of hidden states [.., D], which training and scoring then score in
 // chunks against their targets (chunked_token_logps) and generation turns into logits [.., V]
@@ -111,9 +138,10 @@ at::Tensor embedding_rows(const at::Tensor& table, const at::Tensor& ids);
 at::Tensor head_normed(const ModelConfig& config, const at::Tensor& final_norm, const at::Tensor& hidden);
 at::Tensor head_logits(const ModelConfig& config, const LlamaWeights& weights, const at::Tensor& hidden);
 
-// The embedding's backward, which needs no recompute: grad_output [R, T, D] rows added at the
-// batch's token ids into the embedding's sink [V, D].
-void embedding_backward(const TokenBatch& batch, const at::Tensor& grad_output, const UnitGradSinks& sinks);
+// The embedding's backward, which needs no recompute: grad_output [R, T, D] rows (times
+// embed_tokens' scale) added at the batch's token ids into the embedding's sink [V, D].
+void embedding_backward(const ModelConfig& config, const TokenBatch& batch, const at::Tensor& grad_output,
+                        const UnitGradSinks& sinks);
 
 // The whole model in one call, through the same unit forwards: log p of every target [N] fp32
 // in (row, position) order (the scorer), and their sums per sequence [S] (tests, benches).

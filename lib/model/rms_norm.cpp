@@ -69,35 +69,43 @@ class FusedRmsNorm : public torch::autograd::Function<FusedRmsNorm> {
 
 }  // namespace
 
-at::Tensor rms_norm_reference(const at::Tensor& x, const at::Tensor& weight, double eps) {
+at::Tensor rms_norm_reference(const at::Tensor& x, const at::Tensor& weight, double eps, NormStyle style) {
+  if (style == NormStyle::one_plus_weight) {
+    // transformers' Gemma norm, in fp32 (fp64 for fp64 inputs, where fp32 would only lose digits).
+    const at::ScalarType wide = at::promote_types(x.scalar_type(), at::kFloat);
+    const at::Tensor xw = x.to(wide);
+    const at::Tensor normed = xw * at::rsqrt(xw.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    return (normed * (1.0 + weight.to(wide))).to(x.scalar_type());
+  }
   const at::Tensor x32 = x.to(at::kFloat);
   const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
   return weight * normed.to(x.scalar_type());
 }
 
 NormedSum add_rms_norm_reference(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight,
-                                 double eps) {
+                                 double eps, NormStyle style) {
   const at::Tensor sum = x + residual;
-  return {sum, rms_norm_reference(sum, weight, eps)};
+  return {sum, rms_norm_reference(sum, weight, eps, style)};
 }
 
-at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps, NormStyle style) {
 #if ST_HAVE_CUDA
-  if (fused(x, at::Tensor(), weight)) {
+  if (style == NormStyle::weight && fused(x, at::Tensor(), weight)) {
     return FusedRmsNorm::apply(x, at::empty({0}, x.options()), false, weight, eps)[0];
   }
 #endif
-  return rms_norm_reference(x, weight, eps);
+  return rms_norm_reference(x, weight, eps, style);
 }
 
-NormedSum add_rms_norm(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight, double eps) {
+NormedSum add_rms_norm(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight, double eps,
+                       NormStyle style) {
 #if ST_HAVE_CUDA
-  if (fused(x, residual, weight)) {
+  if (style == NormStyle::weight && fused(x, residual, weight)) {
     const torch::autograd::tensor_list outputs = FusedRmsNorm::apply(x, residual, true, weight, eps);
     return {outputs[0], outputs[1]};
   }
 #endif
-  return add_rms_norm_reference(x, residual, weight, eps);
+  return add_rms_norm_reference(x, residual, weight, eps, style);
 }
 
 }  // namespace st

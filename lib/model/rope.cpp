@@ -80,6 +80,13 @@ at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
   return at::where(medium, smoothed, scaled);
 }
 
+at::Tensor local_rope_inverse_frequencies(const ModelConfig& config) {
+  ModelConfig local = config;
+  local.rope_theta = config.local_rope_theta;
+  local.rope_scaling = RopeScaling{};
+  return rope_inverse_frequencies(local);
+}
+
 namespace {
 
 // angles [..., head_dim / 2] fp32 (position x frequency) -> cos and sin over both halves.

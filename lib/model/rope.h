@@ -9,8 +9,10 @@
 
 namespace st {
 
-// [head_dim / 2] fp32 on CPU.
+// [head_dim / 2] fp32 on CPU: every layer's, or the full layers' where layers differ.
 at::Tensor rope_inverse_frequencies(const ModelConfig& config);
+// The sliding layers' where layers differ (ModelConfig::layer_types): local_rope_theta, unscaled.
+at::Tensor local_rope_inverse_frequencies(const ModelConfig& config);
 
 struct RopeTables {
   at::Tensor cos;  // [T, head_dim]

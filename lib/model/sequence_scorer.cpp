@@ -18,20 +18,20 @@ int64_t length_of(const ScoreRequest& request) {
   return static_cast<int64_t>(request.prompt_ids.size() + request.completion_ids.size());
 }
 
-// Requests [first, last) as one right-padded batch, on the weights' device; `inverse_frequencies`:
-// the rotary ones there, made once per call. A reward model's rows are padded with its pad token
+// Requests [first, last) as one right-padded batch, on the weights' device; `kinds`: what the
+// layers attend with there, made once per call. A reward model's rows are padded with its pad token
 // and carry the positions its rewards are read at.
-TokenBatch request_batch(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& inverse_frequencies,
+TokenBatch request_batch(const LlamaWeights& weights, const ModelConfig& config, const ModelAttention& kinds,
                          const std::vector<ScoreRequest>& requests, size_t first, size_t last,
                          const ScorerOptions& options) {
   std::vector<PromptResponse<int64_t>> rows;
   for (size_t i = first; i < last; ++i) rows.push_back({&requests[i].prompt_ids, &requests[i].completion_ids});
   const PaddedRows padded = pad_prompt_response_rows(rows, std::max<int64_t>(config.pad_token_id, 0));
-  TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, inverse_frequencies,
-                                      weights.embed.scalar_type(), options.chunk_tokens, {}, config.sliding_window);
+  TokenBatch batch = make_token_batch(padded.input_ids, padded.targets, kinds, weights.embed.scalar_type(),
+                                      options.chunk_tokens);
   if (config.head == ModelHead::score) {
     batch.reward_positions = reward_positions(padded.input_ids, padded.targets, {}, config.pad_token_id)
-                                 .to(inverse_frequencies.device());
+                                 .to(weights.embed.device());
   }
   return batch;
 }
@@ -105,10 +105,10 @@ std::vector<ScoreResult> score_sequences(const LlamaWeights& weights, const Mode
                                          const ScorerOptions& options) {
   c10::NoGradGuard no_grad;
   std::vector<ScoreResult> results(requests.size());
-  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
+  const ModelAttention kinds = model_attention(config, weights.embed.device());
   const auto length = [&](size_t i) { return length_of(requests[i]); };
   for (const auto& [first, last] : padded_batches(requests.size(), length, options.max_batch_tokens)) {
-    const TokenBatch batch = request_batch(weights, config, inverse_frequencies, requests, first, last, options);
+    const TokenBatch batch = request_batch(weights, config, kinds, requests, first, last, options);
     score_batch(weights, config, batch, requests, first, last, results, options.routing);
   }
   return results;

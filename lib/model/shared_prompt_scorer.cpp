@@ -85,11 +85,11 @@ std::vector<std::vector<ScoreResult>> score_shared_prompts(const LlamaWeights& w
   }
   std::vector<std::vector<ScoreResult>> results(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) results[i].resize(requests[i].completions.size());
-  const at::Tensor inverse_frequencies = rope_inverse_frequencies(config).to(weights.embed.device());
+  const ModelAttention kinds = model_attention(config, weights.embed.device());
   for (const auto& [first, last] : shared_prompt_batches(requests, options.max_batch_tokens)) {
     const SharedPromptRows rows = shared_prompt_rows(requests, first, last);
-    const TokenBatch batch = make_token_batch(rows.input_ids, rows.targets, inverse_frequencies, weights.embed.scalar_type(),
-                                              options.chunk_tokens, rows.layout, config.sliding_window);
+    const TokenBatch batch = make_token_batch(rows.input_ids, rows.targets, kinds, weights.embed.scalar_type(),
+                                              options.chunk_tokens, rows.layout);
     const at::Tensor logps = llama_target_logps(weights, config, batch).cpu();
     const float* values = logps.data_ptr<float>();
     for (const auto& [request, completion] : rows.completions) {  // (row, position) order

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <stdexcept>
+
 #include "util/torch_compat.h"
 #if ST_HAVE_CUDA
 #include "cuda/swiglu.h"
@@ -75,6 +77,14 @@ at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
   if (fused(gate, up)) return FusedSwiglu::apply(gate, up);
 #endif
   return swiglu_reference(gate, up);
+}
+
+at::Tensor gated_activation(const at::Tensor& gate, const at::Tensor& up, Activation activation) {
+  switch (activation) {
+    case Activation::silu: return swiglu(gate, up);
+    case Activation::gelu_tanh: return at::gelu(gate, "tanh") * up;
+  }
+  throw std::logic_error("gated_activation: unknown activation");
 }
 
 }  // namespace st

@@ -45,6 +45,23 @@ check "the score head" 'ModelHead::score' \
   lib/hf/model_config.cpp lib/hf/param_table.cpp lib/model/llama_units.cpp lib/model/sequence_scorer.cpp \
   lib/model/score_jsonl.cpp lib/fsdp/fsdp_model.cpp lib/fsdp/shard_source.cpp lib/ckpt/checkpoint_model.cpp \
   lib/eval/preference_accuracy.cpp lib/train/objective.cpp lib/train/rm_objective.cpp app/cmd_score.cpp
+# Gemma 3: a family row and its presets. What it brought that the next family reuses is named by
+# capability, not by family: the norm style, the sandwich norms, the GeGLU activation, the scaled
+# embedding and query scale (its row's choices, read where each piece computes), the layer kinds
+# (full and sliding layers, each kind's positions built once per micro-batch) and an image-text
+# checkpoint's language model.
+check "Gemma" '[Gg]emma' lib/hf/model_family.h lib/hf/presets.cpp
+check "the norm style and sandwich norms" 'NormStyle::one_plus_weight|LayerNorms::sandwich|pre_feedforward_norm|post_feedforward_norm' \
+  lib/hf/model_family.h lib/hf/param_table.h lib/hf/param_table.cpp lib/hf/model_config.cpp lib/model/rms_norm.cpp \
+  lib/model/llama_blocks.cpp lib/fsdp/memory_estimate.cpp lib/fsdp/recompute.cpp
+check "the layer kinds" 'sliding_positions|positions_of|ModelAttention|model_attention|layer_types|local_rope' \
+  lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/presets.cpp lib/model/rope.h lib/model/rope.cpp \
+  lib/model/llama_units.h lib/model/llama_units.cpp lib/model/context_split.h lib/model/context_split.cpp \
+  lib/model/generation.cpp lib/model/sequence_scorer.cpp lib/model/shared_prompt_scorer.cpp \
+  lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp
+check "an image-text checkpoint's language model" 'multimodal_text|MultimodalWrapper|kMultimodalWrappers|language_model' \
+  lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/expert_checkpoint.cpp \
+  lib/ckpt/hf_export.cpp lib/train/run_setup.cpp
 # Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert
 # naming styles (param_table.h) and the config keys only their style has (model_config.cpp); the
 # expert MLP is a module beside the dense one, which the decoder layer picks per layer.

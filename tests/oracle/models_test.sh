@@ -14,6 +14,9 @@
 # - moe_qwen3_moe, moe_mixtral: tiny mixture-of-experts models transformers made, in both expert
 #   layouts, a trained export of each, and a LoRA run's adapter on attention and experts that
 #   PEFT loads as its merged export computes;
+# - gemma3: a tiny Gemma 3 transformers made (sliding and full layers, sandwich norms, GeGLU,
+#   scaled embeddings), read from Gemma3ForCausalLM and Gemma3ForConditionalGeneration
+#   checkpoints; a trained export, a reward model and a LoRA adapter transformers and PEFT read;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -335,6 +338,43 @@ PY
     run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
     oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
       "$work/lora-merged" || fail "PEFT's adapter on the experts and shardtune's merged export differ"
+    ;;
+  gemma3)
+    # Gemma 3 (tiny_gemma3_model.py: 5 layers, sliding and full, a window of 4 tokens, its own
+    # attention scale, rotary bases per kind; sandwich norms of 1 + w, GeGLU, scaled embeddings,
+    # tied): scores and greedy tokens as transformers' Gemma3ForCausalLM gives them; the same
+    # language model read from a Gemma3ForConditionalGeneration checkpoint in both of its naming
+    # layouts scores identically; a DPO run's export and a reward model's
+    # (Gemma3TextForSequenceClassification) that transformers reads as shardtune does; a LoRA
+    # adapter PEFT loads as the merged export computes.
+    oracle "$here/tiny_gemma3_model.py" "$work/model" "$work/multimodal" "$work/renamed" ||
+      fail "could not make the tiny Gemma 3"
+    check score "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/score"
+    check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
+    check score "$bin" "$work/multimodal" "$fixtures/pairs.jsonl" "$work/score-multimodal"
+    run --exit 0 "$bin" score --model "$work/renamed" --input "$fixtures/pairs.jsonl" --output "$work/renamed.jsonl"
+    cmp -s "$work/score/scores.jsonl" "$work/score-multimodal/scores.jsonl" || fail "the multimodal checkpoint scores otherwise"
+    cmp -s "$work/score/scores.jsonl" "$work/renamed.jsonl" || fail "the renamed multimodal checkpoint scores otherwise"
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 48
+    run --exit 0 "$bin" train --model.path="$work/multimodal" --data.train="$work/data/train" \
+      --train.output_dir="$work/run" --train.max_steps=4 --train.micro_batch=2 --train.grad_accum=2 \
+      --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    expect_output "vision tower"
+    check score "$bin" "$work/run/export" "$fixtures/pairs.jsonl" "$work/score-export"
+    check generate "$bin" "$work/run/export" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate-export" 10
+    ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" --train.stage=rm \
+      --train.output_dir="$work/rm" --train.max_steps=4 --train.micro_batch=2 --train.grad_accum=2 \
+      --train.eval_every=0 --optim.lr=5e-3 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    grep -q '"Gemma3TextForSequenceClassification"' "$work/rm/export/config.json" || fail "the reward model's class"
+    check reward "$bin" "$work/rm/export" "$fixtures/pairs.jsonl" "$work/reward"
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
+      --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
+      --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3 --train.max_steps=3 --train.micro_batch=2 \
+      --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
+    oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
+      "$work/lora-merged" || fail "PEFT's adapter on Gemma 3 and shardtune's merged export differ"
     ;;
   *) fail "unknown case" ;;
 esac

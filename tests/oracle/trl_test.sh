@@ -19,6 +19,8 @@
 # - dpo_lora: LoRA against TRL + PEFT from the same adapter;
 # - sft_multi_turn: SFT against TRL's SFTTrainer (trl_sft.py), multi-turn masks, 1 and 2 ranks;
 # - kto: KTO against TRL's KTOTrainer (trl_kto.py), 1 and 2 ranks;
+# - gemma3: a tiny Gemma 3 (sliding and full layers): DPO on 1 and 2 ranks, packed, with shared
+#   prompts, under the explicit mask and with context parallelism; KTO on 1 rank; SFT on 1 and 2.
 # - qwen3: DPO on the Qwen3 fixture and SFT on a tiny Qwen3 with its thinking template, 1 and 2 ranks.
 # - moe: a tiny Qwen3-MoE with the router's load-balancing loss as TRL adds it: DPO on 1 and 2
 #   ranks, packed and with shared prompts, with the coefficient 0, LoRA on attention and experts
@@ -241,6 +243,47 @@ PY
       --output "$work/sft-data" --cutoff-len 256
     expect_output "--template auto: qwen3 "
     sft_against_trl "$work/tiny" "$work/sft-data/train" "Qwen3 SFT, thinking template, multi-turn masks"
+    ;;
+  gemma3)
+    # Gemma 3 (tiny_gemma3_model.py: sliding layers with a 4-token window, shorter than every
+    # pair, full layers, sandwich norms of 1 + w, GeGLU, scaled tied embeddings): DPO against
+    # DPOTrainer on 1 and 2 ranks, and the window through every attention path: packed rows,
+    # shared prompts, the explicit mask, and context parallelism (2 ranks holding one row's halves:
+    # the one-rank run's micro-batches).
+    "$python" "$here/tiny_gemma3_model.py" "$work/gemma" "$work/gemma-mm" "$work/gemma-renamed" >/dev/null ||
+      fail "could not make the tiny Gemma 3"
+    trl_model=$work/gemma trl gemma3 "${common[@]}" --loss sigmoid --schedule cosine
+    model=$work/gemma ours one 1 "${one_rank[@]}" --optim.schedule=cosine
+    agree one gemma3 "Gemma 3 DPO sigmoid, 1 rank"
+    model=$work/gemma ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 --optim.schedule=cosine
+    agree two gemma3 "Gemma 3 DPO sigmoid, 2 ranks"
+    model=$work/gemma ours packed 1 "${one_rank[@]}" --optim.schedule=cosine --data.packing=true
+    agree packed gemma3 "Gemma 3 DPO sigmoid, packed rows"
+    model=$work/gemma ours shared 1 "${one_rank[@]}" --optim.schedule=cosine --dpo.share_prompt=true
+    agree shared gemma3 "Gemma 3 DPO sigmoid, shared prompts"
+    model=$work/gemma ours masked 1 "${one_rank[@]}" --optim.schedule=cosine --data.packing=true \
+      --model.attention=masked
+    agree masked gemma3 "Gemma 3 DPO sigmoid, packed rows under the explicit mask"
+    model=$work/gemma ours context 2 "${one_rank[@]}" --optim.schedule=cosine --dist.context_parallel=2
+    agree context gemma3 "Gemma 3 DPO sigmoid, context parallel 2"
+    # KTO against KTOTrainer and SFT against SFTTrainer on the same model.
+    kto_examples "$work/pairs.jsonl" "$work/kto.jsonl"
+    run --exit 0 "$bin" prep --input "$work/kto.jsonl" --vocab 97 --output "$work/kto" --kind kto
+    trl_runs trl_kto.py kto "$work/gemma" "$work/kto.jsonl" --steps "$steps" --beta "$beta" \
+      --desirable-weight 1.0 --undesirable-weight 1.5 --lr 5e-3 --warmup-steps 2 --weight-decay 0.01 \
+      --grad-clip 1.0 --micro-batch 4 --grad-accum 2 --schedule cosine
+    model=$work/gemma train_data=$work/kto/train ours kto 1 "${ours_common[@]}" --train.micro_batch=4 \
+      --train.grad_accum=2 --train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine
+    agree kto kto "Gemma 3 KTO, 1 rank" "${kto_per_label[@]}"
+    "$python" - "$work/pairs.jsonl" "$work/sft.jsonl" <<'PY' || fail "could not write the SFT examples"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        pair = json.loads(line)
+        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": pair["chosen_ids"]}) + "\n")
+PY
+    run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft" --kind sft
+    sft_against_trl "$work/gemma" "$work/sft/train" "Gemma 3 SFT" unmasked
     ;;
   moe)
     # Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2, the middle layer dense) with the router's

@@ -65,16 +65,16 @@ struct LogpsAndGrads {
 };
 
 // Summed log-probs per sequence and the gradients of a weighted sum of them (weights 1..S, so
-// every sequence's gradient counts differently), on `device` in `type`.
+// every sequence's gradient counts differently), on `device` in `type`; the case's window is the
+// model's (its sliding layers' where layers differ).
 inline LogpsAndGrads logps_and_grads(ModelConfig config, const TensorMap& initial, const MicroBatch& micro,
                                      const AttentionLayoutCase& c, AttentionPath path, at::Device device,
                                      at::ScalarType type) {
   config.sliding_window = c.window;
   TensorMap tensors;
   for (const auto& [name, tensor] : initial) tensors[name] = tensor.to(device, type).clone().requires_grad_(true);
-  const at::Tensor inverse = rope_inverse_frequencies(config).to(device);
   const TokenBatch batch =
-      make_token_batch(micro.input_ids, micro.targets, inverse, type, 64, micro.layout, config.sliding_window, path);
+      make_token_batch(micro.input_ids, micro.targets, model_attention(config, device), type, 64, micro.layout, path);
   const at::Tensor logps = llama_sequence_logps(llama_weights(tensors, config), config, batch);
   const at::Tensor weights = at::arange(1, logps.size(0) + 1, logps.options());
   torch::autograd::backward({(logps * weights).sum()});
