@@ -17,6 +17,7 @@
 # - gemma3: a tiny Gemma 3 transformers made (sliding and full layers, sandwich norms, GeGLU,
 #   scaled embeddings), read from Gemma3ForCausalLM and Gemma3ForConditionalGeneration
 #   checkpoints; a trained export, a reward model and a LoRA adapter transformers and PEFT read;
+#   a QLoRA run on it;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -375,6 +376,14 @@ PY
     run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
     oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
       "$work/lora-merged" || fail "PEFT's adapter on Gemma 3 and shardtune's merged export differ"
+    # QLoRA: the projections held in NF4 (the family's own rows: q..down), its first step at the
+    # warmup's learning rate 0 the base's forward through the 4-bit weights; it trains.
+    run --exit 0 "$bin" train --model.path="$work/multimodal" --data.train="$work/data/train" \
+      --train.output_dir="$work/qlora" --train.method=qlora --lora.r=4 --lora.alpha=8 --optim.lr=5e-3 \
+      --train.max_steps=3 --train.micro_batch=2 --train.grad_accum=2 --train.eval_every=0 --train.log_every=1 \
+      --progress off
+    expect_output "QLoRA r 4"
+    grep -c '"loss"' "$work/qlora/metrics.jsonl" | grep -qx 3 || fail "the QLoRA run logged no 3 steps"
     ;;
   *) fail "unknown case" ;;
 esac
