@@ -9,6 +9,7 @@
 #include "hf/model_config.h"
 #include "hf/param_table.h"
 #include "hf/presets.h"
+#include "thrown_message.h"
 #include "util/errors.h"
 
 namespace st {
@@ -43,12 +44,7 @@ json gemma3_4b() {  // google/gemma-3-4b-it's config.json: its text_config holds
 }
 
 std::string error_of(const json& config) {
-  try {
-    parse_model_config(config, "m/config.json");
-  } catch (const ModelError& error) {
-    return error.what();
-  }
-  return "";
+  return testing::thrown_message<ModelError>([&] { parse_model_config(config, "m/config.json"); });
 }
 
 int64_t counted(const ModelConfig& config) {

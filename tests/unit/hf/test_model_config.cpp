@@ -9,6 +9,7 @@
 #include "hf/model_config.h"
 #include "hf/param_table.h"
 #include "hf/presets.h"
+#include "thrown_message.h"
 #include "util/errors.h"
 
 namespace st {
@@ -31,12 +32,7 @@ json llama31_8b() {  // the public Llama-3.1-8B config.json
 }
 
 std::string error_of(const json& config) {
-  try {
-    parse_model_config(config, "m/config.json");
-  } catch (const ModelError& error) {
-    return error.what();
-  }
-  return "";
+  return testing::thrown_message<ModelError>([&] { parse_model_config(config, "m/config.json"); });
 }
 
 TEST(ModelConfig, ParsesLlama31) {
