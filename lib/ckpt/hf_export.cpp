@@ -37,7 +37,8 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
     for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {  // the export is the language model alone
-      if (json.value("model_type", "") == wrapper.model_type && json.contains("text_config")) {
+      const bool wrapped = json.contains("model_type") && json.at("model_type") == wrapper.model_type;
+      if (wrapped && json.contains("text_config") && json.at("text_config").is_object()) {
         json = json.at("text_config");
         json["model_type"] = described["model_type"];
         for (const auto& [key, value] : described.items()) {  // what it left to the wrapper or the defaults

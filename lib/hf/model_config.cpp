@@ -417,6 +417,12 @@ json wrapped_text_config(const json& root, const MultimodalWrapper& wrapper, con
   return text;
 }
 
+// config.json's model_type word; "" when absent or not a string (the reader then names the field).
+std::string model_type_word(const json& root) {
+  const auto found = root.find("model_type");
+  return found != root.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
 // `root` with the family's config-class defaults for the keys it leaves out.
 json with_family_defaults(json root, const FamilySpec& spec) {
   if (spec.config_defaults == nullptr) return root;
@@ -435,13 +441,13 @@ ModelConfig parse_model_config(const json& original, const std::string& original
   std::string source = original_source;
   bool multimodal = false;
   for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
-    if (original.value("model_type", "") != wrapper.model_type) continue;
+    if (model_type_word(original) != wrapper.model_type) continue;
     root = wrapped_text_config(original, wrapper, original_source);
     source = original_source + " (text_config)";
     multimodal = true;
   }
   ModelConfig config;
-  if (find_enum(root.value("model_type", ""), config.model_type)) {
+  if (find_enum(model_type_word(root), config.model_type)) {
     root = with_family_defaults(std::move(root), family_of(config.model_type));
   }
   config.multimodal_text = multimodal;

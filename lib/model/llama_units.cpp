@@ -81,10 +81,6 @@ at::Tensor window_band(const at::Tensor& positions, int64_t window) {
   return positions.unsqueeze(2).sub(positions.unsqueeze(1)).lt(window).unsqueeze(1);
 }
 
-}  // namespace
-
-namespace {
-
 // One kind of layer's positions: rotary tables at the tokens' positions and which keys each
 // query sees (spans or a mask only where rows hold several sequences or the window cuts).
 TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& layout, bool plain,
