@@ -58,6 +58,11 @@ AttentionSpans spans_from_offsets(std::vector<int64_t> query_starts, std::vector
   return spans;
 }
 
+AttentionSpans with_window(AttentionSpans spans, int64_t window) {
+  spans.window = window;
+  return spans;
+}
+
 AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at::Device& device) {
   std::vector<int64_t> starts;
   for (int64_t r = 0; r <= rows; ++r) starts.push_back(r * length);

@@ -31,6 +31,10 @@ struct AttentionSpans {
 AttentionSpans spans_from_offsets(std::vector<int64_t> query_starts, std::vector<int64_t> key_starts,
                                   const std::vector<int64_t>* key_tokens, int64_t window, const at::Device& device);
 
+// `spans` under another window: the offsets and key lists do not depend on it (the kernels apply
+// it), so the device tensors are shared.
+AttentionSpans with_window(AttentionSpans spans, int64_t window);
+
 // One causal span per row of `rows` x `length` tokens (plain rows under a sliding window).
 AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at::Device& device);
 

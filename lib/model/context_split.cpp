@@ -151,23 +151,22 @@ TokenBatch make_context_token_batch(const at::Tensor& input_ids, const at::Tenso
       (padded.defined() ? padded.position_ids.index_select(1, place) : place.unsqueeze(0).expand({rows, local_length}))
           .contiguous(),
       device);
-  // One kind of layer's positions: its rotary tables and the whole rows' spans under its window,
-  // cut to this rank's queries.
+  // The whole rows' spans cut to this rank's queries, once: each kind of layer reads them under
+  // its own window.
+  const at::Device host(at::kCPU);
+  const AttentionSpans whole = padded.defined() ? layout_spans(padded, 0, host) : row_spans(rows, length, 0, host);
+  if (!whole.defined()) {
+    throw ModelError("context parallelism: these rows' layout has no attention spans (a branch before its prompt)");
+  }
+  const AttentionSpans local = local_spans(whole, places, rank, device);
+  if (local.query_starts.back() != rows * local_length) {
+    throw ModelError("context parallelism: the local spans do not cover this rank's tokens");
+  }
   const auto kind_positions = [&](const LayerAttention& kind) {
-    const int64_t window = kind.window > 0 && kind.window < length ? kind.window : 0;
-    const at::Device host(at::kCPU);
-    const AttentionSpans whole =
-        padded.defined() ? layout_spans(padded, window, host) : row_spans(rows, length, window, host);
-    if (!whole.defined()) {
-      throw ModelError("context parallelism: these rows' layout has no attention spans (a branch before its prompt)");
-    }
     TokenPositions where;
     where.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
-    where.spans = local_spans(whole, places, rank, device);
+    where.spans = with_window(local, kind.window > 0 && kind.window < length ? kind.window : 0);
     where.context = exchange;
-    if (where.spans.query_starts.back() != rows * local_length) {
-      throw ModelError("context parallelism: the local spans do not cover this rank's tokens");
-    }
     return where;
   };
   batch.positions = kind_positions(kinds.full);

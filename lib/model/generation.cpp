@@ -24,8 +24,8 @@ struct DecodeBatch {
 };
 
 // Each kind of layer's rotary tables and mask for queries at `query_positions` over the keys so far.
-TokenBatch decode_positions(const ModelConfig& config, const ModelAttention& kinds, const at::Tensor& query_positions,
-                            const DecodeBatch& batch, at::ScalarType dtype) {
+TokenBatch decode_positions(const ModelAttention& kinds, const at::Tensor& query_positions, const DecodeBatch& batch,
+                            at::ScalarType dtype) {
   const auto kind_positions = [&](const LayerAttention& kind) {
     TokenPositions where;
     where.rope = make_rope_tables_at(kind.inverse_frequencies, query_positions, dtype);
@@ -34,7 +34,7 @@ TokenBatch decode_positions(const ModelConfig& config, const ModelAttention& kin
   };
   TokenBatch positions;
   positions.positions = kind_positions(kinds.full);
-  if (config.layers_differ()) positions.sliding_positions = kind_positions(kinds.sliding);
+  if (kinds.sliding.inverse_frequencies.defined()) positions.sliding_positions = kind_positions(kinds.sliding);
   return positions;
 }
 
@@ -77,7 +77,7 @@ at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const Model
     batch.cache.keys.push_back(at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim}, cache_options));
     batch.cache.values.push_back(at::zeros_like(batch.cache.keys.back()));
   }
-  const TokenBatch where = decode_positions(config, kinds, batch.key_positions, batch, w.embed.scalar_type());
+  const TokenBatch where = decode_positions(kinds, batch.key_positions, batch, w.embed.scalar_type());
   return next_token_logits(w, config, ids.to(device), where, batch.cache);
 }
 
@@ -87,7 +87,7 @@ at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const M
   const at::Tensor position = batch.next_position.unsqueeze(1);  // [B, 1]
   batch.key_positions = at::cat({batch.key_positions, position}, 1);
   batch.key_valid = at::cat({batch.key_valid, at::ones_like(position, position.options().dtype(at::kBool))}, 1);
-  const TokenBatch where = decode_positions(config, kinds, position, batch, w.embed.scalar_type());
+  const TokenBatch where = decode_positions(kinds, position, batch, w.embed.scalar_type());
   const at::Tensor logits = next_token_logits(w, config, tokens.unsqueeze(1), where, batch.cache);
   batch.next_position = batch.next_position + 1;
   return logits;

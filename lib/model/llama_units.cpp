@@ -83,18 +83,22 @@ at::Tensor window_band(const at::Tensor& positions, int64_t window) {
 
 // One kind of layer's positions: rotary tables at the tokens' positions and which keys each
 // query sees (spans or a mask only where rows hold several sequences or the window cuts).
+// `other`: another kind's positions of the same rows, whose spans serve under this kind's window.
 TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& layout, bool plain,
-                               const LayerAttention& kind, at::ScalarType compute_dtype, AttentionPath attention) {
+                               const LayerAttention& kind, at::ScalarType compute_dtype, AttentionPath attention,
+                               const TokenPositions* other = nullptr) {
   const at::Device device = kind.inverse_frequencies.device();
   const int64_t length = input_ids.size(1);
   const bool windowed = kind.window > 0 && kind.window < length;
   const bool masked = attention == AttentionPath::masked;
+  const bool shared = other != nullptr && other->spans.defined();
   TokenPositions positions;
   if (plain) {  // rows that start at position 0 and run causally
     positions.rope = make_rope_tables(kind.inverse_frequencies, length, compute_dtype);
     if (!windowed) return positions;
     if (!masked) {
-      positions.spans = row_spans(input_ids.size(0), length, kind.window, device);
+      positions.spans = shared ? with_window(other->spans, kind.window)
+                               : row_spans(input_ids.size(0), length, kind.window, device);
       return positions;
     }
     const at::Tensor steps = at::arange(length, at::TensorOptions().device(device).dtype(at::kLong)).unsqueeze(0);
@@ -105,7 +109,8 @@ TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& lay
   const at::Tensor position_ids = to_device_async(layout.position_ids, device);
   positions.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
   if (!masked) {
-    positions.spans = layout_spans(layout, windowed ? kind.window : 0, device);
+    const int64_t window = windowed ? kind.window : 0;
+    positions.spans = shared ? with_window(other->spans, window) : layout_spans(layout, window, device);
     if (positions.spans.defined()) return positions;
   }
   positions.attention_mask = layout_attention_mask(layout, device);
@@ -170,7 +175,8 @@ TokenBatch make_token_batch(const at::Tensor& input_ids, const at::Tensor& targe
   }
   batch.positions = layer_positions(input_ids, layout, plain, kinds.full, compute_dtype, attention);
   if (kinds.sliding.inverse_frequencies.defined()) {
-    batch.sliding_positions = layer_positions(input_ids, layout, plain, kinds.sliding, compute_dtype, attention);
+    batch.sliding_positions =
+        layer_positions(input_ids, layout, plain, kinds.sliding, compute_dtype, attention, &batch.positions);
   }
   return batch;
 }
