@@ -36,14 +36,13 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
     std::ifstream in(base);
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
-    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {  // the export is the language model alone
-      const bool wrapped = json.contains("model_type") && json.at("model_type") == wrapper.model_type;
-      if (wrapped && json.contains("text_config") && json.at("text_config").is_object()) {
-        json = json.at("text_config");
-        json["model_type"] = described["model_type"];
-        for (const auto& [key, value] : described.items()) {  // what it left to the wrapper or the defaults
-          if (!json.contains(key)) json[key] = value;
-        }
+    const bool named = json.contains("model_type") && json.at("model_type").is_string();
+    const bool wrapped = named && multimodal_wrapper(json.at("model_type").get<std::string>()) != nullptr;
+    if (wrapped && json.contains("text_config") && json.at("text_config").is_object()) {  // the language model alone
+      json = json.at("text_config");
+      json["model_type"] = described["model_type"];
+      for (const auto& [key, value] : described.items()) {  // what it left to the wrapper or the defaults
+        if (!json.contains(key)) json[key] = value;
       }
     }
     for (const char* key : {"architectures", "id2label", "label2id", "pad_token_id"}) {

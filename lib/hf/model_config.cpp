@@ -117,9 +117,6 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
   return rope;
 }
 
-// config.json's word for each Activation (transformers' ACT2FN keys).
-constexpr const char* kActivationWords[] = {"silu", "gelu_pytorch_tanh"};
-
 // Features of neighbouring architectures that would change the numbers if silently ignored.
 void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   const std::string fix = "; shardtune implements causal attention over every layer alike";
@@ -152,12 +149,11 @@ void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
   if (reader.boolean_or("use_bidirectional_attention", false)) {
     reader.fail("use_bidirectional_attention", "is true: shardtune trains causal language models");
   }
-  const Activation expected = family_of(model_type).activation;
+  const char* expected = enum_name(family_of(model_type).activation);
   const char* activation_key = reader.has("hidden_activation") ? "hidden_activation" : "hidden_act";
-  const std::string activation = reader.string_or(activation_key, kActivationWords[static_cast<int>(expected)]);
-  if (activation != kActivationWords[static_cast<int>(expected)]) {
-    reader.fail(activation_key, "is '" + activation + "'; " + enum_name(model_type) + " MLPs use " +
-                                    kActivationWords[static_cast<int>(expected)]);
+  const std::string activation = reader.string_or(activation_key, expected);
+  if (activation != expected) {
+    reader.fail(activation_key, "is '" + activation + "'; " + enum_name(model_type) + " MLPs use " + expected);
   }
   if (reader.number_or("attention_dropout", 0.0) != 0.0) {
     reader.fail("attention_dropout", "must be 0: attention dropout is not implemented");
@@ -440,9 +436,8 @@ ModelConfig parse_model_config(const json& original, const std::string& original
   json root = original;
   std::string source = original_source;
   bool multimodal = false;
-  for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
-    if (model_type_word(original) != wrapper.model_type) continue;
-    root = wrapped_text_config(original, wrapper, original_source);
+  if (const MultimodalWrapper* wrapper = multimodal_wrapper(model_type_word(original))) {
+    root = wrapped_text_config(original, *wrapper, original_source);
     source = original_source + " (text_config)";
     multimodal = true;
   }
@@ -567,88 +562,6 @@ ModelConfig load_model_config(const std::string& path) {
     throw ModelError(file.string() + ": not valid JSON (" + error.what() + ")");
   }
   return parse_model_config(root, file.string());
-}
-
-const char* hf_architecture(const ModelConfig& config) {
-  const FamilySpec& family = family_of(config.model_type);
-  return config.head == ModelHead::score ? family.reward_architecture : family.architecture;
-}
-
-json to_hf_config_json(const ModelConfig& config) {
-  json out = {
-      {"architectures", {hf_architecture(config)}},
-      {"model_type", enum_name(config.model_type)},
-      {"vocab_size", config.vocab_size},
-      {"hidden_size", config.hidden_size},
-      {"intermediate_size", config.intermediate_size},
-      {"num_hidden_layers", config.num_hidden_layers},
-      {"num_attention_heads", config.num_attention_heads},
-      {"num_key_value_heads", config.num_key_value_heads},
-      {"head_dim", config.head_dim},
-      {"max_position_embeddings", config.max_position_embeddings},
-      {"rms_norm_eps", config.rms_norm_eps},
-      {"rope_theta", config.rope_theta},
-      {"tie_word_embeddings", config.tie_word_embeddings},
-      {"mlp_bias", config.mlp_bias},
-      {"torch_dtype", enum_name(config.torch_dtype)},
-      {"rope_scaling", nullptr},
-  };
-  const FamilySpec& spec = family_of(config.model_type);
-  const char* activation = kActivationWords[static_cast<int>(spec.activation)];
-  if (spec.activation == Activation::silu) {
-    out["hidden_act"] = activation;
-  } else {
-    out["hidden_activation"] = activation;
-  }
-  if (spec.biases == Biases::from_attention_bias) out["attention_bias"] = config.qkv_bias;
-  if (spec.window == Window::layer_types) {
-    out["sliding_window"] = config.sliding_window;
-    out["layer_types"] = json::array();
-    for (AttentionType kind : config.layer_types) out["layer_types"].push_back(enum_name(kind));
-    out["rope_local_base_freq"] = config.local_rope_theta;
-    out["attn_logit_softcapping"] = nullptr;
-    out["final_logit_softcapping"] = nullptr;
-  }
-  if (spec.query_pre_attn_scalar) out["query_pre_attn_scalar"] = config.query_pre_attn_scalar;
-  if (spec.window == Window::every_layer) {
-    out["sliding_window"] = config.sliding_window > 0 ? json(config.sliding_window) : json(nullptr);
-  }
-  const RopeScaling& rope = config.rope_scaling;
-  if (rope.type == RopeScaling::Type::linear) {
-    out["rope_scaling"] = {{"rope_type", "linear"}, {"factor", rope.factor}};
-  } else if (rope.type == RopeScaling::Type::llama3) {
-    out["rope_scaling"] = {{"rope_type", "llama3"},
-                           {"factor", rope.factor},
-                           {"low_freq_factor", rope.low_freq_factor},
-                           {"high_freq_factor", rope.high_freq_factor},
-                           {"original_max_position_embeddings",
-                            rope.original_max_position_embeddings}};
-  }
-  const ExpertShape& experts = config.experts;
-  if (spec.experts != Experts::none) {
-    out["num_experts_per_tok"] = experts.experts_per_token;
-    out["router_aux_loss_coef"] = experts.router_aux_loss_coef;
-    out["output_router_logits"] = false;
-  }
-  if (spec.experts == Experts::qwen_moe) {
-    out["num_experts"] = experts.num_experts;
-    out["moe_intermediate_size"] = experts.expert_intermediate_size;
-    out["norm_topk_prob"] = experts.renormalize;
-    out["decoder_sparse_step"] = experts.sparse_step;
-    out["mlp_only_layers"] = experts.dense_layers;
-  } else if (spec.experts == Experts::mixtral) {
-    out["num_local_experts"] = experts.num_experts;
-    out["router_jitter_noise"] = 0.0;
-  }
-  if (config.bos_token_id >= 0) out["bos_token_id"] = config.bos_token_id;
-  if (config.eos_token_ids.size() == 1) out["eos_token_id"] = config.eos_token_ids.front();
-  if (config.eos_token_ids.size() > 1) out["eos_token_id"] = config.eos_token_ids;
-  if (config.head == ModelHead::score) {  // transformers' save_pretrained spelling of num_labels = 1
-    out["id2label"] = {{"0", "LABEL_0"}};
-    out["label2id"] = {{"LABEL_0", 0}};
-    out["pad_token_id"] = config.pad_token_id >= 0 ? json(config.pad_token_id) : json(nullptr);
-  }
-  return out;
 }
 
 void require_full_precision(const ModelConfig& config, const std::string& path) {

@@ -4,6 +4,8 @@
 // decoder's pieces is its ModelType word and its row here (docs/architecture.md).
 #pragma once
 
+#include <string>
+
 #include "util/enum_names.h"
 
 namespace st {
@@ -35,9 +37,14 @@ enum class NormStyle { weight, one_plus_weight };
 // branch's output normed too before its residual add (post_attention_layernorm on attention's
 // output, pre_ and post_feedforward_layernorm around the MLP).
 enum class LayerNorms { pre, sandwich };
-// The MLP's gate activation (config.json hidden_act / hidden_activation): silu (SwiGLU), or
-// GELU's tanh approximation (GeGLU, gelu_pytorch_tanh).
+// The MLP's gate activation, by config.json's hidden_act / hidden_activation word (transformers'
+// ACT2FN keys): silu (SwiGLU), or GELU's tanh approximation (GeGLU).
 enum class Activation { silu, gelu_tanh };
+template <>
+struct EnumNames<Activation> {
+  static constexpr NamedValue<Activation> table[] = {{Activation::silu, "silu"},
+                                                     {Activation::gelu_tanh, "gelu_pytorch_tanh"}};
+};
 struct FamilySpec {
   ModelType type;
   const char* architecture;         // config.json "architectures" of an export
@@ -89,6 +96,14 @@ struct MultimodalWrapper {
   ModelType text_type;
 };
 inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text}};
+
+// The wrapper whose model_type `model_type` is, or nullptr.
+inline const MultimodalWrapper* multimodal_wrapper(const std::string& model_type) {
+  for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
+    if (model_type == wrapper.model_type) return &wrapper;
+  }
+  return nullptr;
+}
 
 // Neighbouring model types refused by name, with what they would need (config.json's model_type).
 struct RefusedType {

@@ -42,7 +42,7 @@ check Qwen3 '[Qq]wen3' lib/hf/model_family.h lib/hf/presets.cpp lib/tokenizer/ch
 check "the rm objective" 'Stage::rm|RmOptions|RmObjective|rm_objective|rm_options' \
   lib/train/rm_objective.cpp lib/train/rm_options.h lib/train/objective_list.h lib/train/objective.cpp lib/CMakeLists.txt
 check "the score head" 'ModelHead::score' \
-  lib/hf/model_config.cpp lib/hf/param_table.cpp lib/model/llama_units.cpp lib/model/sequence_scorer.cpp \
+  lib/hf/model_config.cpp lib/hf/model_config_export.cpp lib/hf/param_table.cpp lib/model/llama_units.cpp lib/model/sequence_scorer.cpp \
   lib/model/score_jsonl.cpp lib/fsdp/fsdp_model.cpp lib/fsdp/shard_source.cpp lib/ckpt/checkpoint_model.cpp \
   lib/eval/preference_accuracy.cpp lib/train/objective.cpp lib/train/rm_objective.cpp app/cmd_score.cpp
 # Gemma 3: a family row and its presets. What it brought that the next family reuses is named by
@@ -55,7 +55,8 @@ check "the norm style and sandwich norms" 'NormStyle::one_plus_weight|LayerNorms
   lib/hf/model_family.h lib/hf/param_table.h lib/hf/param_table.cpp lib/hf/model_config.cpp lib/model/rms_norm.cpp \
   lib/model/llama_blocks.cpp lib/fsdp/memory_estimate.cpp lib/fsdp/recompute.cpp
 check "the layer kinds" 'sliding_positions|positions_of|ModelAttention|model_attention|layer_types|local_rope' \
-  lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/presets.cpp lib/model/rope.h lib/model/rope.cpp \
+  lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/model_config_export.cpp lib/hf/presets.cpp \
+  lib/model/rope.h lib/model/rope.cpp \
   lib/model/llama_units.h lib/model/llama_units.cpp lib/model/context_split.h lib/model/context_split.cpp \
   lib/model/generation.cpp lib/model/sequence_scorer.cpp lib/model/shared_prompt_scorer.cpp \
   lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp
@@ -63,10 +64,11 @@ check "an image-text checkpoint's language model" 'multimodal_text|MultimodalWra
   lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/expert_checkpoint.cpp \
   lib/ckpt/hf_export.cpp lib/train/run_setup.cpp
 # Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert
-# naming styles (param_table.h) and the config keys only their style has (model_config.cpp); the
-# expert MLP is a module beside the dense one, which the decoder layer picks per layer.
+# naming styles (param_table.h) and the config keys only their style has (read in model_config.cpp,
+# written in model_config_export.cpp); the expert MLP is a module beside the dense one, which the
+# decoder layer picks per layer.
 check "the MoE families" '[Qq]wen3_?[Mm]oe|[Mm]ixtral' \
-  lib/hf/model_family.h lib/hf/presets.cpp lib/hf/model_config.cpp lib/hf/param_table.h
+  lib/hf/model_family.h lib/hf/presets.cpp lib/hf/model_config.cpp lib/hf/model_config_export.cpp lib/hf/param_table.h
 check "the expert MLP" 'moe_block|ExpertWeights|expert_outputs' \
   lib/model/moe_block.h lib/model/moe_block.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp lib/CMakeLists.txt
 # The router's load-balancing loss: tallied by the sparse units (fsdp/router_tally, the unit's
