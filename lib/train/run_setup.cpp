@@ -11,6 +11,7 @@
 #include "train/recompute_choice.h"
 #include "train/stop_request.h"
 #include "train/train_checkpoints.h"
+#include "util/build_info.h"
 #include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
@@ -90,7 +91,11 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const TrainOptions& t = config.train;
   run.device = select_device(DeviceChoice::automatic, world.local_device());
   const int threads = cpu_threads_per_rank(world.topology().local_size);
-  if (!run.device.is_cuda()) at::set_num_threads(threads);
+  if (!run.device.is_cuda()) {
+    at::set_num_threads(threads);
+    const std::string advice = blas_kernel_advice(blas_core(), cpu_has_avx2_and_fma());
+    if (!advice.empty()) log0("train: ", advice);
+  }
   keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
   run.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());
   run.parallel = parallel_layout(world.rank(), world.size(), config.dist.context_parallel);
