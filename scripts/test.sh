@@ -32,19 +32,6 @@ source scripts/compiler-cache.sh
 cuda=${ST_ENABLE_CUDA:-AUTO}
 if [ "$cuda" = AUTO ] && [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
 
-# OpenBLAS 0.3.21 (Debian 12) does not know CPUs newer than itself (Intel's Emerald Rapids, family 6
-# model 207, for one) and runs its generic SSE3 kernels there, core "Prescott". Where such a CPU
-# has AVX2 and FMA, the tests run OpenBLAS's Haswell kernels (a core the tolerances were argued
-# on), pinned before configuring, so cmake counts Haswell as this machine's core and the second
-# BLAS run takes another. Measured on 2 cores: two oracle tests side by side 209 s -> 128 s.
-# A core already pinned in the environment is kept.
-blas_core=$(OPENBLAS_VERBOSE=2 python3 -c "import ctypes; ctypes.CDLL('libopenblas.so.0')" 2>&1 || true)
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && [[ $blas_core == *"Core: Prescott"* ]] && grep -qw avx2 /proc/cpuinfo &&
-  grep -qw fma /proc/cpuinfo; then
-  export OPENBLAS_CORETYPE=Haswell
-  echo "test.sh: OpenBLAS does not know this CPU (core Prescott); it has AVX2 and FMA, so the tests run core Haswell"
-fi
-
 # Line tables only (-g1): backtraces and profiles keep file:line, and a from-scratch build (CI's
 # largest phase after the tests) compiles each file 15-25% faster than with full debug info
 # (measured, one core: lib/train/trainer.cpp 20 s -> 17 s, tests/unit/hf/test_safetensors.cpp
