@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "exit_codes.h"
+#include "util/blas_kernels.h"
 #include "util/build_info.h"
 #include "util/errors.h"
 
@@ -59,6 +60,7 @@ void print_version() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  st::run_the_best_blas_kernels(argv);  // returns unless it restarts on better OpenBLAS kernels
   // Past a file-size limit (ulimit -f, quotas) a write fails with EFBIG and a clear error
   // instead of the kernel killing the process mid-save.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -4,8 +4,15 @@
 # that runs on CPU (unit, mpi, e2e, oracle); cuda tests are built and skip without a GPU. An oracle
 # test may not skip here (ST_REQUIRE_ORACLES=1). Prints the time of each phase, how many tests ran
 # and skipped in each tier, and the 20 slowest tests.
+# The oracle tests compare shardtune with the peers' recorded results (tests/oracle/records/,
+# re-derived where their inputs changed); --peers reruns every peer and fails where a record is not
+# what its peer produces now (docs/testing.md, "Peer records").
 # Extra arguments go to ctest (e.g. ./scripts/test.sh -L unit).
 set -euo pipefail
+if [ "${1:-}" = --peers ]; then
+  export ST_PEERS=1
+  shift
+fi
 cd "$(dirname "$0")/.."
 root=$PWD
 start=$(date +%s)
@@ -73,8 +80,16 @@ report() {
     sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log 2>/dev/null \
       | sort -rn | awk 'NR <= 20 { print "  " $0 }' || true
   fi
+  if [ -s "$ST_PEER_RECORDS_LOG" ]; then
+    echo "test.sh: $(sort -u "$ST_PEER_RECORDS_LOG" | wc -l) peer records refreshed (their inputs changed or they were missing): commit them"
+    sort -u "$ST_PEER_RECORDS_LOG" | sed 's/^/  /'
+  elif [ "${ST_PEERS:-0}" = 1 ] && [ "$status" = 0 ]; then
+    echo "test.sh: every peer reran (--peers) and every record held"
+  fi
   exit "$status"
 }
+export ST_PEER_RECORDS_LOG=$PWD/peer-records-refreshed.txt
+rm -f "$ST_PEER_RECORDS_LOG"
 trap report EXIT
 export ST_REQUIRE_ORACLES=1
 ctest --output-on-failure -j"$(nproc)" "$@" | tee ctest.log

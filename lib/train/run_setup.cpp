@@ -11,6 +11,7 @@
 #include "train/recompute_choice.h"
 #include "train/stop_request.h"
 #include "train/train_checkpoints.h"
+#include "util/blas_kernels.h"
 #include "util/build_info.h"
 #include "util/cpu_threads.h"
 #include "util/device.h"
@@ -93,8 +94,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   const int threads = cpu_threads_per_rank(world.topology().local_size);
   if (!run.device.is_cuda()) {
     at::set_num_threads(threads);
-    const std::string advice = blas_kernel_advice(blas_core(), cpu_has_avx2_and_fma());
-    if (!advice.empty()) log0("train: ", advice);
+    const std::string note = blas_kernel_note();
+    if (!note.empty()) log0("train: ", note);
   }
   keep_freed_host_memory();  // per-step host buffers reuse freed pages instead of faulting in new ones
   run.host = std::make_unique<MpiCommunicator>(world.comm(), world.watchdog());

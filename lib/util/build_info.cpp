@@ -6,6 +6,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "build_config.h"
@@ -44,7 +45,10 @@ std::string blas_version() {
   std::istringstream words(config());  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
   std::string name, version;
   words >> name >> version;
-  return name + " " + version + " (core " + core + ")";
+  // A process shardtune restarted on better kernels (util/blas_kernels.h) says which it replaced.
+  const char* replaced = std::getenv("SHARDTUNE_BLAS_GENERIC_CORE");
+  const std::string choice = replaced && *replaced && core != replaced ? "; shardtune's choice over " + std::string(replaced) : "";
+  return name + " " + version + " (core " + core + choice + ")";
 }
 
 std::string blas_core() {

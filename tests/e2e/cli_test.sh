@@ -10,6 +10,32 @@ case "$case_name" in
     expect_output '^shardtune [0-9]+\.[0-9]+\.[0-9]+\+([0-9a-f]{12}(-dirty)?|unknown)$'
     for library in libtorch MPI HDF5 'CUDA runtime' NCCL; do expect_output "^  $library: "; done
     ;;
+  blas_kernels_chosen)
+    # OpenBLAS's own pick (SHARDTUNE_BLAS_GENERIC_CORE set empty: shardtune chooses nothing), and
+    # what shardtune runs where the user has not chosen: the best core the CPU has where OpenBLAS
+    # fell back to its generic Prescott kernels (util/blas_kernels.h), else OpenBLAS's.
+    core_of() { sed -nE 's/.*BLAS: OpenBLAS [^ ]+ \(core ([A-Za-z0-9]+).*/\1/p' <<<"$1"; }
+    own=$(core_of "$(env -u OPENBLAS_CORETYPE SHARDTUNE_BLAS_GENERIC_CORE= "$bin" --version)")
+    if [ -z "$own" ]; then echo "PASS [$case_name]: not OpenBLAS, nothing to choose"; exit 0; fi
+    flags=$(grep -m1 '^flags' /proc/cpuinfo)
+    has() { for unit in "$@"; do grep -qw "$unit" <<<"$flags" || return 1; done; }
+    want=$own
+    if [ "$own" = Prescott ] && has avx2 fma avx512f avx512cd avx512bw avx512dq avx512vl; then want=SkylakeX
+    elif [ "$own" = Prescott ] && has avx2 fma; then want=Haswell; fi
+    run --exit 0 env -u OPENBLAS_CORETYPE -u SHARDTUNE_BLAS_GENERIC_CORE "$bin" --version
+    expect_output "BLAS: OpenBLAS .*\(core $want"
+    [ "$want" = "$own" ] || expect_output "\(core $want; shardtune's choice over Prescott\)"
+    # The user's choice stands.
+    run --exit 0 env OPENBLAS_CORETYPE=Prescott "$bin" --version
+    expect_output "BLAS: OpenBLAS .*\(core Prescott\)$"
+    if [ "$want" != "$own" ]; then  # train says so in one line
+      synth_data --dir "$work/data" --pairs 16
+      run --exit 0 env -u OPENBLAS_CORETYPE -u SHARDTUNE_BLAS_GENERIC_CORE "$bin" train --model.preset=debug \
+        --data.train="$work/data/train" --train.output_dir="$work/run" --train.max_steps=1 --progress off
+      expect_output "OpenBLAS does not know this CPU and picked its generic Prescott kernels; running its $want kernels instead"
+    fi
+    echo "OpenBLAS picks $own; shardtune runs $want"
+    ;;
   usage)
     run --exit 2 "$bin"
     expect_output 'usage: shardtune <command>'

@@ -10,8 +10,11 @@ the few-shot contexts are the same (each st_mc document's context, from both log
 The harness's YAMLs converted by scripts/lm_eval_task.py (the harness rendering its own
 documents) must give the same task files' documents and the same shardtune results.
 Prints one markdown row per metric (docs/fidelity.md); exits 1 on a difference.
+The harness's results come from their record (tests/oracle/records/, peer_record.py), re-derived
+by `lm_eval_check.py harness` when the model, this script or the pinned packages change.
 
 usage: lm_eval_check.py SHARDTUNE MODEL_DIR WORK_DIR
+       lm_eval_check.py harness MODEL_DIR OUT_EXACT.json OUT_FP32.json OUT_FLOAT64.json
 """
 import json
 import os
@@ -21,6 +24,7 @@ import sys
 import lm_eval
 from lm_eval.tasks import TaskManager
 
+from exact_float64 import exact_float64
 from float64_judge import no_farther_from_exact
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
@@ -146,13 +150,54 @@ def converted_agree(binary, model_dir, work, ours):
     return same_documents and same_results and refused
 
 
+PPL_KEYS = ["word_perplexity,none", "byte_perplexity,none", "bits_per_byte,none"]
+
+
+def harness_peer(model_dir, out_exact, out_fp32, out_float64):
+    """The peer's side, recorded by peer_record.py: the harness on its own copy of the tasks.
+    out_exact: the accuracies, exact match and their standard errors, and each st_mc document's
+    few-shot context (fp32 noise cannot move them); out_fp32 / out_float64: the perplexity task's
+    metrics in fp32 and in float64 (the judge past the 1e-6 screen)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as work:
+        write_tasks(work)
+        theirs = harness(model_dir, work, "float32")
+        with exact_float64():  # no float32 islands in the judge
+            exact_run = harness(model_dir, work, "float64", tasks=["st_ppl"])
+    exact = {task: theirs["results"][task] for task in ["st_mc", "st_gen"]}
+    exact = {task: {k: v for k, v in metrics.items() if k != "alias"} for task, metrics in exact.items()}
+    exact["st_mc_contexts"] = [sample["arguments"][0][0] for sample in
+                               sorted(theirs["samples"]["st_mc"], key=lambda s: s["doc_id"])]
+    exact["lm_eval"] = getattr(lm_eval, "__version__", "")
+    ppl = lambda run: {k: v for k, v in run["results"]["st_ppl"].items() if k.split(",")[0].replace("_stderr", "") + ",none" in PPL_KEYS}
+    for path, value in [(out_exact, exact), (out_fp32, ppl(theirs)), (out_float64, ppl(exact_run))]:
+        with open(path, "w") as f:
+            json.dump(value, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+def recorded_harness(model_dir, work):
+    """The harness's results through their record (peer_record.py)."""
+    paths = [os.path.join(work, f"lm_eval.{name}.json") for name in ["exact", "fp32", "float64"]]
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = os.environ.get("ST_TEST_NAME", "lm_eval_check") + "/harness"
+    subprocess.run([sys.executable, os.path.join(here, "peer_record.py"), name, "--work", work,
+                    f"--output={paths[0]}:exact", f"--output={paths[1]}:fp32={paths[2]}", f"--output={paths[2]}:float64",
+                    "--", sys.executable, os.path.abspath(__file__), "harness", model_dir, *paths], check=True)
+    exact, fp32, float64 = (json.load(open(path)) for path in paths)
+    results = {"st_mc": exact["st_mc"], "st_gen": exact["st_gen"], "st_ppl": fp32}
+    return results, float64, exact["st_mc_contexts"], exact["lm_eval"]
+
+
 def main():
+    if sys.argv[1] == "harness":
+        harness_peer(*sys.argv[2:6])
+        return
     binary, model_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     write_tasks(work)
     ours = shardtune_eval(binary, model_dir, work, f"{work}/ours.json", f"{work}/ours_samples.jsonl")
-    theirs = harness(model_dir, work, "float32")
-    exact_run = None
+    theirs, exact_ppl, their_contexts, version = recorded_harness(model_dir, work)
     rows, bad = [], 0
     keys = {"st_mc": [("acc", "acc,none"), ("acc_norm", "acc_norm,none")],
             "st_ppl": [("word_perplexity", "word_perplexity,none"), ("byte_perplexity", "byte_perplexity,none"),
@@ -161,14 +206,12 @@ def main():
     for task, pairs in keys.items():
         for ours_name, key in pairs:
             mine = ours[task]["metrics"][ours_name]
-            value, stderr = theirs["results"][task][key], theirs["results"][task].get(key.replace(",", "_stderr,"))
+            value, stderr = theirs[task][key], theirs[task].get(key.replace(",", "_stderr,"))
             difference = abs(mine["value"] - value) / max(abs(value), 1e-12)
             verdict = "equal" if difference == 0 else f"rel {difference:.2g}"
             ok = difference <= TOLERANCE
             if not ok and task == "st_ppl":
-                if exact_run is None:  # the judge of the perplexities alone: their task alone
-                    exact_run = harness(model_dir, work, "float64", tasks=["st_ppl"])
-                truth = exact_run["results"][task][key]
+                truth = exact_ppl[key]
                 ok = no_farther_from_exact(abs(mine["value"] - truth), abs(value - truth), floor=TOLERANCE * abs(truth))
                 verdict += f" (float64 {truth:.10g}: shardtune {'closer' if ok else 'farther'})"
             if isinstance(stderr, (int, float)) and mine.get("stderr") is not None:
@@ -180,14 +223,11 @@ def main():
     # The few-shot contexts: each multiple-choice document's whole context, from both logs.
     our_contexts = [json.loads(line)["context"] for line in open(f"{work}/ours_samples.jsonl")
                     if json.loads(line)["task"] == "st_mc"]
-    their_contexts = [sample["arguments"][0][0] for sample in
-                      sorted(theirs["samples"]["st_mc"], key=lambda s: s["doc_id"])]
     same_contexts = sum(a.rstrip() == b.rstrip() for a, b in zip(our_contexts, their_contexts))
     bad += same_contexts != len(their_contexts) or len(our_contexts) != len(their_contexts)
     print("| task | metric | shardtune | lm-eval | difference | verdict |\n|---|---|---|---|---|---|")
     print("\n".join(rows))
-    print(f"st_mc 2-shot contexts: {same_contexts} of {len(their_contexts)} equal; "
-          f"lm-eval {lm_eval.__version__ if hasattr(lm_eval, '__version__') else ''}")
+    print(f"st_mc 2-shot contexts: {same_contexts} of {len(their_contexts)} equal; lm-eval {version}")
     bad += not converted_agree(binary, model_dir, work, ours)
     sys.exit(1 if bad else 0)
 

@@ -32,6 +32,10 @@ PROMPTS.jsonl holds {"prompt_ids": [...]} or {"messages": [...]} per line; messa
 model's own chat template (apply_chat_template) for transformers and through `shardtune generate`'s
 template for shardtune, so the prompt ids must agree too. Prints one markdown row per check
 (docs/fidelity.md) and exits 1 on a difference.
+
+transformers' side (transformers_peer.py: fp32 and float64 log-probs, routing, rewards, tokens)
+comes from its record under tests/oracle/records/, re-derived when its inputs change
+(peer_record.py); shardtune runs live.
 """
 import json
 import os
@@ -39,9 +43,6 @@ import subprocess
 import sys
 
 import torch
-import transformers
-
-import hf_models
 
 from float64_judge import judged_ratio
 
@@ -49,11 +50,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tolerance_log  # noqa: E402
 
 TOLERANCE = 1e-5
-
-
-def load(model_dir, dtype=torch.float32):
-    model = hf_models.load(transformers.AutoModelForCausalLM, model_dir, dtype)
-    return model.eval()
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def read_jsonl(path):
@@ -61,12 +58,22 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def token_logps(model, pair):
-    ids = pair["prompt_ids"] + pair["completion_ids"]
-    with torch.no_grad():
-        logits = model(torch.tensor([ids])).logits[0]
-    picked = torch.log_softmax(logits, dim=-1)[:-1].gather(1, torch.tensor(ids[1:])[:, None])[:, 0]
-    return picked[len(pair["prompt_ids"]) - 1:].tolist()
+def peer(work, outputs, *args):
+    """transformers_peer.py's outputs for args, through their record (peer_record.py): the record
+    is named after the check's work folder, unique within a test case. outputs: [(name, kind)];
+    returns their paths."""
+    paths = [os.path.join(work, "transformers." + name) for name, _ in outputs]
+    specs = [f"--output={path}:{kind.replace('@', os.path.join(work, 'transformers.'))}"
+             for path, (_, kind) in zip(paths, outputs)]
+    name = os.environ.get("ST_TEST_NAME", "transformers_check") + "/" + os.path.basename(os.path.normpath(work))
+    command = [sys.executable, os.path.join(HERE, "transformers_peer.py"), *args, *paths]
+    subprocess.run([sys.executable, os.path.join(HERE, "peer_record.py"), name, "--work", work, *specs, "--", *command],
+                   check=True)
+    return paths
+
+
+def run_shardtune(binary, *args):
+    subprocess.run([binary, *args, "--device", "cpu", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
 
 
 def largest_scaled_difference(a_lists, b_lists):
@@ -76,18 +83,15 @@ def largest_scaled_difference(a_lists, b_lists):
 
 def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
     output = os.path.join(work, "scores.jsonl")
-    subprocess.run([binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output,
-                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+    run_shardtune(binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output, "--dtype", "fp32")
     ours = read_jsonl(output)
     pairs = read_jsonl(pairs_path)
-    reference_dir = reference_dir or model_dir
-    model = load(reference_dir)
+    fp32, float64 = peer(work, [("fp32.jsonl", "fp32=@float64.jsonl"), ("float64.jsonl", "float64")], "score",
+                         reference_dir or model_dir, pairs_path)
+    theirs_lists = [row["token_logps"] for row in read_jsonl(fp32)]
     tokens = 0
     worst_abs = worst_rel = worst_scaled = worst_sum = 0.0
-    theirs_lists = []
-    for pair, mine in zip(pairs, ours, strict=True):
-        theirs = token_logps(model, pair)
-        theirs_lists.append(theirs)
+    for theirs, mine in zip(theirs_lists, ours, strict=True):
         assert len(theirs) == len(mine["token_logps"]), (len(theirs), len(mine["token_logps"]))
         for a, b in zip(mine["token_logps"], theirs):
             worst_abs = max(worst_abs, abs(a - b))
@@ -101,8 +105,7 @@ def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
         tolerance_log.record_screen("transformers score", label, max(worst_scaled, worst_sum), TOLERANCE)
     verdict = "ok (1e-5)" if ok else "DIFFERS"
     if not ok:
-        exact = load(reference_dir, torch.float64)
-        truth = [token_logps(exact, pair) for pair in pairs]
+        truth = [row["token_logps"] for row in read_jsonl(float64)]
         ours_error = largest_scaled_difference([mine["token_logps"] for mine in ours], truth)
         theirs_error = largest_scaled_difference(theirs_lists, truth)
         ratio = judged_ratio(ours_error, theirs_error)
@@ -117,103 +120,65 @@ def check_score(binary, model_dir, pairs_path, work, label, reference_dir=None):
 
 def check_reward(binary, model_dir, pairs_path, work):
     output = os.path.join(work, "rewards.jsonl")
-    subprocess.run([binary, "score", "--reward", "--model", model_dir, "--input", pairs_path, "--output", output,
-                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
+    run_shardtune(binary, "score", "--reward", "--model", model_dir, "--input", pairs_path, "--output", output,
+                  "--dtype", "fp32")
     ours = [line["reward"] for line in read_jsonl(output)]
     pairs = read_jsonl(pairs_path)
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir, dtype=torch.float32).eval()
-    pad = model.config.pad_token_id
-    theirs = []
-    for first in range(0, len(pairs), 8):
-        rows = [p["prompt_ids"] + p["completion_ids"] for p in pairs[first:first + 8]]
-        longest = max(len(row) for row in rows)
-        ids = torch.tensor([row + [pad] * (longest - len(row)) for row in rows])
-        mask = torch.tensor([[1] * len(row) + [0] * (longest - len(row)) for row in rows])
-        with torch.no_grad():
-            theirs += model(ids, attention_mask=mask).logits[:, 0].tolist()
+    (rewards,) = peer(work, [("rewards.jsonl", "exact")], "reward", model_dir, pairs_path)
+    header, *rows = read_jsonl(rewards)
+    theirs = [row["reward"] for row in rows]
     worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(ours, theirs, strict=True))
-    tolerance_log.record("transformers reward", model.config.architectures[0], "", worst, TOLERANCE)
+    tolerance_log.record("transformers reward", header["architecture"], "", worst, TOLERANCE)
     ok = worst <= TOLERANCE
-    print(f"| {model.config.architectures[0]} | reward (pad_token_id {pad}) | {len(pairs)} sequences | max scaled {worst:.3g} | "
-          f"{'ok (1e-5)' if ok else 'DIFFERS'} |")
+    print(f"| {header['architecture']} | reward (pad_token_id {header['pad_token_id']}) | {len(pairs)} sequences | "
+          f"max scaled {worst:.3g} | {'ok (1e-5)' if ok else 'DIFFERS'} |")
     return ok
-
-
-def hf_prompt_ids(tokenizer, record):
-    if "prompt_ids" in record:
-        return record["prompt_ids"]
-    rendered = tokenizer.apply_chat_template(record["messages"], add_generation_prompt=True, tokenize=True)
-    return list(rendered["input_ids"] if hasattr(rendered, "keys") else rendered)
 
 
 def check_generate(binary, model_dir, prompts_path, work, max_new_tokens, label):
     output = os.path.join(work, "generated.jsonl")
-    subprocess.run([binary, "generate", "--model", model_dir, "--input", prompts_path, "--output", output,
-                    "--max-new-tokens", str(max_new_tokens), "--device", "cpu", "--overwrite"], check=True,
-                   stdout=subprocess.DEVNULL)
+    run_shardtune(binary, "generate", "--model", model_dir, "--input", prompts_path, "--output", output,
+                  "--max-new-tokens", str(max_new_tokens))
     ours = read_jsonl(output)
-    records = read_jsonl(prompts_path)
-    model = load(model_dir)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir) if any("messages" in r for r in records) else None
-    eos = model.generation_config.eos_token_id
+    (generated,) = peer(work, [("generated.jsonl", "exact")], "generate", model_dir, prompts_path, str(max_new_tokens))
+    theirs_rows = read_jsonl(generated)
     same = 0
     first_difference = None
-    for index, (record, mine) in enumerate(zip(records, ours, strict=True)):
-        ids = torch.tensor([hf_prompt_ids(tokenizer, record)])
-        with torch.no_grad():
-            theirs = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
-                                    do_sample=False, eos_token_id=eos,
-                                    pad_token_id=eos if isinstance(eos, int) else 0)[0, ids.shape[1]:].tolist()
-        if theirs == mine["completion_ids"]:
+    for index, (theirs, mine) in enumerate(zip(theirs_rows, ours, strict=True)):
+        if theirs["completion_ids"] == mine["completion_ids"]:
             same += 1
         elif first_difference is None:
-            first_difference = (index, mine["completion_ids"], theirs)
-    ok = same == len(records)
-    print(f"| {label} | greedy generate | {len(records)} prompts, up to {max_new_tokens} new tokens | "
-          f"{same} of {len(records)} equal token for token | {'ok' if ok else 'DIFFERS'} |")
+            first_difference = (index, mine["completion_ids"], theirs["completion_ids"])
+    ok = same == len(theirs_rows)
+    print(f"| {label} | greedy generate | {len(theirs_rows)} prompts, up to {max_new_tokens} new tokens | "
+          f"{same} of {len(theirs_rows)} equal token for token | {'ok' if ok else 'DIFFERS'} |")
     if first_difference:
         print("first difference: prompt %d: shardtune %s, transformers %s" % first_difference)
     return ok
 
 
-def transformers_routing(model, ids):
-    """Each sparse layer's (weights [T, k], experts [T, k]) as its gate module returns them."""
-    routed, hooks = {}, []
-    for name, module in model.named_modules():
-        if type(module).__name__.endswith("TopKRouter"):
-            layer = int(name.split("layers.")[1].split(".")[0])
-            hooks.append(module.register_forward_hook(
-                lambda _m, _i, out, layer=layer: routed.__setitem__(layer, (out[1].float(), out[2]))))
-    try:
-        with torch.no_grad():
-            model(torch.tensor([ids]))
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return routed
-
-
 def check_routing(binary, model_dir, pairs_path, work, label):
     output = os.path.join(work, "routing.jsonl")
-    subprocess.run([binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output, "--routing",
-                    "--device", "cpu", "--dtype", "fp32", "--overwrite"], check=True, stdout=subprocess.DEVNULL)
-    model = load(model_dir)
+    run_shardtune(binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output, "--routing",
+                  "--dtype", "fp32")
+    fp32, float64 = peer(work, [("fp32.jsonl", "fp32=@float64.jsonl"), ("float64.jsonl", "float64")], "routing",
+                         model_dir, pairs_path)
     pairs, mine_lines = read_jsonl(pairs_path), read_jsonl(output)
     tokens = layers = 0
     ours_weights, theirs_weights = [], []  # per pair and sparse layer, [T, k] float64
     failed = []
-    for number, (pair, mine) in enumerate(zip(pairs, mine_lines, strict=True)):
-        theirs = transformers_routing(model, pair["prompt_ids"] + pair["completion_ids"])
+    for number, (pair, mine, routed) in enumerate(zip(pairs, mine_lines, read_jsonl(fp32), strict=True)):
+        theirs = {entry["layer"]: entry for entry in routed["routing"]}
         ours = {entry["layer"]: entry for entry in mine["routing"]}
         if sorted(ours) != sorted(theirs):
             failed.append(f"pair {number}: shardtune routes layers {sorted(ours)}, transformers {sorted(theirs)}")
             continue
         for layer in sorted(theirs):
-            weights, experts = theirs[layer]
-            if ours[layer]["experts"] != experts.tolist():
-                failed.append(f"pair {number} layer {layer}: experts {ours[layer]['experts']} vs {experts.tolist()}")
+            if ours[layer]["experts"] != theirs[layer]["experts"]:
+                failed.append(f"pair {number} layer {layer}: experts {ours[layer]['experts']} vs "
+                              f"{theirs[layer]['experts']}")
             ours_weights.append(torch.tensor(ours[layer]["weights"], dtype=torch.float64))
-            theirs_weights.append(weights.double())
+            theirs_weights.append(torch.tensor(theirs[layer]["weights"], dtype=torch.float64))
         tokens += len(pair["prompt_ids"]) + len(pair["completion_ids"])
         layers = len(theirs)
 
@@ -226,9 +191,8 @@ def check_routing(binary, model_dir, pairs_path, work, label):
     if ok:
         tolerance_log.record_screen("transformers routing weights", label, worst, TOLERANCE)
     elif not failed:
-        exact = load(model_dir, torch.float64)
-        truth = [w.double() for pair in pairs
-                 for _, (w, _e) in sorted(transformers_routing(exact, pair["prompt_ids"] + pair["completion_ids"]).items())]
+        truth = [torch.tensor(entry["weights"], dtype=torch.float64)
+                 for row in read_jsonl(float64) for entry in row["routing"]]
         ratio = judged_ratio(scaled(ours_weights, truth), scaled(theirs_weights, truth), floor=1e-7)
         ok = ratio <= 1.0
         tolerance_log.record_judged("transformers routing weights", label, ratio)
@@ -262,7 +226,6 @@ def main():
         ok = check_generate(binary, model_dir, inputs, work, int(args[5]), label)
     else:
         raise SystemExit(f"unknown command {command}")
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}, CPU fp32")
     sys.exit(0 if ok else 1)
 
 

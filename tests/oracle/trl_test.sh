@@ -31,6 +31,8 @@
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
 source "$ST_SOURCE_DIR/tests/tokenizer/vocabularies.sh"
+# shellcheck source=peer_record.sh
+source "$ST_SOURCE_DIR/tests/oracle/peer_record.sh"
 need_oracles "$3"
 fixtures=${ST_REFERENCE_DIR:?the reference fixtures (ctest fixture reference)}
 python=$ST_ORACLE_PYTHON
@@ -45,12 +47,15 @@ run --exit 0 "$bin" prep --input "$work/pairs.jsonl" --vocab 97 --output "$work/
 # twice, in fp32 ($work/<name>.trl.jsonl, the oracle) and in float64 ($work/<name>.float64.trl.jsonl,
 # the judge of values past trl_compare.py's 1e-5 screen: two correct fp32 runs can differ by more),
 # one after the other in one process (trl_both_precisions.py: one import of TRL).
+# Both logs come from their record where the run's inputs are unchanged (peer_record.sh).
 trl_runs() {
-  local script=$1 name=$2 model=$3 data=$4
+  local script=$1 name=$2 model=$3 data=$4 fp32=$work/$2.trl.jsonl float64=$work/$2.float64.trl.jsonl
   shift 4
-  "$python" "$here/trl_both_precisions.py" "$here/$script" "$model" "$data" "$work/$name.trl.jsonl" \
-    "$work/$name.float64.trl.jsonl" "$work/trl-$name" "$@" >"$work/$name.trl.log" 2>&1 ||
+  recorded "$name" --output "$fp32:fp32=$float64" --output "$float64:float64" -- \
+    "$python" "$here/trl_both_precisions.py" "$here/$script" "$model" "$data" "$fp32" "$float64" "$work/trl-$name" \
+    "$@" >"$work/$name.trl.log" 2>&1 ||
     fail "TRL's $script failed: $(grep -v -e kernels -e triton "$work/$name.trl.log" | tail -5)"
+  grep "^peer_record.py:" "$work/$name.trl.log"
 }
 # trl <name> <trl_dpo.py options...>: TRL's DPO-family runs ($pairs: other pairs than the DPO
 # cases'; $trl_model: another model).
