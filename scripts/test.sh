@@ -51,14 +51,21 @@ compiler_cache_report
 phase_done build
 
 # The parsers' fuzz targets (tests/fuzz), a clang build of their sources alone under ASan and
-# UBSan, each run for a short fixed time on its corpus: a regression of a fixed finding, or a new
-# one close to the seeds, fails here. ST_FUZZ_SECONDS=0 skips it.
-fuzz_seconds=${ST_FUZZ_SECONDS:-20}
-if [ "$fuzz_seconds" -gt 0 ]; then
+# UBSan, each run on its seeds and regression inputs for a short bounded time: 2 minutes in all
+# (ST_FUZZ_TOTAL_SECONDS), shared by the targets, two at a time. A regression of a fixed finding,
+# or a new one close to the seeds, fails here. ST_FUZZ_SECONDS sets the time per target instead;
+# ST_FUZZ_SECONDS=0 skips the phase.
+fuzz_seconds=${ST_FUZZ_SECONDS:-}
+if [ "${fuzz_seconds:-1}" -gt 0 ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=OFF \
     -DST_BUILD_FUZZERS=ON -DST_ENABLE_CUDA=OFF "${compiler_cache_flags[@]}" >/dev/null
   cmake --build "$build-fuzz" -j"$(nproc)" --target fuzzers
   rm -rf "$build-fuzz/fuzz-work"
+  if [ -z "$fuzz_seconds" ]; then
+    fuzz_targets=$(find "$build-fuzz/tests/fuzz" -maxdepth 1 -name 'fuzz_*' -type f -executable | wc -l)
+    fuzz_seconds=$(( ${ST_FUZZ_TOTAL_SECONDS:-120} * ${ST_FUZZ_JOBS:-2} / (fuzz_targets > 0 ? fuzz_targets : 1) ))
+    [ "$fuzz_seconds" -ge 3 ] || fuzz_seconds=3
+  fi
   tests/fuzz/run_fuzzers.sh "$build-fuzz" "$fuzz_seconds"
   phase_done fuzz
 fi

@@ -45,9 +45,14 @@ expect_cancelled_for_good() {
   local job=$1 dir=$2 restarts
   slurm_wait_job "$job" 120 'CANCELLED|COMPLETED|FAILED|TIMEOUT'
   restarts=$(job_field "$job" Restarts)
-  sleep 15
-  [ "$(slurm_job_state "$job")" = CANCELLED ] || fail "job $job is $(slurm_job_state "$job") after scancel, expected CANCELLED"
-  [ "$(job_field "$job" Restarts)" = "$restarts" ] || fail "job $job was requeued after scancel"
+  # That nothing happens cannot be an event: polled until cred_expire (10 s) + 3 s have passed,
+  # failing the moment the job leaves CANCELLED or counts a restart.
+  local until=$((SECONDS + 13))
+  while [ "$SECONDS" -lt "$until" ]; do
+    [ "$(slurm_job_state "$job")" = CANCELLED ] || fail "job $job is $(slurm_job_state "$job") after scancel, expected CANCELLED"
+    [ "$(job_field "$job" Restarts)" = "$restarts" ] || fail "job $job was requeued after scancel"
+    sleep 0.5
+  done
   wait_for_text "$dir.out" 'stop requested \(SIGTERM\) - checkpoint of step [0-9]+ saved' 30
   grep -q 'stopped by SIGTERM (scancel or preemption)' "$dir.out" || fail "launch.slurm did not say it stops"
   [ -f "$dir/checkpoints/latest/COMPLETE" ] || fail "no complete checkpoint after the scancel"

@@ -7,7 +7,9 @@ mixture-of-experts router loss (`routing_weights.float()`), TRL's chunked log-pr
 "float64" run then carries fp32 rounding of about 1e-7 relative: as noisy as the fp32 runs it
 judges. Inside `exact_float64()` every operation that would make a float32 tensor (a cast, a dtype
 argument, a factory with the default dtype) makes a float64 one instead, at the dispatcher, so
-forward and backward alike; and `check_no_float32` counts any float32 result left, which must be 0.
+forward and backward alike; any float32 result an operation still makes from float64 inputs is
+counted, and must be none. A file's float32 data (a LoRA adapter read by safetensors: bytes viewed
+as float32) is read as it is, and widened exactly where the model takes it.
 """
 import contextlib
 
@@ -29,11 +31,15 @@ class _Float64Everywhere(TorchDispatchMode):
         self.float32_results = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = {key: _widen(value) for key, value in (kwargs or {}).items()}
-        args = tuple(_widen(a) for a in args)
+        kwargs = kwargs or {}
+        if func is not torch.ops.aten.view.dtype:  # a reinterpretation of bytes (a file's fp32 data), not a cast
+            kwargs = {key: _widen(value) for key, value in kwargs.items()}
+            args = tuple(_widen(a) for a in args)
         result = func(*args, **kwargs)
+        narrowing = any(isinstance(a, torch.Tensor) and a.dtype == torch.float64
+                        for a in [*args, *kwargs.values()])
         for tensor in (result if isinstance(result, (list, tuple)) else [result]):
-            if isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float32:
+            if narrowing and isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float32:
                 self.float32_results += 1
         return result
 
@@ -41,7 +47,7 @@ class _Float64Everywhere(TorchDispatchMode):
 @contextlib.contextmanager
 def exact_float64():
     """Runs the body with float64 as the default dtype and every float32 request widened; raises
-    if any operation still produced a float32 tensor."""
+    if any operation still made a float32 tensor from float64 ones."""
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     mode = _Float64Everywhere()
@@ -51,4 +57,4 @@ def exact_float64():
     finally:
         torch.set_default_dtype(previous)
     if mode.float32_results:
-        raise RuntimeError(f"exact_float64: {mode.float32_results} operations still produced float32 tensors")
+        raise RuntimeError(f"exact_float64: {mode.float32_results} operations still made float32 tensors of float64 ones")

@@ -196,6 +196,16 @@ def compare_fp32(name, recorded, fresh, judge):
     return None
 
 
+def machine():
+    """Where the record was made: the CPU's model name (its arithmetic is what a rerun may differ by)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    except OSError:
+        names = []
+    return f"{platform.machine()}, {names[0] if names else 'CPU unknown'}, {len(names) or '?'} cores"
+
+
 def stored_text(path, kind):
     with open(path) as f:
         text = f.read()
@@ -281,7 +291,7 @@ def main():
         "command": shown,
         "made_by": "tests/oracle/peer_record.py (the peer's own run; never edited by hand)",
         "made": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "machine": machine(),
         "peer_seconds": round(seconds, 1),
         "outputs": fresh,
     }
