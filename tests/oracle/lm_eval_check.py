@@ -181,7 +181,7 @@ def recorded_harness(model_dir, work):
     paths = [os.path.join(work, f"lm_eval.{name}.json") for name in ["exact", "fp32", "float64"]]
     here = os.path.dirname(os.path.abspath(__file__))
     name = os.environ.get("ST_TEST_NAME", "lm_eval_check") + "/harness"
-    subprocess.run([sys.executable, os.path.join(here, "peer_record.py"), name, "--work", work,
+    subprocess.run([sys.executable, os.path.join(here, "peer_record.py"), name, "--work", os.path.dirname(work),
                     f"--output={paths[0]}:exact", f"--output={paths[1]}:fp32={paths[2]}", f"--output={paths[2]}:float64",
                     "--", sys.executable, os.path.abspath(__file__), "harness", model_dir, *paths], check=True)
     exact, fp32, float64 = (json.load(open(path)) for path in paths)

@@ -19,7 +19,8 @@ The key is a SHA-256 of what determines the outputs: this file's format version,
 tests/python/requirements.txt, and the command, each argument that names an existing file or
 folder replaced by a hash of its content (a Python script with the scripts it imports from
 tests/oracle, tests/support and tests/reference), the rest as written, @work for the scratch
-folder. Output paths are names, never inputs.
+folder (also inside input files of up to 16 MiB: a PEFT adapter_config.json names its base's
+path). Output paths are names, never inputs.
 
 - The record's key equals the command's: its outputs are written in place; the peer does not run.
 - Missing, or a stale key: the peer runs, the record is (re)written from its outputs, with the
@@ -61,9 +62,18 @@ class Refused(Exception):
     pass
 
 
+# Set by main: the test's scratch folder, read as @work inside small input files too (a PEFT
+# adapter_config.json names its base model's path, which may lie in the scratch folder).
+WORK = None
+SMALL_FILE = 16 << 20
+
+
 def sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:
+        if WORK and os.path.getsize(path) <= SMALL_FILE:
+            digest.update(f.read().replace(WORK.encode(), b"@work"))
+            return digest.hexdigest()
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -223,6 +233,8 @@ def main():
     args = parser.parse_args(sys.argv[1:split])
     command = sys.argv[split + 1:]
     work = os.path.abspath(args.work)
+    global WORK
+    WORK = work
     outputs = {}  # path -> (kind, judge path)
     for spec in args.output:
         path, _, kind = spec.partition(":")

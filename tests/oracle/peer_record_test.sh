@@ -67,7 +67,8 @@ case "$case_name" in
     ;;
   edited_fails)
     run --exit 0 peer
-    sed -i 's/0.693147180559/0.693147180560/' "$record"
+    sed -i -E 's/(loss\\": 0\.69314)7/\18/' "$record"
+    grep -q 'loss\\": 0.693148' "$record" || fail "the edit did not take"
     run --exit 3 peer
     expect_output "fake/case.json: its outputs do not match the checksum it carries \(edited by hand\?\)"
     [ "$(runs)" = 1 ] || fail "the peer ran over an edited record"
