@@ -19,8 +19,8 @@ The key is a SHA-256 of what determines the outputs: this file's format version,
 tests/python/requirements.txt, and the command, each argument that names an existing file or
 folder replaced by a hash of its content (a Python script with the scripts it imports from
 tests/oracle, tests/support and tests/reference), the rest as written, @work for the scratch
-folder (also inside input files of up to 16 MiB: a PEFT adapter_config.json names its base's
-path). Output paths are names, never inputs.
+folder, @build and @src for the build and source folders (also inside input files of up to 16
+MiB: a PEFT adapter_config.json names its base's path). Output paths are names, never inputs.
 
 - The record's key equals the command's: its outputs are written in place; the peer does not run.
 - Missing, or a stale key: the peer runs, the record is (re)written from its outputs, with the
@@ -62,17 +62,35 @@ class Refused(Exception):
     pass
 
 
-# Set by main: the test's scratch folder, read as @work inside small input files too (a PEFT
-# adapter_config.json names its base model's path, which may lie in the scratch folder).
-WORK = None
+# Folders whose absolute paths an input file may name (a PEFT adapter_config.json names its base
+# model's path): read as @work, @build, @src inside small input files too, so that a clone in
+# another folder gets the same keys. main sets the scratch folder; the build folder is the one
+# holding the reference fixtures (ST_REFERENCE_DIR, set by ctest).
+ROOTS = []
 SMALL_FILE = 16 << 20
+
+
+def roots(work):
+    found = [(work, "@work"), (SOURCE, "@src")]
+    if os.environ.get("ST_REFERENCE_DIR"):
+        found.append((os.path.dirname(os.path.abspath(os.environ["ST_REFERENCE_DIR"])), "@build"))
+    return sorted(found, key=lambda root: -len(root[0]))  # the longest first: a build folder inside the source
+
+
+def normalised(text):
+    for root, name in ROOTS:
+        text = text.replace(root, name)
+    return text
 
 
 def sha256_file(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        if WORK and os.path.getsize(path) <= SMALL_FILE:
-            digest.update(f.read().replace(WORK.encode(), b"@work"))
+        if ROOTS and os.path.getsize(path) <= SMALL_FILE:
+            data = f.read()
+            for root, name in ROOTS:
+                data = data.replace(root.encode(), name.encode())
+            digest.update(data)
             return digest.hexdigest()
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
@@ -127,8 +145,7 @@ def folder_hash(path):
 
 def argument_key(argument, work, outputs):
     """What an argument contributes to the key, and how the record's command shows it."""
-    shown = argument.replace(work, "@work") if work else argument
-    shown = shown.replace(SOURCE, "@src")
+    shown = normalised(argument)
     if argument in outputs:
         return f"output:{shown}", shown
     if os.path.isfile(argument):
@@ -233,8 +250,7 @@ def main():
     args = parser.parse_args(sys.argv[1:split])
     command = sys.argv[split + 1:]
     work = os.path.abspath(args.work)
-    global WORK
-    WORK = work
+    ROOTS.extend(roots(work))
     outputs = {}  # path -> (kind, judge path)
     for spec in args.output:
         path, _, kind = spec.partition(":")

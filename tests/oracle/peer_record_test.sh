@@ -18,7 +18,7 @@ source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 tool=$ST_SOURCE_DIR/tests/oracle/peer_record.py
 python=${ST_REFERENCE_PYTHON:-python3}
 export ST_PEER_RECORDS=$work/records
-unset ST_PEERS
+unset ST_PEERS ST_PEER_RECORDS_LOG  # the fake peer's records are no repository's
 cat >"$work/peer.py" <<'PY'
 import json, os, sys
 source, out32, out64 = sys.argv[1:4]
