@@ -12,9 +12,6 @@
 namespace st {
 namespace {
 
-// Set in the restarted process: the core OpenBLAS picked by itself.
-constexpr const char* kReplacedCore = "SHARDTUNE_BLAS_GENERIC_CORE";
-
 bool dynamic_openblas() {
   using Text = char* (*)();
   const auto config = reinterpret_cast<Text>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
@@ -42,20 +39,20 @@ std::string better_blas_core(const std::string& current, CpuVectorUnits units) {
 }
 
 void run_the_best_blas_kernels(char** argv) {
-  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv(kReplacedCore) != nullptr) return;
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv(kBlasGenericCoreVariable) != nullptr) return;
   const std::string current = blas_core();
   const std::string better = better_blas_core(current, cpu_vector_units());
   if (better.empty() || !dynamic_openblas()) return;
   setenv("OPENBLAS_CORETYPE", better.c_str(), 1);
-  setenv(kReplacedCore, current.c_str(), 1);
+  setenv(kBlasGenericCoreVariable, current.c_str(), 1);
   execv("/proc/self/exe", argv);
   // No restart (no /proc): run on as OpenBLAS chose, the environment as it was.
   unsetenv("OPENBLAS_CORETYPE");
-  unsetenv(kReplacedCore);
+  unsetenv(kBlasGenericCoreVariable);
 }
 
 std::string blas_kernel_note() {
-  const char* replaced = std::getenv(kReplacedCore);
+  const char* replaced = std::getenv(kBlasGenericCoreVariable);
   const std::string now = blas_core();
   if (replaced == nullptr || *replaced == 0 || strcasecmp(replaced, now.c_str()) == 0) return "";
   return "OpenBLAS does not know this CPU and picked its generic " + std::string(replaced) + " kernels; running its " +

@@ -26,6 +26,9 @@ std::string better_blas_core(const std::string& current, CpuVectorUnits units);
 // SHARDTUNE_BLAS_GENERIC_CORE is set (empty: keep OpenBLAS's own pick).
 void run_the_best_blas_kernels(char** argv);
 
+// Set in a restarted process: the core OpenBLAS picked by itself (empty beforehand: keep it).
+inline constexpr const char* kBlasGenericCoreVariable = "SHARDTUNE_BLAS_GENERIC_CORE";
+
 // The line a restarted process says (train logs it): which kernels run instead of which. "" when
 // shardtune chose nothing.
 std::string blas_kernel_note();

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "build_config.h"
+#include "util/blas_kernels.h"
 #include "util/check.h"
 #include "util/gpu_info.h"
 #include "util/torch_compat.h"
@@ -46,7 +47,7 @@ std::string blas_version() {
   std::string name, version;
   words >> name >> version;
   // A process shardtune restarted on better kernels (util/blas_kernels.h) says which it replaced.
-  const char* replaced = std::getenv("SHARDTUNE_BLAS_GENERIC_CORE");
+  const char* replaced = std::getenv(kBlasGenericCoreVariable);
   const std::string choice = replaced && *replaced && core != replaced ? "; shardtune's choice over " + std::string(replaced) : "";
   return name + " " + version + " (core " + core + choice + ")";
 }

@@ -24,6 +24,7 @@ import sys
 import lm_eval
 from lm_eval.tasks import TaskManager
 
+import peer_record
 from exact_float64 import exact_float64
 from float64_judge import no_farther_from_exact
 
@@ -179,11 +180,9 @@ def harness_peer(model_dir, out_exact, out_fp32, out_float64):
 def recorded_harness(model_dir, work):
     """The harness's results through their record (peer_record.py)."""
     paths = [os.path.join(work, f"lm_eval.{name}.json") for name in ["exact", "fp32", "float64"]]
-    here = os.path.dirname(os.path.abspath(__file__))
-    name = os.environ.get("ST_TEST_NAME", "lm_eval_check") + "/harness"
-    subprocess.run([sys.executable, os.path.join(here, "peer_record.py"), name, "--work", os.path.dirname(work),
-                    f"--output={paths[0]}:exact", f"--output={paths[1]}:fp32={paths[2]}", f"--output={paths[2]}:float64",
-                    "--", sys.executable, os.path.abspath(__file__), "harness", model_dir, *paths], check=True)
+    peer_record.run_recorded("harness", os.path.dirname(work),
+                             [(paths[0], "exact"), (paths[1], f"fp32={paths[2]}"), (paths[2], "float64")],
+                             [sys.executable, os.path.abspath(__file__), "harness", model_dir, *paths])
     exact, fp32, float64 = (json.load(open(path)) for path in paths)
     results = {"st_mc": exact["st_mc"], "st_gen": exact["st_gen"], "st_ppl": fp32}
     return results, float64, exact["st_mc_contexts"], exact["lm_eval"]

@@ -239,6 +239,15 @@ def stored_text(path, kind):
     return round_float64(text) if kind == "float64" else text
 
 
+def run_recorded(name, scratch, outputs, command):
+    """For the Python oracles (the shell's is `recorded` in peer_record.sh): COMMAND's outputs
+    through the record ST_TEST_NAME/NAME. outputs: [(path, kind)], kind as --output takes it."""
+    test = os.environ.get("ST_TEST_NAME", "oracle")
+    specs = [f"--output={path}:{kind}" for path, kind in outputs]
+    subprocess.run([sys.executable, os.path.abspath(__file__), f"{test}/{name}", "--work", scratch, *specs, "--",
+                    *command], check=True)
+
+
 def main():
     if "--" not in sys.argv:
         raise SystemExit(__doc__)
@@ -264,7 +273,7 @@ def main():
     records = os.environ.get("ST_PEER_RECORDS") or os.path.join(HERE, "records")
     record_path = os.path.join(records, args.name + ".json")
     key, shown = command_key(command, work, outputs)
-    names = {path: path.replace(work, "@work") for path in outputs}
+    names = {path: normalised(path) for path in outputs}
     checking = os.environ.get("ST_PEERS") == "1"
 
     try:
@@ -294,7 +303,7 @@ def main():
             f.write(text)
         fresh[names[path]] = {"kind": kind, "lines": text.split("\n")}
         if kind == "fp32":
-            fresh[names[path]]["judge"] = judge.replace(work, "@work")
+            fresh[names[path]]["judge"] = normalised(judge)
 
     if record is not None and record["key"] == key:  # ST_PEERS=1: the peer must still produce it
         for name, output in fresh.items():

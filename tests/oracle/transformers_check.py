@@ -44,6 +44,7 @@ import sys
 
 import torch
 
+import peer_record
 from float64_judge import judged_ratio
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -60,17 +61,14 @@ def read_jsonl(path):
 
 def peer(work, outputs, *args):
     """transformers_peer.py's outputs for args, through their record (peer_record.py): the record
-    is named after the check's work folder, unique within a test case. outputs: [(name, kind)];
-    returns their paths."""
-    paths = [os.path.join(work, "transformers." + name) for name, _ in outputs]
-    specs = [f"--output={path}:{kind.replace('@', os.path.join(work, 'transformers.'))}"
-             for path, (_, kind) in zip(paths, outputs)]
-    name = os.environ.get("ST_TEST_NAME", "transformers_check") + "/" + os.path.basename(os.path.normpath(work))
-    command = [sys.executable, os.path.join(HERE, "transformers_peer.py"), *args, *paths]
-    # The test's scratch folder (the check's work folder lies in it) reads as @work in the key.
-    scratch = os.path.dirname(os.path.normpath(work))
-    subprocess.run([sys.executable, os.path.join(HERE, "peer_record.py"), name, "--work", scratch, *specs, "--",
-                    *command], check=True)
+    is named after the check's work folder, unique within a test case, and the test's scratch
+    folder (the work folder lies in it) reads as @work in the key. outputs: [(name, kind)], a kind
+    naming another output as @<name>; returns their paths."""
+    prefix = os.path.join(work, "transformers.")
+    paths = [prefix + name for name, _ in outputs]
+    peer_record.run_recorded(os.path.basename(os.path.normpath(work)), os.path.dirname(os.path.normpath(work)),
+                             [(path, kind.replace("@", prefix)) for path, (_, kind) in zip(paths, outputs)],
+                             [sys.executable, os.path.join(HERE, "transformers_peer.py"), *args, *paths])
     return paths
 
 
