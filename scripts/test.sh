@@ -82,7 +82,7 @@ report() {
   printf '  %s\n' "${phases[@]}"
   printf '  %-8s %5d s\n' total $(($(date +%s) - start))
   if [ -f ctest.log ]; then
-    ctest -N --show-only=json-v1 >ctest-tests.json && python3 "$root/scripts/tier_summary.py" ctest.log ctest-tests.json || true
+    ctest -N --show-only=json-v1 >ctest-tests.json && python3 "$root/scripts/tier_summary.py" ctest.log ctest-tests.json gtest-reports || true
     echo "test.sh: the 20 slowest tests (seconds):"
     sed -nE 's/.*Test +#[0-9]+: ([^ ]+) .* ([0-9.]+) sec$/\2 \1/p' ctest.log 2>/dev/null \
       | sort -rn | awk 'NR <= 20 { print "  " $0 }' || true
@@ -96,7 +96,7 @@ report() {
   exit "$status"
 }
 export ST_PEER_RECORDS_LOG=$PWD/peer-records-refreshed.txt
-rm -f "$ST_PEER_RECORDS_LOG"
+rm -rf "$ST_PEER_RECORDS_LOG" gtest-reports
 trap report EXIT
 export ST_REQUIRE_ORACLES=1
 ctest --output-on-failure -j"$(nproc)" "$@" | tee ctest.log
