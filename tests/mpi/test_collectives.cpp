@@ -5,7 +5,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
 #include <stdexcept>
+#include <thread>
 
 #include "all_to_all_case.h"
 #include "mpi_test_main.h"
@@ -202,6 +207,34 @@ TEST(CollectiveArguments, MisuseThrowsBeforeCommunicating) {
   EXPECT_THROW(comm.all_to_all(at::zeros({comm.size(), 3}), rows, ones, ones), std::invalid_argument);
   EXPECT_THROW(comm.all_to_all(rows, rows, ones, ones), std::invalid_argument);  // output aliases input
   comm.barrier();  // every rank is still in step after the refusals
+}
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+// The ranks that wait for a late peer give their core back (mpi_communicator.cpp, wait_politely):
+// over a wait of about a second a waiting rank's thread uses a few percent of it. MPI_Wait polled
+// the whole wait (a rank waiting for a lost peer held a core until the watchdog fired).
+TEST(LatePeer, WaitingRanksLeaveTheCore) {
+  auto& comm = world_communicator();
+  if (comm.size() < 2) GTEST_SKIP() << "needs a peer";
+  comm.barrier();
+  const bool late = comm.rank() == comm.size() - 1;
+  if (late) std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double cpu_before = thread_cpu_seconds();
+  const auto started = std::chrono::steady_clock::now();
+  at::Tensor values = at::ones({4});
+  comm.all_reduce(values, ReduceOp::sum);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double cpu = thread_cpu_seconds() - cpu_before;
+  EXPECT_TRUE(at::equal(values, at::full({4}, comm.size(), values.options())));
+  if (late) return;
+  std::printf("rank %d waited %.3f s for the late peer, using %.4f s of CPU\n", comm.rank(), waited, cpu);
+  EXPECT_GT(waited, 0.5);
+  EXPECT_LT(cpu, 0.1 * waited) << "rank " << comm.rank() << " spun while it waited";
 }
 
 TEST(MpiErrors, ErrorStringIsReadableOnceInitialized) {
