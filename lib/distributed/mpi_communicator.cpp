@@ -91,16 +91,15 @@ constexpr std::chrono::microseconds kSpinFor{2000};
 constexpr std::chrono::microseconds kFirstNap{50};
 constexpr std::chrono::microseconds kLongestNap{1000};
 void wait_politely(MPI_Request& request) {
-  int done = 0;
-  ST_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
   const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
   std::chrono::microseconds nap = kFirstNap;
-  while (!done) {
+  for (int done = 0;;) {
+    ST_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
     if (std::chrono::steady_clock::now() > spin_until) {
       std::this_thread::sleep_for(nap);
       nap = std::min(2 * nap, kLongestNap);
     }
-    ST_CHECK_MPI(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
   }
 }
 
