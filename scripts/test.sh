@@ -3,7 +3,7 @@
 # environment), configures, builds, runs the parsers' fuzz targets briefly, and runs every test tier
 # that runs on CPU (unit, mpi, e2e, oracle); cuda tests are built and skip without a GPU. An oracle
 # test may not skip here (ST_REQUIRE_ORACLES=1). Prints the time of each phase, how many tests ran
-# and skipped in each tier, and the 20 slowest tests.
+# and skipped in each tier (and the unit tier's GoogleTest cases), and the 20 slowest tests.
 # The oracle tests compare shardtune with the peers' recorded results (tests/oracle/records/,
 # re-derived where their inputs changed); --peers reruns every peer and fails where a record is not
 # what its peer produces now (docs/testing.md, "Peer records").
