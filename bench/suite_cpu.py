@@ -63,10 +63,10 @@ for child in children[ctest["index"]]:
         name = f"(unnamed {child['command']})"
     else:
         del unmatched[name]
-    programs = collections.Counter()
+    entry_programs = collections.Counter()
     for process in processes:
-        programs[process["command"]] += process["cpu"]
-    entries.append((sum(programs.values()), child["run"], name, programs))
+        entry_programs[process["command"]] += process["cpu"]
+    entries.append((sum(entry_programs.values()), child["run"], name, entry_programs))
 
 total = sum(r["cpu"] for r in during)
 print(f"suite_cpu: {total:.0f} s of CPU while ctest ran ({ctest['run']:.0f} s wall); "
