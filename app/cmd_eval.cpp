@@ -21,6 +21,7 @@
 #include "exit_codes.h"
 #include "inference_source.h"
 #include "util/build_info.h"
+#include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -114,6 +115,7 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
 
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const c10::Device device = select_device(o.device, world.local_device());
+    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
     const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     InferenceModel loaded = load_inference_model(o.source, communicator, options);
     if (!tasks.empty() && !loaded.tokenizer) {

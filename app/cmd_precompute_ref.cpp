@@ -58,7 +58,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const TrainData data = open_train_data(config, model.vocab_size);  // validates before any scoring
 
     const c10::Device device = select_device(DeviceChoice::automatic, world.local_device());
-    if (!device.is_cuda()) at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
+    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
     keep_freed_host_memory();
     const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, device.is_cuda());
     ShardingGroups groups = make_run_sharding_groups(config.dist, world);

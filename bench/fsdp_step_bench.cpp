@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   const ModelConfig config = preset_config(preset);
   World world(argc, argv);
   // Ranks of a node share its cores.
-  at::set_num_threads(cpu_threads_per_rank(world.topology().local_size));
+  use_rank_share_of_cores(world.topology().local_size);
   if (pairs % world.size() != 0) {
     std::fprintf(stderr, "pairs (%lld) must divide over %d ranks\n", static_cast<long long>(pairs), world.size());
     return 2;

@@ -4,15 +4,21 @@ include(GoogleTest)
 find_package(GTest QUIET)
 st_require(GTest_FOUND "GoogleTest" "Install libgtest-dev, or set GTest_ROOT.")
 
+# Every test (st_claim_cores): one thread per process (OMP_NUM_THREADS=1: libtorch's intra-op threads, shardtune's
+# cpu_threads_per_rank, and OpenBLAS's pool, which OpenBLAS sizes from it as it loads): a test
+# claims one core of ctest's (st_claim_cores), or two for 2+ ranks, which take one each. With a
+# thread per core each process also started OpenBLAS's pool, whose idle workers poll between GEMMs
+# and hold the core the test beside needs: oracle_models_smollm2_train_export alone used 81 s of
+# CPU in 60 s, and 61 s in 60 s with one OpenBLAS thread (2026-12-03).
+# OMP_WAIT_POLICY=PASSIVE: an OpenMP worker that spins after its region holds a core that the
+# process's OpenBLAS threads, or the other test, wait for. Measured on 2 cores: one SmolLM2 DPO step
+# (512 tokens) 26 s spinning, 15 s passive (where processes ran a thread per core).
+set(ST_TEST_THREADS_ENVIRONMENT OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE)
 # Open MPI as root (CI containers) and more ranks than cores (2-core CI machines).
-# OMP_WAIT_POLICY=PASSIVE: ctest runs as many tests as there are cores, each process with as many
-# libtorch OpenMP threads as cores, beside OpenBLAS's own thread pool. An OpenMP worker that spins
-# after its region holds a core that the process's OpenBLAS threads, or the other test, wait for.
-# Measured on 2 cores: one SmolLM2 DPO step (512 tokens) 26 s spinning, 15 s passive.
 set(ST_MPI_TEST_ENVIRONMENT
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-  OMPI_MCA_mpi_yield_when_idle=1 OMP_WAIT_POLICY=PASSIVE)
+  OMPI_MCA_mpi_yield_when_idle=1)
 
 # Bit-identity claims run twice: with the kernels this machine's OpenBLAS picks, and with
 # another core type (OPENBLAS_CORETYPE), so a claim that holds for one set of kernels only
@@ -110,10 +116,32 @@ endfunction()
 # BIT_EXACT <gtest filter>: the cases that assert bit-identity, also run as one entry
 # <target>_bit_exact_other_blas under the other core type.
 set(ST_GTEST_REPORTS ${CMAKE_BINARY_DIR}/gtest-reports)
+
+# The cores a test keeps busy, as ctest's resource `cpus` (./scripts/test.sh gives ctest one slot
+# per core): 1, or 2 for a test of 2+ ranks (at most 2, so that any machine test.sh runs on has
+# the slots); and its processes' threads (ST_TEST_THREADS_ENVIRONMENT). Every test is registered
+# through it. The Slurm lane (st_slurm_lane) claims none: its tests mostly wait on Slurm's timers
+# and run beside the CPU-bound ones. Without a resource spec (a plain `ctest -jN`) ctest ignores it.
+function(st_claim_cores test cores)
+  if(cores GREATER 2)
+    set(cores 2)
+  endif()
+  set_tests_properties(${test} PROPERTIES RESOURCE_GROUPS "cpus:${cores}")
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${ST_TEST_THREADS_ENVIRONMENT})
+endfunction()
+
+# The Slurm lane: the tests that start a real Slurm (one node, or several test hosts), one at a
+# time (one cluster), started first (COST) and claiming no core. At -j2 with no resources one of
+# the two slots sat in Slurm's waits (about 660 s of the lane, 3 cores in 4 busy).
+function(st_slurm_lane)
+  set_property(TEST ${ARGN} PROPERTY RESOURCE_GROUPS)
+  set_tests_properties(${ARGN} PROPERTIES RESOURCE_LOCK slurm COST 1000 SKIP_RETURN_CODE 77)
+endfunction()
 # st_add_gtest(<entry> <target> <bit_exact> <environment> [arguments...])
 function(st_add_gtest name target bit_exact environment)
   add_test(NAME ${name} COMMAND ${target} --gtest_output=xml:${ST_GTEST_REPORTS}/${name}.xml ${ARGN})
   set_tests_properties(${name} PROPERTIES TIMEOUT 300 ENVIRONMENT "${environment}")
+  st_claim_cores(${name} 1)
   st_label_variant(${name} unit "${bit_exact}")
 endfunction()
 
@@ -143,6 +171,7 @@ function(st_add_mpi_test name target)
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${target}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${ARG_NP}
                                             ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT}")
+    st_claim_cores(${test} ${ARG_NP})
     st_label_variant(${test} mpi "${ARG_BIT_EXACT}")
   endforeach()
 endfunction()
@@ -161,6 +190,7 @@ function(st_add_script_test name)
     add_test(NAME ${test} COMMAND ${ARG_COMMAND})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
       ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON};ST_TEST_NAME=${test}")
+    st_claim_cores(${test} 1)
     st_label_variant(${test} ${ARG_LABEL} "${ARG_BIT_EXACT}")
   endforeach()
 endfunction()
@@ -184,6 +214,7 @@ add_test(NAME reference_fixtures
                  ${ST_REFERENCE_DIR})
 set_tests_properties(reference_fixtures PROPERTIES LABELS unit FIXTURES_SETUP reference
                                                    TIMEOUT 300)
+st_claim_cores(reference_fixtures 1)
 
 # The oracles (label `oracle`): the tools users run today, in the tests' Python environment
 # (tests/python/requirements.txt, made by scripts/install-deps.sh --with-test-python), and the
@@ -198,6 +229,7 @@ set(ST_VOCABULARIES ${CMAKE_BINARY_DIR}/vocabularies)
 add_test(NAME vocabularies COMMAND ${CMAKE_SOURCE_DIR}/tests/tokenizer/vocabularies.sh unpack ${ST_VOCABULARIES})
 set_tests_properties(vocabularies PROPERTIES LABELS oracle FIXTURES_SETUP vocabularies TIMEOUT 120
                                              ENVIRONMENT "ST_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+st_claim_cores(vocabularies 1)
 
 # st_add_oracle_test(<name> [TIMEOUT s] COMMAND ...): a script test against an oracle; its command
 # gets the vocabularies' folder from ST_VOCABULARIES and the Python from ST_ORACLE_PYTHON.

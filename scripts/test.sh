@@ -99,5 +99,11 @@ export ST_PEER_RECORDS_LOG=$PWD/peer-records-refreshed.txt
 rm -rf "$ST_PEER_RECORDS_LOG" gtest-reports
 trap report EXIT
 export ST_REQUIRE_ORACLES=1
-ctest --output-on-failure -j"$(nproc)" "$@" | tee ctest.log
+# A slot per core (at least 2) for the CPU-bound tests, each claiming 1 or 2 (cmake/testing.cmake
+# st_claim_cores); the Slurm lane's one test at a time claims none and runs beside them. -j only
+# needs to leave room: an mpi test counts its ranks against it (PROCESSORS).
+cores=$(nproc)
+[ "$cores" -ge 2 ] || cores=2
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cpus": [{"id": "0", "slots": %d}]}]}\n' "$cores" >ctest-cores.json
+ctest --output-on-failure -j$((cores + 4)) --resource-spec-file ctest-cores.json "$@" | tee ctest.log
 echo "test.sh: all tests passed in $(( $(date +%s) - start )) s"

@@ -93,7 +93,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   run.device = select_device(DeviceChoice::automatic, world.local_device());
   const int threads = cpu_threads_per_rank(world.topology().local_size);
   if (!run.device.is_cuda()) {
-    at::set_num_threads(threads);
+    use_cpu_threads(threads);
     const std::string note = blas_kernel_note();
     if (!note.empty()) log0("train: ", note);
   }
