@@ -42,8 +42,6 @@ import os
 import subprocess
 import sys
 
-import torch
-
 import peer_record
 from float64_judge import judged_ratio
 
@@ -157,6 +155,13 @@ def check_generate(binary, model_dir, prompts_path, work, max_new_tokens, label)
     return ok
 
 
+def flattened(values):
+    """A nested list of numbers as one flat list of Python floats (float64), row by row."""
+    if isinstance(values, list):
+        return [number for value in values for number in flattened(value)]
+    return [float(values)]
+
+
 def check_routing(binary, model_dir, pairs_path, work, label):
     output = os.path.join(work, "routing.jsonl")
     run_shardtune(binary, "score", "--model", model_dir, "--input", pairs_path, "--output", output, "--routing",
@@ -165,7 +170,7 @@ def check_routing(binary, model_dir, pairs_path, work, label):
                          model_dir, pairs_path)
     pairs, mine_lines = read_jsonl(pairs_path), read_jsonl(output)
     tokens = layers = 0
-    ours_weights, theirs_weights = [], []  # per pair and sparse layer, [T, k] float64
+    ours_weights, theirs_weights = [], []  # per pair and sparse layer, its [T, k] weights flattened
     failed = []
     for number, (pair, mine, routed) in enumerate(zip(pairs, mine_lines, read_jsonl(fp32), strict=True)):
         theirs = {entry["layer"]: entry for entry in routed["routing"]}
@@ -177,13 +182,14 @@ def check_routing(binary, model_dir, pairs_path, work, label):
             if ours[layer]["experts"] != theirs[layer]["experts"]:
                 failed.append(f"pair {number} layer {layer}: experts {ours[layer]['experts']} vs "
                               f"{theirs[layer]['experts']}")
-            ours_weights.append(torch.tensor(ours[layer]["weights"], dtype=torch.float64))
-            theirs_weights.append(torch.tensor(theirs[layer]["weights"], dtype=torch.float64))
+            ours_weights.append(flattened(ours[layer]["weights"]))
+            theirs_weights.append(flattened(theirs[layer]["weights"]))
         tokens += len(pair["prompt_ids"]) + len(pair["completion_ids"])
         layers = len(theirs)
 
     def scaled(a_list, b_list):
-        return max(((a - b).abs() / b.abs().clamp(min=1.0)).max().item() for a, b in zip(a_list, b_list))
+        return max(abs(x - y) / max(abs(y), 1.0)
+                   for a, b in zip(a_list, b_list, strict=True) for x, y in zip(a, b, strict=True))
 
     worst = scaled(ours_weights, theirs_weights) if ours_weights else 0.0
     ok = not failed and worst <= TOLERANCE
@@ -191,8 +197,7 @@ def check_routing(binary, model_dir, pairs_path, work, label):
     if ok:
         tolerance_log.record_screen("transformers routing weights", label, worst, TOLERANCE)
     elif not failed:
-        truth = [torch.tensor(entry["weights"], dtype=torch.float64)
-                 for row in read_jsonl(float64) for entry in row["routing"]]
+        truth = [flattened(entry["weights"]) for row in read_jsonl(float64) for entry in row["routing"]]
         ratio = judged_ratio(scaled(ours_weights, truth), scaled(theirs_weights, truth), floor=1e-7)
         ok = ratio <= 1.0
         tolerance_log.record_judged("transformers routing weights", label, ratio)

@@ -1,6 +1,8 @@
-"""hf_chat_template.py MODE MODEL_DIR CONVERSATIONS.jsonl [CHAT_TEMPLATE_FILE]: the model's own Jinja
-chat_template (its tokenizer_config.json, or the file given) rendered by transformers'
-apply_chat_template, as a user of transformers or TRL gets it. One JSON line per conversation:
+"""hf_chat_template.py MODEL_DIR [--template FILE] MODE CONVERSATIONS.jsonl OUTPUT.jsonl [MODE ...]: the
+model's own Jinja chat_template (its tokenizer_config.json, or the file given) rendered by
+transformers' apply_chat_template, as a user of transformers or TRL gets it; each MODE over its
+conversations into its output (several in one run: transformers imports once, 2.6 s of CPU). One
+JSON line per conversation:
   render: for {"messages", "reply"}: the prompt (with the generation prompt) and the whole
           conversation with the reply appended;
   turns:  for {"messages": [..., the assistant's last reply]}: multi-turn SFT as the template
@@ -20,9 +22,15 @@ import sys
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from transformers import AutoTokenizer  # noqa: E402
 
-mode, model_dir, conversations = sys.argv[1:4]
+arguments = sys.argv[1:]
+model_dir = arguments.pop(0)
+chat_template = None
+if arguments[:1] == ["--template"]:
+    chat_template = open(arguments[1], encoding="utf-8").read()
+    arguments = arguments[2:]
+if not arguments or len(arguments) % 3:
+    sys.exit("usage: hf_chat_template.py MODEL_DIR [--template FILE] MODE CONVERSATIONS.jsonl OUTPUT.jsonl [MODE ...]")
 tokenizer = AutoTokenizer.from_pretrained(model_dir)
-chat_template = open(sys.argv[4], encoding="utf-8").read() if len(sys.argv) > 4 else None
 # Llama 3's template appends the generation prompt even without add_generation_prompt: a turn ends
 # before it.
 GENERATION_HEADER = "<|start_header_id|>assistant<|end_header_id|>\n\n"
@@ -86,16 +94,18 @@ def turns(messages):
     return {"ids": ids, "mask": mask, "pieces": pieces}
 
 
-for line in open(conversations, encoding="utf-8"):
-    if not line.strip():
-        continue
-    conversation = json.loads(line)
+def rendered(mode, conversation):
     messages = conversation["messages"]
     if mode == "render":
-        row = {"prompt": render(messages, True),
-               "whole": render(messages + [{"role": "assistant", "content": conversation["reply"]}], False)}
-    elif mode == "turns":
-        row = turns(messages)
-    else:
-        sys.exit(f"unknown mode {mode}: render or turns")
-    print(json.dumps(row, ensure_ascii=False))
+        return {"prompt": render(messages, True),
+                "whole": render(messages + [{"role": "assistant", "content": conversation["reply"]}], False)}
+    if mode == "turns":
+        return turns(messages)
+    sys.exit(f"unknown mode {mode}: render or turns")
+
+
+for mode, conversations, output in zip(arguments[0::3], arguments[1::3], arguments[2::3]):
+    with open(output, "w", encoding="utf-8") as out:
+        for line in open(conversations, encoding="utf-8"):
+            if line.strip():
+                out.write(json.dumps(rendered(mode, json.loads(line)), ensure_ascii=False) + "\n")

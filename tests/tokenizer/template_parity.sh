@@ -65,7 +65,8 @@ with open(sys.argv[2], "w") as out:
                          {"role": "assistant", "content": reply(turn == i % 6)}]
         out.write(json.dumps({"messages": messages}) + "\n")
 PY
-"$python" "$here/hf_chat_template.py" render "$model" "$work/conversations.jsonl" ${chat_template:+"$chat_template"} >"$work/jinja.jsonl"
+"$python" "$here/hf_chat_template.py" "$model" ${chat_template:+--template "$chat_template"} \
+  render "$work/conversations.jsonl" "$work/jinja.jsonl" turns "$work/turns.jsonl" "$work/jinja_turns.jsonl"
 "$tool" "$model" "$template" "$work/conversations.jsonl" >"$work/ours.jsonl"
 "$python" - "$work/jinja.jsonl" "$work/ours.jsonl" <<'PY'
 import json, sys
@@ -81,7 +82,6 @@ for i, (j, o) in enumerate(zip(jinja, ours)):
 print(f"{len(ours) - bad} of {len(ours)} conversations render as the model's chat_template does")
 sys.exit(1 if bad else 0)
 PY
-"$python" "$here/hf_chat_template.py" turns "$model" "$work/turns.jsonl" ${chat_template:+"$chat_template"} >"$work/jinja_turns.jsonl"
 "$tool" "$model" "$template" "$work/turns.jsonl" --turns >"$work/our_turns.jsonl"
 "$python" - "$work/turns.jsonl" "$work/jinja_turns.jsonl" "$work/our_turns.jsonl" "$vocabulary" <<'PY'
 import json, sys
