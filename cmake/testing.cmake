@@ -4,9 +4,9 @@ include(GoogleTest)
 find_package(GTest QUIET)
 st_require(GTest_FOUND "GoogleTest" "Install libgtest-dev, or set GTest_ROOT.")
 
-# Every test (st_claim_cores): one thread per process (OMP_NUM_THREADS=1: libtorch's intra-op threads, shardtune's
-# cpu_threads_per_rank, and OpenBLAS's pool, which OpenBLAS sizes from it as it loads): a test
-# claims one core of ctest's (st_claim_cores), or two for 2+ ranks, which take one each. With a
+# One thread per test process (OMP_NUM_THREADS=1: libtorch's intra-op threads, shardtune's
+# cpu_threads_per_rank, and OpenBLAS's pool, which OpenBLAS sizes from it as it loads), set by
+# st_claim_cores: a test claims one core of ctest's, or two for 2+ ranks, which take one each. With a
 # thread per core each process also started OpenBLAS's pool, whose idle workers poll between GEMMs
 # and hold the core the test beside needs: oracle_models_smollm2_train_export alone used 81 s of
 # CPU in 60 s, and 61 s in 60 s with one OpenBLAS thread (2026-12-03).
@@ -120,8 +120,9 @@ set(ST_GTEST_REPORTS ${CMAKE_BINARY_DIR}/gtest-reports)
 # The cores a test keeps busy, as ctest's resource `cpus` (./scripts/test.sh gives ctest one slot
 # per core): 1, or 2 for a test of 2+ ranks (at most 2, so that any machine test.sh runs on has
 # the slots); and its processes' threads (ST_TEST_THREADS_ENVIRONMENT). Every test is registered
-# through it. The Slurm lane (st_slurm_lane) claims none: its tests mostly wait on Slurm's timers
-# and run beside the CPU-bound ones. Without a resource spec (a plain `ctest -jN`) ctest ignores it.
+# through it but the cuda tier's discovered cases, which name their claim (tests/cuda). The Slurm
+# lane (st_slurm_lane) claims none: its tests mostly wait on Slurm's timers and run beside the
+# CPU-bound ones. Without a resource spec (a plain `ctest -jN`) ctest ignores it.
 function(st_claim_cores test cores)
   if(cores GREATER 2)
     set(cores 2)
@@ -137,6 +138,7 @@ function(st_slurm_lane)
   set_property(TEST ${ARGN} PROPERTY RESOURCE_GROUPS)
   set_tests_properties(${ARGN} PROPERTIES RESOURCE_LOCK slurm COST 1000 SKIP_RETURN_CODE 77)
 endfunction()
+
 # st_add_gtest(<entry> <target> <bit_exact> <environment> [arguments...])
 function(st_add_gtest name target bit_exact environment)
   add_test(NAME ${name} COMMAND ${target} --gtest_output=xml:${ST_GTEST_REPORTS}/${name}.xml ${ARGN})

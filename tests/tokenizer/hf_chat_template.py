@@ -22,13 +22,12 @@ import sys
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from transformers import AutoTokenizer  # noqa: E402
 
-arguments = sys.argv[1:]
-model_dir = arguments.pop(0)
+model_dir, *arguments = sys.argv[1:] or [""]
 chat_template = None
-if arguments[:1] == ["--template"]:
+if arguments[:1] == ["--template"] and len(arguments) > 1:
     chat_template = open(arguments[1], encoding="utf-8").read()
     arguments = arguments[2:]
-if not arguments or len(arguments) % 3:
+if not model_dir or not arguments or len(arguments) % 3:
     sys.exit("usage: hf_chat_template.py MODEL_DIR [--template FILE] MODE CONVERSATIONS.jsonl OUTPUT.jsonl [MODE ...]")
 tokenizer = AutoTokenizer.from_pretrained(model_dir)
 # Llama 3's template appends the generation prompt even without add_generation_prompt: a turn ends
