@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs dependencies (the Debian packages and the tests' Python
-# environment), configures, builds, runs the parsers' fuzz targets briefly, and runs every test tier
-# that runs on CPU (unit, mpi, e2e, oracle); cuda tests are built and skip without a GPU. An oracle
-# test may not skip here (ST_REQUIRE_ORACLES=1). Prints the time of each phase, how many tests ran
+# environment), configures, builds (the parsers' fuzz targets too), and runs every test tier that
+# runs on CPU (unit, mpi, e2e, oracle; fuzz: the fuzz targets briefly); cuda tests are built and
+# skip without a GPU. An oracle test may not skip here (ST_REQUIRE_ORACLES=1). Prints the time of each phase, how many tests ran
 # and skipped in each tier (and the unit tier's GoogleTest cases), and the 20 slowest tests.
 # The oracle tests compare shardtune with the peers' recorded results (tests/oracle/records/,
 # re-derived where their inputs changed); --peers reruns every peer and fails where a record is not
@@ -38,36 +38,29 @@ source scripts/compiler-cache.sh
 # Where the CUDA toolkit is installed the GPU backend must compile (CI checks this), else AUTO.
 cuda=${ST_ENABLE_CUDA:-AUTO}
 if [ "$cuda" = AUTO ] && [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
+fuzz_build=$(realpath -m "$build-fuzz")
 
 # Line tables only (-g1): backtraces and profiles keep file:line, and a from-scratch build (CI's
 # largest phase after the tests) compiles each file 15-25% faster than with full debug info
 # (measured, one core: lib/train/trainer.cpp 20 s -> 17 s, tests/unit/hf/test_safetensors.cpp
 # 20-23 s -> 15 s).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda" "${compiler_cache_flags[@]}"
+  -DST_BUILD_TESTS=ON -DST_ENABLE_CUDA="$cuda" -DST_FUZZ_BUILD_DIR="$fuzz_build" "${compiler_cache_flags[@]}"
 compiler_cache_zero
 cmake --build "$build" -j"$(nproc)"
 compiler_cache_report
 phase_done build
 
-# The parsers' fuzz targets (tests/fuzz), a clang build of their sources alone under ASan and
-# UBSan, each run on its seeds and regression inputs for a short bounded time: 2 minutes in all
-# (ST_FUZZ_TOTAL_SECONDS), shared by the targets, two at a time. A regression of a fixed finding,
-# or a new one close to the seeds, fails here. ST_FUZZ_SECONDS sets the time per target instead;
-# ST_FUZZ_SECONDS=0 skips the phase.
-fuzz_seconds=${ST_FUZZ_SECONDS:-}
-if [ "${fuzz_seconds:-1}" -gt 0 ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=OFF \
+# The parsers' fuzz targets (tests/fuzz): a clang build of their sources alone under ASan and
+# UBSan. The ctest entry fuzz_parsers_bounded runs each on its seeds and regression inputs for a
+# short bounded time, 2 minutes of one core in all (ST_FUZZ_TOTAL_SECONDS), beside the other tests:
+# a regression of a fixed finding, or a new one close to the seeds, fails the suite.
+# ST_FUZZ_SECONDS sets the time per target instead; ST_FUZZ_SECONDS=0 skips them.
+if [ "${ST_FUZZ_SECONDS:-1}" -gt 0 ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DST_BUILD_TESTS=OFF \
     -DST_BUILD_FUZZERS=ON -DST_ENABLE_CUDA=OFF "${compiler_cache_flags[@]}" >/dev/null
-  cmake --build "$build-fuzz" -j"$(nproc)" --target fuzzers
-  rm -rf "$build-fuzz/fuzz-work"
-  if [ -z "$fuzz_seconds" ]; then
-    fuzz_targets=$(find "$build-fuzz/tests/fuzz" -maxdepth 1 -name 'fuzz_*' -type f -executable | wc -l)
-    fuzz_seconds=$(( ${ST_FUZZ_TOTAL_SECONDS:-120} * ${ST_FUZZ_JOBS:-2} / (fuzz_targets > 0 ? fuzz_targets : 1) ))
-    [ "$fuzz_seconds" -ge 3 ] || fuzz_seconds=3
-  fi
-  tests/fuzz/run_fuzzers.sh "$build-fuzz" "$fuzz_seconds"
-  phase_done fuzz
+  cmake --build "$fuzz_build" -j"$(nproc)" --target fuzzers
+  phase_done fuzzers
 fi
 
 cd "$build"
