@@ -27,6 +27,8 @@
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
 source "$ST_SOURCE_DIR/tests/tokenizer/vocabularies.sh"
+# shellcheck source=peer_record.sh
+source "$ST_SOURCE_DIR/tests/oracle/peer_record.sh"
 need_oracles "$3"
 smollm2=$4
 fixtures=${ST_REFERENCE_DIR:?the reference fixtures (ctest fixture reference)}
@@ -196,7 +198,8 @@ PY
     # to 1e-5. `shardtune score` reads the checkpoint dequantized: its log-probs equal
     # transformers' on that fp32 model.
     need_smollm2
-    oracle - "$smollm2" "$work/bnb" "$work/dequantized" <<'PY' || fail "bitsandbytes could not quantize SmolLM2"
+    made_once --output "$work/bnb" --output "$work/dequantized" -- "$python" - "$smollm2" "$work/bnb" "$work/dequantized" \
+      <<'PY' || fail "bitsandbytes could not quantize SmolLM2"
 import shutil, sys
 import bitsandbytes.functional as F
 import torch, transformers
@@ -229,7 +232,8 @@ PY
     # dequantize_4bit (and its CPU forward) read those per row and get them wrong, so there the
     # reference is the format itself - the codes and absmax bitsandbytes stored, blocks of 64 over
     # the flattened weight, as its quantize_4bit writes them (the test checks that round trip).
-    oracle - "$fixtures/llama_gqa" "$work/bnb_gqa" "$work/gqa_dequantized" <<'PY' || fail "could not dequantize llama_gqa's NF4 checkpoint"
+    made_once --output "$work/bnb_gqa" --output "$work/gqa_dequantized" -- "$python" - "$fixtures/llama_gqa" \
+      "$work/bnb_gqa" "$work/gqa_dequantized" <<'PY' || fail "could not dequantize llama_gqa's NF4 checkpoint"
 import sys
 import bitsandbytes.functional as F
 import torch, transformers
@@ -318,7 +322,8 @@ PY
     # save_pretrained's one tensor per expert and from transformers 5's stacked experts; then a
     # few DPO steps whose export (one tensor per expert) transformers reads and scores alike.
     family=${case_name#moe_}
-    oracle "$here/tiny_moe_model.py" "$family" "$work/model" "$work/stacked" || fail "could not make the tiny $family"
+    made_once --output "$work/model" --output "$work/stacked" -- "$python" "$here/tiny_moe_model.py" "$family" \
+      "$work/model" "$work/stacked" || fail "could not make the tiny $family"
     check score "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/score"
     check routing "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/routing"
     check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
@@ -348,7 +353,8 @@ PY
     # layouts scores identically; a DPO run's export and a reward model's
     # (Gemma3TextForSequenceClassification) that transformers reads as shardtune does; a LoRA
     # adapter PEFT loads as the merged export computes.
-    oracle "$here/tiny_gemma3_model.py" "$work/model" "$work/multimodal" "$work/renamed" ||
+    made_once --output "$work/model" --output "$work/multimodal" --output "$work/renamed" -- \
+      "$python" "$here/tiny_gemma3_model.py" "$work/model" "$work/multimodal" "$work/renamed" ||
       fail "could not make the tiny Gemma 3"
     check score "$bin" "$work/model" "$fixtures/pairs.jsonl" "$work/score"
     check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10

@@ -8,3 +8,9 @@ recorded() {
   shift
   "${ST_REFERENCE_PYTHON:-python3}" "$ST_SOURCE_DIR/tests/oracle/peer_record.py" "$ST_TEST_NAME/$name" --work "$work" "$@"
 }
+# made_once --output PATH... -- <command...>: inputs a peer makes (a tiny model, a quantized
+# checkpoint), copied from the copy kept under their content key where there is one, else made
+# and kept (made_once.py; docs/testing.md, "Made inputs").
+made_once() {
+  "${ST_REFERENCE_PYTHON:-python3}" "$ST_SOURCE_DIR/tests/oracle/made_once.py" --work "$work" "$@"
+}

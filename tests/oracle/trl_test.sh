@@ -223,7 +223,8 @@ PY
     # accumulation micro-batches (transformers' num_items_in_batch), on 1 and 2 ranks. The tiny
     # model's padding row: tiny_chat_model.py (docs/fidelity.md).
     [ -f "$4/.complete" ] || fail "no SmolLM2 tokenizer in $4 (fixture smollm2)"
-    "$python" "$here/tiny_chat_model.py" smollm2 "$4" "$work/tiny" "$work/conversations.jsonl" \
+    made_once --output "$work/tiny" --output "$work/conversations.jsonl" -- \
+      "$python" "$here/tiny_chat_model.py" smollm2 "$4" "$work/tiny" "$work/conversations.jsonl" \
       "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" || fail "could not make the tiny SmolLM2-vocabulary model"
     run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
       --output "$work/sft-data" --cutoff-len 256
@@ -242,7 +243,8 @@ PY
     model=$fixtures/qwen3_qk_norm ours two 2 "${ours_common[@]}" --train.micro_batch=1 --train.grad_accum=2 \
       --optim.schedule=cosine
     agree two qwen3 "Qwen3 DPO sigmoid, 2 ranks"
-    "$python" "$here/tiny_chat_model.py" qwen3 "$3/qwen3" "$work/tiny" "$work/conversations.jsonl" \
+    made_once --output "$work/tiny" --output "$work/conversations.jsonl" -- \
+      "$python" "$here/tiny_chat_model.py" qwen3 "$3/qwen3" "$work/tiny" "$work/conversations.jsonl" \
       "$ST_SOURCE_DIR/tests/data/llamafactory/alpaca_en_demo.json" || fail "could not make the tiny Qwen3-vocabulary model"
     run --exit 0 "$bin" prep --kind sft --tokenizer "$work/tiny" --input "$work/conversations.jsonl" \
       --output "$work/sft-data" --cutoff-len 256
@@ -255,7 +257,8 @@ PY
     # DPOTrainer on 1 and 2 ranks, and the window through every attention path: packed rows,
     # shared prompts, the explicit mask, and context parallelism (2 ranks holding one row's halves:
     # the one-rank run's micro-batches).
-    "$python" "$here/tiny_gemma3_model.py" "$work/gemma" "$work/gemma-mm" "$work/gemma-renamed" >/dev/null ||
+    made_once --output "$work/gemma" --output "$work/gemma-mm" --output "$work/gemma-renamed" -- \
+      "$python" "$here/tiny_gemma3_model.py" "$work/gemma" "$work/gemma-mm" "$work/gemma-renamed" >/dev/null ||
       fail "could not make the tiny Gemma 3"
     trl_model=$work/gemma trl gemma3 "${common[@]}" --loss sigmoid --schedule cosine
     model=$work/gemma ours one 1 "${one_rank[@]}" --optim.schedule=cosine
@@ -300,7 +303,8 @@ PY
     # and 4; with the coefficient 0 (LlamaFactory's
     # DPO) against TRL's 0, which must differ from the default. Then SFT against SFTTrainer, 1 and
     # 2 ranks.
-    "$python" "$here/tiny_moe_model.py" qwen3_moe "$work/moe" "$work/moe-stacked" || fail "could not make the tiny Qwen3-MoE"
+    made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \
+      "$work/moe" "$work/moe-stacked" || fail "could not make the tiny Qwen3-MoE"
     trl_model=$work/moe trl moe "${common[@]}" --loss sigmoid --schedule cosine
     model=$work/moe ours one 1 "${one_rank[@]}" --optim.schedule=cosine
     agree one moe "Qwen3-MoE DPO with the router loss, 1 rank"
