@@ -99,6 +99,11 @@ def main():
         print(f"made_once.py: kept ({key[:12]}; made by: {shown})")
         return 0
 
+    for path in outputs:  # what the maker makes, nothing left from before
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
     made = subprocess.run(command, input=stdin_script, stdout=subprocess.PIPE, text=True)
     sys.stdout.write(made.stdout)
     if made.returncode != 0:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # made_once_test.sh <unused> <case>: inputs a peer makes, kept under their content key
 # (tests/oracle/made_once.py), with a fake maker that counts its runs:
-# - kept: the first run makes and keeps (files and folders, what it printed); the next copies them
+# - kept: the first run makes and keeps (files and folders, what it printed; nothing the output
+#   folder held before); the next copies them
 #   into place without running the maker, printing what it printed with this run's folders;
 # - key: a changed input file, a changed argument, a changed maker script or a changed script on
 #   the standard input (`python - ...`) is another key: made again; the output paths are names only;
@@ -38,9 +39,11 @@ kept_copies() { find "$ST_MADE_CACHE" -mindepth 1 -maxdepth 1 -type d ! -name '.
 
 case "$case_name" in
   kept)
+    mkdir -p "$work/model" && echo earlier >"$work/model/earlier.txt"  # not the maker's: not kept
     run --exit 0 make_model
     expect_output "made and kept"
     [ "$(runs)" = 1 ] || fail "the maker ran $(runs) times"
+    [ ! -e "$work/model/earlier.txt" ] || fail "an output folder's earlier file was left beside what the maker made"
     rm -rf "$work/model" "$work/one.txt"
     mkdir -p "$work/model" && echo stale >"$work/model/stale.txt"  # replaced, not merged
     run --exit 0 make_model
