@@ -20,8 +20,8 @@
 #include "eval/task_file.h"
 #include "exit_codes.h"
 #include "inference_source.h"
+#include "rank_device.h"
 #include "util/build_info.h"
-#include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -114,8 +114,7 @@ int run_eval(std::vector<std::string> args, int& argc, char**& argv) {
     const std::vector<EvalTask> tasks = read_task_files(task_paths(o.tasks), o.limit, "eval");
 
     MpiCommunicator communicator(world.comm(), world.watchdog());
-    const c10::Device device = select_device(o.device, world.local_device());
-    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
+    const c10::Device device = select_rank_device(o.device, world);
     const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     InferenceModel loaded = load_inference_model(o.source, communicator, options);
     if (!tasks.empty() && !loaded.tokenizer) {

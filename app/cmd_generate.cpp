@@ -18,7 +18,7 @@
 #include "generate_prompts.h"
 #include "inference_source.h"
 #include "model/generation.h"
-#include "util/cpu_threads.h"
+#include "rank_device.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -102,8 +102,7 @@ int run_generate(std::vector<std::string> args, int& argc, char**& argv) {
     check_options(o);
     const Timer timer;
     MpiCommunicator communicator(world.comm(), world.watchdog());
-    const c10::Device device = select_device(o.device, world.local_device());
-    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
+    const c10::Device device = select_rank_device(o.device, world);
     const at::TensorOptions options = inference_tensor_options(o.dtype, device);
     const InferenceModel loaded = load_inference_model(o.source, communicator, options);
     const LoadedModel& model = loaded.model;

@@ -12,13 +12,13 @@
 #include "distributed/world.h"
 #include "exit_codes.h"
 #include "fsdp/shard_source.h"
+#include "rank_device.h"
 #include "train/objective.h"
 #include "train/recompute_choice.h"
 #include "train/reference_precompute.h"
 #include "train/train_arguments.h"
 #include "train/train_config_validate.h"
 #include "train/train_plan.h"
-#include "util/cpu_threads.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/host_memory.h"
@@ -57,8 +57,7 @@ int run_precompute_ref(std::vector<std::string> args, int& argc, char**& argv) {
     const ModelConfig model = model_config_of(config.model.path, config.model.preset);
     const TrainData data = open_train_data(config, model.vocab_size);  // validates before any scoring
 
-    const c10::Device device = select_device(DeviceChoice::automatic, world.local_device());
-    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
+    const c10::Device device = select_rank_device(DeviceChoice::automatic, world);
     keep_freed_host_memory();
     const ComputeDtype dtype = resolve_compute_dtype(config.train.dtype, device.is_cuda());
     ShardingGroups groups = make_run_sharding_groups(config.dist, world);

@@ -17,7 +17,7 @@
 #include "model/model_source.h"
 #include "model/score_jsonl.h"
 #include "model/sequence_scorer.h"
-#include "util/cpu_threads.h"
+#include "rank_device.h"
 #include "util/device.h"
 #include "util/errors.h"
 #include "util/log.h"
@@ -89,8 +89,7 @@ int run_score(std::vector<std::string> args, int& argc, char**& argv) {
     if (!parse_command_options("score", args, options, world.rank())) return kExitOk;
     check_options(o);
     const Timer timer;
-    const c10::Device device = select_device(o.device, world.local_device());
-    if (!device.is_cuda()) use_rank_share_of_cores(world.topology().local_size);
+    const c10::Device device = select_rank_device(o.device, world);
     const at::TensorOptions tensor_options = inference_tensor_options(o.dtype, device);
     MpiCommunicator communicator(world.comm(), world.watchdog());
     const LoadedModel model =
