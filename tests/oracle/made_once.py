@@ -30,11 +30,15 @@ import peer_record
 CACHE = os.environ.get("ST_MADE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "shardtune", "made")
 
 
+def remove(path):
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
 def copy_into_place(source, destination):
-    if os.path.isdir(destination):
-        shutil.rmtree(destination)
-    elif os.path.exists(destination):
-        os.remove(destination)
+    remove(destination)
     if os.path.isdir(source):
         shutil.copytree(source, destination)
     else:
@@ -50,14 +54,9 @@ def in_this_run(text):
 
 def tree_files(path):
     """{relative name: SHA-256} of a file or of every file in a folder."""
-    if not os.path.isdir(path):
-        return {"": peer_record.sha256_file(path)} if os.path.exists(path) else {}
-    found = {}
-    for root, _, files in os.walk(path):
-        for name in files:
-            full = os.path.join(root, name)
-            found[os.path.relpath(full, path)] = peer_record.sha256_file(full)
-    return found
+    if os.path.isdir(path):
+        return peer_record.file_hashes(path)
+    return {"": peer_record.sha256_file(path)} if os.path.exists(path) else {}
 
 
 def first_difference(kept, fresh):
@@ -100,10 +99,7 @@ def main():
         return 0
 
     for path in outputs:  # what the maker makes, nothing left from before
-        if os.path.isdir(path):
-            shutil.rmtree(path)
-        elif os.path.exists(path):
-            os.remove(path)
+        remove(path)
     made = subprocess.run(command, input=stdin_script, stdout=subprocess.PIPE, text=True)
     sys.stdout.write(made.stdout)
     if made.returncode != 0:

@@ -133,13 +133,19 @@ def script_hash(path):
     return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()
 
 
-def folder_hash(path):
-    parts = []
+def file_hashes(path):
+    """{name relative to the folder: SHA-256} of its files, in a fixed order (folders sorted)."""
+    found = {}
     for root, dirs, files in os.walk(path):
         dirs.sort()
         for name in sorted(files):
             full = os.path.join(root, name)
-            parts.append(f"{os.path.relpath(full, path)}:{sha256_file(full)}")
+            found[os.path.relpath(full, path)] = sha256_file(full)
+    return found
+
+
+def folder_hash(path):
+    parts = [f"{name}:{digest}" for name, digest in file_hashes(path).items()]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
