@@ -13,8 +13,13 @@ extern "C" {
 
 typedef enum StGemmInput { ST_GEMM_BF16 = 0, ST_GEMM_FP16 = 1 } StGemmInput;
 
+/* cuBLAS is loaded on the first call (dlopen), not at start-up: NULL once it is loaded, else why it
+   could not be (the library's name, where it was looked for, the fix). */
+const char* st_cublas_load_error(void);
+
 /* All row-major and contiguous on the current device; accumulate 0 overwrites out, else adds.
-   Queued on stream; returns 0, or the cuBLAS status when it failed. */
+   Queued on stream; returns 0, or the cuBLAS status when it failed (CUBLAS_STATUS_NOT_INITIALIZED
+   when cuBLAS could not be loaded: st_cublas_load_error says why). */
 int st_gemm_tn_fp32_out(const void* d, const void* h, float* out, StGemmInput input, int64_t n, int64_t vocab,
                         int64_t dim, int accumulate, cudaStream_t stream);
 

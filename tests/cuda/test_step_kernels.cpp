@@ -4,11 +4,33 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cuda/gemm_fp32_accumulate.h"
+
 #include "model/token_logp.h"
 #include "optim/grad_clip.h"
 
 namespace st {
 namespace {
+
+bool cublas_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("libcublas") != std::string::npos;
+}
+
+// cuBLAS is opened by the first product, not at start-up (a CPU run does not map its 600 MB),
+// and opens where the toolkit is: no GPU needed, so CI checks what linking it used to check.
+TEST(StepKernels, CublasLoadsOnFirstUseNotAtStartUp) {
+  EXPECT_FALSE(cublas_mapped()) << "libcublas is mapped before any product asked for it";
+  const char* error = st_cublas_load_error();
+  EXPECT_EQ(error, nullptr) << error;
+  EXPECT_TRUE(cublas_mapped());
+}
 
 TEST(StepKernels, SumOfSquaresMatchesTheHostLoop) {
   if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
