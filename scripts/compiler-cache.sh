@@ -16,6 +16,10 @@ if command -v ccache >/dev/null && [ "${ST_CCACHE:-1}" = 1 ]; then
   export CCACHE_DEPEND=1
   export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-12G}
+  # Hashes of unchanged headers kept between compiler runs (keyed by inode, size and times): each
+  # hit otherwise re-reads the thousands of libtorch headers it includes. A fresh clone's build,
+  # every object a hit: 68 -> 34 s on 2 cores.
+  export CCACHE_INODECACHE=1
   compiler_cache_flags=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
                         -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   compiler_cache_zero() { ccache --zero-stats >/dev/null; }

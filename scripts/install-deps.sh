@@ -32,6 +32,7 @@ packages=(
   environment-modules                # e2e: the Tcl modulefile loads in Environment Modules
   lua5.3 lua-posix lua-filesystem lua-json lua-term tcl  # ... and both load in Lmod (see below)
   clang-14 libclang-rt-14-dev        # tests/fuzz: libFuzzer with ASan and UBSan (the parsers' fuzz targets)
+  lld                                # the build links with lld where it is there (cmake/linker.cmake)
 )
 # Debian's lmod package conflicts with environment-modules; Lmod is plain Lua, so the tests use
 # its package unpacked here instead of installed.
