@@ -89,7 +89,8 @@ report() {
   exit "$status"
 }
 export ST_PEER_RECORDS_LOG=$PWD/peer-records-refreshed.txt
-rm -rf "$ST_PEER_RECORDS_LOG" gtest-reports
+# test-inputs: what the e2e cases make once per run and share (tests/e2e/harness.sh synth_data).
+rm -rf "$ST_PEER_RECORDS_LOG" gtest-reports test-inputs
 trap report EXIT
 export ST_REQUIRE_ORACLES=1
 # A slot per core (at least 2), and one more, for the CPU-bound tests, each claiming 1 or 2

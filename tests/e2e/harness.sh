@@ -67,7 +67,11 @@ wait_for_text() {
 }
 
 # synth_data --dir <dir> [--pairs N] [other `shardtune synth` flags]: a small synthetic dataset
-# (train/, val/).
+# (train/, val/). Made once per binary and arguments in a test run: many cases train on the same
+# datasets, and each `shardtune synth` is a process start. The first case to ask makes it with
+# synth as before and keeps a copy under $ST_TEST_INPUTS_DIR/synth/<key> (the binary's path,
+# inode, size and time, and the arguments); the others get a copy of that. test.sh empties the
+# folder before each run; the synth tests themselves (data_test.sh) call synth directly.
 synth_data() {
   local dir="" pairs=200
   local extra=()
@@ -79,8 +83,23 @@ synth_data() {
     esac
   done
   [ -n "$dir" ] || fail "synth_data: --dir is required"
+  local kept=""
+  if [ -n "${ST_TEST_INPUTS_DIR:-}" ] && [ ! -e "$dir" ]; then
+    kept=$ST_TEST_INPUTS_DIR/synth/$(printf '%s\n' "$bin" "$(stat -L -c '%i %s %Y' "$bin")" "$pairs" "${extra[@]}" |
+      sha256sum | cut -c1-16)
+    if [ -d "$kept" ]; then
+      mkdir -p "$dir" && cp -R "$kept/." "$dir/" || fail "synth_data: copying $kept to $dir"
+      return 0
+    fi
+  fi
   "$bin" synth --output "$dir" --pairs "$pairs" --val-size 0.1 --seed 3 "${extra[@]}" >/dev/null ||
     fail "synth $dir failed"
+  [ -n "$kept" ] || return 0
+  # Published whole or not at all: another case may be making the same one.
+  mkdir -p "$ST_TEST_INPUTS_DIR/synth"
+  local partial
+  partial=$(mktemp -d "$ST_TEST_INPUTS_DIR/synth/.partial_XXXXXX")
+  cp -R "$dir/." "$partial/" && mv -T "$partial" "$kept" 2>/dev/null || rm -rf "$partial"
 }
 
 # metric --file <metrics.jsonl> --key <key> --pick first|last|count|steps: from the records
