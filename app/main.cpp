@@ -61,8 +61,8 @@ void print_version() {
 
 // Ends the process without running the static destructors. By the time a command returns it has
 // closed its files and finalized MPI; what the destructors would still do is libtorch's: remove
-// its thousands of operators from the dispatcher one by one, 0.055 s of CPU in every process
-// (0.40 -> 0.35 s for `shardtune --version`; docs/performance.md, "Start-up").
+// its thousands of operators from the dispatcher one by one, 0.04-0.055 s of CPU in every process
+// (bench/startup.sh; docs/performance.md, "Start-up").
 [[noreturn]] void exit_now(int code) {
   std::cout.flush();
   std::cerr.flush();

@@ -24,15 +24,15 @@ trap 'rm -rf "$work"' EXIT
 export OMP_NUM_THREADS=1
 
 # The empty programs: linked against the libraries themselves, as shardtune is (lazy binding).
-torch_libs=(-Wl,--no-as-needed -ltorch_cpu -lc10)
-cuda_lib=$(dirname "$(readlink -f "$(find /usr/local/cuda/lib* -maxdepth 1 -name 'libcublas.so.*' 2>/dev/null | head -1)" 2>/dev/null)" 2>/dev/null || true)
+torch_libs=("-Wl,--no-as-needed" -ltorch_cpu -lc10)
+cublas=$(find "${CUDA_HOME:-/usr/local/cuda}"/lib* -maxdepth 1 -name 'libcublas.so.*' 2>/dev/null | head -1)
 printf 'int main() { return 0; }\n' >"$work/return.c"
 printf '#include <stdlib.h>\nint main() { _Exit(0); }\n' >"$work/exit.c"
 cc "$work/return.c" -o "$work/return" "${torch_libs[@]}"
 cc "$work/exit.c" -o "$work/exit" "${torch_libs[@]}"
 programs=("libtorch, return from main|$work/return" "libtorch, _Exit|$work/exit")
-if [ -n "$cuda_lib" ]; then
-  cc "$work/exit.c" -o "$work/exit_cublas" "${torch_libs[@]}" -L"$cuda_lib" -lcublas -Wl,-rpath,"$cuda_lib"
+if [ -n "$cublas" ]; then
+  cc "$work/exit.c" -o "$work/exit_cublas" "${torch_libs[@]}" "$cublas" -Wl,-rpath,"$(dirname "$cublas")"
   programs+=("libtorch + cuBLAS, _Exit|$work/exit_cublas")
 fi
 printf '[train]\nstage = nonsense\n' >"$work/refused.ini"

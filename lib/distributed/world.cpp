@@ -30,8 +30,8 @@ World::World(int& argc, char**& argv, double collective_timeout_s)
   std::optional<StartupDeadline> startup(std::in_place, "MPI start-up (MPI_Init and the host exchange)",
                                          startup_timeout_s());
   // Started without a launcher (a singleton), Open MPI 4 forks and starts an orted to serve
-  // MPI_Comm_spawn and name publishing, which shardtune never calls: 0.05 s of wall time and an
-  // orted's 0.04 s of CPU for every command run by hand. Under mpirun or srun it has no effect;
+  // MPI_Comm_spawn and name publishing, which shardtune never calls: 0.1 s of wall time and an
+  // orted's 0.04 s of CPU for every command run by hand (bench/startup.sh). Under mpirun or srun it has no effect;
   // a value the user set is kept.
   setenv("OMPI_MCA_ess_singleton_isolated", "1", /*overwrite=*/0);
   int provided = MPI_THREAD_SINGLE;
