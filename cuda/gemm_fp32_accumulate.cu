@@ -37,8 +37,9 @@ Cublas load_cublas() {
   void* library = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) library = dlopen((std::string(ST_CUDA_LIBRARY_DIR) + "/" + soname).c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library) {
+    const char* why = dlerror();
     loaded.error = "cannot load " + soname + " (the CUDA toolkit's cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) +
-                   ", looked for as " + soname + " and in " + ST_CUDA_LIBRARY_DIR + "): " + dlerror() +
+                   ", looked for as " + soname + " and in " + ST_CUDA_LIBRARY_DIR + "): " + (why ? why : "not found") +
                    "; add its directory to LD_LIBRARY_PATH";
     return loaded;
   }
