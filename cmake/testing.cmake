@@ -14,11 +14,15 @@ st_require(GTest_FOUND "GoogleTest" "Install libgtest-dev, or set GTest_ROOT.")
 # process's OpenBLAS threads, or the other test, wait for. Measured on 2 cores: one SmolLM2 DPO step
 # (512 tokens) 26 s spinning, 15 s passive (where processes ran a thread per core).
 set(ST_TEST_THREADS_ENVIRONMENT OMP_NUM_THREADS=1 OMP_WAIT_POLICY=PASSIVE)
-# Open MPI as root (CI containers) and more ranks than cores (2-core CI machines).
+# Open MPI as root (CI containers) and more ranks than cores (2-core CI machines). The ob1 PML:
+# the test machines have no Omni-Path or libfabric, so the cm PML is never chosen, but probing its
+# MTLs made every rank's MPI_Init wait 0.22 s (one pins itself and naps to calibrate a clock;
+# with ob1 named, 0.02-0.04 s; docs/performance.md, "Start-up"). Users' launches keep Open MPI's
+# own choice.
 set(ST_MPI_TEST_ENVIRONMENT
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-  OMPI_MCA_mpi_yield_when_idle=1)
+  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_pml=ob1)
 
 # Bit-identity claims run twice: with the kernels this machine's OpenBLAS picks, and with
 # another core type (OPENBLAS_CORETYPE), so a claim that holds for one set of kernels only
