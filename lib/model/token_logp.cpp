@@ -101,8 +101,11 @@ void add_weight_gradient(at::Tensor& destination, const at::Tensor& d_logits, co
                                            type == at::kBFloat16 ? ST_GEMM_BF16 : ST_GEMM_FP16, length,
                                            destination.size(0), destination.size(1), overwrite ? 0 : 1,
                                            compat::current_cuda_stream());
-    if (const char* load_error = st_cublas_load_error()) throw ModelError(std::string("lm_head weight gradient: ") + load_error);
-    if (status != 0) throw ModelError("lm_head weight gradient: cuBLAS status " + std::to_string(status));
+    if (status != 0) {
+      const char* load_error = st_cublas_load_error();  // why, where cuBLAS could not be opened
+      throw ModelError("lm_head weight gradient: " +
+                       (load_error ? std::string(load_error) : "cuBLAS status " + std::to_string(status)));
+    }
     return;
   }
 #endif
