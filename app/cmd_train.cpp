@@ -144,6 +144,7 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
     try {
       RunOptions options;
       options.config_text = format_resolved_config(config, parsed.origins);  // as config.resolved.ini
+      options.origins = parsed.origins;
       made = std::make_unique<Trainer>(config, world, options);
     } catch (const StopBeforeTraining& stop) {
       log0(stop.what());

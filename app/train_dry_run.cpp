@@ -51,7 +51,7 @@ void train_dry_run(const ConfigArguments& parsed, World& world, const std::strin
   const ModelConfig model = model_config_of(config.model.path, config.model.preset);
   const TrainData data = open_train_data(config, model.vocab_size);
   const ParallelLayout parallel = parallel_layout(0, ranks, config.dist.context_parallel);
-  const TrainPlan plan = plan_training(config, data, parallel.data_size, shape.on_gpu);
+  const TrainPlan plan = plan_training(config, data, parallel.data_size, shape.on_gpu, 0, parallel.context_size);
 
   const EstimatePlan sizing = estimate_plan(model, config, shape.nodes, shape.ranks_per_node, shape.on_gpu);
   const EstimateInputs& in = sizing.inputs;

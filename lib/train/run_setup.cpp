@@ -24,13 +24,32 @@
 namespace st {
 namespace {
 
+// Only a global batch the user fixed (train.global_batch) can differ from the checkpoint's: the
+// plan keeps the checkpoint's otherwise.
 void check_resume_batch(const CheckpointManifest& manifest, const std::string& checkpoint, const TrainPlan& plan) {
   if (manifest.progress.global_batch == plan.global_batch) return;
   throw ConfigError("train.resume: checkpoint " + checkpoint + " was trained with a global batch of " +
-                    std::to_string(manifest.progress.global_batch) + " pairs, this run has " +
-                    std::to_string(plan.global_batch) + " (micro_batch x grad_accum x ranks); set "
-                    "train.grad_accum or train.micro_batch so that they match, or train.grad_accum = 0 "
-                    "(auto) to keep the checkpoint's");
+                    std::to_string(manifest.progress.global_batch) + " pairs, and train.global_batch asks " +
+                    std::to_string(plan.global_batch) + "; set train.global_batch = 0 to keep the checkpoint's on " +
+                    "any rank count (a resumed run continues with the batch it started with)");
+}
+
+// How train.grad_accum was resolved, when it is not what the config says: auto, or a resumed
+// run that keeps its checkpoint's global batch on another rank count.
+void log_accumulation(const TrainOptions& t, const TrainPlan& plan, const ParallelLayout& parallel, bool resumed,
+                      const ConfigOrigins& origins) {
+  if (t.grad_accum == plan.grad_accum) return;
+  const std::string geometry = "global batch " + std::to_string(plan.global_batch) + " = " +
+                               std::to_string(t.micro_batch) + " x " + std::to_string(plan.grad_accum) + " x " +
+                               std::to_string(parallel.data_size) +
+                               (parallel.context_size > 1 ? " data-parallel ranks" : " ranks");
+  if (t.grad_accum == 0) {
+    log0("train: grad_accum auto -> ", plan.grad_accum, " (", geometry, ")");
+    return;
+  }
+  const auto origin = origins.find("train.grad_accum");
+  log0("train: grad_accum ", t.grad_accum, origin != origins.end() ? " (" + origin->second + ")" : std::string(),
+       " -> ", plan.grad_accum, resumed ? " keeps the checkpoint's " : " keeps the ", geometry);
 }
 
 double peak_tflops_of(const TrainConfig& config, const c10::Device& device, ComputeDtype dtype) {
@@ -117,12 +136,8 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
                            trained_unit_layouts(config, model, 1), adapter_identity(config));
   }
   run.plan = plan_training(config, run.data, run.parallel.data_size, run.device.is_cuda(),
-                           manifest ? manifest->progress.global_batch : 0);
-  if (t.grad_accum == 0) {
-    log0("train: grad_accum auto -> ", run.plan.grad_accum, " (global batch ", run.plan.global_batch, " = ",
-         t.micro_batch, " x ", run.plan.grad_accum, " x ", run.parallel.data_size,
-         run.parallel.context_size > 1 ? " data-parallel ranks)" : " ranks)");
-  }
+                           manifest ? manifest->progress.global_batch : 0, run.parallel.context_size);
+  log_accumulation(t, run.plan, run.parallel, manifest.has_value(), options.origins);
   const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
   if (run.plan.reference == ReferenceMode::precomputed) {
     check_reference_provenance(run.data, model_fingerprint(config.model.path, config.model.preset, t.seed),

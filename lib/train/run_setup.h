@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ckpt/checkpoint_writer.h"
+#include "config/config_schema.h"
 #include "distributed/mpi_communicator.h"
 #include "distributed/parallel_layout.h"
 #include "distributed/world.h"
@@ -27,6 +28,7 @@ struct RunOptions {
   bool sync_phases = false;  // sync the device at phase ends: exact step-time breakdown on a GPU (bench)
   bool save_at_end = true;   // false: no final checkpoint (bench runs keep no state)
   std::string config_text;   // the run's config.resolved.ini, for TensorBoard; empty: the config without origins
+  ConfigOrigins origins;     // where each key's value came from, for the lines that name a key's origin
 };
 
 struct RunSetup {

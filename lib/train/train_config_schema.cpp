@@ -70,8 +70,8 @@ void bind_train_config(ConfigSchema& schema, TrainConfig& c) {
   schema.add(&c.train.seed, "seed", "seed for data order and random init");
   schema.add(&c.train.micro_batch, "micro_batch", "pairs (dpo) or sequences (sft) per rank per micro-step", above(0));
   schema.add(&c.train.grad_accum, "grad_accum",
-      "micro-steps per optimizer step; 0 = auto: global_batch / (micro_batch x ranks), so a run resumed "
-      "on other ranks keeps its global batch (without global_batch: the resumed checkpoint's, else grad_accum 1)",
+      "micro-steps per optimizer step of a fresh run; 0 = auto: global_batch / (micro_batch x ranks), else 1. "
+      "A resumed run keeps its checkpoint's global batch on any rank count and derives this from it",
       at_least(0).meaning("0 = auto"));
   schema.add(&c.train.global_batch, "global_batch",
       "pairs per optimizer step; 0 = micro_batch x grad_accum x ranks",

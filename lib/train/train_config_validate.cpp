@@ -84,8 +84,11 @@ void validate_config(const TrainConfig& c, int world_ranks, const ConfigOrigins&
       std::ostringstream line;
       line << "train.micro_batch(" << t.micro_batch << ") x train.grad_accum(" << t.grad_accum
            << ranks << world_size << ") = " << product << " != train.global_batch("
-           << t.global_batch << ")" << problems.where("train.global_batch")
-           << "; change one of them or set train.global_batch = 0";
+           << t.global_batch << ")" << problems.where("train.global_batch") << "; both fixed, the run takes "
+           << (t.global_batch % (t.micro_batch * t.grad_accum) == 0
+                   ? std::to_string(t.global_batch / (t.micro_batch * t.grad_accum) * (split ? parts : 1)) + " ranks"
+                   : std::string("no rank count"))
+           << ": set train.grad_accum = 0 to derive it on any rank count, or train.global_batch = 0";
       problems.add(line.str());
     }
   }

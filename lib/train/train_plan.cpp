@@ -1,5 +1,6 @@
 #include "train/train_plan.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <numeric>
@@ -143,26 +144,64 @@ TrainData open_train_data(const TrainConfig& config, int64_t model_vocab_size) {
   return data;
 }
 
+std::string batch_geometries(int64_t global_batch, int64_t micro_batch, int world_size, int context_size) {
+  const auto listed = [](const std::vector<int64_t>& values) {
+    std::string text;
+    for (const int64_t value : values) text += (text.empty() ? "" : ", ") + std::to_string(value);
+    return text.empty() ? std::string("none") : text;
+  };
+  std::vector<int64_t> ranks, micro_batches;
+  for (int64_t n = 1; n * micro_batch <= global_batch; ++n) {
+    if (global_batch % (n * micro_batch) == 0) ranks.push_back(n * context_size);
+  }
+  for (int64_t m = 1; m * world_size <= global_batch; ++m) {
+    if (global_batch % (m * world_size) == 0) micro_batches.push_back(m);
+  }
+  return "rank counts that keep it with train.micro_batch = " + std::to_string(micro_batch) + ": " + listed(ranks) +
+         "; train.micro_batch values that keep it on " + std::to_string(world_size * context_size) +
+         " ranks: " + listed(micro_batches);
+}
+
+BatchGeometry resolve_batch_geometry(const TrainConfig& config, int world_size, int64_t resumed_global_batch,
+                                     int context_size) {
+  const TrainOptions& t = config.train;
+  BatchGeometry out;
+  const int64_t per_micro_step = t.micro_batch * world_size;
+  // A resumed run keeps its checkpoint's global batch whatever the rank count: train.grad_accum
+  // (given or auto) is derived from it, unless train.global_batch fixes another (refused on resume).
+  if (t.global_batch > 0) {
+    out.global_batch = t.global_batch;
+  } else if (resumed_global_batch > 0) {
+    out.global_batch = resumed_global_batch;
+  } else {
+    out.global_batch = per_micro_step * std::max<int64_t>(t.grad_accum, 1);
+  }
+  const std::string whose = resumed_global_batch > 0 && t.global_batch == 0 ? "checkpoint's " : "";
+  if (out.global_batch % per_micro_step != 0) {
+    throw ConfigError("train: the " + whose + "global batch of " + std::to_string(out.global_batch) +
+                      " pairs is not a multiple of train.micro_batch(" + std::to_string(t.micro_batch) + ") x " +
+                      (context_size > 1 ? "data-parallel " : "") + "ranks(" + std::to_string(world_size) +
+                      "), so no whole train.grad_accum keeps it; " +
+                      batch_geometries(out.global_batch, t.micro_batch, world_size, context_size));
+  }
+  out.grad_accum = out.global_batch / per_micro_step;
+  if (config.optim.step_in_backward && out.grad_accum != 1) {
+    throw ConfigError("optim.step_in_backward = true needs train.grad_accum = 1, and the " + whose + "global batch of " +
+                      std::to_string(out.global_batch) + " pairs on " + std::to_string(world_size) + " ranks takes " +
+                      std::to_string(out.grad_accum) + " micro-steps; " +
+                      batch_geometries(out.global_batch, t.micro_batch, world_size, context_size));
+  }
+  return out;
+}
+
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu,
-                        int64_t resumed_global_batch) {
+                        int64_t resumed_global_batch, int context_size) {
   const TrainOptions& t = config.train;
   check_objective_config(config);
   TrainPlan plan;
-  const int64_t per_micro_step = t.micro_batch * world_size;
-  if (t.global_batch > 0) {
-    plan.global_batch = t.global_batch;
-  } else if (t.grad_accum > 0) {
-    plan.global_batch = per_micro_step * t.grad_accum;
-  } else {
-    plan.global_batch = resumed_global_batch > 0 ? resumed_global_batch : per_micro_step;
-  }
-  if (plan.global_batch % per_micro_step != 0) {
-    throw ConfigError("train.grad_accum = 0 (auto): the checkpoint's global batch of " +
-                      std::to_string(plan.global_batch) + " pairs is not a multiple of train.micro_batch(" +
-                      std::to_string(t.micro_batch) + ") x ranks(" + std::to_string(world_size) +
-                      "); change train.micro_batch or the rank count");
-  }
-  plan.grad_accum = plan.global_batch / per_micro_step;
+  const BatchGeometry geometry = resolve_batch_geometry(config, world_size, resumed_global_batch, context_size);
+  plan.global_batch = geometry.global_batch;
+  plan.grad_accum = geometry.grad_accum;
   plan.train_pairs = data.train_pairs();
   plan.val_pairs = data.val_pairs();
   const auto batch = static_cast<uint64_t>(plan.global_batch);

@@ -100,11 +100,27 @@ MicroBatchShape largest_micro_batch(const TrainConfig& config);
 // A memory estimate's micro-batch (rows, tokens per row, mask) set to `shape`.
 void set_micro_batch(EstimateInputs& inputs, const MicroBatchShape& shape);
 
-// `on_gpu`: where the ranks compute (decides dtype = auto).
-// `resumed_global_batch`: the global batch of the checkpoint a run resumes from (0 = none); an
-// auto train.grad_accum without train.global_batch keeps it. Throws ConfigError when an auto
-// grad_accum has no whole value.
+struct BatchGeometry {
+  int64_t global_batch = 0;  // pairs per optimizer step
+  int64_t grad_accum = 1;    // micro-steps per optimizer step
+};
+// The global batch and accumulation of a run on `world_size` data-parallel ranks, each row split
+// over `context_size` ranks (the rank counts a refusal names). `resumed_global_batch`: the global
+// batch of the checkpoint a run resumes from (0 = none): a resumed run keeps it on any rank
+// count, train.grad_accum derived from it (given or auto) unless train.global_batch is set. A
+// fresh run's is train.global_batch, else micro_batch x grad_accum (auto = 1) x ranks. Throws
+// ConfigError when no whole grad_accum keeps it (or optim.step_in_backward needs 1), naming the
+// rank counts and micro-batches that do.
+BatchGeometry resolve_batch_geometry(const TrainConfig& config, int world_size, int64_t resumed_global_batch = 0,
+                                     int context_size = 1);
+
+// `on_gpu`: where the ranks compute (decides dtype = auto); the batch as resolve_batch_geometry.
 TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int world_size, bool on_gpu,
-                        int64_t resumed_global_batch = 0);
+                        int64_t resumed_global_batch = 0, int context_size = 1);
+
+// "rank counts that keep it with train.micro_batch = 2: 1, 2, 4, 8; train.micro_batch values that
+// keep it on 3 ranks: none": what keeps a global batch whole, for refusals (`world_size`
+// data-parallel ranks, each row over `context_size`).
+std::string batch_geometries(int64_t global_batch, int64_t micro_batch, int world_size, int context_size);
 
 }  // namespace st

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/harness.sh"
 demo="$ST_SOURCE_DIR/examples/demo.ini"
 
-# train_on --exit <code> --ranks <n> --micro <micro_batch> --accum <grad_accum> --dir <run dir>
+# [global_batch=N] train_on --exit <code> --ranks <n> --micro <micro_batch> --accum <grad_accum> --dir <run dir>
 #          [overrides...]: the demo config on $work/data (or $train_data / $val_data), ${steps:-10}
 #          steps, fp32 export at the end.
 train_on() {
@@ -23,7 +23,7 @@ train_on() {
   done
   run --exit "$expected" "$mpiexec" -np "$ranks" --oversubscribe "$bin" train --config "$demo" --progress off \
     --data.train="${train_data:-$work/data/train}" --data.val="${val_data:-$work/data/val}" --train.output_dir="$dir" \
-    --train.micro_batch="$micro" --train.grad_accum="$accum" --train.global_batch=0 \
+    --train.micro_batch="$micro" --train.grad_accum="$accum" --train.global_batch="${global_batch:-0}" \
     --train.max_steps="${steps:-10}" --train.log_every=1 --train.eval_every="${eval_every:-0}" --ckpt.export=true --ckpt.export_dtype=fp32 "$@"
 }
 
@@ -170,8 +170,18 @@ PY
     train_on --exit 0 --ranks 3 --micro 2 --accum 2 --dir "$work/two_to_three" --resume "$(ckpt "$work/two" 5)"
     expect_output 'written by 2 rank\(s\), now 3'
     same_metrics --expected "$work/two/metrics.jsonl" --actual "$work/two_to_three/metrics.jsonl" --tolerance "$other_order_metrics" --from-step 6
-    train_on --exit 2 --ranks 3 --micro 2 --accum 1 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
-    expect_output 'global batch of 12 pairs, this run has 6 .*set train.grad_accum or train.micro_batch'
+    # A config whose accumulation was written for the first rank count (a LlamaFactory YAML's
+    # gradient_accumulation_steps): the resume derives it from the checkpoint's global batch.
+    train_on --exit 0 --ranks 3 --micro 2 --accum 1 --dir "$work/two_to_three_written" --resume "$(ckpt "$work/two" 5)"
+    expect_output 'train: grad_accum 1 \(command line\) -> 2 keeps the checkpoint.s global batch 12 = 2 x 2 x 3 ranks'
+    same_metrics --expected "$work/two_to_three/metrics.jsonl" --actual "$work/two_to_three_written/metrics.jsonl" --tolerance 0 --from-step 6
+    # Another global batch asked for on resume, and one that no whole accumulation keeps, are
+    # refused before anything is written, naming what works.
+    global_batch=6 train_on --exit 2 --ranks 3 --micro 2 --accum 0 --dir "$work/wrong_batch" --resume "$(ckpt "$work/two" 5)"
+    expect_output 'global batch of 12 pairs, and train.global_batch asks 6; set train.global_batch = 0'
+    train_on --exit 2 --ranks 4 --micro 2 --accum 1 --dir "$work/no_whole" --resume "$(ckpt "$work/two" 5)"
+    expect_output "checkpoint's global batch of 12 pairs is not a multiple of train.micro_batch\(2\) x ranks\(4\).*rank counts that keep it with train.micro_batch = 2: 1, 2, 3, 6; train.micro_batch values that keep it on 4 ranks: 1, 3"
+    [ -z "$(find "$work/wrong_batch" "$work/no_whole" -name 'step_*' 2>/dev/null)" ] || fail "a refused resume wrote a checkpoint"
     ;;
   expert_parallel_resume)
     # Expert parallelism on debug-moe (8 experts, top 2): 4 ranks with dist.expert_parallel = 2

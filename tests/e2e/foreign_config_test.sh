@@ -140,6 +140,41 @@ INI
     expect_output "prep: dpo_en_demo: reusing $prepped \(same files and keys\)"
     expect_output "data: 270 training pairs, 30 validation pairs"
     ;;
+  yaml_resumes_on_other_rank_counts)
+    # A LlamaFactory DPO YAML trained on 2 ranks (gradient_accumulation_steps 2: a global batch of
+    # 8), resumed from its step-3 checkpoint on 1 rank and on 4 (a lost node, a bigger
+    # allocation): the accumulation follows the checkpoint's global batch and the run continues
+    # as the uninterrupted one, to the summation order's rounding.
+    tiny_model "$work/model"
+    cat >"$work/run.yaml" <<YAML
+model_name_or_path: $work/model
+stage: dpo
+finetuning_type: full
+dataset: dpo_en_demo
+dataset_dir: $data
+template: llama3
+cutoff_len: 256
+max_samples: 64
+per_device_train_batch_size: 2
+gradient_accumulation_steps: 2
+learning_rate: 5.0e-6
+max_steps: 6
+logging_steps: 1
+save_steps: 3
+output_dir: $work/straight
+report_to: none
+YAML
+    run --exit 0 "$mpiexec" -np 2 "$bin" train "$work/run.yaml" --progress off
+    expect_output "global batch 8; 6 steps"
+    for ranks in 1 4; do
+      run --exit 0 "$mpiexec" -np "$ranks" --oversubscribe "$bin" train "$work/run.yaml" --output_dir "$work/on_$ranks" \
+        --resume "$work/straight/checkpoints/step_00000003" --progress off
+      expect_output "train: grad_accum 2 \\($work/run.yaml:[0-9]+ \\(gradient_accumulation_steps\\)\\) -> $((4 / ranks)) keeps the checkpoint's global batch 8 = 2 x $((4 / ranks)) x $ranks ranks"
+      expect_output "written by 2 rank\\(s\\), now $ranks"
+      same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/on_$ranks/metrics.jsonl" \
+        --tolerance "$other_order_metrics" --from-step 4
+    done
+    ;;
   example_yamls_dry_run_or_are_refused)
     # LlamaFactory's own example YAMLs (tests/data/llamafactory-examples, SOURCE.md), their model
     # and output paths replaced: each dry-runs (its data prepped) or is refused naming the key.
