@@ -29,6 +29,46 @@ std::vector<std::string> schema_names(const ConfigSchema& schema) {
   return names;
 }
 
+// Whether `--name` (written without =) takes the token after it as its value: the config, a
+// subcommand option with a value (not a switch such as --dry-run), a shardtune key, another
+// tool's key (a bare one is a boolean, as Hugging Face's parser reads it, when a YAML follows).
+bool takes_value(const std::string& name, const std::string& next, const po::options_description& command_options) {
+  if (name == "config") return true;
+  if (const po::option_description* own = command_options.find_nothrow(name, false)) {
+    return own->semantic()->max_tokens() > 0;
+  }
+  if (name == "help") return false;
+  return name.find('.') != std::string::npos || !is_yaml_path(next);
+}
+
+// Which tokens are the value of the option before them, so that switches, the YAML and the
+// trainer word may come in any order.
+std::vector<bool> option_values(const std::vector<std::string>& args, const po::options_description& command_options) {
+  std::vector<bool> value(args.size(), false);
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!starts_with(arg, "--") || arg.find('=') != std::string::npos || value[i] || starts_with(args[i + 1], "--")) {
+      continue;
+    }
+    value[i + 1] = takes_value(arg.substr(2), args[i + 1], command_options);
+  }
+  return value;
+}
+
+// The TRL trainer word (`train dpo ...`, as `trl dpo ...`): the first word that is no option's
+// value, when it names a trainer.
+std::optional<TrlTrainer> trainer_word(const std::vector<std::string>& args, const std::vector<bool>& value,
+                                       size_t& at) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (starts_with(args[i], "--") || value[i]) continue;
+    TrlTrainer trainer{};
+    if (!find_enum(args[i], trainer)) return std::nullopt;
+    at = i;
+    return trainer;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
@@ -38,7 +78,9 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
   const std::vector<std::string> natives = schema_names(schema);
   std::vector<ForeignSetting> foreign;
   bool yaml = false, ini = false;
-  std::optional<TrlTrainer> trl;  // `shardtune train dpo ...`, as `trl dpo ...`
+  const std::vector<bool> value = option_values(args, command_options);
+  size_t trainer_at = args.size();
+  const std::optional<TrlTrainer> trl = trainer_word(args, value, trainer_at);
   auto read_yaml = [&](const std::string& path) {
     if (yaml) throw ConfigError("command line: more than one YAML config; give one (flags after it override its keys)");
     yaml = true;
@@ -53,13 +95,9 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    TrlTrainer trainer{};
-    if (!starts_with(arg, "--") && !trl && out.native_args.empty() && !yaml && find_enum(arg, trainer)) {
-      trl = trainer;
-      continue;
-    }
+    if (i == trainer_at) continue;
     if (!starts_with(arg, "--")) {
-      if (is_yaml_path(arg) && (i == 0 || !starts_with(args[i - 1], "--") || args[i - 1].find('=') != std::string::npos)) {
+      if (!value[i] && is_yaml_path(arg)) {
         read_yaml(arg);  // `shardtune train run.yaml`, as `llamafactory-cli train run.yaml`
         continue;
       }
@@ -68,7 +106,7 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
     }
     const size_t equals = arg.find('=');
     const std::string name = arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
-    const bool has_next = i + 1 < args.size() && !starts_with(args[i + 1], "--");
+    const bool has_next = i + 1 < args.size() && value[i + 1];
     if (name == "config") {
       const std::string path = equals != std::string::npos ? arg.substr(equals + 1) : has_next ? args[i + 1] : "";
       if (is_yaml_path(path)) {
@@ -91,13 +129,13 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
       throw ConfigError("command line: unknown option --" + name + "." +
                         (near.empty() ? " Run with --help for the list of options." : near));
     }
-    std::string value = "true";  // a bare flag, as Hugging Face's argument parser reads booleans
+    std::string text = "true";  // a bare flag, as Hugging Face's argument parser reads booleans
     if (equals != std::string::npos) {
-      value = arg.substr(equals + 1);
+      text = arg.substr(equals + 1);
     } else if (has_next) {
-      value = args[++i];
+      text = args[++i];
     }
-    foreign.push_back({name, value, "command line", false});
+    foreign.push_back({name, text, "command line", false});
   }
   if (trl && ini) {
     throw ConfigError("command line: `train " + std::string(enum_name(*trl)) + "` reads TRL's config (a YAML or " +

@@ -181,7 +181,7 @@ YAML
     tiny_model "$work/qwen" "<|endoftext|>" "<|im_start|>" "<|im_end|>" "<think>" "</think>"
     paths=(--model_name_or_path "$work/qwen" --dataset_dir "$data" --output_dir "$work/out")
     for yaml in qwen3_full_sft qwen3_lora_sft qwen3_lora_sft_ds3 qwen3_lora_dpo qwen3_lora_reward qwen3_lora_sft_otfq; do
-      run --exit 0 "$bin" train "$examples/$yaml.yaml" "${paths[@]}" --dry-run
+      run --exit 0 "$bin" train --dry-run "$examples/$yaml.yaml" "${paths[@]}"  # the switch first, or last below
       expect_output "dry run: configuration valid for 1 ranks"
       expect_output "train: $examples/$yaml.yaml:[0-9]+: trust_remote_code = true: no remote code runs"
       echo "$yaml: dry run ok"

@@ -154,6 +154,36 @@ TEST(LlamaFactoryYaml, FlagsAfterItOverrideItsKeysAndNativeFlagsOverrideBoth) {
   EXPECT_EQ(parse({yaml.path()}).config.optim.lr, 5e-6);
 }
 
+// train's own switches (--dry-run), options with a value (--resume auto), the YAML and TRL's
+// trainer word, in any order.
+TEST(ForeignArguments, SwitchesComeBeforeOrAfterTheYamlAndTheTrainerWord) {
+  po::options_description own;
+  std::string resume;
+  own.add_options()("dry-run", "plan only")("resume", po::value(&resume), "checkpoint");
+  TempYaml yaml(kLoraDpo);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--dry-run", yaml.path()}, {yaml.path(), "--dry-run"},
+        {"--dry-run", "--config", yaml.path()}, {"--resume", "auto", "--dry-run", yaml.path(), "--pref_beta", "0.3"}}) {
+    const ConfigArguments parsed = parse_config_arguments(args, own);
+    EXPECT_EQ(parsed.config.optim.lr, 5e-6) << args.front();
+    EXPECT_EQ(parsed.config.train.stage, Stage::dpo) << args.front();
+    EXPECT_EQ(parsed.command_values.count("dry-run"), 1u) << args.front();
+  }
+  EXPECT_EQ(parse_config_arguments({"--resume", "auto", "--dry-run", yaml.path(), "--pref_beta", "0.3"}, own)
+                .config.dpo.beta,
+            0.3);
+  TempYaml trl("model_name_or_path: /m\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--dry-run", "dpo", trl.path()}, {"--dry-run", "dpo", "--config", trl.path()},
+        {"--resume", "auto", "dpo", trl.path(), "--beta", "0.2"}}) {
+    const ConfigArguments parsed = parse_config_arguments(args, own);
+    EXPECT_EQ(parsed.config.train.stage, Stage::dpo) << args.back();
+    EXPECT_EQ(parsed.config.optim.lr, 1e-6) << args.back();  // DPOConfig's default: read as TRL's
+  }
+  // A value that happens to be a trainer's name stays the option's value.
+  EXPECT_EQ(parse_config_arguments({"--resume", "sft", yaml.path()}, own).config.train.stage, Stage::dpo);
+}
+
 TEST(LlamaFactoryFlags, ACommandLineOfItsKeysAloneGetsItsDefaults) {
   const auto parsed = parse({"--stage", "dpo", "--do_train", "True", "--model_name_or_path", "/m", "--finetuning_type",
                              "full", "--fp16", "True", "--deepspeed", "cache/ds_z3_config.json"});
