@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/errors.h"
+#include "util/hub_id.h"
 
 namespace st {
 
@@ -552,6 +553,11 @@ ModelConfig load_model_config(const std::string& path) {
   const fs::path file = names_file ? fs::path(path) : fs::path(path) / "config.json";
   std::ifstream in(file);
   if (!in) {
+    if (looks_like_hub_id(path)) {
+      throw ModelError("model.path = " + path + ": a Hugging Face hub id, not a local directory; shardtune downloads "
+                       "nothing: fetch it with `" + hub_download_command(path) + "`, then set model.path = " +
+                       hub_download_directory(path));
+    }
     throw ModelError(file.string() + ": cannot open; model.path must be a Hugging Face model "
                                      "directory holding config.json and *.safetensors");
   }

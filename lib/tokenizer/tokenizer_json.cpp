@@ -11,6 +11,7 @@
 
 #include "tokenizer/tokenizer.h"
 #include "util/errors.h"
+#include "util/hub_id.h"
 
 namespace st {
 namespace {
@@ -175,7 +176,13 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   const Reader r{file};
   std::ifstream in(file);
   if (!in) {
-    throw TokenizerError(file + ": cannot open; --tokenizer takes a model directory with tokenizer.json (or the file)");
+    if (looks_like_hub_id(file)) {
+      throw TokenizerError(file + ": a Hugging Face hub id, not a local directory; shardtune downloads nothing: fetch "
+                                  "it with `" + hub_download_command(file) + "` and name " + hub_download_directory(file) +
+                                  " as the tokenizer (prep --tokenizer, prep.tokenizer or model.path)");
+    }
+    throw TokenizerError(file + ": cannot open; a tokenizer is read from a model directory holding tokenizer.json "
+                                "(or tokenizer.model), or from the file: prep --tokenizer, prep.tokenizer or model.path");
   }
   std::stringstream text;
   text << in.rdbuf();

@@ -44,7 +44,8 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"use_badam", KeyFate::refused, "optim.name", "the optimizers are adamw and adamw8bit"},
       {"use_apollo", KeyFate::refused, "optim.name", "the optimizers are adamw and adamw8bit"},
       // model
-      {"model_name_or_path", KeyFate::copied, "model.path", "a local model directory (download hub models first)"},
+      {"model_name_or_path", KeyFate::copied, "model.path",
+       "a local model directory (a hub id is refused with its `hf download` command)"},
       {"trust_remote_code", KeyFate::noted, "", "no remote code runs: the model's family must be one shardtune builds"},
       {"flash_attn", KeyFate::noted, "", "attention kernels are model.attention's choice (flash varlen on GPUs)"},
       {"use_unsloth", KeyFate::noted, "", "shardtune's own kernels run"},
@@ -193,6 +194,7 @@ ForeignTranslation translate_llamafactory(const std::vector<ForeignSetting>& giv
   ForeignTranslator t("LlamaFactory", keys);
   t.apply_rows(all_rows(), native_keys);
   translate_method(t);
+  check_local_model_path(t);
   translate_data(t);
   translate_training_arguments(t);
   if (with_defaults) t.derive("ckpt.export", "true", "the trained model is saved at the end (<output_dir>/export)");

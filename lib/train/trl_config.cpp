@@ -5,6 +5,7 @@
 #include <map>
 
 #include "train/foreign_keys.h"
+#include "util/hub_id.h"
 
 namespace st {
 namespace {
@@ -24,7 +25,8 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"gradient_checkpointing_use_reentrant", KeyFate::noted, "", "recomputation is train.recompute"},
       {"env", KeyFate::noted, "", "set environment variables in the job (launch.slurm passes the job's to every rank)"},
       // ModelConfig
-      {"model_name_or_path", KeyFate::copied, "model.path", "a local model directory (download hub models first)"},
+      {"model_name_or_path", KeyFate::copied, "model.path",
+       "a local model directory (a hub id is refused with its `hf download` command)"},
       {"model_revision", KeyFate::noted, "", "the model directory is read as it is"},
       {"dtype", KeyFate::noted, "", "weights train as fp32 masters; the compute dtype is train.dtype (bf16 / fp16 keys)"},
       {"torch_dtype", KeyFate::noted, "", "weights train as fp32 masters; the compute dtype is train.dtype (bf16 / fp16 keys)"},
@@ -137,8 +139,9 @@ void translate_dataset(ForeignTranslator& t) {
   } else if (fs::is_regular_file(name, error)) {
     t.set("prep.dataset", name, "dataset_name");
   } else {
-    t.refuse("dataset_name", "not a local file or folder; datasets are not downloaded: huggingface-cli download "
-                             "--repo-type dataset " + name + " --local-dir DIR, then name DIR (JSONL files)");
+    t.refuse("dataset_name", "not a local file or folder; datasets are not downloaded: " +
+                                 hub_download_command(name, true) + ", then name " + hub_download_directory(name, true) +
+                                 " (JSONL files)");
   }
 }
 
@@ -190,6 +193,7 @@ ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSe
   t.apply_rows(all_rows(), native_keys);
   t.derive("train.stage", trl_stage(trainer), std::string("trl ") + enum_name(trainer));
   translate_model(t);
+  check_local_model_path(t);
   translate_dataset(t);
   translate_trainer(t, trainer);
   translate_training_arguments(t);

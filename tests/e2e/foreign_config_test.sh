@@ -180,6 +180,9 @@ YAML
     # and output paths replaced: each dry-runs (its data prepped) or is refused naming the key.
     tiny_model "$work/qwen" "<|endoftext|>" "<|im_start|>" "<|im_end|>" "<think>" "</think>"
     paths=(--model_name_or_path "$work/qwen" --dataset_dir "$data" --output_dir "$work/out")
+    # As they ship, they name the model by its hub id: refused with the line and the download.
+    run --exit 2 "$bin" train "$examples/qwen3_lora_dpo.yaml" --dataset_dir "$data" --output_dir "$work/out"
+    expect_output "$examples/qwen3_lora_dpo.yaml:2: model_name_or_path = Qwen/Qwen3-4B-Instruct-2507: a Hugging Face hub id, not a local directory; .*\`hf download Qwen/Qwen3-4B-Instruct-2507 --local-dir models/Qwen3-4B-Instruct-2507\`, then write model_name_or_path: models/Qwen3-4B-Instruct-2507 on this line"
     for yaml in qwen3_full_sft qwen3_lora_sft qwen3_lora_sft_ds3 qwen3_lora_dpo qwen3_lora_reward qwen3_lora_sft_otfq; do
       run --exit 0 "$bin" train --dry-run "$examples/$yaml.yaml" "${paths[@]}"  # the switch first, or last below
       expect_output "dry run: configuration valid for 1 ranks"
@@ -243,7 +246,7 @@ YAML
     expect_output "prep: train: 6 records -> 6 pairs in $work/trl_sft/data/train-"
     expect_output "dry run: configuration valid for 1 ranks"
     run --exit 2 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" --dry-run
-    expect_output "example_config.yaml:11: dataset_name = stanfordnlp/imdb: not a local file or folder; .*huggingface-cli download --repo-type dataset stanfordnlp/imdb"
+    expect_output "example_config.yaml:11: dataset_name = stanfordnlp/imdb: not a local file or folder; .*hf download stanfordnlp/imdb --repo-type dataset --local-dir data/imdb"
     run --exit 0 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" \
       --model_name_or_path "$work/model" --dataset_name "$work/chat" --output_dir "$work/trl_example" \
       --per_device_train_batch_size 2 --dry-run

@@ -349,8 +349,28 @@ TEST(TrlYaml, ADatasetFolderIsReadByItsSplitAndParquetOrHubNamesAreRefusedWithTh
   std::filesystem::remove_all(folder);
   const std::string hub = config_error({"sft", "--model_name_or_path", "/m", "--dataset_name", "trl-lib/ultrafeedback"});
   EXPECT_TRUE(has(hub, "dataset_name = trl-lib/ultrafeedback: not a local file or folder; datasets are not "
-                       "downloaded: huggingface-cli download --repo-type dataset trl-lib/ultrafeedback"))
+                       "downloaded: hf download trl-lib/ultrafeedback --repo-type dataset --local-dir data/ultrafeedback, "
+                       "then name data/ultrafeedback"))
       << hub;
+}
+
+// Every LlamaFactory and TRL example names its model by hub id: refused with the line, the
+// command that fetches it and the value to write there.
+TEST(ForeignYaml, AHubModelIdIsRefusedWithTheDownloadCommandAndTheLine) {
+  TempYaml yaml("### model\nmodel_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: dpo\n");
+  const std::string lf = config_error({yaml.path()});
+  EXPECT_TRUE(has(lf, yaml.path() + ":2: model_name_or_path = meta-llama/Llama-3.1-8B-Instruct: a Hugging Face hub id, "
+                                    "not a local directory; shardtune downloads nothing: fetch it with `hf download "
+                                    "meta-llama/Llama-3.1-8B-Instruct --local-dir models/Llama-3.1-8B-Instruct`, then "
+                                    "write model_name_or_path: models/Llama-3.1-8B-Instruct on this line"))
+      << lf;
+  const std::string trl = config_error({"dpo", "--model_name_or_path", "Qwen/Qwen3-0.6B"});
+  EXPECT_TRUE(has(trl, "command line: model_name_or_path = Qwen/Qwen3-0.6B: a Hugging Face hub id")) << trl;
+  EXPECT_TRUE(has(trl, "`hf download Qwen/Qwen3-0.6B --local-dir models/Qwen3-0.6B`")) << trl;
+  // Local paths are not hub ids, whether they exist or not: the model's loader names those.
+  for (const char* path : {"/models/qwen3", "./qwen/x", "models/qwen3/x", "qwen3", "~/m/x"}) {
+    EXPECT_EQ(config_error({"dpo", "--model_name_or_path", path}), "(no error)") << path;
+  }
 }
 
 TEST(TrlYaml, KeysItDoesNotTrainAreRefusedByName) {

@@ -214,6 +214,15 @@ TEST(ModelConfig, MissingFileNamesThePathAndTheFix) {
     EXPECT_NE(std::string(error.what()).find("/nonexistent/model/config.json: cannot open"),
               std::string::npos);
   }
+  try {
+    load_model_config("Qwen/Qwen3-0.6B");
+    FAIL() << "no error";
+  } catch (const ModelError& error) {
+    EXPECT_NE(std::string(error.what()).find("model.path = Qwen/Qwen3-0.6B: a Hugging Face hub id, not a local directory; "
+                                             "shardtune downloads nothing: fetch it with `hf download Qwen/Qwen3-0.6B "
+                                             "--local-dir models/Qwen3-0.6B`, then set model.path = models/Qwen3-0.6B"),
+              std::string::npos) << error.what();
+  }
 }
 
 TEST(Presets, PublishedParameterCounts) {

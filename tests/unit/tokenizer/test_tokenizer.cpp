@@ -148,7 +148,21 @@ TEST(Tokenizer, MissingOrMalformedFileIsNamed) {
     Tokenizer::from_file(::testing::TempDir() + "/no_such_dir");
     FAIL();
   } catch (const TokenizerError& e) {
-    EXPECT_NE(std::string(e.what()).find("no_such_dir: cannot open; --tokenizer takes a model directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_dir: cannot open; a tokenizer is read from a model directory holding "
+                                         "tokenizer.json (or tokenizer.model), or from the file: prep --tokenizer, "
+                                         "prep.tokenizer or model.path"),
+              std::string::npos) << e.what();
+  }
+  // A hub id, as LlamaFactory's and TRL's examples write model paths: the command that fetches it.
+  try {
+    Tokenizer::from_file("meta-llama/Llama-3.1-8B-Instruct");
+    FAIL();
+  } catch (const TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find("meta-llama/Llama-3.1-8B-Instruct: a Hugging Face hub id, not a local directory; "
+                                         "shardtune downloads nothing: fetch it with `hf download "
+                                         "meta-llama/Llama-3.1-8B-Instruct --local-dir models/Llama-3.1-8B-Instruct` and "
+                                         "name models/Llama-3.1-8B-Instruct as the tokenizer"),
+              std::string::npos) << e.what();
   }
   const std::string path = testing::process_temp_path("broken.json");
   std::ofstream(path) << "{\"model\": ";
