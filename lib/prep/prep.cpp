@@ -149,6 +149,17 @@ json entries_json(const std::vector<ShardEntry>& entries) {
   return out;
 }
 
+// Why no record gave a pair: the counts per reason and the first problem, with the fix.
+std::string no_usable_pairs(const PrepOptions& o, const PrepReport& report) {
+  std::string text = o.input + ": no usable pairs from " + std::to_string(report.lines) + " records:";
+  for (const auto& [reason, count] : report.malformed) text += " " + std::to_string(count) + " " + reason + ",";
+  text += " " + std::to_string(report.dropped_too_long) + " dropped as longer than --cutoff-len " +
+          std::to_string(o.cutoff_len);
+  if (!report.examples.empty()) text += "; the first: " + report.examples.front();
+  if (report.dropped_too_long > 0) text += "; raise --cutoff-len (data.cutoff_len, cutoff_len) to keep the long ones";
+  return text;
+}
+
 }  // namespace
 
 PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
@@ -234,7 +245,7 @@ PrepReport run_prep(const PrepOptions& o, MpiCommunicator& comm) {
   // Exact, seeded validation split over the global order of kept pairs.
   const uint64_t pair_base = exclusive_prefix(kept.size(), mpi, rank);
   const uint64_t total = global_sum(kept.size(), mpi);
-  if (total == 0) throw DataError(o.input + ": no usable pairs (see the malformed counts)");
+  if (total == 0) throw DataError(no_usable_pairs(o, report));
   const auto val_count = static_cast<uint64_t>(static_cast<double>(total) * o.val_size + 0.5);
   std::vector<bool> in_val(total, false);
   if (val_count > 0) {

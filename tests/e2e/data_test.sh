@@ -66,6 +66,12 @@ case "$case_name" in
     run --exit 1 "$mpiexec" -np 2 "$bin" prep --input "$work/pairs.jsonl" --output "$work/data" --vocab 512 --strict
     expect_output "prep --strict: $work/pairs.jsonl:51: not valid JSON"
     [ ! -e "$work/data" ] && [ ! -e "$work/data.tmp" ] || fail "a failed prep left files behind"
+    # No record usable: the counts it refers to and the first problem, over every rank's lines.
+    printf '%s\n' '{"prompt_ids": [1], "chosen_ids": [2]}' 'not json' \
+      '{"prompt_ids": [1], "chosen_ids": [3], "rejected_ids": [3]}' >"$work/bad.jsonl"
+    run --exit 1 "$mpiexec" -np 2 "$bin" prep --input "$work/bad.jsonl" --output "$work/none" --vocab 512
+    expect_output "$work/bad.jsonl: no usable pairs from 3 records: 1 bad json, 1 chosen equals rejected, 1 missing field, 0 dropped as longer than --cutoff-len 1024; the first: $work/bad.jsonl:1: field 'rejected_ids' is missing"
+    [ ! -e "$work/none" ] && [ ! -e "$work/none.tmp" ] || fail "a failed prep left files behind"
     ;;
   outputs_are_never_overwritten)
     mkdir "$work/data" && echo keep >"$work/data/file"
