@@ -37,8 +37,22 @@ std::string scalar_text(const YAML::Node& node, const std::string& path, const s
     }
     return joined;
   }
-  throw ConfigError(where(path, node.Mark()) + ": " + key + " holds a nested mapping; the config's keys are flat " +
-                    "(key: value), as LlamaFactory and TRL write them");
+  throw ConfigError(where(path, node.Mark()) + ": " + key + " holds a nested mapping where a value belongs");
+}
+
+// A mapping under `key` (TRL's gradient_checkpointing_kwargs, lr_scheduler_kwargs, ...): one
+// setting per leaf, named key.child (key.child.grandchild), at its own line.
+void add_settings(const std::string& key, const YAML::Node& value, int line, const std::string& path,
+                  std::vector<YamlSetting>& settings) {
+  if (value.IsMap() && key != "env") {
+    for (const auto& item : value) {
+      add_settings(key + "." + item.first.as<std::string>(), item.second, item.first.Mark().line + 1, path, settings);
+    }
+    return;
+  }
+  YamlSetting setting{key, "", value.IsNull(), line};
+  if (!setting.null) setting.value = scalar_text(value, path, key);
+  settings.push_back(std::move(setting));
 }
 
 }  // namespace
@@ -74,9 +88,7 @@ std::vector<YamlSetting> read_yaml_settings(const std::string& path) {
     if (!seen.insert(key).second) {
       throw ConfigError(path + ":" + std::to_string(line) + ": " + key + " is set more than once; keep one");
     }
-    YamlSetting setting{key, "", item.second.IsNull(), line};
-    if (!setting.null) setting.value = scalar_text(item.second, path, key);
-    settings.push_back(std::move(setting));
+    add_settings(key, item.second, line, path, settings);
   }
   return settings;
 }

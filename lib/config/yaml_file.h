@@ -7,8 +7,9 @@
 
 namespace st {
 
-// One top-level key as the user wrote it. A list is its items joined by ", "; null is empty;
-// TRL's `env` mapping is NAME=value items joined by ", ".
+// One key as the user wrote it. A list is its items joined by ", "; null is empty; a nested
+// mapping (TRL's `*_kwargs`) is one setting per leaf, named parent.child; TRL's `env` mapping is
+// NAME=value items joined by ", ".
 struct YamlSetting {
   std::string key;
   std::string value;
@@ -17,7 +18,7 @@ struct YamlSetting {
 };
 
 // Throws ConfigError naming the file (and line) for a file that cannot be read or parsed, a
-// top level that is not a mapping, a repeated key, or a nested mapping as a value.
+// top level that is not a mapping, a repeated key, or a list holding mappings.
 std::vector<YamlSetting> read_yaml_settings(const std::string& path);
 
 // Whether `path` names a YAML file (.yaml or .yml).

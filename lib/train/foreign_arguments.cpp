@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "config/yaml_file.h"
 #include "train/foreign_config.h"
 #include "util/errors.h"
@@ -67,6 +69,25 @@ std::optional<TrlTrainer> trainer_word(const std::vector<std::string>& args, con
     return trainer;
   }
   return std::nullopt;
+}
+
+// A mapping given as JSON on the command line, as Hugging Face's parser takes dict arguments: one
+// setting per leaf, named key.child, as a YAML mapping gives them.
+void add_json_mapping(const std::string& key, const std::string& text, std::vector<ForeignSetting>& out) {
+  nlohmann::json mapping;
+  try {
+    mapping = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError("command line: --" + key + " " + text + ": not a JSON mapping (" + error.what() + ")");
+  }
+  for (const auto& [child, value] : mapping.items()) {
+    const std::string name = key + "." + child;
+    if (value.is_object()) {
+      add_json_mapping(name, value.dump(), out);
+    } else {
+      out.push_back({name, value.is_string() ? value.get<std::string>() : value.dump(), "command line", value.is_null()});
+    }
+  }
 }
 
 }  // namespace
@@ -134,6 +155,10 @@ ForeignArguments split_foreign_arguments(const std::vector<std::string>& args,
       text = arg.substr(equals + 1);
     } else if (has_next) {
       text = args[++i];
+    }
+    if (!text.empty() && text.front() == '{') {  // --gradient_checkpointing_kwargs '{"use_reentrant": false}'
+      add_json_mapping(name, text, foreign);
+      continue;
     }
     foreign.push_back({name, text, "command line", false});
   }

@@ -11,6 +11,17 @@
 
 namespace st {
 
+namespace {
+
+bool holds_mapping(const std::string& key) {
+  const auto ends_with = [&](const std::string& suffix) {
+    return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with("_kwargs") || ends_with("_config");
+}
+
+}  // namespace
+
 bool ForeignTranslator::has(const std::string& key) const {
   const auto found = keys_.find(key);
   return found != keys_.end() && !found->second.null;
@@ -38,11 +49,36 @@ void ForeignTranslator::refuse(const std::string& key, const std::string& why) {
   refusals_.push_back(keys_.at(key).origin + ": " + key + " = " + keys_.at(key).value + ": " + why);
 }
 
+std::vector<std::string> ForeignTranslator::children(const std::string& parent) const {
+  std::vector<std::string> found;
+  for (const auto& [key, setting] : keys_) {
+    if (key.size() > parent.size() && key.compare(0, parent.size() + 1, parent + ".") == 0 && !setting.null) {
+      found.push_back(key);
+    }
+  }
+  return found;
+}
+
 void ForeignTranslator::apply_rows(const std::vector<ForeignKeyRow>& rows,
                                    const std::vector<std::string>& native_keys) {
   const std::vector<std::string> known = row_keys(rows);
+  const auto row_of = [&](const std::string& key) {
+    return std::find_if(rows.begin(), rows.end(), [&](const ForeignKeyRow& r) { return key == r.key; });
+  };
   for (const auto& [key, setting] : keys_) {
-    const auto row = std::find_if(rows.begin(), rows.end(), [&](const ForeignKeyRow& r) { return key == r.key; });
+    auto row = row_of(key);
+    // A key inside a mapping (gradient_checkpointing_kwargs.use_reentrant) takes its parent's row:
+    // noted or refused with it, or read by the vocabulary's code (mapped), which refuses the
+    // children it does not read. Hugging Face's mappings are its *_kwargs and *_config keys; the
+    // others hold one value.
+    const size_t dot = key.find('.');
+    if (row == rows.end() && dot != std::string::npos && row_of(key.substr(0, dot)) != rows.end()) {
+      row = row_of(key.substr(0, dot));
+      if (!holds_mapping(row->key)) {
+        refusals_.push_back(setting.origin + ": " + key + ": " + row->key + " takes a value, not a mapping");
+        continue;
+      }
+    }
     if (row == rows.end()) {
       std::string near = did_you_mean(key, known, "");
       if (near.empty()) near = did_you_mean(key, native_keys, "");
@@ -126,6 +162,23 @@ const std::vector<ForeignKeyRow>& training_argument_rows() {
       {"push_to_hub", KeyFate::noted, "", "nothing is uploaded: the model is exported to <output_dir>/export"},
       {"hub_model_id", KeyFate::noted, "", "nothing is uploaded: the model is exported to <output_dir>/export"},
       {"torch_compile", KeyFate::noted, "", "shardtune's kernels are compiled C++ and CUDA"},
+      {"use_liger_kernel", KeyFate::noted, "",
+       "not needed: the log-probs are computed in chunks of tokens (model.logp_chunk_tokens), so the full logits "
+       "never exist, as with Liger's fused linear cross-entropy; RMSNorm, SwiGLU and RoPE have their own kernels"},
+      {"tf32", KeyFate::noted, "",
+       "fp32 products run in full fp32 (libtorch's default, TF32 off); train.dtype = bf16 (bf16: true) computes in bf16"},
+      {"lr_scheduler_kwargs", KeyFate::mapped, "optim.min_lr_ratio",
+       "min_lr_rate = optim.min_lr_ratio, min_lr = its ratio to learning_rate (cosine_with_min_lr); others refused"},
+      {"dataloader_drop_last", KeyFate::noted, "",
+       "each epoch's last global batch is trained even when short (Hugging Face's false); with true it differs only "
+       "there, by fewer than a global batch of pairs per epoch"},
+      {"remove_unused_columns", KeyFate::noted, "", "prep reads only the columns of the record's shape"},
+      {"disable_tqdm", KeyFate::noted, "", "the progress bar shows when stdout is a terminal (train --progress on|off)"},
+      {"logging_strategy", KeyFate::mapped, "train.log_every",
+       "steps = logging_steps; no: metrics.jsonl still gets every train.log_every's record; epoch refused"},
+      {"use_cpu", KeyFate::noted, "", "each rank computes on its GPU where it has one, else on the CPU"},
+      {"accelerator_config", KeyFate::noted, "", "no Accelerate here: the ranks are MPI's (launch.slurm)"},
+      {"fsdp_config", KeyFate::noted, "", "sharding is dist.sharding (full = FSDP's full_shard)"},
   };
   return rows;
 }
@@ -189,6 +242,39 @@ void translate_optimizer(ForeignTranslator& t) {
   }
 }
 
+// lr_scheduler_kwargs: the floor of cosine_with_min_lr, as a rate or an absolute learning rate.
+void translate_schedule_arguments(ForeignTranslator& t) {
+  for (const std::string& key : t.children("lr_scheduler_kwargs")) {
+    const std::string name = key.substr(std::string("lr_scheduler_kwargs.").size());
+    if (name == "min_lr_rate") {
+      t.set("optim.min_lr_ratio", t.value(key), key);
+    } else if (name == "min_lr" && t.has("learning_rate")) {
+      try {
+        t.set("optim.min_lr_ratio", std::to_string(std::stod(t.value(key)) / std::stod(t.value("learning_rate"))), key);
+      } catch (const std::exception&) {
+        t.refuse(key, "not a number");
+      }
+    } else if (name == "num_cycles" && t.value(key) == "0.5") {
+      continue;  // half a cosine wave: the schedule's own
+    } else {
+      t.refuse(key, "not read: lr_scheduler_kwargs takes min_lr_rate or min_lr (optim.min_lr_ratio)");
+    }
+  }
+}
+
+// logging_strategy: steps (logging_steps), no (metrics are written all the same), epoch refused.
+void translate_logging(ForeignTranslator& t) {
+  if (!t.has("logging_strategy")) return;
+  const std::string& mode = t.value("logging_strategy");
+  if (mode == "epoch") {
+    t.refuse("logging_strategy", "by epoch is not offered: train.log_every counts optimizer steps");
+  } else if (mode == "no") {
+    t.note("logging_strategy", "metrics.jsonl still gets a record every train.log_every steps (logging_steps)");
+  } else if (mode != "steps") {
+    t.refuse("logging_strategy", "steps | no");
+  }
+}
+
 void translate_outputs(ForeignTranslator& t) {
   if (t.has("report_to")) {
     const std::string& to = t.value("report_to");
@@ -224,6 +310,8 @@ void translate_training_arguments(ForeignTranslator& t) {
     t.set("train.max_steps", steps == "-1" ? "0" : steps, "max_steps");
   }
   translate_optimizer(t);
+  translate_schedule_arguments(t);
+  translate_logging(t);
   translate_strategy(t, t.has("evaluation_strategy") ? "evaluation_strategy" : "eval_strategy", "eval_steps",
                      "train.eval_every");
   translate_strategy(t, "save_strategy", "save_steps", "ckpt.every");

@@ -34,6 +34,8 @@ class ForeignTranslator {
   bool has(const std::string& key) const;  // given and not null
   const std::string& value(const std::string& key) const { return keys_.at(key).value; }
   bool truthy(const std::string& key) const;  // true | True | 1 | yes | on
+  // The keys given inside a mapping: lr_scheduler_kwargs -> lr_scheduler_kwargs.min_lr_rate, ...
+  std::vector<std::string> children(const std::string& parent) const;
 
   void set(const std::string& native, const std::string& value, const std::string& key);
   void derive(const std::string& native, const std::string& value, const std::string& why);

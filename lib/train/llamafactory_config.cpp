@@ -50,7 +50,6 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"flash_attn", KeyFate::noted, "", "attention kernels are model.attention's choice (flash varlen on GPUs)"},
       {"use_unsloth", KeyFate::noted, "", "shardtune's own kernels run"},
       {"enable_liger_kernel", KeyFate::noted, "", "the log-probs are computed in chunks (model.logp_chunk_tokens), as Liger's fused loss"},
-      {"use_liger_kernel", KeyFate::noted, "", "the log-probs are computed in chunks (model.logp_chunk_tokens), as Liger's fused loss"},
       {"disable_gradient_checkpointing", KeyFate::noted, "", "recomputation is train.recompute (auto sizes it to memory)"},
       {"upcast_layernorm", KeyFate::noted, "", "norms are computed in fp32"},
       {"cache_dir", KeyFate::noted, "", "nothing is downloaded"},

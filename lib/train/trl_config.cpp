@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "hf/model_config.h"
 #include "train/foreign_keys.h"
 #include "util/hub_id.h"
 
@@ -62,7 +63,16 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"completion_only_loss", KeyFate::noted, "", "only completions carry loss here"},
       {"assistant_only_loss", KeyFate::noted, "", "only the assistant turns carry loss here (TRL's true)"},
       {"truncation_mode", KeyFate::noted, "", "prep keeps the end of the prompt and the start of the completion"},
-      {"model_init_kwargs", KeyFate::noted, "", "the model is read from its directory"},
+      {"model_init_kwargs", KeyFate::noted, "",
+       "the model is read from its directory: weights as fp32 masters, compute train.dtype, attention model.attention"},
+      {"ref_model_init_kwargs", KeyFate::noted, "", "the reference is the model at its start, read the same way"},
+      {"dataset_kwargs", KeyFate::noted, "", "records are read by their shape and prepped by train"},
+      {"max_prompt_length", KeyFate::noted, "",
+       "TRL 1.16's DPOConfig has none (max_length cuts the row); the row is cut at max_length (data.cutoff_len), "
+       "prep keeping the end of the prompt and the start of the completions"},
+      {"max_completion_length", KeyFate::noted, "",
+       "the row is cut at max_length (data.cutoff_len), prep keeping the end of the prompt and the start of the "
+       "completions"},
       {"use_weighting", KeyFate::refused, "dpo.loss", "WPO weighting is not offered"},
       {"sync_ref_model", KeyFate::refused, "dpo.reference", "the reference is the model at its start (TR-DPO not offered)"},
       {"chat_template_path", KeyFate::refused, "prep.template", "the model's own template (prep.template = auto)"},
@@ -93,6 +103,48 @@ std::vector<std::pair<std::string, std::string>> defaults_of(TrlTrainer trainer)
           {"use_bnb_nested_quant", "false"}};
 }
 
+// PEFT 0.21's target modules when LoraConfig's target_modules is None (TRL 1.16's
+// lora_target_modules default), by the model's model_type
+// (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); nullptr where PEFT has none and raises
+// "Please specify `target_modules`". An image-text checkpoint is PEFT's wrapper type (gemma3: none).
+const char* peft_default_target_modules(const ModelConfig& model) {
+  if (model.multimodal_text) return nullptr;
+  switch (model.model_type) {
+    case ModelType::llama:
+    case ModelType::qwen2:
+    case ModelType::mistral:
+    case ModelType::qwen3:
+    case ModelType::mixtral:
+    case ModelType::gemma3_text: return "q,v";
+    case ModelType::qwen3_moe: return nullptr;
+  }
+  return nullptr;
+}
+
+// use_peft without lora_target_modules: PEFT's default for the model's type, said at start. A
+// model that cannot be read is left to the loader, which names the problem.
+void peft_default_targets(ForeignTranslator& t) {
+  if (!t.has("model_name_or_path")) return;
+  ModelConfig model;
+  try {
+    model = load_model_config(t.value("model_name_or_path"));
+  } catch (const std::exception&) {
+    return;
+  }
+  const std::string type = model.multimodal_text ? "its image-text wrapper's" : enum_name(model.model_type);
+  const char* targets = peft_default_target_modules(model);
+  if (targets == nullptr) {
+    t.refuse("use_peft", "without lora_target_modules PEFT 0.21 has no default target modules for model_type " + type +
+                             " (TRL 1.16 passes none, and PEFT raises 'Please specify target_modules'); write "
+                             "lora_target_modules (all-linear: every projection)");
+    return;
+  }
+  t.derive("lora.target_modules", targets, "use_peft without lora_target_modules: PEFT 0.21's default for model_type " +
+                                               type + " (q_proj, v_proj)");
+  t.note("use_peft", std::string("adapters on ") + targets + ": PEFT 0.21's default target modules for model_type " +
+                         type + ", as TRL 1.16 passes no lora_target_modules");
+}
+
 void translate_model(ForeignTranslator& t) {
   const bool peft = t.has("use_peft") && t.truthy("use_peft");
   const bool four_bit = t.has("load_in_4bit") && t.truthy("load_in_4bit");
@@ -103,6 +155,8 @@ void translate_model(ForeignTranslator& t) {
   }
   if (t.has("lora_target_modules")) {
     t.set("lora.target_modules", peft_target_modules(t.value("lora_target_modules")), "lora_target_modules");
+  } else if (peft) {
+    peft_default_targets(t);
   }
 }
 

@@ -245,6 +245,44 @@ YAML
     run --exit 0 "$bin" train sft "$work/sft.yaml" --dry-run --per_device_train_batch_size 2
     expect_output "prep: train: 6 records -> 6 pairs in $work/trl_sft/data/train-"
     expect_output "dry run: configuration valid for 1 ranks"
+    # bench/trl_peer.py's DPOConfig as a YAML (its CPU settings), nested mapping and all; use_peft
+    # without targets takes PEFT's default for the model's type (llama: q_proj, v_proj).
+    cat >"$work/trl_peer.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/preference.jsonl
+output_dir: $work/trl_peer
+max_steps: 12
+per_device_train_batch_size: 2
+learning_rate: 1.0e-5
+lr_scheduler_type: constant
+optim: adamw_torch
+weight_decay: 0.0
+max_grad_norm: 1.0
+beta: 0.1
+loss_type: [sigmoid]
+max_length: null
+gradient_checkpointing: true
+gradient_checkpointing_kwargs: {use_reentrant: false}
+bf16: false
+use_cpu: true
+use_liger_kernel: false
+logging_steps: 1000000
+save_strategy: "no"
+report_to: []
+disable_tqdm: true
+dataloader_drop_last: true
+remove_unused_columns: false
+seed: 0
+dataset_num_proc: null
+YAML
+    run --exit 0 "$bin" train --dry-run dpo "$work/trl_peer.yaml"
+    expect_output "dry run: configuration valid for 1 ranks"
+    expect_output "trl_peer.yaml:15: gradient_checkpointing_kwargs.use_reentrant = false: recomputation is train.recompute"
+    expect_output "trl_peer.yaml:23: dataloader_drop_last = true: each epoch's last global batch is trained"
+    run --exit 0 "$bin" train dpo "$work/trl_peer.yaml" --use_peft --dry-run
+    expect_output "command line: use_peft = true: adapters on q,v: PEFT 0.21's default target modules for model_type llama"
+    grep -qx "target_modules = q,v  # TRL: use_peft without lora_target_modules: PEFT 0.21's default .*" "$work/trl_peer/config.resolved.ini" ||
+      fail "resolved: PEFT's default targets"
     run --exit 2 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" --dry-run
     expect_output "example_config.yaml:11: dataset_name = stanfordnlp/imdb: not a local file or folder; .*hf download stanfordnlp/imdb --repo-type dataset --local-dir data/imdb"
     run --exit 0 "$bin" train sft --config "$ST_SOURCE_DIR/tests/data/trl-examples/example_config.yaml" \

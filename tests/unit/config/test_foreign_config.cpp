@@ -229,8 +229,11 @@ TEST(LlamaFactoryYaml, AValueTheKeyCannotHoldNamesItsLineAndBothKeys) {
 }
 
 TEST(LlamaFactoryYaml, MalformedFilesAreRefusedWithTheLine) {
-  TempYaml nested("model_name_or_path: /m\nlora:\n  rank: 8\n");
-  EXPECT_TRUE(has(config_error({"--config", nested.path()}), nested.path() + ":3: lora holds a nested mapping"));
+  TempYaml nested("model_name_or_path: /m\nlora:\n  rank: 8\n");  // a mapping's keys are read one by one
+  EXPECT_TRUE(has(config_error({"--config", nested.path()}),
+                  nested.path() + ":3: lora.rank is not a LlamaFactory key shardtune reads"));
+  TempYaml listed("lora_target:\n  - {name: q}\n");
+  EXPECT_TRUE(has(config_error({"--config", listed.path()}), listed.path() + ":2: lora_target lists something other"));
   TempYaml repeated("seed: 1\nseed: 2\n");
   EXPECT_TRUE(has(config_error({"--config", repeated.path()}), repeated.path() + ":2: seed is set more than once"));
   TempYaml list("- a\n- b\n");
