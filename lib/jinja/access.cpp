@@ -307,7 +307,7 @@ Value dict_method(const Value& self, const std::string& name) {
     return Value::function([self](CallArgs& args) {
       const Value* key = args.get(0, "key");
       if (!key) throw TemplateError("get() needs a key");
-      const Value* found = key->is(Kind::string) ? self.dict->find(key->text) : nullptr;
+      const Value* found = hashable(*key) ? self.dict->find(*key) : nullptr;
       return found ? *found : args.get_or(1, "default", Value::none());
     });
   }
@@ -315,8 +315,8 @@ Value dict_method(const Value& self, const std::string& name) {
     return Value::function([self, name](CallArgs&) {
       List out;
       for (const auto& [key, value] : self.dict->items) {
-        if (name == "items") out.push_back(Value::tuple_of(List{Value::of(key), value}));
-        if (name == "keys") out.push_back(Value::of(key));
+        if (name == "items") out.push_back(Value::tuple_of(List{key, value}));
+        if (name == "keys") out.push_back(key);
         if (name == "values") out.push_back(value);
       }
       return Value::of(std::move(out));
@@ -411,8 +411,8 @@ Value get_attribute(const Value& object, const std::string& name) {
 
 Value get_item(const Value& object, const Value& key) {
   if (object.is(Kind::undefined)) throw TemplateError(object.text.empty() ? "item of an undefined value" : object.text);
-  if (object.is(Kind::dict) && key.is(Kind::string)) {
-    if (const Value* v = object.dict->find(key.text)) return *v;
+  if (object.is(Kind::dict) && hashable(key)) {
+    if (const Value* v = object.dict->find(key)) return *v;
   }
   if (object.is(Kind::ns) && key.is(Kind::string)) return get_attribute(object, key.text);
   if ((object.is(Kind::list) || object.is(Kind::string)) && (key.is(Kind::integer) || key.is(Kind::boolean))) {

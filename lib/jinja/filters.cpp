@@ -67,8 +67,11 @@ std::string name_arg(const CallArgs& args, size_t index, const char* filter) {
 }
 
 // select / reject / selectattr / rejectattr.
+// select, reject, selectattr, rejectattr and map take a falsy value (none, 0, "", an empty list)
+// as nothing to iterate, before reading their arguments, as Jinja2's `if value:` does.
 Value selected(const Value& seq, const CallArgs& args, bool by_attribute, bool keep) {
   List out;
+  if (!truthy(seq)) return Value::of(std::move(out));
   const Value* attribute = by_attribute ? args.get(0, "attribute") : nullptr;
   if (by_attribute && !attribute) throw TemplateError("selectattr / rejectattr need an attribute");
   const size_t test_at = by_attribute ? 1 : 0;
@@ -85,6 +88,7 @@ Value selected(const Value& seq, const CallArgs& args, bool by_attribute, bool k
 
 Value filter_map(const Value& seq, const CallArgs& args, const SizeLimits& limits) {
   List out;
+  if (!truthy(seq)) return Value::of(std::move(out));
   if (const Value* attribute = args.get(static_cast<size_t>(-1), "attribute")) {
     const Value fallback = args.get_or(static_cast<size_t>(-1), "default", Value::undefined());
     for (const Value& item : items_of(seq)) {
@@ -403,7 +407,7 @@ const std::unordered_map<std::string, Test>& tests() {
          const Value* container = a.get(0, "seq");
          if (!container) throw TemplateError("the 'in' test needs a sequence");
          if (container->is(Kind::string)) return v.is(Kind::string) && container->text.find(v.text) != std::string::npos;
-         if (container->is(Kind::dict)) return v.is(Kind::string) && container->dict->find(v.text) != nullptr;
+         if (container->is(Kind::dict)) return hashable(v) && container->dict->find(v) != nullptr;
          const List items = items_of(*container);
          return std::any_of(items.begin(), items.end(), [&](const Value& x) { return equals(x, v); });
        }},

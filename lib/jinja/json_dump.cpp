@@ -48,6 +48,20 @@ struct JsonStyle {
   bool sort_keys = false;
 };
 
+void dump(std::string& out, const Value& v, const JsonStyle& style, int level);
+
+// A dict key as json.dumps writes it: a str as it is, an int, float, bool or None as its JSON
+// text (1 -> "1", True -> "true", None -> "null"); any other key is a TypeError there.
+std::string key_text(const Value& key, const JsonStyle& style) {
+  if (key.is(Kind::string)) return key.text;
+  if (!key.is(Kind::none) && !key.is(Kind::boolean) && !key.is_number()) {
+    throw TemplateError(std::string("keys must be str, int, float, bool or None, not ") + type_name(key));
+  }
+  std::string text;
+  dump(text, key, style, 0);
+  return text;
+}
+
 void dump(std::string& out, const Value& v, const JsonStyle& style, int level) {
   if (level > 200) throw TemplateError("tojson: value nested too deeply");
   if (out.size() > (64u << 20)) throw TemplateError("tojson: output too large");
@@ -90,16 +104,16 @@ void dump(std::string& out, const Value& v, const JsonStyle& style, int level) {
         out += "{}";
         return;
       }
-      std::vector<const std::pair<std::string, Value>*> items;
+      std::vector<const std::pair<Value, Value>*> items;
       for (const auto& item : v.dict->items) items.push_back(&item);
-      if (style.sort_keys) {
-        std::stable_sort(items.begin(), items.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+      if (style.sort_keys) {  // sorted by the keys themselves, as json.dumps sorts before converting them
+        std::stable_sort(items.begin(), items.end(), [](const auto* a, const auto* b) { return less(a->first, b->first); });
       }
       out += '{';
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += style.item_separator;
         newline(level + 1);
-        escape_into(out, items[i]->first, style.ensure_ascii);
+        escape_into(out, key_text(items[i]->first, style), style.ensure_ascii);
         out += style.key_separator;
         dump(out, items[i]->second, style, level + 1);
       }

@@ -140,7 +140,7 @@ bool contains(const Value& container, const Value& item) {
         if (equals(v, item)) return true;
       }
       return false;
-    case Kind::dict: return item.is(Kind::string) && container.dict->find(item.text) != nullptr;
+    case Kind::dict: return hashable(item) && container.dict->find(item) != nullptr;
     case Kind::ns: return item.is(Kind::string) && container.ns->find(item.text) != nullptr;
     case Kind::undefined: return false;
     default: throw TemplateError(std::string("argument of type '") + type_name(container) + "' is not iterable");
@@ -296,17 +296,17 @@ class Renderer {
     for (int64_t i = 0; i < n; ++i) {
       assign(stmt.names, items[i], inner);
       Dict loop;
-      loop.items = {{"index0", Value::of(i)},
-                    {"index", Value::of(i + 1)},
-                    {"revindex0", Value::of(n - i - 1)},
-                    {"revindex", Value::of(n - i)},
-                    {"first", Value::of(i == 0)},
-                    {"last", Value::of(i == n - 1)},
-                    {"length", Value::of(n)},
-                    {"depth", Value::of(1)},
-                    {"depth0", Value::of(0)},
-                    {"previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
-                    {"nextitem", i + 1 < n ? items[i + 1] : Value::undefined("there is no next item")}};
+      loop.items = {{Value::of("index0"), Value::of(i)},
+                    {Value::of("index"), Value::of(i + 1)},
+                    {Value::of("revindex0"), Value::of(n - i - 1)},
+                    {Value::of("revindex"), Value::of(n - i)},
+                    {Value::of("first"), Value::of(i == 0)},
+                    {Value::of("last"), Value::of(i == n - 1)},
+                    {Value::of("length"), Value::of(n)},
+                    {Value::of("depth"), Value::of(1)},
+                    {Value::of("depth0"), Value::of(0)},
+                    {Value::of("previtem"), i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
+                    {Value::of("nextitem"), i + 1 < n ? items[i + 1] : Value::undefined("there is no next item")}};
       inner.vars["loop"] = Value::of(std::move(loop));
       const Flow flow = exec(stmt.body, inner);
       if (flow == Flow::loop_break) break;
@@ -432,8 +432,7 @@ class Renderer {
         Dict dict;
         for (size_t i = 0; i + 1 < e.children.size(); i += 2) {
           const Value key = eval(*e.children[i], scope);
-          if (!key.is(Kind::string)) throw TemplateError(std::string("dict keys must be strings here, not ") + type_name(key));
-          dict.set(key.text, eval(*e.children[i + 1], scope));
+          dict.set(key, eval(*e.children[i + 1], scope));
         }
         return Value::of(std::move(dict));
       }
@@ -516,7 +515,7 @@ Template::Template(const std::string& source) {
 RenderedText Template::render(const Dict& variables, const RenderOptions& options) const {
   RenderedText out;
   Scope top;
-  for (const auto& [name, value] : variables.items) top.vars[name] = value;
+  for (const auto& [name, value] : variables.items) top.vars[to_str(name)] = value;
   Renderer renderer(options, out);
   renderer.globals_ = &top;
   renderer.run(*body_, top);

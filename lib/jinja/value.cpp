@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -13,19 +14,40 @@ namespace st::jinja {
 
 const Value* Dict::find(const std::string& key) const {
   for (const auto& [k, v] : items) {
-    if (k == key) return &v;
+    if (k.is(Kind::string) && k.text == key) return &v;
   }
   return nullptr;
 }
 
-void Dict::set(const std::string& key, Value value) {
+const Value* Dict::find(const Value& key) const {
+  if (key.is(Kind::string)) return find(key.text);
+  for (const auto& [k, v] : items) {
+    if (!k.is(Kind::string) && equals(k, key)) return &v;
+  }
+  return nullptr;
+}
+
+void Dict::set(const std::string& key, Value value) { set(Value::of(key), std::move(value)); }
+
+void Dict::set(const Value& key, Value value) {
+  if (!hashable(key)) throw TemplateError(std::string("unhashable type: '") + type_name(key) + "'");
   for (auto& [k, v] : items) {
-    if (k == key) {
-      v = std::move(value);
+    if (k.kind == Kind::string ? key.is(Kind::string) && k.text == key.text : !key.is(Kind::string) && equals(k, key)) {
+      v = std::move(value);  // Python keeps the first key written (1 stays 1 after 1.0 is set)
       return;
     }
   }
   items.emplace_back(key, std::move(value));
+}
+
+bool hashable(const Value& v) {
+  switch (v.kind) {
+    case Kind::dict:
+    case Kind::ns: return false;
+    case Kind::list:
+      return v.tuple && std::all_of(v.list->begin(), v.list->end(), [](const Value& item) { return hashable(item); });
+    default: return true;
+  }
 }
 
 double Value::as_double() const {
@@ -45,7 +67,7 @@ const char* type_name(const Value& v) {
     case Kind::integer: return "int";
     case Kind::floating: return "float";
     case Kind::string: return "str";
-    case Kind::list: return "list";
+    case Kind::list: return v.tuple ? "tuple" : "list";
     case Kind::dict: return "dict";
     case Kind::ns: return "Namespace";
     case Kind::callable: return "function";
@@ -200,7 +222,7 @@ std::string repr(const Value& v) {
       const Dict& d = v.kind == Kind::dict ? *v.dict : *v.ns;
       std::string out = v.kind == Kind::ns ? "<Namespace {" : "{";
       for (size_t i = 0; i < d.items.size(); ++i) {
-        out += (i ? ", " : "") + string_repr(d.items[i].first) + ": " + repr(d.items[i].second);
+        out += (i ? ", " : "") + repr(d.items[i].first) + ": " + repr(d.items[i].second);
       }
       return out + (v.kind == Kind::ns ? "}>" : "}");
     }
@@ -235,7 +257,7 @@ Value from_json(const nlohmann::ordered_json& json) {
     case nlohmann::ordered_json::value_t::object: {
       Dict dict;
       dict.items.reserve(json.size());
-      for (const auto& [key, item] : json.items()) dict.items.emplace_back(key, from_json(item));
+      for (const auto& [key, item] : json.items()) dict.items.emplace_back(Value::of(key), from_json(item));
       return Value::of(std::move(dict));
     }
     default: return Value::none();
@@ -248,7 +270,7 @@ List items_of(const Value& v) {
     case Kind::list: return *v.list;
     case Kind::dict: {
       List keys;
-      for (const auto& item : v.dict->items) keys.push_back(Value::of(item.first));
+      for (const auto& item : v.dict->items) keys.push_back(item.first);
       return keys;
     }
     case Kind::string: {

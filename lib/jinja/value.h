@@ -1,5 +1,5 @@
 // The values a chat template computes with, as Jinja2 under Python sees them: None, bool, int,
-// float, str (UTF-8, indexed by code point), list, dict (insertion-ordered, string keys), a
+// float, str (UTF-8, indexed by code point), list, dict (insertion-ordered; any hashable key), a
 // namespace (the one mutable object), a callable (macro, global, bound method) and Undefined
 // (a missing name or key: prints empty, is false, iterates empty; anything else with it fails).
 #pragma once
@@ -17,11 +17,15 @@ namespace st::jinja {
 
 struct Value;
 using List = std::vector<Value>;
-// Insertion-ordered like a Python dict; lookups are linear (template dicts are small).
+// Insertion-ordered like a Python dict; lookups are linear (template dicts are small). Keys are
+// strings mostly, and whatever Python hashes: ints, floats, bools, None, tuples of those; 1, 1.0
+// and True are one key, as in Python.
 struct Dict {
-  std::vector<std::pair<std::string, Value>> items;
+  std::vector<std::pair<Value, Value>> items;
   const Value* find(const std::string& key) const;
+  const Value* find(const Value& key) const;
   void set(const std::string& key, Value value);
+  void set(const Value& key, Value value);  // TemplateError for an unhashable key (a list, a dict)
 };
 
 struct CallArgs;
@@ -107,6 +111,9 @@ struct Value {
     return v;
   }
 };
+
+// Python's hash() accepts it: not a list, dict or namespace (a tuple of hashable items is).
+bool hashable(const Value& v);
 
 // Python's type name of a value ("str", "list", "dict", "NoneType", ...), for messages.
 const char* type_name(const Value& v);

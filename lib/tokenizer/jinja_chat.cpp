@@ -77,7 +77,8 @@ jinja::RenderedText JinjaChat::render(const std::vector<ChatMessage>& messages, 
   list.reserve(messages.size());
   for (const ChatMessage& m : messages) {
     jinja::Dict message;
-    message.items = {{"role", jinja::Value::of(std::string(enum_name(m.role)))}, {"content", jinja::Value::of(m.content)}};
+    message.set("role", jinja::Value::of(std::string(enum_name(m.role))));
+    message.set("content", jinja::Value::of(m.content));
     list.push_back(jinja::Value::of(std::move(message)));
   }
   jinja::Dict variables = variables_;

@@ -11,17 +11,18 @@ st::jinja::Dict conversation(bool add_generation_prompt) {
   using st::jinja::Value;
   auto message = [](const char* role, const char* content) {
     st::jinja::Dict m;
-    m.items = {{"role", Value::of(role)}, {"content", Value::of(content)}};
+    m.set("role", Value::of(role));
+    m.set("content", Value::of(content));
     return Value::of(std::move(m));
   };
   st::jinja::Dict variables;
-  variables.items = {{"messages", Value::of(st::jinja::List{message("system", "Be brief."), message("user", "Hi 🤗"),
-                                                            message("assistant", "<think>\nx\n</think>\n\nHello!"),
-                                                            message("user", "2+2?")})},
-                     {"add_generation_prompt", Value::of(add_generation_prompt)},
-                     {"bos_token", Value::of("<s>")},
-                     {"eos_token", Value::of("</s>")},
-                     {"tools", Value::none()}};
+  variables.set("messages", Value::of(st::jinja::List{message("system", "Be brief."), message("user", "Hi 🤗"),
+                                                     message("assistant", "<think>\nx\n</think>\n\nHello!"),
+                                                     message("user", "2+2?")}));
+  variables.set("add_generation_prompt", Value::of(add_generation_prompt));
+  variables.set("bos_token", Value::of("<s>"));
+  variables.set("eos_token", Value::of("</s>"));
+  variables.set("tools", Value::none());
   return variables;
 }
 

@@ -71,6 +71,16 @@ ok("{{ ['a', 'A', 'b', 'a'] | unique | list }} {{ u | default('x', true) }}{{ ''
 ok("{{ 'a\\nb\\n\\nc' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}|{{ 'a\\n\\nb' | indent(2, blank=true) }}", "a\n  b\n\n  c|  a\n  b|a\n  \n  b")
 ok("{{ [3, 1, 2] | sort | list }} {{ [1, 2] | sum }} {{ [4, 2] | min }} {{ -2 | abs }} {{ 2.567 | round(1) }} {{ 'a b c' | wordcount }}", "[1, 2, 3] 3 2 2 2.6 3")
 ok("{{ 'x' | safe }}{{ '<a>' | e }}", "x&lt;a&gt;")
+# dict keys of any hashable kind (a real template maps ints to names); select-family filters and
+# map take none (a falsy value) as nothing to iterate, as Jinja2's `if value:` does
+ok("{% set names = {0: 'zero', 1: 'one'} %}{{ names[1] }} {{ names.get(0) }} {{ 1 in names }} {{ names | tojson }} {{ names }}", 'one zero True {"0": "zero", "1": "one"} {0: \'zero\', 1: \'one\'}')
+ok("{{ {1: 'a', 1.0: 'b', true: 'c'} }} {{ {none: 1, 2.5: 2, (1, 'x'): 3} }} {% for k, v in {3: 4}.items() %}{{ k + v }}{% endfor %}", "{1: 'c'} {None: 1, 2.5: 2, (1, 'x'): 3} 7")
+ok("{{ {true: 1, none: 2, 1.5: 3} | tojson }}", '{"true": 1, "null": 2, "1.5": 3}')
+fails("{{ {[1]: 2} }}", "unhashable type: 'list'")
+fails("{{ {(1, 2): 2} | tojson }}", "not tuple")
+ok("{{ v | select | list }}{{ v | reject('none') | list }}{{ v | selectattr('a') | list }}{{ v | rejectattr('a') | list }}{{ v | map('string') | list }}{{ v | map(attribute='x') | list }}", "[][][][][][]", v=None)
+ok("{{ 0 | select | list }} {{ '' | map('upper') | list }} {{ m.tool_calls | selectattr('type', 'equalto', 'function') | list | length }}", "[] [] 0", m={"tool_calls": None})
+fails("{{ v | join(',') }}", "not iterable", v=None)
 # tests
 ok("{{ none is none }} {{ 1 is number }} {{ true is number }} {{ 1 is integer }} {{ 1.0 is float }} {{ 'a' is string }} {{ {} is mapping }} {{ [] is iterable }} {{ 'a' is iterable }} {{ 1 is iterable }}", "True True True True True True True True True False")
 ok("{{ [] is sequence }} {{ {} is sequence }} {{ 1 is sequence }} {{ true is boolean }} {{ false is false }} {{ 0 is false }} {{ true is true }} {{ x is callable }}", "True True False True True False True False", x=1)
