@@ -30,6 +30,13 @@ struct SizeLimits {
 // TemplateError if `v` is a string or list past the limits.
 void check_size(const Value& v, const SizeLimits& limits);
 
+// Python's `item in container` (render.cpp), for the `in` operator and the `in` test: a str
+// takes only a str, a dict only a hashable key; TemplateError otherwise, as Python raises.
+bool contains(const Value& container, const Value& item);
+// An Undefined made by a missing name or key fails here with its message (as Jinja2 fails where
+// a value is needed: int(u), float(u), indent).
+void fail_if_undefined(const Value& v);
+
 // Filters that take a test or another filter by name (select, map) call these.
 Value apply_filter(const std::string& name, const Value& subject, const CallArgs& args, const SizeLimits& limits);
 bool apply_test(const std::string& name, const Value& subject, const CallArgs& args);

@@ -361,7 +361,8 @@ class ExpressionParser {
           call_arguments(*test);
         } else if ((t.kind == TokenKind::name || t.kind == TokenKind::string || t.kind == TokenKind::integer ||
                     t.kind == TokenKind::floating || in_.is_op("[") || in_.is_op("{")) &&
-                   !in_.is_name("else") && !in_.is_name("or") && !in_.is_name("and") && !in_.is_name("if")) {
+                   !in_.is_name("else") && !in_.is_name("or") && !in_.is_name("and")) {
+          // As Jinja2: any other name is the test's argument (`x is defined if y` fails there too).
           Depth guard(*this);
           test->children.push_back(postfix(primary()));
         }

@@ -67,6 +67,27 @@ std::string name_arg(const CallArgs& args, size_t index, const char* filter) {
 }
 
 // select / reject / selectattr / rejectattr.
+// Python's `value % divisor` on numbers (bools and floats too), for the even, odd and divisibleby
+// tests; a zero divisor or another kind fails as Python does.
+double python_modulo(const Value& value, const Value& divisor) {
+  if (!value.is_number() || !divisor.is_number()) {
+    throw TemplateError(std::string("unsupported operand type(s) for %: '") + type_name(value) + "' and '" +
+                        type_name(divisor) + "'");
+  }
+  if (divisor.as_double() == 0.0) throw TemplateError("modulo by zero");
+  if (value.is(Kind::floating) || divisor.is(Kind::floating)) {
+    const double b = divisor.as_double(), r = std::fmod(value.as_double(), b);
+    return r != 0.0 && (r < 0) != (b < 0) ? r + b : r;  // the sign of the divisor, as Python
+  }
+  const int64_t a = value.is(Kind::boolean) ? value.boolean : value.integer;
+  const int64_t b = divisor.is(Kind::boolean) ? divisor.boolean : divisor.integer;
+  if (b == -1) return 0.0;
+  const int64_t r = a % b;
+  return static_cast<double>(r != 0 && (r < 0) != (b < 0) ? r + b : r);
+}
+
+bool divides(const Value& value, const Value& divisor) { return python_modulo(value, divisor) == 0.0; }
+
 // select, reject, selectattr, rejectattr and map take a falsy value (none, 0, "", an empty list)
 // as nothing to iterate, before reading their arguments, as Jinja2's `if value:` does.
 Value selected(const Value& seq, const CallArgs& args, bool by_attribute, bool keep) {
@@ -212,8 +233,10 @@ const std::unordered_map<std::string, Filter>& filters() {
        }},
       {"title", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(jinja_title(to_str(v))); }},
       {"string", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(to_str(v)); }},
-      {"safe", [](const Value& v, const CallArgs&, const SizeLimits&) { return v; }},
+      // Markup(value): a str (None -> 'None', Undefined -> ''); lib/jinja has no Markup type.
+      {"safe", [](const Value& v, const CallArgs&, const SizeLimits&) { return Value::of(to_str(v)); }},
       {"int", [](const Value& v, const CallArgs& a, const SizeLimits&) {
+         fail_if_undefined(v);  // int(Undefined) is Jinja2's UndefinedError, not the default
          const Value fallback = a.get_or(0, "default", Value::of(0));
          if (v.is(Kind::integer)) return v;
          if (v.is(Kind::boolean)) return Value::of(static_cast<int64_t>(v.boolean));
@@ -234,6 +257,7 @@ const std::unordered_map<std::string, Filter>& filters() {
          return fallback;
        }},
       {"float", [](const Value& v, const CallArgs& a, const SizeLimits&) {
+         fail_if_undefined(v);
          const Value fallback = a.get_or(0, "default", Value::of(0.0));
          if (v.is_number()) return Value::of(v.as_double());
          if (v.is(Kind::string)) {
@@ -254,6 +278,7 @@ const std::unordered_map<std::string, Filter>& filters() {
          List out, seen;
          for (const Value& item : items_of(v)) {
            const Value key = sort_key(attribute ? attribute_path(item, *attribute) : item, case_sensitive);
+           if (!hashable(key)) throw TemplateError(std::string("unhashable type: '") + type_name(key) + "'");
            if (std::none_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) {
              seen.push_back(key);
              out.push_back(item);
@@ -262,7 +287,11 @@ const std::unordered_map<std::string, Filter>& filters() {
          return Value::of(std::move(out));
        }},
       {"indent", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         return Value::of(indented(to_str(v), a.get_or(0, "width", Value::of(4)), truthy(a.get_or(1, "first", Value::of(false))),
+         fail_if_undefined(v);
+         if (!v.is(Kind::string)) {  // Jinja2 appends "\n" to it, which only a string takes
+           throw TemplateError(std::string("unsupported operand type(s) for +=: '") + type_name(v) + "' and 'str'");
+         }
+         return Value::of(indented(v.text, a.get_or(0, "width", Value::of(4)), truthy(a.get_or(1, "first", Value::of(false))),
                                    truthy(a.get_or(2, "blank", Value::of(false)))));
        }},
       {"selectattr", [](const Value& v, const CallArgs& a, const SizeLimits&) { return selected(v, a, true, true); }},
@@ -270,8 +299,13 @@ const std::unordered_map<std::string, Filter>& filters() {
       {"select", [](const Value& v, const CallArgs& a, const SizeLimits&) { return selected(v, a, false, true); }},
       {"reject", [](const Value& v, const CallArgs& a, const SizeLimits&) { return selected(v, a, false, false); }},
       {"map", filter_map},
-      {"attr", [](const Value& v, const CallArgs& a, const SizeLimits&) {
-         return get_attribute(v, to_str(a.get_or(0, "name", Value::of(""))));
+      {"attr", [](const Value& v, const CallArgs& a, const SizeLimits&) {  // attributes only: never a dict's key
+         fail_if_undefined(v);
+         const std::string name = to_str(a.get_or(0, "name", Value::of("")));
+         if (v.is(Kind::ns)) return get_attribute(v, name);
+         const Value method = bound_method(v, name);
+         return method.is(Kind::undefined) ? Value::undefined(std::string(type_name(v)) + " object has no attribute '" + name + "'")
+                                           : method;
        }},
       {"reverse", [](const Value& v, const CallArgs&, const SizeLimits&) {
          if (v.is(Kind::string)) return slice_of(v, Value::none(), Value::none(), Value::of(-1));
@@ -287,20 +321,32 @@ const std::unordered_map<std::string, Filter>& filters() {
          std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) {
            const Value kx = sort_key(attribute ? attribute_path(x, *attribute) : x, case_sensitive);
            const Value ky = sort_key(attribute ? attribute_path(y, *attribute) : y, case_sensitive);
+           if (equals(kx, ky)) return false;  // Jinja2 compares [key] lists: equal keys (two Undefined) stay put
            return reverse ? less(ky, kx) : less(kx, ky);
          });
          return Value::of(std::move(items));
        }},
       {"abs", [](const Value& v, const CallArgs&, const SizeLimits&) {
+         if (v.is(Kind::boolean)) return Value::of(static_cast<int64_t>(v.boolean));  // abs(True) is the int 1
+         if (!v.is_number()) throw TemplateError(std::string("bad operand type for abs(): '") + type_name(v) + "'");
          if (v.is(Kind::integer) && v.integer != INT64_MIN) return Value::of(v.integer < 0 ? -v.integer : v.integer);
          return Value::of(std::fabs(v.as_double()));
        }},
       {"round", [](const Value& v, const CallArgs& a, const SizeLimits&) {
+         if (!v.is_number()) throw TemplateError(std::string("type ") + type_name(v) + " doesn't define __round__ method");
          const int64_t precision = std::clamp<int64_t>(a.get_or(0, "precision", Value::of(0)).integer, 0, 15);
          const std::string method = to_str(a.get_or(1, "method", Value::of("common")));
+         if (method == "common") {
+           // Python's round(x, n): an int stays one; a float rounds its exact binary value to n
+           // decimals, ties to even, as printf does.
+           if (!v.is(Kind::floating)) return v.is(Kind::boolean) ? Value::of(static_cast<int64_t>(v.boolean)) : v;
+           if (!std::isfinite(v.floating)) return v;
+           char text[400];
+           std::snprintf(text, sizeof text, "%.*f", static_cast<int>(precision), v.floating);
+           return Value::of(std::strtod(text, nullptr));
+         }
          const double scale = std::pow(10.0, static_cast<double>(precision)), x = v.as_double() * scale;
-         const double r = method == "floor" ? std::floor(x) : method == "ceil" ? std::ceil(x) : std::round(x);
-         return Value::of(r / scale);
+         return Value::of((method == "floor" ? std::floor(x) : std::ceil(x)) / scale);
        }},
       {"sum", [](const Value& v, const CallArgs& a, const SizeLimits& limits) {
          const Value* attribute = a.get(0, "attribute");
@@ -344,8 +390,16 @@ const std::unordered_map<std::string, Filter>& filters() {
          return Value::of(std::string(static_cast<size_t>(left), ' ') + text + std::string(static_cast<size_t>(pad - left), ' '));
        }},
       {"wordcount", [](const Value& v, const CallArgs&, const SizeLimits&) {
-         CallArgs none;
-         return Value::of(static_cast<int64_t>(call_method(Value::of(to_str(v)), "split", none).list->size()));
+         // Jinja2 counts the matches of \w+: runs of letters, digits and '_' (any non-ASCII byte
+         // taken as a letter).
+         int64_t words = 0;
+         bool in_word = false;
+         for (const char c : to_str(v)) {
+           const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+           words += word && !in_word;
+           in_word = word;
+         }
+         return Value::of(words);
        }},
       {"escape", [](const Value& v, const CallArgs&, const SizeLimits&) {
          std::string out;
@@ -395,7 +449,7 @@ const std::unordered_map<std::string, Test>& tests() {
       {"sequence", [](const Value& v, const CallArgs&) {
          return v.is(Kind::string) || v.is(Kind::list) || v.is(Kind::dict) || v.is(Kind::undefined);
        }},
-      {"callable", [](const Value& v, const CallArgs&) { return v.is(Kind::callable); }},
+      {"callable", [](const Value& v, const CallArgs&) { return v.is(Kind::callable) || v.is(Kind::undefined); }},
       {"escaped", [](const Value&, const CallArgs&) { return false; }},
       {"sameas", [](const Value& v, const CallArgs& a) {
          const Value* other = a.get(0, "other");
@@ -406,10 +460,7 @@ const std::unordered_map<std::string, Test>& tests() {
       {"in", [](const Value& v, const CallArgs& a) {
          const Value* container = a.get(0, "seq");
          if (!container) throw TemplateError("the 'in' test needs a sequence");
-         if (container->is(Kind::string)) return v.is(Kind::string) && container->text.find(v.text) != std::string::npos;
-         if (container->is(Kind::dict)) return hashable(v) && container->dict->find(v) != nullptr;
-         const List items = items_of(*container);
-         return std::any_of(items.begin(), items.end(), [&](const Value& x) { return equals(x, v); });
+         return contains(*container, v);  // as the `in` operator
        }},
       {"eq", [](const Value& v, const CallArgs& a) { return number_compare(v, a, equals); }},
       {"ne", [](const Value& v, const CallArgs& a) {
@@ -425,29 +476,16 @@ const std::unordered_map<std::string, Test>& tests() {
       {"ge", [](const Value& v, const CallArgs& a) {
          return number_compare(v, a, [](const Value& x, const Value& y) { return !less(x, y); });
        }},
-      {"odd", [](const Value& v, const CallArgs&) {
-         if (!v.is(Kind::integer)) throw TemplateError("odd: expected an integer");
-         return v.integer % 2 != 0;
-       }},
-      {"even", [](const Value& v, const CallArgs&) {
-         if (!v.is(Kind::integer)) throw TemplateError("even: expected an integer");
-         return v.integer % 2 == 0;
-       }},
+      {"odd", [](const Value& v, const CallArgs&) { return python_modulo(v, Value::of(2)) == 1.0; }},  // Jinja2: % 2 == 1
+      {"even", [](const Value& v, const CallArgs&) { return divides(v, Value::of(2)); }},
       {"divisibleby", [](const Value& v, const CallArgs& a) {
          const Value* n = a.get(0, "num");
-         if (!v.is(Kind::integer) || !n || !n->is(Kind::integer) || n->integer == 0) {
-           throw TemplateError("divisibleby: expected integers, the divisor not zero");
-         }
-         return n->integer == -1 || v.integer % n->integer == 0;
+         if (!n) throw TemplateError("divisibleby needs a number");
+         return divides(v, *n);
        }},
-      {"lower", [](const Value& v, const CallArgs&) { return v.is(Kind::string) && lowered(v.text) == v.text; }},
-      {"upper", [](const Value& v, const CallArgs&) {
-         if (!v.is(Kind::string)) return false;
-         for (const char c : v.text) {
-           if (c >= 'a' && c <= 'z') return false;
-         }
-         return true;
-       }},
+      // str(value).islower() / isupper(), as Jinja2: a cased letter, none of the other case.
+      {"lower", [](const Value& v, const CallArgs&) { return truthy(call_method(Value::of(to_str(v)), "islower", {})); }},
+      {"upper", [](const Value& v, const CallArgs&) { return truthy(call_method(Value::of(to_str(v)), "isupper", {})); }},
   };
   return table;
 }

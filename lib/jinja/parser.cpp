@@ -89,14 +89,14 @@ class StatementParser {
     TokenReader* end = nullptr;
     if (tag == "if") {
       stmt->kind = StmtKind::if_chain;
-      ExprPtr condition = parse_tuple_or_expression(in);
+      ExprPtr condition = parse_tuple_or_expression(in, false);  // Jinja2: no inline if here
       in.expect_end();
       while (true) {
         Body branch = parse_body({"elif", "else", "endif"}, "if", line);
         stmt->branches.emplace_back(std::move(condition), std::move(branch));
         const std::string closing = take_end(end);
         if (closing == "elif") {
-          condition = parse_tuple_or_expression(*end);
+          condition = parse_tuple_or_expression(*end, false);
           end->expect_end();
           continue;
         }

@@ -65,7 +65,7 @@ Value repeated(const Value& sequence, int64_t times, const SizeLimits& limits) {
   if (n && sequence.list->size() * n > limits.max_list_items) throw TemplateError("list repetition past the size limit");
   List out;
   for (size_t i = 0; i < n; ++i) out.insert(out.end(), sequence.list->begin(), sequence.list->end());
-  return Value::of(std::move(out));
+  return sequence.tuple ? Value::tuple_of(std::move(out)) : Value::of(std::move(out));  // a tuple stays one
 }
 
 Value arithmetic(const std::string& op, const Value& a, const Value& b, const SizeLimits& limits) {
@@ -76,9 +76,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
     if (numbers) return Value::of(a.as_double() + b.as_double());
     if (a.is(Kind::string) && b.is(Kind::string)) return Value::of(a.text + b.text);
     if (a.is(Kind::list) && b.is(Kind::list)) {
+      if (a.tuple != b.tuple) {
+        throw TemplateError(std::string("can only concatenate ") + type_name(a) + " (not \"" + type_name(b) + "\") to " +
+                            type_name(a));
+      }
       List out = *a.list;
       out.insert(out.end(), b.list->begin(), b.list->end());
-      return Value::of(std::move(out));
+      return a.tuple ? Value::tuple_of(std::move(out)) : Value::of(std::move(out));
     }
   } else if (op == "-") {
     if (integers) return integer_result(sub_overflows, integral(a), integral(b), "-");
@@ -116,10 +120,13 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
     if (op == "%" && a.is(Kind::string)) throw TemplateError("printf-style string formatting ('%') is not supported");
   } else if (op == "**") {
     if (integers && integral(b) >= 0) {
-      int64_t result = 1, base = integral(a);
-      for (int64_t e = integral(b); e > 0; --e) {
+      const int64_t base = integral(a), exponent = integral(b);
+      if (exponent == 0) return Value::of(static_cast<int64_t>(1));
+      if (base == 0 || base == 1) return Value::of(base);
+      if (base == -1) return Value::of(static_cast<int64_t>(exponent % 2 == 0 ? 1 : -1));
+      int64_t result = 1;  // |base| >= 2: at most 63 products before an overflow
+      for (int64_t e = exponent; e > 0; --e) {
         if (__builtin_mul_overflow(result, base, &result)) throw TemplateError("integer overflow in '**'");
-        if (result == 0 || result == 1) break;
       }
       return Value::of(result);
     }
@@ -128,24 +135,6 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
   unsupported(op, a, b);
 }
 
-bool contains(const Value& container, const Value& item) {
-  switch (container.kind) {
-    case Kind::string:
-      if (!item.is(Kind::string)) {
-        throw TemplateError(std::string("'in <string>' requires string as left operand, not ") + type_name(item));
-      }
-      return container.text.find(item.text) != std::string::npos;
-    case Kind::list:
-      for (const Value& v : *container.list) {
-        if (equals(v, item)) return true;
-      }
-      return false;
-    case Kind::dict: return hashable(item) && container.dict->find(item) != nullptr;
-    case Kind::ns: return item.is(Kind::string) && container.ns->find(item.text) != nullptr;
-    case Kind::undefined: return false;
-    default: throw TemplateError(std::string("argument of type '") + type_name(container) + "' is not iterable");
-  }
-}
 
 bool compare(const std::string& op, const Value& a, const Value& b) {
   if (op == "==") return equals(a, b);
@@ -234,10 +223,19 @@ class Renderer {
         }
         return Flow::normal;
       }
-      case StmtKind::set_block: scope.vars[stmt.names[0]] = Value::of(captured(stmt.body, scope, stmt.filters)); return Flow::normal;
-      case StmtKind::macro: scope.vars[stmt.text] = macro_value(stmt); return Flow::normal;
+      case StmtKind::set_block: {  // its body is a scope of its own, as a filter block's and a loop's
+        Scope inner{{}, &scope};
+        std::string text = captured(stmt.body, inner, stmt.filters);
+        scope.vars[stmt.names[0]] = Value::of(std::move(text));
+        return Flow::normal;
+      }
+      case StmtKind::macro: scope.vars[stmt.text] = macro_value(stmt, scope); return Flow::normal;
       case StmtKind::call_block: return call_block(stmt, scope);
-      case StmtKind::filter_block: write(captured(stmt.body, scope, stmt.filters)); return Flow::normal;
+      case StmtKind::filter_block: {
+        Scope inner{{}, &scope};
+        write(captured(stmt.body, inner, stmt.filters));
+        return Flow::normal;
+      }
       case StmtKind::loop_break: return Flow::loop_break;
       case StmtKind::loop_continue: return Flow::loop_continue;
       case StmtKind::generation: {
@@ -293,8 +291,12 @@ class Renderer {
       items = all;
     }
     const int64_t n = static_cast<int64_t>(items.size());
+    bool completed = false;
     for (int64_t i = 0; i < n; ++i) {
-      assign(stmt.names, items[i], inner);
+      // Each pass starts from the enclosing scope: what the body set in the last pass is gone
+      // (Jinja2: `{% set c = c + 1 %}` in a loop gives 1 every pass).
+      Scope pass{{}, &scope};
+      assign(stmt.names, items[i], pass);
       Dict loop;
       loop.items = {{Value::of("index0"), Value::of(i)},
                     {Value::of("index"), Value::of(i + 1)},
@@ -307,19 +309,29 @@ class Renderer {
                     {Value::of("depth0"), Value::of(0)},
                     {Value::of("previtem"), i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
                     {Value::of("nextitem"), i + 1 < n ? items[i + 1] : Value::undefined("there is no next item")}};
-      inner.vars["loop"] = Value::of(std::move(loop));
-      const Flow flow = exec(stmt.body, inner);
+      pass.vars["loop"] = Value::of(std::move(loop));
+      const Flow flow = exec(stmt.body, pass);
+      completed = completed || flow == Flow::normal;
       if (flow == Flow::loop_break) break;
     }
-    if (n == 0) return exec(stmt.else_body, scope);
+    // As Jinja2 compiles it: `else` runs unless some pass through the body reached its end (a
+    // break or continue before the end of every pass leaves it to run too).
+    if (!completed) return exec(stmt.else_body, scope);
     return Flow::normal;
   }
 
   // A macro as a callable: its parameters bound from the call's arguments (defaults evaluated
   // in the macro's scope at the call), `caller` from a call block; returns what it wrote.
-  Value macro_value(const Stmt& macro) {
-    return Value::function([this, &macro](CallArgs& args) -> Value {
-      Scope scope{{}, globals_};
+  // A macro sees the template's top level as it is when called, and the names of the scopes it
+  // was defined in (a loop's item and `loop`) as they were then, as Jinja2's closures do.
+  Value macro_value(const Stmt& macro, const Scope& defined_in) {
+    auto enclosing = std::make_shared<Scope>();
+    for (const Scope* s = &defined_in; s && s != globals_; s = s->parent) {
+      for (const auto& [name, value] : s->vars) enclosing->vars.emplace(name, value);  // the innermost wins
+    }
+    enclosing->parent = globals_;
+    return Value::function([this, &macro, enclosing](CallArgs& args) -> Value {
+      Scope scope{{}, enclosing.get()};
       if (args.positional.size() > macro.params.size()) {
         throw TemplateError("macro '" + macro.text + "' takes " + std::to_string(macro.params.size()) +
                             " argument(s), " + std::to_string(args.positional.size()) + " given");
@@ -520,6 +532,31 @@ RenderedText Template::render(const Dict& variables, const RenderOptions& option
   renderer.globals_ = &top;
   renderer.run(*body_, top);
   return out;
+}
+
+bool contains(const Value& container, const Value& item) {
+  switch (container.kind) {
+    case Kind::string:
+      if (!item.is(Kind::string)) {
+        throw TemplateError(std::string("'in <string>' requires string as left operand, not ") + type_name(item));
+      }
+      return container.text.find(item.text) != std::string::npos;
+    case Kind::list:
+      for (const Value& v : *container.list) {
+        if (equals(v, item)) return true;
+      }
+      return false;
+    case Kind::dict:
+      if (!hashable(item)) throw TemplateError(std::string("unhashable type: '") + type_name(item) + "'");
+      return container.dict->find(item) != nullptr;
+    case Kind::ns: return item.is(Kind::string) && container.ns->find(item.text) != nullptr;
+    case Kind::undefined: return false;
+    default: throw TemplateError(std::string("argument of type '") + type_name(container) + "' is not iterable");
+  }
+}
+
+void fail_if_undefined(const Value& v) {
+  if (v.is(Kind::undefined)) throw TemplateError(v.text.empty() ? "an undefined value where one is needed" : v.text);
 }
 
 }  // namespace st::jinja

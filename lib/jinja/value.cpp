@@ -127,7 +127,7 @@ bool equals(const Value& a, const Value& b) {
 bool less(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) return a.as_double() < b.as_double();
   if (a.is(Kind::string) && b.is(Kind::string)) return a.text < b.text;  // UTF-8 bytes sort as code points
-  if (a.is(Kind::list) && b.is(Kind::list)) {
+  if (a.is(Kind::list) && b.is(Kind::list) && a.tuple == b.tuple) {  // a list and a tuple do not compare
     const List &x = *a.list, &y = *b.list;
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (!equals(x[i], y[i])) return less(x[i], y[i]);
