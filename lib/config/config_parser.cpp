@@ -116,7 +116,8 @@ po::options_description general_options(std::string* config_file) {
   po::options_description general("General", 110, 55);
   general.add_options()
       ("config", po::value<std::string>(config_file),
-       "INI config file ([section] headers, key = value lines); --section.key=value overrides it")
+       "the config: shardtune's INI ([section] headers, key = value lines), or where the usage says so a "
+       "LlamaFactory YAML or a TRL config; --section.key=value (and the tool's own --key value) overrides it")
       ("help", "print this help and exit");
   return general;
 }
@@ -235,8 +236,8 @@ std::string arguments_help(const std::string& usage, const po::options_descripti
   std::ostringstream out;
   out << usage << "\n\n" << general_options(&unused) << "\n";
   if (!command_options.options().empty()) out << command_options << "\n";
-  out << "Config keys: set them in the INI file under [section] as 'key = value', or on the\n"
-         "command line as --section.key=value. Defaults shown as (=value).\n\n";
+  out << "Config keys (shardtune's own): in an INI under [section] as 'key = value', in a YAML as\n"
+         "'section.key: value', or on the command line as --section.key=value. Defaults shown as (=value).\n\n";
   for (const auto& section : schema.sections()) out << section << "\n";
   return out.str();
 }

@@ -64,7 +64,8 @@ case "$case_name" in
     ;;
   config_argument_and_changed_config_refused)
     # The config as the script's argument (a YAML of LlamaFactory's keys and shardtune's own),
-    # srun's MPI plugin from SHARDTUNE_MPI; then the same run directory under a changed config:
+    # srun's MPI plugin from SHARDTUNE_MPI (eval.slurm's too; chain.sh wants the config); then
+    # the same run directory under a changed config:
     # --resume auto continues the same run only, so it is refused with the fix.
     cat >"$work/run.yaml" <<YAML
 stage: dpo
@@ -98,6 +99,18 @@ YAML
     env PATH="$work/bin:$PATH" SHARDTUNE="$bin" SLURM_JOB_ID=4245 \
       bash "$script" run.yaml --progress off >"$work/more.log" 2>&1 || fail "more steps failed: $(tail -5 "$work/more.log")"
     grep -q "resumed from .*step_00000004" "$work/more.log" || fail "more steps did not resume the run"
+    # eval.slurm takes the checkpoints and the tasks as arguments, and srun's plugin from
+    # SHARDTUNE_MPI as launch.slurm does (shardtune stubbed by echo: the command it runs).
+    : >"$work/srun.log"
+    env PATH="$work/bin:$PATH" SHARDTUNE=/bin/echo SHARDTUNE_MPI=pmi2 bash "$ST_SOURCE_DIR/slurm/eval.slurm" \
+      "$work/yaml_run/checkpoints" a.jsonl,b.jsonl --limit 5 >"$work/eval.log" 2>&1 || fail "eval.slurm: $(tail -3 "$work/eval.log")"
+    grep -q '^--mpi=pmi2$' "$work/srun.log" || fail "eval.slurm did not pass SHARDTUNE_MPI: $(cat "$work/srun.log")"
+    grep -q "^eval --checkpoint $work/yaml_run/checkpoints --tasks a.jsonl,b.jsonl --output $work/yaml_run/eval/results.json .* --limit 5$" \
+      "$work/eval.log" || fail "eval.slurm ran: $(cat "$work/eval.log")"
+    # chain.sh without a config refuses before it submits anything.
+    bash "$ST_SOURCE_DIR/slurm/chain.sh" 2 --time=1:00:00 >"$work/chain.log" 2>&1 && fail "chain.sh without a config submitted"
+    grep -q "give the run's config after --: chain.sh 2 --time=1:00:00 -- run.yaml" "$work/chain.log" ||
+      fail "chain.sh's refusal: $(cat "$work/chain.log")"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -158,11 +158,13 @@ SCRIPT
     # Three chained jobs: the first gets USR1 at step 10 (as before its time limit), saves and
     # ends without requeueing itself; the second resumes and completes; the third finds the run
     # complete and ends at once. A fourth, eval.slurm, scores a task on the final checkpoint.
+    # The config as launch.slurm's argument, after chain.sh's --.
     job_options "$work/chain"
+    options=("${options[@]//CONFIG=*,SHARDTUNE=/SHARDTUNE=}")
     fix=${ST_EVAL_FIXTURES:?run through ctest}
     mapfile -t jobs < <(EVAL_TASKS="$fix/mc.jsonl" CHECKPOINTS="$work/chain/checkpoints" \
       EVAL_ARGS="--tokenizer $fix/model --max-length 96" \
-      "$ST_SOURCE_DIR/slurm/chain.sh" 3 "${options[@]}" -- "${arguments[@]}" --train.max_steps=30)
+      "$ST_SOURCE_DIR/slurm/chain.sh" 3 "${options[@]}" -- "$ST_SOURCE_DIR/examples/demo.ini" "${arguments[@]}" --train.max_steps=30)
     [ "${#jobs[@]}" = 4 ] || fail "chain.sh printed ${#jobs[@]} job ids: ${jobs[*]}"
     scontrol show job "${jobs[3]}" | grep -q "Dependency=afterok:${jobs[2]}" || fail "the eval job does not follow job 3"
     scontrol show job "${jobs[2]}" | grep -q "Dependency=afterany:${jobs[1]}" || fail "job 3 does not depend on job 2"
