@@ -239,9 +239,46 @@ case "$case_name" in
     expect_in "$shared/mixed.out" "shardtune differs: '[^']*$sha[^']*' on ranks 0-1 \\(st-n1\\); '[^']*$other[^']*' on ranks 2-3 \\(st-n2\\)"
     [ ! -e "$shared/mixed" ] || fail "training started on mixed installs: $(ls "$shared/mixed")"
     ;;
-  link_down_restarts_on_the_host_left)
-    node_loss cluster_cut_link 1 30 12 10:0.3
-    expect_lost_named "$shared/job.after-fault"
+  yaml_link_down_continues_on_the_rank_left)
+    # A LlamaFactory DPO YAML on 2 hosts x 1 rank (per_device_train_batch_size 4,
+    # gradient_accumulation_steps 1: a global batch of 8) loses host 2's link at step 12:
+    # launch.slurm restarts it on the rank left, which keeps the run's global batch (accumulation
+    # 2, said in the log) and ends as the same YAML uninterrupted on 2 ranks.
+    cluster_start "$shared/cluster" 2
+    synth_data --dir "$shared/data" --pairs 1000
+    cat >"$shared/run.yaml" <<YAML
+stage: dpo
+finetuning_type: full
+model.preset: debug
+data.train: $shared/data/train
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 1
+learning_rate: 1.0e-3
+lr_scheduler_type: constant
+max_steps: 30
+save_steps: 5
+logging_steps: 1
+report_to: none
+YAML
+    yaml_args=(--progress off --dist.timeout_s=10)
+    run --exit 0 env OMP_NUM_THREADS=1 "$mpiexec" -np 2 --oversubscribe "$bin" train "$shared/run.yaml" \
+      --output_dir "$shared/straight" "${yaml_args[@]}"
+    job=$(on_head env ST_TEST_STEP_SECONDS=10:0.3 sbatch --parsable --chdir="$shared" --output="$shared/job.out" \
+      --error="$shared/job.out" --gpus-per-node=0 --cpus-per-task=1 --nodes=1-2 --ntasks=2 --ntasks-per-node=1 \
+      --export=ALL,SHARDTUNE="$bin",SHARDTUNE_STARTUP_TIMEOUT_S=60 "$ST_SOURCE_DIR/slurm/launch.slurm" \
+      "$shared/run.yaml" --output_dir "$shared/job" "${yaml_args[@]}") || fail "sbatch refused launch.slurm"
+    wait_for_step_of_running_job "$shared/job" "$job" 12 900
+    cluster_cut_link 2
+    expect_finished "$shared/job" "$job"
+    sed -n '/training failed/,$p' "$shared/job.out" | grep -v '^\[r.*step [0-9]*/' | head -12
+    expect_in "$shared/job.out" "restarting on the 1 node\\(s\\) left"
+    expect_in "$shared/job.out" "written by 2 rank\\(s\\), now 1\\)"
+    expect_in "$shared/job.out" "train: grad_accum 1 \\($shared/run.yaml:[0-9]+ \\(gradient_accumulation_steps\\)\\) -> 2 keeps the checkpoint's global batch 8 = 4 x 2 x 1 ranks"
+    resumed=$(grep -o 'resumed from [^ ]*step_[0-9]* at step [0-9]*' "$shared/job.out" | tail -1 | awk '{print $NF}')
+    [ -n "$resumed" ] && [ "$resumed" -ge 10 ] || fail "the restart did not resume from the step-10 checkpoint or later"
+    expect_checkpoints_intact "$shared/job"
+    same_metrics --expected "$shared/straight/metrics.jsonl" --actual "$shared/job/metrics.jsonl" --tolerance 1e-5 \
+      --from-step "$((resumed + 1))"
     ;;
   ranks_killed_restart_on_both_hosts)
     node_loss cluster_kill_ranks 2 30 12 10:0.3
