@@ -141,7 +141,7 @@ INI
     expect_output "data: 270 training pairs, 30 validation pairs"
     ;;
   yaml_resumes_on_other_rank_counts)
-    # A LlamaFactory DPO YAML trained on 2 ranks (gradient_accumulation_steps 2: a global batch of
+    # A LlamaFactory DPO YAML (then a TRL one) trained on 2 ranks (gradient_accumulation_steps 2: a global batch of
     # 8), resumed from its step-3 checkpoint on 1 rank and on 4 (a lost node, a bigger
     # allocation): the accumulation follows the checkpoint's global batch and the run continues
     # as the uninterrupted one, to the summation order's rounding.
@@ -174,6 +174,26 @@ YAML
       same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/on_$ranks/metrics.jsonl" \
         --tolerance "$other_order_metrics" --from-step 4
     done
+    # A TRL config the same way (TRL's gradient_accumulation_steps, its default 1 here).
+    for i in 1 2 3 4 5 6 7 8; do
+      echo "{\"prompt\": [{\"role\": \"user\", \"content\": \"Question $i?\"}], \"chosen\": [{\"role\": \"assistant\", \"content\": \"Good $i.\"}], \"rejected\": [{\"role\": \"assistant\", \"content\": \"Bad $i.\"}]}"
+    done >"$work/preference.jsonl"
+    cat >"$work/trl.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/preference.jsonl
+per_device_train_batch_size: 2
+max_steps: 4
+save_steps: 2
+logging_steps: 1
+output_dir: $work/trl_straight
+report_to: none
+YAML
+    run --exit 0 "$mpiexec" -np 2 "$bin" train dpo "$work/trl.yaml" --progress off
+    run --exit 0 "$bin" train dpo "$work/trl.yaml" --output_dir "$work/trl_on_1" \
+      --resume "$work/trl_straight/checkpoints/step_00000002" --progress off
+    expect_output "train: grad_accum 1 \\(TRL's default \\(gradient_accumulation_steps\\)\\) -> 2 keeps the checkpoint's global batch 4 = 2 x 2 x 1 ranks"
+    same_metrics --expected "$work/trl_straight/metrics.jsonl" --actual "$work/trl_on_1/metrics.jsonl" \
+      --tolerance "$other_order_metrics" --from-step 3
     ;;
   example_yamls_dry_run_or_are_refused)
     # LlamaFactory's own example YAMLs (tests/data/llamafactory-examples, SOURCE.md), their model
