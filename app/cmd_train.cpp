@@ -107,7 +107,8 @@ int run_train(std::vector<std::string> args, int& argc, char**& argv) {
       if (world.rank() == 0) {
         std::cout << config_help(
             "usage: shardtune train run.yaml [--key value ...]                 a LlamaFactory YAML, as llamafactory-cli train\n"
-            "       shardtune train sft|dpo|kto|reward --config x.yaml [...]   a TRL config, as trl dpo --config x.yaml\n"
+            "       shardtune train " + enum_choices<TrlTrainer>() +
+                " --config x.yaml [...]   a TRL config, as trl dpo --config x.yaml\n"
             "       shardtune train --config run.ini [--section.key=value ...]  shardtune's own INI\n"
             "Switches (--dry-run, --print-config, --resume auto) go before or after the config; flags after it\n"
             "override its keys in the tool's words or shardtune's (--learning_rate 1e-4, --optim.lr=1e-4).\n"

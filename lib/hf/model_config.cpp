@@ -547,6 +547,28 @@ ModelConfig parse_model_config(const json& original, const std::string& original
   return config;
 }
 
+std::string checkpoint_model_type(const ModelConfig& config) {
+  if (config.multimodal_text) {
+    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
+      if (wrapper.text_type == config.model_type) return wrapper.model_type;
+    }
+  }
+  return enum_name(config.model_type);
+}
+
+const char* peft_default_target_modules(const ModelConfig& config) {
+  if (config.multimodal_text) {
+    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
+      if (wrapper.text_type == config.model_type) return wrapper.peft_target_modules;
+    }
+    return nullptr;
+  }
+  for (const PeftDefaultTargets& row : kPeftDefaultTargets) {
+    if (row.type == config.model_type) return row.modules;
+  }
+  return nullptr;
+}
+
 ModelConfig load_model_config(const std::string& path) {
   namespace fs = std::filesystem;
   const bool names_file = fs::path(path).extension() == ".json" && !fs::is_directory(path);

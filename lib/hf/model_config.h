@@ -121,6 +121,13 @@ struct ModelConfig {
 // Parses config.json text; `source` (the file path) prefixes every error message.
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& source);
 // Reads <path> (a config.json file or a directory holding one). Throws ModelError.
+// config.json's model_type as the checkpoint writes it: the image-text wrapper's for its language
+// model (gemma3), else the family's.
+std::string checkpoint_model_type(const ModelConfig& config);
+// PEFT 0.21's default target modules for the checkpoint (kPeftDefaultTargets), nullptr where
+// PEFT has none.
+const char* peft_default_target_modules(const ModelConfig& config);
+
 ModelConfig load_model_config(const std::string& path);
 // Throws ModelError naming `path` for 4-bit weights, which a run trains on only as a QLoRA base.
 void require_full_precision(const ModelConfig& config, const std::string& path);

@@ -87,6 +87,18 @@ inline constexpr FamilySpec kFamilies[] = {
          "tie_word_embeddings": true, "hidden_activation": "gelu_pytorch_tanh", "bos_token_id": 2,
          "eos_token_id": 1, "pad_token_id": 0})"}};
 
+// PEFT 0.21's target modules where LoraConfig names none (TRL 1.16's use_peft without
+// lora_target_modules), by model_type, as its TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
+// lists them (lora.target_modules words). A family not here has none there: PEFT raises
+// "Please specify `target_modules`".
+struct PeftDefaultTargets {
+  ModelType type;
+  const char* modules;
+};
+inline constexpr PeftDefaultTargets kPeftDefaultTargets[] = {
+    {ModelType::llama, "q,v"}, {ModelType::qwen2, "q,v"},   {ModelType::mistral, "q,v"},
+    {ModelType::qwen3, "q,v"}, {ModelType::mixtral, "q,v"}, {ModelType::gemma3_text, "q,v"}};
+
 // Image-text checkpoints whose language model is a family above (Gemma3ForConditionalGeneration):
 // config.json's text_config is that family's config (its wrapper's token ids where it has none),
 // the weights sit under language_model (hf/expert_checkpoint.h reads them by the text model's
@@ -94,6 +106,7 @@ inline constexpr FamilySpec kFamilies[] = {
 struct MultimodalWrapper {
   const char* model_type;
   ModelType text_type;
+  const char* peft_target_modules = nullptr;  // as kPeftDefaultTargets, for the wrapper's model_type
 };
 inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text}};
 

@@ -103,24 +103,6 @@ std::vector<std::pair<std::string, std::string>> defaults_of(TrlTrainer trainer)
           {"use_bnb_nested_quant", "false"}};
 }
 
-// PEFT 0.21's target modules when LoraConfig's target_modules is None (TRL 1.16's
-// lora_target_modules default), by the model's model_type
-// (TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); nullptr where PEFT has none and raises
-// "Please specify `target_modules`". An image-text checkpoint is PEFT's wrapper type (gemma3: none).
-const char* peft_default_target_modules(const ModelConfig& model) {
-  if (model.multimodal_text) return nullptr;
-  switch (model.model_type) {
-    case ModelType::llama:
-    case ModelType::qwen2:
-    case ModelType::mistral:
-    case ModelType::qwen3:
-    case ModelType::mixtral:
-    case ModelType::gemma3_text: return "q,v";
-    case ModelType::qwen3_moe: return nullptr;
-  }
-  return nullptr;
-}
-
 // use_peft without lora_target_modules: PEFT's default for the model's type, said at start. A
 // model that cannot be read is left to the loader, which names the problem.
 void peft_default_targets(ForeignTranslator& t) {
@@ -131,7 +113,7 @@ void peft_default_targets(ForeignTranslator& t) {
   } catch (const std::exception&) {
     return;
   }
-  const std::string type = model.multimodal_text ? "its image-text wrapper's" : enum_name(model.model_type);
+  const std::string type = checkpoint_model_type(model);
   const char* targets = peft_default_target_modules(model);
   if (targets == nullptr) {
     t.refuse("use_peft", "without lora_target_modules PEFT 0.21 has no default target modules for model_type " + type +
@@ -140,7 +122,7 @@ void peft_default_targets(ForeignTranslator& t) {
     return;
   }
   t.derive("lora.target_modules", targets, "use_peft without lora_target_modules: PEFT 0.21's default for model_type " +
-                                               type + " (q_proj, v_proj)");
+                                               type);
   t.note("use_peft", std::string("adapters on ") + targets + ": PEFT 0.21's default target modules for model_type " +
                          type + ", as TRL 1.16 passes no lora_target_modules");
 }

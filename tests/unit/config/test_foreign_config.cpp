@@ -17,23 +17,10 @@
 namespace st {
 namespace {
 
+using testing::config_error;
+using testing::has;
 using testing::parse;
-
-// A YAML config file under /tmp, removed when the object dies.
-struct TempYaml : testing::TempIni {
-  explicit TempYaml(const std::string& text) : TempIni(text, ".yaml") {}
-};
-
-std::string config_error(const std::vector<std::string>& args) {
-  try {
-    parse(args);
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::TempYaml;
 
 // LlamaFactory's examples/train_lora/qwen3_lora_dpo.yaml, its keys as written there.
 const char* kLoraDpo = R"(### model

@@ -18,22 +18,10 @@
 namespace st {
 namespace {
 
+using testing::config_error;
+using testing::has;
 using testing::parse;
-
-struct TempYaml : testing::TempIni {
-  explicit TempYaml(const std::string& text) : TempIni(text, ".yaml") {}
-};
-
-std::string config_error(const std::vector<std::string>& args) {
-  try {
-    parse(args);
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return "(no error)";
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using testing::TempYaml;
 
 bool noted(const ConfigArguments& parsed, const std::string& part) {
   for (const std::string& note : parsed.notes) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "train/train_arguments.h"
+#include "util/errors.h"
 
 namespace st::testing {
 
@@ -34,5 +35,22 @@ inline ConfigArguments parse(std::vector<std::string> args) {
   static const po::options_description no_options;
   return parse_config_arguments(args, no_options);
 }
+
+// A YAML config file under /tmp, removed when the object dies.
+struct TempYaml : TempIni {
+  explicit TempYaml(const std::string& text) : TempIni(text, ".yaml") {}
+};
+
+// What parsing `args` refuses (a ConfigError's text), or "(no error)".
+inline std::string config_error(const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace st::testing
