@@ -18,10 +18,7 @@
 namespace st {
 namespace {
 
-using testing::config_error;
-using testing::has;
-using testing::parse;
-using testing::TempYaml;
+using namespace testing;  // parse, config_error, has, TempYaml
 
 bool noted(const ConfigArguments& parsed, const std::string& part) {
   for (const std::string& note : parsed.notes) {
