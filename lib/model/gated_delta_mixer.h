@@ -1,0 +1,44 @@
+// Gated DeltaNet, the linear-attention token mixer of the hybrid Qwen3.5 / Qwen3.6 layers (beside
+// attention, chosen per layer): in_proj_qkv -> depthwise causal conv1d (kernel 4) + SiLU ->
+// q, k (L2-normalised, q scaled by Dk^-1/2, each key head serving value_heads / key_heads value
+// heads) and v; beta = sigmoid(in_proj_b), decay g = -exp(A_log) softplus(in_proj_a + dt_bias);
+// the gated delta rule (model/gated_delta_rule.h); RMSNorm per value head gated by
+// silu(in_proj_z); out_proj. As transformers' Qwen3_5GatedDeltaNet on rows without a cache.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace st {
+
+struct GatedDeltaShape {
+  int64_t key_heads = 0, value_heads = 0;        // linear_num_key_heads, linear_num_value_heads
+  int64_t key_head_dim = 0, value_head_dim = 0;  // linear_key_head_dim, linear_value_head_dim
+  int64_t conv_kernel = 4;                       // linear_conv_kernel_dim
+  double norm_eps = 1e-6;                        // rms_norm_eps
+  int64_t chunk = 64;                            // tokens per chunk of the delta rule
+  int64_t key_dim() const { return key_heads * key_head_dim; }
+  int64_t value_dim() const { return value_heads * value_head_dim; }
+  int64_t conv_channels() const { return 2 * key_dim() + value_dim(); }
+};
+
+// The checkpoint's tensors of one layer's linear_attn, by their names there.
+struct GatedDeltaWeights {
+  at::Tensor in_proj_qkv;  // [2 key_dim + value_dim, hidden]: q, k, v channels in that order
+  at::Tensor in_proj_z;    // [value_dim, hidden]
+  at::Tensor in_proj_b;    // [value_heads, hidden]
+  at::Tensor in_proj_a;    // [value_heads, hidden]
+  at::Tensor conv1d;       // [conv_channels, 1, kernel] (or [conv_channels, kernel]), no bias
+  at::Tensor dt_bias;      // [value_heads]
+  at::Tensor A_log;        // [value_heads]
+  at::Tensor norm;         // [value_head_dim]: the gated RMSNorm's weight
+  at::Tensor out_proj;     // [hidden, value_dim]
+};
+
+// hidden [B, T, hidden] -> [B, T, hidden] in hidden's dtype; every row one sequence from its
+// start (the conv window and the state begin at zero). Differentiable in the hidden states and
+// every weight. A row's right padding does not reach its real tokens (the mixer is causal).
+at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& weights, const GatedDeltaShape& shape);
+
+}  // namespace st
