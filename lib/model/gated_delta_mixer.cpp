@@ -18,15 +18,33 @@ at::Tensor causal_conv_silu(const at::Tensor& x, const at::Tensor& weight, int64
   return at::silu(out.narrow(2, 0, x.size(2)));
 }
 
+// The same over packed sequences: x [1, C, N] (N flattened tokens), each token's window cut at its
+// sequence's start (`sequence` [N]: the sequence each token belongs to).
+at::Tensor packed_causal_conv_silu(const at::Tensor& x, const at::Tensor& weight, int64_t kernel,
+                                   const at::Tensor& sequence) {
+  const at::Tensor w = (weight.dim() == 3 ? weight.squeeze(1) : weight).to(x.scalar_type());  // [C, K]
+  at::Tensor out = at::zeros_like(x);
+  const int64_t n = x.size(2);
+  for (int64_t back = 0; back < kernel && back < n; ++back) {  // the tap `back` tokens before
+    const at::Tensor same = sequence.narrow(0, back, n - back).eq(sequence.narrow(0, 0, n - back)).to(x.scalar_type());
+    const at::Tensor tap = x.narrow(2, 0, n - back) * same * w.select(1, kernel - 1 - back).unsqueeze(-1);
+    out = out + at::constant_pad_nd(tap, {back, 0});
+  }
+  return at::silu(out);
+}
+
 // transformers' l2norm (as the FLA library): x / sqrt(sum x^2 + 1e-6), in the computing dtype.
 at::Tensor l2_normalised(const at::Tensor& x) { return x * at::rsqrt((x * x).sum(-1, true) + 1e-6); }
 
 }  // namespace
 
-at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& w, const GatedDeltaShape& s) {
-  if (hidden.dim() != 3 || s.value_heads % s.key_heads != 0) {
+at::Tensor gated_delta_mixer(const at::Tensor& hidden_rows, const GatedDeltaWeights& w, const GatedDeltaShape& s,
+                             const std::vector<int64_t>* sequence_starts) {
+  if (hidden_rows.dim() != 3 || s.value_heads % s.key_heads != 0) {
     throw ModelError("gated_delta_mixer: expected hidden [B, T, hidden] and value heads a multiple of key heads");
   }
+  // Packed rows run as one row of their flattened tokens, cut into sequences.
+  const at::Tensor hidden = sequence_starts ? hidden_rows.reshape({1, -1, hidden_rows.size(2)}) : hidden_rows;
   const int64_t batch = hidden.size(0), length = hidden.size(1);
   const at::ScalarType compute = hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   // The projections in the model's dtype, as nn.Linear runs them.
@@ -34,7 +52,22 @@ at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& 
   const at::Tensor z = at::matmul(hidden, w.in_proj_z.t());         // [B, T, value_dim]
   const at::Tensor b = at::matmul(hidden, w.in_proj_b.t());         // [B, T, Hv]
   const at::Tensor a = at::matmul(hidden, w.in_proj_a.t());         // [B, T, Hv]
-  const at::Tensor conv = causal_conv_silu(mixed.transpose(1, 2), w.conv1d, s.conv_kernel).transpose(1, 2);
+  at::Tensor sequence;  // packed: the sequence of each token
+  if (sequence_starts) {
+    const std::vector<int64_t>& starts = *sequence_starts;
+    if (starts.size() < 2 || starts.front() != 0 || starts.back() != length) {
+      throw ModelError("gated_delta_mixer: sequence_starts must run from 0 to the row's tokens");
+    }
+    std::vector<int64_t> ids(static_cast<size_t>(length));
+    for (size_t i = 0; i + 1 < starts.size(); ++i) {
+      for (int64_t t = starts[i]; t < starts[i + 1]; ++t) ids[static_cast<size_t>(t)] = static_cast<int64_t>(i);
+    }
+    sequence = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(hidden.device());
+  }
+  const at::Tensor conv =
+      (sequence.defined() ? packed_causal_conv_silu(mixed.transpose(1, 2), w.conv1d, s.conv_kernel, sequence)
+                          : causal_conv_silu(mixed.transpose(1, 2), w.conv1d, s.conv_kernel))
+          .transpose(1, 2);
   const auto heads = [&](const at::Tensor& x, int64_t count, int64_t dim) {  // [B, T, n*d] -> [B, n, T, d]
     return x.reshape({batch, length, count, dim}).transpose(1, 2).to(compute);
   };
@@ -53,14 +86,32 @@ at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& 
   in.beta = at::sigmoid(b).transpose(1, 2).to(compute);
   // g in fp32 at least, as transformers computes it (an fp16 A would overflow).
   in.g = (-w.A_log.to(compute).exp() * at::softplus(a.to(compute) + w.dt_bias.to(compute))).transpose(1, 2);
-  const at::Tensor core = gated_delta_rule_chunked(in, s.chunk).out.to(hidden.scalar_type());  // [B, Hv, T, Dv]
+  at::Tensor core;  // [B, Hv, T, Dv]
+  if (!sequence.defined()) {
+    core = gated_delta_rule_chunked(in, s.chunk).out.to(hidden.scalar_type());
+  } else {  // each sequence from a zero state
+    std::vector<at::Tensor> parts;
+    const std::vector<int64_t>& starts = *sequence_starts;
+    for (size_t i = 0; i + 1 < starts.size(); ++i) {
+      const int64_t begin = starts[i], count = starts[i + 1] - starts[i];
+      if (count == 0) continue;
+      GatedDeltaInputs one;
+      one.q = in.q.narrow(2, begin, count);
+      one.k = in.k.narrow(2, begin, count);
+      one.v = in.v.narrow(2, begin, count);
+      one.g = in.g.narrow(2, begin, count);
+      one.beta = in.beta.narrow(2, begin, count);
+      parts.push_back(gated_delta_rule_chunked(one, s.chunk).out);
+    }
+    core = at::cat(parts, 2).to(hidden.scalar_type());
+  }
 
   // RMSNorm per value head in fp32, the weight applied in the model's dtype, gated by silu(z).
   const at::Tensor x = core.transpose(1, 2).to(compute);  // [B, T, Hv, Dv]
   const at::Tensor normed = (x * at::rsqrt(x.pow(2).mean(-1, true) + s.norm_eps)).to(hidden.scalar_type());
   const at::Tensor gate = at::silu(z.reshape({batch, length, s.value_heads, s.value_head_dim}).to(compute));
   const at::Tensor gated = ((w.norm * normed).to(compute) * gate).to(hidden.scalar_type());
-  return at::matmul(gated.reshape({batch, length, s.value_dim()}), w.out_proj.t());
+  return at::matmul(gated.reshape({batch, length, s.value_dim()}), w.out_proj.t()).reshape(hidden_rows.sizes());
 }
 
 }  // namespace st

@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace st {
 
@@ -36,9 +37,13 @@ struct GatedDeltaWeights {
   at::Tensor out_proj;     // [hidden, value_dim]
 };
 
-// hidden [B, T, hidden] -> [B, T, hidden] in hidden's dtype; every row one sequence from its
-// start (the conv window and the state begin at zero). Differentiable in the hidden states and
-// every weight. A row's right padding does not reach its real tokens (the mixer is causal).
-at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& weights, const GatedDeltaShape& shape);
+// hidden [B, T, hidden] -> [B, T, hidden] in hidden's dtype. Differentiable in the hidden states
+// and every weight. Without `sequence_starts` every row is one sequence from its start (the conv
+// window and the state begin at zero; right padding never reaches the real tokens: the mixer is
+// causal). With them, packed rows: the offsets into the row-major flattened tokens [B * T] where
+// a sequence begins (ascending, every row's start among them, B * T last): at each the conv
+// window and the recurrent state begin again, so no sequence sees another's tokens.
+at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& weights, const GatedDeltaShape& shape,
+                             const std::vector<int64_t>* sequence_starts = nullptr);
 
 }  // namespace st
