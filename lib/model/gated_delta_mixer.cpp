@@ -38,36 +38,25 @@ at::Tensor l2_normalised(const at::Tensor& x) { return x * at::rsqrt((x * x).sum
 
 }  // namespace
 
-at::Tensor gated_delta_mixer(const at::Tensor& hidden_rows, const GatedDeltaWeights& w, const GatedDeltaShape& s,
-                             const std::vector<int64_t>* sequence_starts) {
-  if (hidden_rows.dim() != 3 || s.value_heads % s.key_heads != 0) {
-    throw ModelError("gated_delta_mixer: expected hidden [B, T, hidden] and value heads a multiple of key heads");
-  }
-  // Packed rows run as one row of their flattened tokens, cut into sequences.
-  const at::Tensor hidden = sequence_starts ? hidden_rows.reshape({1, -1, hidden_rows.size(2)}) : hidden_rows;
-  const int64_t batch = hidden.size(0), length = hidden.size(1);
-  const at::ScalarType compute = hidden.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  // The projections in the model's dtype, as nn.Linear runs them.
-  const at::Tensor mixed = at::matmul(hidden, w.in_proj_qkv.t());  // [B, T, C]
-  const at::Tensor z = at::matmul(hidden, w.in_proj_z.t());         // [B, T, value_dim]
-  const at::Tensor b = at::matmul(hidden, w.in_proj_b.t());         // [B, T, Hv]
-  const at::Tensor a = at::matmul(hidden, w.in_proj_a.t());         // [B, T, Hv]
-  at::Tensor sequence;  // packed: the sequence of each token
-  if (sequence_starts) {
-    const std::vector<int64_t>& starts = *sequence_starts;
-    if (starts.size() < 2 || starts.front() != 0 || starts.back() != length) {
-      throw ModelError("gated_delta_mixer: sequence_starts must run from 0 to the row's tokens");
-    }
-    std::vector<int64_t> ids(static_cast<size_t>(length));
-    for (size_t i = 0; i + 1 < starts.size(); ++i) {
-      for (int64_t t = starts[i]; t < starts[i + 1]; ++t) ids[static_cast<size_t>(t)] = static_cast<int64_t>(i);
-    }
-    sequence = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(hidden.device());
-  }
-  const at::Tensor conv =
-      (sequence.defined() ? packed_causal_conv_silu(mixed.transpose(1, 2), w.conv1d, s.conv_kernel, sequence)
-                          : causal_conv_silu(mixed.transpose(1, 2), w.conv1d, s.conv_kernel))
-          .transpose(1, 2);
+namespace {
+
+struct Projections {
+  at::Tensor mixed, z, b, a;  // [B, T, C], [B, T, value_dim], [B, T, Hv] x 2: in the model's dtype, as nn.Linear
+};
+
+Projections project(const at::Tensor& hidden, const GatedDeltaWeights& w) {
+  return {at::matmul(hidden, w.in_proj_qkv.t()), at::matmul(hidden, w.in_proj_z.t()), at::matmul(hidden, w.in_proj_b.t()),
+          at::matmul(hidden, w.in_proj_a.t())};
+}
+
+// From the convolved q, k, v channels conv [B, T, C] on: the heads, the delta rule (each
+// sequence of `starts` from a zero state when given, else each row from `initial_state`), the
+// gated norm and out_proj. `final_state` receives the rule's state at the end (rows only).
+at::Tensor mix_after_conv(const at::Tensor& conv, const Projections& p, const GatedDeltaWeights& w,
+                          const GatedDeltaShape& s, at::ScalarType dtype, const std::vector<int64_t>* starts,
+                          const at::Tensor& initial_state, at::Tensor* final_state) {
+  const int64_t batch = conv.size(0), length = conv.size(1);
+  const at::ScalarType compute = dtype == at::kDouble ? at::kDouble : at::kFloat;
   const auto heads = [&](const at::Tensor& x, int64_t count, int64_t dim) {  // [B, T, n*d] -> [B, n, T, d]
     return x.reshape({batch, length, count, dim}).transpose(1, 2).to(compute);
   };
@@ -83,17 +72,19 @@ at::Tensor gated_delta_mixer(const at::Tensor& hidden_rows, const GatedDeltaWeig
   in.q = l2_normalised(q) * std::pow(static_cast<double>(s.key_head_dim), -0.5);
   in.k = l2_normalised(k);
   in.v = v;
-  in.beta = at::sigmoid(b).transpose(1, 2).to(compute);
+  in.beta = at::sigmoid(p.b).transpose(1, 2).to(compute);
   // g in fp32 at least, as transformers computes it (an fp16 A would overflow).
-  in.g = (-w.A_log.to(compute).exp() * at::softplus(a.to(compute) + w.dt_bias.to(compute))).transpose(1, 2);
+  in.g = (-w.A_log.to(compute).exp() * at::softplus(p.a.to(compute) + w.dt_bias.to(compute))).transpose(1, 2);
+  in.initial_state = initial_state;
   at::Tensor core;  // [B, Hv, T, Dv]
-  if (!sequence.defined()) {
-    core = gated_delta_rule_chunked(in, s.chunk).out.to(hidden.scalar_type());
+  if (!starts) {
+    GatedDeltaOutputs rule = gated_delta_rule_chunked(in, s.chunk);
+    core = rule.out.to(dtype);
+    if (final_state) *final_state = rule.final_state;
   } else {  // each sequence from a zero state
     std::vector<at::Tensor> parts;
-    const std::vector<int64_t>& starts = *sequence_starts;
-    for (size_t i = 0; i + 1 < starts.size(); ++i) {
-      const int64_t begin = starts[i], count = starts[i + 1] - starts[i];
+    for (size_t i = 0; i + 1 < starts->size(); ++i) {
+      const int64_t begin = (*starts)[i], count = (*starts)[i + 1] - (*starts)[i];
       if (count == 0) continue;
       GatedDeltaInputs one;
       one.q = in.q.narrow(2, begin, count);
@@ -103,15 +94,66 @@ at::Tensor gated_delta_mixer(const at::Tensor& hidden_rows, const GatedDeltaWeig
       one.beta = in.beta.narrow(2, begin, count);
       parts.push_back(gated_delta_rule_chunked(one, s.chunk).out);
     }
-    core = at::cat(parts, 2).to(hidden.scalar_type());
+    core = at::cat(parts, 2).to(dtype);
   }
-
   // RMSNorm per value head in fp32, the weight applied in the model's dtype, gated by silu(z).
   const at::Tensor x = core.transpose(1, 2).to(compute);  // [B, T, Hv, Dv]
-  const at::Tensor normed = (x * at::rsqrt(x.pow(2).mean(-1, true) + s.norm_eps)).to(hidden.scalar_type());
-  const at::Tensor gate = at::silu(z.reshape({batch, length, s.value_heads, s.value_head_dim}).to(compute));
-  const at::Tensor gated = ((w.norm * normed).to(compute) * gate).to(hidden.scalar_type());
-  return at::matmul(gated.reshape({batch, length, s.value_dim()}), w.out_proj.t()).reshape(hidden_rows.sizes());
+  const at::Tensor normed = (x * at::rsqrt(x.pow(2).mean(-1, true) + s.norm_eps)).to(dtype);
+  const at::Tensor gate = at::silu(p.z.reshape({batch, length, s.value_heads, s.value_head_dim}).to(compute));
+  const at::Tensor gated = ((w.norm * normed).to(compute) * gate).to(dtype);
+  return at::matmul(gated.reshape({batch, length, s.value_dim()}), w.out_proj.t());
+}
+
+void check_shape(const at::Tensor& hidden, const GatedDeltaShape& s) {
+  if (hidden.dim() != 3 || s.value_heads % s.key_heads != 0) {
+    throw ModelError("gated_delta_mixer: expected hidden [B, T, hidden] and value heads a multiple of key heads");
+  }
+}
+
+}  // namespace
+
+at::Tensor gated_delta_mixer(const at::Tensor& hidden_rows, const GatedDeltaWeights& w, const GatedDeltaShape& s,
+                             const std::vector<int64_t>* sequence_starts) {
+  check_shape(hidden_rows, s);
+  // Packed rows run as one row of their flattened tokens, cut into sequences.
+  const at::Tensor hidden = sequence_starts ? hidden_rows.reshape({1, -1, hidden_rows.size(2)}) : hidden_rows;
+  const int64_t length = hidden.size(1);
+  const Projections p = project(hidden, w);
+  at::Tensor conv;
+  if (sequence_starts) {
+    const std::vector<int64_t>& starts = *sequence_starts;
+    if (starts.size() < 2 || starts.front() != 0 || starts.back() != length) {
+      throw ModelError("gated_delta_mixer: sequence_starts must run from 0 to the row's tokens");
+    }
+    std::vector<int64_t> ids(static_cast<size_t>(length));
+    for (size_t i = 0; i + 1 < starts.size(); ++i) {
+      for (int64_t t = starts[i]; t < starts[i + 1]; ++t) ids[static_cast<size_t>(t)] = static_cast<int64_t>(i);
+    }
+    const at::Tensor sequence = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(hidden.device());
+    conv = packed_causal_conv_silu(p.mixed.transpose(1, 2), w.conv1d, s.conv_kernel, sequence).transpose(1, 2);
+  } else {
+    conv = causal_conv_silu(p.mixed.transpose(1, 2), w.conv1d, s.conv_kernel).transpose(1, 2);
+  }
+  return mix_after_conv(conv, p, w, s, hidden.scalar_type(), sequence_starts, at::Tensor(), nullptr)
+      .reshape(hidden_rows.sizes());
+}
+
+GatedDeltaStep gated_delta_mixer_step(const at::Tensor& hidden, const GatedDeltaWeights& w, const GatedDeltaShape& s,
+                                      const GatedDeltaCarry& from) {
+  check_shape(hidden, s);
+  const int64_t batch = hidden.size(0), length = hidden.size(1), history = s.conv_kernel - 1;
+  const Projections p = project(hidden, w);
+  // The conv reads the carried inputs (zeros at a sequence's start) before this part's own.
+  const at::Tensor before = from.conv_inputs.defined()
+                                ? from.conv_inputs.to(p.mixed.scalar_type())
+                                : at::zeros({batch, history, p.mixed.size(2)}, p.mixed.options());
+  const at::Tensor inputs = at::cat({before, p.mixed}, 1);  // [B, history + T, C]
+  const at::Tensor conv =
+      causal_conv_silu(inputs.transpose(1, 2), w.conv1d, s.conv_kernel).transpose(1, 2).narrow(1, history, length);
+  GatedDeltaStep step;
+  step.out = mix_after_conv(conv, p, w, s, hidden.scalar_type(), nullptr, from.state, &step.carry.state);
+  step.carry.conv_inputs = inputs.narrow(1, length, history);
+  return step;
 }
 
 }  // namespace st

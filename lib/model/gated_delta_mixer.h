@@ -46,4 +46,20 @@ struct GatedDeltaWeights {
 at::Tensor gated_delta_mixer(const at::Tensor& hidden, const GatedDeltaWeights& weights, const GatedDeltaShape& shape,
                              const std::vector<int64_t>* sequence_starts = nullptr);
 
+// What a sequence's next part continues from: the last conv_kernel - 1 inputs of the conv (the
+// in_proj_qkv outputs) and the delta rule's state. Undefined members: a sequence's start (zeros).
+struct GatedDeltaCarry {
+  at::Tensor conv_inputs;  // [B, conv_kernel - 1, conv_channels]
+  at::Tensor state;        // [B, value_heads, key_head_dim, value_head_dim]
+};
+struct GatedDeltaStep {
+  at::Tensor out;         // [B, T, hidden]
+  GatedDeltaCarry carry;  // where this part ends
+};
+// The mixer on one part of each row's sequence, continuing from `from`: a prompt's carry feeds
+// each of its completions (prompt sharing), gradients flowing through it into the prompt. The
+// parts chained give the whole sequence's output.
+GatedDeltaStep gated_delta_mixer_step(const at::Tensor& hidden, const GatedDeltaWeights& weights,
+                                      const GatedDeltaShape& shape, const GatedDeltaCarry& from = {});
+
 }  // namespace st

@@ -1,6 +1,7 @@
-// Gated DeltaNet's token mixer on packed rows (model/gated_delta_mixer.h): each sequence of a
-// packed row gives what it gives alone (the conv window and the recurrent state restart at its
-// start), in float64. transformers' own layer is the oracle of the unpacked mixer
+// Gated DeltaNet's token mixer on packed rows and in parts (model/gated_delta_mixer.h): each
+// sequence of a packed row gives what it gives alone (the conv window and the recurrent state
+// restart at its start); a sequence in parts chained by their carry gives the whole, and a
+// prompt's carry feeds each completion with gradients through it, in float64. transformers' own layer is the oracle of the unpacked mixer
 // (oracle_gated_delta_mixer). Bound: the same operations on the same values, chunked from another
 // offset: float64 rounding of sums of a few hundred terms, below 1e-13 of the scale; 1e-10 is
 // over 1000x that (measured: at most 2.6e-15; the same row unpacked differs by 0.93).
@@ -86,6 +87,50 @@ TEST(GatedDeltaMixer, PackedRowsAreDifferentiableInEveryWeight) {
     ASSERT_TRUE(leaf->grad().defined());
     EXPECT_GT(leaf->grad().abs().sum().item<double>(), 0.0);
   }
+}
+
+// A sequence in parts, each continuing from the last one's carry (the conv inputs and the state),
+// gives the whole; parts shorter than the conv window included.
+TEST(GatedDeltaMixer, PartsChainedThroughTheirCarryGiveTheWholeSequence) {
+  const Layer l = random_layer(12);
+  const at::Tensor whole = at::randn({2, 90, 12}, at::kDouble);
+  const at::Tensor reference = gated_delta_mixer(whole, l.weights, l.shape);
+  GatedDeltaCarry carry;
+  std::vector<at::Tensor> parts;
+  int64_t begin = 0;
+  for (const int64_t count : {2, 1, 40, 47}) {
+    const GatedDeltaStep step = gated_delta_mixer_step(whole.narrow(1, begin, count), l.weights, l.shape, carry);
+    parts.push_back(step.out);
+    carry = step.carry;
+    begin += count;
+  }
+  EXPECT_LE(relative(at::cat(parts, 1), reference), 1e-10);
+  EXPECT_EQ(carry.conv_inputs.sizes(), (std::vector<int64_t>{2, 3, l.shape.conv_channels()}));
+}
+
+// Prompt sharing: the prompt's carry feeds both completions; their outputs and the prompt's
+// gradient (through the carry, from both) equal those of the two whole sequences.
+TEST(GatedDeltaMixer, APromptsCarryFeedsEachCompletionWithGradientsThroughIt) {
+  const Layer l = random_layer(12);
+  const at::Tensor prompt0 = at::randn({1, 30, 12}, at::kDouble);
+  const at::Tensor chosen = at::randn({1, 17, 12}, at::kDouble), rejected = at::randn({1, 25, 12}, at::kDouble);
+  const at::Tensor weight_chosen = at::randn({1, 17, 12}, at::kDouble), weight_rejected = at::randn({1, 25, 12}, at::kDouble);
+
+  at::Tensor prompt = prompt0.clone().requires_grad_(true);
+  const GatedDeltaStep shared = gated_delta_mixer_step(prompt, l.weights, l.shape);
+  const at::Tensor out_chosen = gated_delta_mixer_step(chosen, l.weights, l.shape, shared.carry).out;
+  const at::Tensor out_rejected = gated_delta_mixer_step(rejected, l.weights, l.shape, shared.carry).out;
+  ((out_chosen * weight_chosen).sum() + (out_rejected * weight_rejected).sum()).backward();
+  const at::Tensor shared_grad = prompt.grad().clone();
+
+  at::Tensor prompt_a = prompt0.clone().requires_grad_(true), prompt_b = prompt0.clone().requires_grad_(true);
+  const at::Tensor whole_chosen = gated_delta_mixer(at::cat({prompt_a, chosen}, 1), l.weights, l.shape);
+  const at::Tensor whole_rejected = gated_delta_mixer(at::cat({prompt_b, rejected}, 1), l.weights, l.shape);
+  ((whole_chosen.narrow(1, 30, 17) * weight_chosen).sum() + (whole_rejected.narrow(1, 30, 25) * weight_rejected).sum())
+      .backward();
+  EXPECT_LE(relative(out_chosen, whole_chosen.narrow(1, 30, 17)), 1e-10);
+  EXPECT_LE(relative(out_rejected, whole_rejected.narrow(1, 30, 25)), 1e-10);
+  EXPECT_LE(relative(shared_grad, prompt_a.grad() + prompt_b.grad()), 1e-10);
 }
 
 }  // namespace
