@@ -30,6 +30,11 @@ struct SizeLimits {
 // TemplateError if `v` is a string or list past the limits.
 void check_size(const Value& v, const SizeLimits& limits);
 
+// Python's `a op b` for + - * / // % ** (render.cpp): ints stay 64-bit (an overflow is an
+// error), floor division and modulo take the divisor's sign, str and list concatenation and
+// repetition within `limits`; TemplateError where Python raises.
+Value arithmetic(const std::string& op, const Value& a, const Value& b, const SizeLimits& limits);
+
 // Python's `item in container` (render.cpp), for the `in` operator and the `in` test: a str
 // takes only a str, a dict only a hashable key; TemplateError otherwise, as Python raises.
 bool contains(const Value& container, const Value& item);

@@ -67,26 +67,10 @@ std::string name_arg(const CallArgs& args, size_t index, const char* filter) {
 }
 
 // select / reject / selectattr / rejectattr.
-// Python's `value % divisor` on numbers (bools and floats too), for the even, odd and divisibleby
-// tests; a zero divisor or another kind fails as Python does.
-double python_modulo(const Value& value, const Value& divisor) {
-  if (!value.is_number() || !divisor.is_number()) {
-    throw TemplateError(std::string("unsupported operand type(s) for %: '") + type_name(value) + "' and '" +
-                        type_name(divisor) + "'");
-  }
-  if (divisor.as_double() == 0.0) throw TemplateError("modulo by zero");
-  if (value.is(Kind::floating) || divisor.is(Kind::floating)) {
-    const double b = divisor.as_double(), r = std::fmod(value.as_double(), b);
-    return r != 0.0 && (r < 0) != (b < 0) ? r + b : r;  // the sign of the divisor, as Python
-  }
-  const int64_t a = value.is(Kind::boolean) ? value.boolean : value.integer;
-  const int64_t b = divisor.is(Kind::boolean) ? divisor.boolean : divisor.integer;
-  if (b == -1) return 0.0;
-  const int64_t r = a % b;
-  return static_cast<double>(r != 0 && (r < 0) != (b < 0) ? r + b : r);
+// Jinja2's even, odd and divisibleby tests: `value % divisor` compared, as Python computes it.
+bool modulo_is(const Value& value, const Value& divisor, int64_t remainder) {
+  return equals(arithmetic("%", value, divisor, SizeLimits{}), Value::of(remainder));
 }
-
-bool divides(const Value& value, const Value& divisor) { return python_modulo(value, divisor) == 0.0; }
 
 // select, reject, selectattr, rejectattr and map take a falsy value (none, 0, "", an empty list)
 // as nothing to iterate, before reading their arguments, as Jinja2's `if value:` does.
@@ -476,12 +460,12 @@ const std::unordered_map<std::string, Test>& tests() {
       {"ge", [](const Value& v, const CallArgs& a) {
          return number_compare(v, a, [](const Value& x, const Value& y) { return !less(x, y); });
        }},
-      {"odd", [](const Value& v, const CallArgs&) { return python_modulo(v, Value::of(2)) == 1.0; }},  // Jinja2: % 2 == 1
-      {"even", [](const Value& v, const CallArgs&) { return divides(v, Value::of(2)); }},
+      {"odd", [](const Value& v, const CallArgs&) { return modulo_is(v, Value::of(2), 1); }},  // Jinja2: % 2 == 1
+      {"even", [](const Value& v, const CallArgs&) { return modulo_is(v, Value::of(2), 0); }},
       {"divisibleby", [](const Value& v, const CallArgs& a) {
          const Value* n = a.get(0, "num");
          if (!n) throw TemplateError("divisibleby needs a number");
-         return divides(v, *n);
+         return modulo_is(v, *n, 0);
        }},
       // str(value).islower() / isupper(), as Jinja2: a cased letter, none of the other case.
       {"lower", [](const Value& v, const CallArgs&) { return truthy(call_method(Value::of(to_str(v)), "islower", {})); }},

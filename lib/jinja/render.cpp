@@ -68,6 +68,8 @@ Value repeated(const Value& sequence, int64_t times, const SizeLimits& limits) {
   return sequence.tuple ? Value::tuple_of(std::move(out)) : Value::of(std::move(out));  // a tuple stays one
 }
 
+}  // namespace
+
 Value arithmetic(const std::string& op, const Value& a, const Value& b, const SizeLimits& limits) {
   const bool numbers = a.is_number() && b.is_number();
   const bool integers = is_integral(a) && is_integral(b);
@@ -101,7 +103,10 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
     if (integers) {
       const int64_t x = integral(a), y = integral(b);
       if (y == 0) throw TemplateError("integer division or modulo by zero");
-      if (x == INT64_MIN && y == -1) throw TemplateError(std::string("integer overflow in '") + op + "'");
+      if (y == -1) {  // x % -1 is 0; INT64_MIN // -1 leaves int64
+        if (op == "%") return Value::of(static_cast<int64_t>(0));
+        if (x == INT64_MIN) throw TemplateError("integer overflow in '//'");
+      }
       int64_t q = x / y, m = x % y;
       if (m != 0 && ((m < 0) != (y < 0))) {  // Python floors
         q -= 1;
@@ -134,6 +139,8 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
   }
   unsupported(op, a, b);
 }
+
+namespace {
 
 
 bool compare(const std::string& op, const Value& a, const Value& b) {
