@@ -36,10 +36,6 @@ at::Tensor packed_causal_conv_silu(const at::Tensor& x, const at::Tensor& weight
 // transformers' l2norm (as the FLA library): x / sqrt(sum x^2 + 1e-6), in the computing dtype.
 at::Tensor l2_normalised(const at::Tensor& x) { return x * at::rsqrt((x * x).sum(-1, true) + 1e-6); }
 
-}  // namespace
-
-namespace {
-
 struct Projections {
   at::Tensor mixed, z, b, a;  // [B, T, C], [B, T, value_dim], [B, T, Hv] x 2: in the model's dtype, as nn.Linear
 };
@@ -85,14 +81,7 @@ at::Tensor mix_after_conv(const at::Tensor& conv, const Projections& p, const Ga
     std::vector<at::Tensor> parts;
     for (size_t i = 0; i + 1 < starts->size(); ++i) {
       const int64_t begin = (*starts)[i], count = (*starts)[i + 1] - (*starts)[i];
-      if (count == 0) continue;
-      GatedDeltaInputs one;
-      one.q = in.q.narrow(2, begin, count);
-      one.k = in.k.narrow(2, begin, count);
-      one.v = in.v.narrow(2, begin, count);
-      one.g = in.g.narrow(2, begin, count);
-      one.beta = in.beta.narrow(2, begin, count);
-      parts.push_back(gated_delta_rule_chunked(one, s.chunk).out);
+      if (count > 0) parts.push_back(gated_delta_rule_chunked(token_range(in, begin, count), s.chunk).out);
     }
     core = at::cat(parts, 2).to(dtype);
   }

@@ -30,6 +30,17 @@ at::Tensor initial_or_zeros(const GatedDeltaInputs& in, at::ScalarType dtype) {
 
 }  // namespace
 
+GatedDeltaInputs token_range(const GatedDeltaInputs& in, int64_t begin, int64_t count, const at::Tensor& initial_state) {
+  GatedDeltaInputs out;
+  out.q = in.q.narrow(2, begin, count);
+  out.k = in.k.narrow(2, begin, count);
+  out.v = in.v.narrow(2, begin, count);
+  out.g = in.g.narrow(2, begin, count);
+  out.beta = in.beta.narrow(2, begin, count);
+  out.initial_state = initial_state;
+  return out;
+}
+
 GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t chunk) {
   check_shapes(in);
   const at::ScalarType dtype = computing_dtype(in.q);

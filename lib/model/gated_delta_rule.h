@@ -20,6 +20,10 @@ struct GatedDeltaInputs {
   at::Tensor initial_state;  // [B, H, Dk, Dv], or undefined: zeros (a sequence's start)
 };
 
+// Tokens [begin, begin + count) of every row, starting from `initial_state` (undefined: zeros).
+GatedDeltaInputs token_range(const GatedDeltaInputs& in, int64_t begin, int64_t count,
+                             const at::Tensor& initial_state = {});
+
 struct GatedDeltaOutputs {
   at::Tensor out;          // [B, H, T, Dv]
   at::Tensor final_state;  // [B, H, Dk, Dv]: what a continuation of the sequence starts from

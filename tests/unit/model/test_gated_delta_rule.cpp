@@ -72,18 +72,8 @@ TEST(GatedDeltaRule, EveryGradientEqualsTheRecurrences) {
 TEST(GatedDeltaRule, ASequenceSplitWithItsStateCarriedEqualsTheWhole) {
   const GatedDeltaInputs whole = random_inputs(2, 2, 100, 6, 4, 5, false);
   const GatedDeltaOutputs reference = gated_delta_rule_chunked(whole, 64);
-  const auto part = [&](int64_t begin, int64_t count, const at::Tensor& state) {
-    GatedDeltaInputs in;
-    in.q = whole.q.narrow(2, begin, count);
-    in.k = whole.k.narrow(2, begin, count);
-    in.v = whole.v.narrow(2, begin, count);
-    in.g = whole.g.narrow(2, begin, count);
-    in.beta = whole.beta.narrow(2, begin, count);
-    in.initial_state = state;
-    return gated_delta_rule_chunked(in, 64);
-  };
-  const GatedDeltaOutputs first = part(0, 37, at::Tensor());
-  const GatedDeltaOutputs second = part(37, 63, first.final_state);
+  const GatedDeltaOutputs first = gated_delta_rule_chunked(token_range(whole, 0, 37), 64);
+  const GatedDeltaOutputs second = gated_delta_rule_chunked(token_range(whole, 37, 63, first.final_state), 64);
   EXPECT_LE(relative(at::cat({first.out, second.out}, 2), reference.out), kBound);
   EXPECT_LE(relative(second.final_state, reference.final_state), kBound);
 }
