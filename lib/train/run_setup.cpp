@@ -35,8 +35,9 @@ void check_resume_batch(const CheckpointManifest& manifest, const std::string& c
 }
 
 // How train.grad_accum was resolved, when it is not what the config says: auto, or a resumed
-// run that keeps its checkpoint's global batch on another rank count.
-void log_accumulation(const TrainOptions& t, const TrainPlan& plan, const ParallelLayout& parallel, bool resumed,
+// run that keeps its checkpoint's global batch on another rank count (validate_config makes a
+// fresh run's given grad_accum the plan's).
+void log_accumulation(const TrainOptions& t, const TrainPlan& plan, const ParallelLayout& parallel,
                       const ConfigOrigins& origins) {
   if (t.grad_accum == plan.grad_accum) return;
   const std::string geometry = "global batch " + std::to_string(plan.global_batch) + " = " +
@@ -49,7 +50,7 @@ void log_accumulation(const TrainOptions& t, const TrainPlan& plan, const Parall
   }
   const auto origin = origins.find("train.grad_accum");
   log0("train: grad_accum ", t.grad_accum, origin != origins.end() ? " (" + origin->second + ")" : std::string(),
-       " -> ", plan.grad_accum, resumed ? " keeps the checkpoint's " : " keeps the ", geometry);
+       " -> ", plan.grad_accum, " keeps the checkpoint's ", geometry);
 }
 
 double peak_tflops_of(const TrainConfig& config, const c10::Device& device, ComputeDtype dtype) {
@@ -137,7 +138,7 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   }
   run.plan = plan_training(config, run.data, run.parallel.data_size, run.device.is_cuda(),
                            manifest ? manifest->progress.global_batch : 0, run.parallel.context_size);
-  log_accumulation(t, run.plan, run.parallel, manifest.has_value(), options.origins);
+  log_accumulation(t, run.plan, run.parallel, options.origins);
   const at::ScalarType compute_dtype = compute_scalar_type(run.plan.compute_dtype);
   if (run.plan.reference == ReferenceMode::precomputed) {
     check_reference_provenance(run.data, model_fingerprint(config.model.path, config.model.preset, t.seed),
