@@ -548,20 +548,14 @@ ModelConfig parse_model_config(const json& original, const std::string& original
 }
 
 std::string checkpoint_model_type(const ModelConfig& config) {
-  if (config.multimodal_text) {
-    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
-      if (wrapper.text_type == config.model_type) return wrapper.model_type;
-    }
-  }
-  return enum_name(config.model_type);
+  const MultimodalWrapper* wrapper = config.multimodal_text ? multimodal_wrapper_of(config.model_type) : nullptr;
+  return wrapper ? wrapper->model_type : enum_name(config.model_type);
 }
 
 const char* peft_default_target_modules(const ModelConfig& config) {
   if (config.multimodal_text) {
-    for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
-      if (wrapper.text_type == config.model_type) return wrapper.peft_target_modules;
-    }
-    return nullptr;
+    const MultimodalWrapper* wrapper = multimodal_wrapper_of(config.model_type);
+    return wrapper ? wrapper->peft_target_modules : nullptr;
   }
   for (const PeftDefaultTargets& row : kPeftDefaultTargets) {
     if (row.type == config.model_type) return row.modules;
@@ -576,8 +570,7 @@ ModelConfig load_model_config(const std::string& path) {
   std::ifstream in(file);
   if (!in) {
     if (looks_like_hub_id(path)) {
-      throw ModelError("model.path = " + path + ": a Hugging Face hub id, not a local directory; shardtune downloads "
-                       "nothing: fetch it with `" + hub_download_command(path) + "`, then set model.path = " +
+      throw ModelError("model.path = " + path + ": " + hub_id_refusal(path) + ", then set model.path = " +
                        hub_download_directory(path));
     }
     throw ModelError(file.string() + ": cannot open; model.path must be a Hugging Face model "

@@ -110,6 +110,14 @@ struct MultimodalWrapper {
 };
 inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text}};
 
+// The wrapper whose language model is of `text_type`, or nullptr.
+inline const MultimodalWrapper* multimodal_wrapper_of(ModelType text_type) {
+  for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {
+    if (wrapper.text_type == text_type) return &wrapper;
+  }
+  return nullptr;
+}
+
 // The wrapper whose model_type `model_type` is, or nullptr.
 inline const MultimodalWrapper* multimodal_wrapper(const std::string& model_type) {
   for (const MultimodalWrapper& wrapper : kMultimodalWrappers) {

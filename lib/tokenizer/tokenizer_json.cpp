@@ -177,9 +177,8 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
   std::ifstream in(file);
   if (!in) {
     if (looks_like_hub_id(file)) {
-      throw TokenizerError(file + ": a Hugging Face hub id, not a local directory; shardtune downloads nothing: fetch "
-                                  "it with `" + hub_download_command(file) + "` and name " + hub_download_directory(file) +
-                                  " as the tokenizer (prep --tokenizer, prep.tokenizer or model.path)");
+      throw TokenizerError(file + ": " + hub_id_refusal(file) + " and name " + hub_download_directory(file) +
+                           " as the tokenizer (prep --tokenizer, prep.tokenizer or model.path)");
     }
     throw TokenizerError(file + ": cannot open; a tokenizer is read from a model directory holding tokenizer.json "
                                 "(or tokenizer.model), or from the file: prep --tokenizer, prep.tokenizer or model.path");

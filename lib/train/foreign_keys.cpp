@@ -321,10 +321,8 @@ void translate_training_arguments(ForeignTranslator& t) {
 void check_local_model_path(ForeignTranslator& t) {
   if (!t.has("model_name_or_path") || !looks_like_hub_id(t.value("model_name_or_path"))) return;
   const std::string& id = t.value("model_name_or_path");
-  t.refuse("model_name_or_path", "a Hugging Face hub id, not a local directory; shardtune downloads nothing: fetch it "
-                                 "with `" + hub_download_command(id) + "`, then write model_name_or_path: " +
-                                 hub_download_directory(id) + " on this line (or give --model_name_or_path " +
-                                 hub_download_directory(id) + ")");
+  t.refuse("model_name_or_path", hub_id_refusal(id) + ", then write model_name_or_path: " + hub_download_directory(id) +
+                                     " on this line (or give --model_name_or_path " + hub_download_directory(id) + ")");
 }
 
 std::string peft_target_modules(const std::string& value) {

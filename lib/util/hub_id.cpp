@@ -27,4 +27,9 @@ std::string hub_download_command(const std::string& id, bool dataset) {
          hub_download_directory(id, dataset);
 }
 
+std::string hub_id_refusal(const std::string& id) {
+  return "a Hugging Face hub id, not a local directory; shardtune downloads nothing: fetch it with `" +
+         hub_download_command(id) + "`";
+}
+
 }  // namespace st

@@ -15,5 +15,9 @@ bool looks_like_hub_id(const std::string& path);
 std::string hub_download_command(const std::string& id, bool dataset = false);
 // The directory that command writes: models/Llama-3.1-8B-Instruct (data/<name> for a dataset).
 std::string hub_download_directory(const std::string& id, bool dataset = false);
+// "a Hugging Face hub id, not a local directory; shardtune downloads nothing: fetch it with
+// `hf download ID --local-dir models/NAME`": the refusal's common part; the caller names the key
+// and what to write there.
+std::string hub_id_refusal(const std::string& id);
 
 }  // namespace st
