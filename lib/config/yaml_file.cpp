@@ -8,6 +8,7 @@
 #include <set>
 
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
@@ -57,12 +58,7 @@ void add_settings(const std::string& key, const YAML::Node& value, int line, con
 
 }  // namespace
 
-bool is_yaml_path(const std::string& path) {
-  auto ends_with = [&](const std::string& suffix) {
-    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".yaml") || ends_with(".yml");
-}
+bool is_yaml_path(const std::string& path) { return ends_with(path, ".yaml") || ends_with(path, ".yml"); }
 
 std::vector<YamlSetting> read_yaml_settings(const std::string& path) {
   std::ifstream file(path);

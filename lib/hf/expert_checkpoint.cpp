@@ -6,6 +6,7 @@
 #include "hf/param_table.h"
 #include "hf/shape_text.h"
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
@@ -55,7 +56,7 @@ void add_language_model_views(SafetensorsCheckpoint& checkpoint) {
                                                                   {"language_model.lm_head.", "lm_head."}};
   for (const std::string& stored : checkpoint.names()) {
     for (const auto& [prefix, text_prefix] : kPrefixes) {
-      if (stored.compare(0, prefix.size(), prefix) != 0) continue;
+      if (!starts_with(stored, prefix)) continue;
       checkpoint.add_view(text_prefix + stored.substr(prefix.size()), stored, 0, checkpoint.entry(stored).shape);
     }
   }

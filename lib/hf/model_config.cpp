@@ -9,6 +9,7 @@
 
 #include "util/errors.h"
 #include "util/hub_id.h"
+#include "util/text.h"
 
 namespace st {
 
@@ -235,7 +236,7 @@ void parse_head(const ConfigReader& reader, ModelConfig& config) {
   bool classifier = false;
   for (const json& name : reader.root().at("architectures")) {
     const std::string text = name.is_string() ? name.get<std::string>() : "";
-    classifier |= text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    classifier |= text.size() > suffix.size() && ends_with(text, suffix);
   }
   if (!classifier) return;
   const json& root = reader.root();

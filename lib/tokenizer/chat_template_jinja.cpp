@@ -6,16 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/chat_template.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
 
 // A reply no template writes otherwise, to find where a rendering puts the reply.
 constexpr const char* kSentinel = "\u2063shardtune-reply\u2063";
-
-bool starts_with(const std::string& text, const std::string& prefix) {
-  return text.size() >= prefix.size() && text.compare(0, prefix.size(), prefix) == 0;
-}
 
 size_t common_prefix(const std::string& a, const std::string& b) {
   size_t n = 0;

@@ -8,11 +8,11 @@
 #include "config/yaml_file.h"
 #include "train/foreign_config.h"
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
 
-bool starts_with(const std::string& text, const std::string& prefix) { return text.compare(0, prefix.size(), prefix) == 0; }
 
 // The subcommand's own option names (dry-run, world, ...) and the general ones.
 std::vector<std::string> own_option_names(const po::options_description& command_options) {

@@ -8,16 +8,14 @@
 
 #include "util/errors.h"
 #include "util/hub_id.h"
+#include "util/text.h"
 
 namespace st {
 
 namespace {
 
 bool holds_mapping(const std::string& key) {
-  const auto ends_with = [&](const std::string& suffix) {
-    return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with("_kwargs") || ends_with("_config");
+  return key.size() > 7 && (ends_with(key, "_kwargs") || ends_with(key, "_config"));  // a name before the suffix
 }
 
 }  // namespace
@@ -333,7 +331,7 @@ std::string peft_target_modules(const std::string& value) {
     item.erase(0, item.find_first_not_of(" "));
     item.erase(item.find_last_not_of(" ") + 1);
     const std::string suffix = "_proj";
-    if (item.size() > suffix.size() && item.compare(item.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    if (item.size() > suffix.size() && ends_with(item, suffix)) {
       item.resize(item.size() - suffix.size());
     }
     out += (out.empty() ? "" : ",") + item;

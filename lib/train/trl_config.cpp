@@ -7,6 +7,7 @@
 #include "hf/model_config.h"
 #include "train/foreign_keys.h"
 #include "util/hub_id.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
@@ -140,10 +141,6 @@ void translate_model(ForeignTranslator& t) {
   } else if (peft) {
     peft_default_targets(t);
   }
-}
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // dataset_name: a local JSON / JSONL file, or a folder with <dataset_train_split>.jsonl (.json).
