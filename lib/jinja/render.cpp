@@ -50,6 +50,31 @@ int64_t integral(const Value& v) { return v.is(Kind::boolean) ? v.boolean : v.in
   throw TemplateError("unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'");
 }
 
+// Python's float // and %, as CPython's float_divmod computes them: the quotient from fmod's
+// exact remainder (3 // 1e-05 is 299999.0, not floor(3 / 1e-05) = 300000.0) and a zero
+// remainder signed as the divisor (4.0 % -2.0 is -0.0).
+struct FloatDivmod {
+  double quotient, remainder;
+};
+FloatDivmod python_float_divmod(double x, double y) {
+  double mod = std::fmod(x, y);
+  double div = (x - mod) / y;
+  if (mod != 0) {
+    if ((y < 0) != (mod < 0)) {
+      mod += y;
+      div -= 1.0;
+    }
+  } else {
+    mod = std::copysign(0.0, y);
+  }
+  double floordiv = std::copysign(0.0, x / y);
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  }
+  return {floordiv, mod};
+}
+
 Value repeated(const Value& sequence, int64_t times, const SizeLimits& limits) {
   const size_t n = times > 0 ? static_cast<size_t>(times) : 0;
   if (sequence.is(Kind::string)) {
@@ -117,10 +142,8 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
     if (numbers) {
       const double x = a.as_double(), y = b.as_double();
       if (y == 0) throw TemplateError("float division or modulo by zero");
-      if (op == "//") return Value::of(std::floor(x / y));
-      double m = std::fmod(x, y);
-      if (m != 0 && ((m < 0) != (y < 0))) m += y;
-      return Value::of(m);
+      const FloatDivmod qm = python_float_divmod(x, y);
+      return Value::of(op == "//" ? qm.quotient : qm.remainder);
     }
     if (op == "%" && a.is(Kind::string)) throw TemplateError("printf-style string formatting ('%') is not supported");
   } else if (op == "**") {

@@ -21,6 +21,10 @@ ok("a\n    {% if true %}\nb\n    {% endif %}\nc", "a\nb\nc")
 # expressions
 ok("{{ 'a' + x | trim + 'b' }}", "a1b", x=" 1 ")
 ok("{{ 7 // 2 }} {{ -7 // 2 }} {{ -7 % 3 }} {{ 7 % -3 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 1.5 * 2 }}", "3 -4 2 -2 3.5 1024 3.0")
+# float // and % as CPython's float_divmod: the quotient from fmod's exact remainder, a zero
+# remainder signed as the divisor (fuzz_jinja_differential found 3 // 1e-05)
+ok("{{ 3 // 1e-05 }} {{ 4.0 % -2.0 }} {{ -4.0 % 2.0 }} {{ 7.5 // -2 }} {{ 7.5 % -2 }} {{ -0.0 // 1.0 }} {{ 0.0 // -1.0 }} {{ 1 // 0.1 }} {{ 1 % 0.1 }}",
+   "299999.0 -0.0 0.0 -4.0 -0.5 -0.0 -0.0 9.0 0.09999999999999995")
 ok("{{ 0.1 + 0.2 }} {{ 1e-5 }} {{ 1e16 }} {{ 2.0 }} {{ 10 / 4 }}", "0.30000000000000004 1e-05 1e+16 2.0 2.5")
 ok("{{ '-' * 3 }}{{ 2 * 'ab' }}{{ [1] * 2 }}", "---abab[1, 1]")
 ok("{{ 1 ~ none ~ true ~ 'x' }}", "1NoneTruex")
