@@ -8,7 +8,8 @@ Left out on purpose, as README.md refuses them by name or lets them differ: incl
 extends / block / with / do, *args and **kwargs, recursive loops, `%` string formatting, case
 mapping of non-ASCII letters (every string here is ASCII), and printing what Python prints as an
 object's address (a generator, dict.items(), range()): those are always passed through `| list`.
-Numbers stay small so that no product leaves int64 (Python's ints do not overflow)."""
+Numbers stay small, but a filter's count can still make a power leave int64 (8 ** (1 | center |
+count)); jinja_differential.py holds Jinja2 to lib/jinja's int64 bound there."""
 import random
 
 VARIABLES = {
