@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hf/config_reader.h"
+#include "hf/gated_delta_config.h"
 #include "util/errors.h"
 #include "util/hub_id.h"
 #include "util/text.h"
@@ -23,64 +25,6 @@ const FamilySpec& family_of(ModelType type) {
 namespace {
 
 using nlohmann::json;
-
-class ConfigReader {
- public:
-  ConfigReader(const json& root, std::string source) : root_(root), source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw ModelError(source_ + ": field '" + field + "' " + problem);
-  }
-
-  bool has(const json& object, const std::string& key) const {
-    return object.contains(key) && !object.at(key).is_null();
-  }
-  bool has(const std::string& key) const { return has(root_, key); }
-
-  int64_t integer(const json& object, const std::string& key, const std::string& path) const {
-    const json& value = object.at(key);
-    if (!value.is_number_integer()) fail(path, "must be an integer, got " + value.dump());
-    return value.get<int64_t>();
-  }
-  int64_t positive(const std::string& key) const {
-    if (!has(key)) fail(key, "is missing; every Llama config.json has it");
-    const int64_t value = integer(root_, key, key);
-    if (value <= 0) fail(key, "must be > 0, got " + std::to_string(value));
-    return value;
-  }
-  int64_t positive_or(const std::string& key, int64_t fallback) const {
-    return has(key) ? positive(key) : fallback;
-  }
-  double number(const json& object, const std::string& key, const std::string& path) const {
-    const json& value = object.at(key);
-    if (!value.is_number()) fail(path, "must be a number, got " + value.dump());
-    return value.get<double>();
-  }
-  double number_or(const std::string& key, double fallback) const {
-    return has(key) ? number(root_, key, key) : fallback;
-  }
-  // `path` names the field in messages (e.g. "quantization_config.load_in_4bit").
-  bool boolean_or(const json& object, const std::string& key, const std::string& path, bool fallback) const {
-    if (!has(object, key)) return fallback;
-    if (!object.at(key).is_boolean()) fail(path, "must be true or false, got " + object.at(key).dump());
-    return object.at(key).get<bool>();
-  }
-  bool boolean_or(const std::string& key, bool fallback) const { return boolean_or(root_, key, key, fallback); }
-  std::string string_or(const json& object, const std::string& key, const std::string& path,
-                        const std::string& fallback) const {
-    if (!has(object, key)) return fallback;
-    if (!object.at(key).is_string()) fail(path, "must be a string, got " + object.at(key).dump());
-    return object.at(key).get<std::string>();
-  }
-  std::string string_or(const std::string& key, const std::string& fallback) const {
-    return string_or(root_, key, key, fallback);
-  }
-  const json& root() const { return root_; }
-
- private:
-  const json& root_;
-  std::string source_;
-};
 
 RopeScaling parse_rope_scaling(const ConfigReader& reader, const json& scaling,
                                const std::string& field) {
@@ -138,7 +82,8 @@ void refuse_unsupported(const ConfigReader& reader, ModelType model_type) {
     case Window::every_layer: break;  // applied to every layer (parse_model_config)
     case Window::layer_types: break;  // read per layer (parse_layer_types)
   }
-  if (reader.has("layer_types") && window != Window::layer_types) {
+  const bool hybrid = family_of(model_type).mixers == Mixers::gated_delta_hybrid;  // layer_types: its mixers
+  if (reader.has("layer_types") && window != Window::layer_types && !hybrid) {
     for (const json& type : reader.root().at("layer_types")) {
       if (type != "full_attention" && !(window == Window::every_layer && type == "sliding_attention")) {
         reader.fail("layer_types", "contains " + type.dump() + fix);
@@ -327,19 +272,25 @@ Number count_parameters(const ModelConfig& config) {
   const auto intermediate = static_cast<Number>(config.intermediate_size);
   const Number q = static_cast<Number>(config.num_attention_heads) * static_cast<Number>(config.head_dim);
   const Number kv = static_cast<Number>(config.num_key_value_heads) * static_cast<Number>(config.head_dim);
-  const Number attention = hidden * (q + 2 * kv) + q * hidden + (config.qkv_bias ? q + 2 * kv : 0) +
+  const Number q_rows = config.attention_output_gate ? 2 * q : q;  // each head's query, then its gate
+  const Number attention = hidden * (q_rows + 2 * kv) + q * hidden + (config.qkv_bias ? q_rows + 2 * kv : 0) +
                            (config.o_proj_bias ? hidden : 0) +
                            (config.qk_norm ? 2 * static_cast<Number>(config.head_dim) : 0);
   const Number mlp = 3 * hidden * intermediate + (config.mlp_bias ? 2 * intermediate + hidden : 0);
   const Number norms = family_of(config.model_type).layer_norms == LayerNorms::sandwich ? 4 : 2;
   const Number layer = attention + mlp + norms * hidden;
+  // A Gated DeltaNet layer's linear_attn in place of self_attn.
+  int64_t gated_delta_layers = 0;
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) gated_delta_layers += config.gated_delta_layer(l) ? 1 : 0;
+  const Number mixer_change = static_cast<Number>(gated_delta_layers) *
+                              (static_cast<Number>(gated_delta_mixer_parameters(config)) - attention);
   const Number vocab_rows = static_cast<Number>(config.vocab_size) * hidden;
   const Number head = config.head == ModelHead::score ? hidden : config.tie_word_embeddings ? 0 : vocab_rows;
   // A sparse layer's MLP is its router [E, D] and E experts of 3 D x I each, in place of the dense one.
   const auto experts = static_cast<Number>(config.experts.num_experts);
   const Number sparse_mlp = experts * hidden + experts * 3 * hidden * static_cast<Number>(config.experts.expert_intermediate_size);
   return vocab_rows + head + static_cast<Number>(config.num_hidden_layers) * layer +
-         static_cast<Number>(config.sparse_layer_count()) * (sparse_mlp - mlp) + hidden;
+         static_cast<Number>(config.sparse_layer_count()) * (sparse_mlp - mlp) + mixer_change + hidden;
 }
 
 // The sizes multiply into parameter counts and tensor shapes (int64): a config.json whose model
@@ -356,7 +307,11 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
                                    {"max_position_embeddings", config.max_position_embeddings},
                                    {"sliding_window", config.sliding_window},
                                    {"num_experts", config.experts.num_experts},
-                                   {"moe_intermediate_size", config.experts.expert_intermediate_size}}) {
+                                   {"moe_intermediate_size", config.experts.expert_intermediate_size},
+                                   {"linear_num_value_heads", config.linear_attention.value_heads},
+                                   {"linear_key_head_dim", config.linear_attention.key_head_dim},
+                                   {"linear_value_head_dim", config.linear_attention.value_head_dim},
+                                   {"linear_conv_kernel_dim", config.linear_attention.conv_kernel}}) {
     if (value > kMaxDimension) {
       reader.fail(key, "= " + std::to_string(value) + " exceeds 2^24, more than any model has (the file is damaged)");
     }
@@ -504,6 +459,7 @@ ModelConfig parse_model_config(const json& original, const std::string& original
     }
   }
   if (config.rope_theta <= 0) reader.fail("rope_theta", "must be > 0");
+  if (spec.mixers == Mixers::gated_delta_hybrid) parse_hybrid_layers(reader, config);
 
   config.tie_word_embeddings = reader.boolean_or("tie_word_embeddings", false);
   switch (spec.biases) {

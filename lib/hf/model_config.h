@@ -62,6 +62,25 @@ struct EnumNames<AttentionType> {
                                                         {AttentionType::sliding, "sliding_attention"}};
 };
 
+// A hybrid's token mixer per layer (config.json layer_types; FamilySpec::mixers): attention, or the
+// Gated DeltaNet linear attention (model/gated_delta_mixer.h).
+enum class TokenMixer { attention, gated_delta };
+template <>
+struct EnumNames<TokenMixer> {
+  static constexpr NamedValue<TokenMixer> table[] = {{TokenMixer::attention, "full_attention"},
+                                                     {TokenMixer::gated_delta, "linear_attention"}};
+};
+// The Gated DeltaNet layers' sizes (config.json linear_*).
+struct LinearAttentionShape {
+  int64_t key_heads = 0, value_heads = 0;        // linear_num_key_heads, linear_num_value_heads
+  int64_t key_head_dim = 0, value_head_dim = 0;  // linear_key_head_dim, linear_value_head_dim
+  int64_t conv_kernel = 0;                       // linear_conv_kernel_dim
+
+  int64_t key_dim() const { return key_heads * key_head_dim; }
+  int64_t value_dim() const { return value_heads * value_head_dim; }
+  int64_t conv_channels() const { return 2 * key_dim() + value_dim(); }  // in_proj_qkv's q, k, v
+};
+
 struct ModelConfig {
   ModelType model_type = ModelType::llama;
   int64_t vocab_size = 0;
@@ -78,6 +97,11 @@ struct ModelConfig {
   // every layer alike, windowed when sliding_window > 0 (Mistral).
   std::vector<AttentionType> layer_types;
   double local_rope_theta = 10000.0;  // the sliding layers' rotary base (layer_types only)
+  // A hybrid's mixer per layer (Mixers::gated_delta_hybrid); empty: attention in every layer.
+  std::vector<TokenMixer> token_mixers;
+  LinearAttentionShape linear_attention;  // the gated_delta layers' (hybrids only)
+  bool attention_output_gate = false;     // FamilySpec::attention_output_gate
+  double partial_rotary_factor = 1.0;     // rotary over the head's first head_dim x this dimensions
   double query_pre_attn_scalar = 0;  // attention scores scaled by its ^-0.5; 0: by head_dim's
   bool multimodal_text = false;      // the language model of an image-text checkpoint (kMultimodalWrappers)
   double rms_norm_eps = 1e-6;
@@ -108,6 +132,12 @@ struct ModelConfig {
   // Whether sequences of `length` tokens need the window in their attention mask.
   bool window_limits(int64_t length) const { return sliding_window > 0 && sliding_window < length; }
   bool layers_differ() const { return !layer_types.empty(); }
+  bool hybrid() const { return !token_mixers.empty(); }
+  bool gated_delta_layer(int64_t layer) const {
+    return hybrid() && token_mixers.at(static_cast<size_t>(layer)) == TokenMixer::gated_delta;
+  }
+  // The rotated dimensions of a head (even): transformers' int(head_dim * partial_rotary_factor).
+  int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
   // Whether `layer` attends through the window (every layer of a windowed model whose layers are alike).
   bool sliding_layer(int64_t layer) const;
   // Whether `layer`'s MLP routes tokens to experts.

@@ -2,6 +2,7 @@
 // export writes and what a checkpoint records to name its model.
 #include <nlohmann/json.hpp>
 
+#include "hf/gated_delta_config.h"
 #include "hf/model_config.h"
 
 namespace st {
@@ -59,6 +60,7 @@ json to_hf_config_json(const ModelConfig& config) {
                            {"original_max_position_embeddings",
                             rope.original_max_position_embeddings}};
   }
+  if (spec.mixers == Mixers::gated_delta_hybrid) write_hybrid_layers(config, out);
   const ExpertShape& experts = config.experts;
   if (spec.experts != Experts::none) {
     out["num_experts_per_tok"] = experts.experts_per_token;

@@ -11,13 +11,13 @@
 namespace st {
 
 // config.json's model_type.
-enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral, gemma3_text };
+enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral, gemma3_text, qwen3_5_text };
 template <>
 struct EnumNames<ModelType> {
   static constexpr NamedValue<ModelType> table[] = {
       {ModelType::llama, "llama"},         {ModelType::qwen2, "qwen2"},         {ModelType::mistral, "mistral"},
       {ModelType::qwen3, "qwen3"},         {ModelType::qwen3_moe, "qwen3_moe"}, {ModelType::mixtral, "mixtral"},
-      {ModelType::gemma3_text, "gemma3_text"}};
+      {ModelType::gemma3_text, "gemma3_text"}, {ModelType::qwen3_5_text, "qwen3_5_text"}};
 };
 
 // per_layer: Qwen's use_sliding_window (refused); layer_types: each layer full or sliding as
@@ -45,6 +45,10 @@ struct EnumNames<Activation> {
   static constexpr NamedValue<Activation> table[] = {{Activation::silu, "silu"},
                                                      {Activation::gelu_tanh, "gelu_pytorch_tanh"}};
 };
+// Which token mixer each layer runs: attention everywhere, or, in a hybrid, config.json's
+// layer_types choosing per layer full_attention or linear_attention (Gated DeltaNet,
+// model/gated_delta_mixer.h; every full_attention_interval-th layer full where it lists none).
+enum class Mixers { attention, gated_delta_hybrid };
 struct FamilySpec {
   ModelType type;
   const char* architecture;         // config.json "architectures" of an export
@@ -61,6 +65,10 @@ struct FamilySpec {
   // transformers' config-class defaults of the keys a config.json may leave out (JSON), where
   // they differ from the Llama ones parse_model_config assumes; nullptr: none.
   const char* config_defaults = nullptr;
+  Mixers mixers = Mixers::attention;
+  // q_proj emits each head's query and then its output gate ([.., heads, 2 head_dim]); the
+  // attention output is multiplied by sigmoid(gate) before o_proj (Qwen3.5).
+  bool attention_output_gate = false;
 };
 inline constexpr FamilySpec kFamilies[] = {
     {ModelType::llama, "LlamaForCausalLM", "LlamaForSequenceClassification", Window::none, Biases::from_attention_bias,
@@ -85,7 +93,19 @@ inline constexpr FamilySpec kFamilies[] = {
          "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0,
          "query_pre_attn_scalar": 256, "sliding_window": 4096, "sliding_window_pattern": 6,
          "tie_word_embeddings": true, "hidden_activation": "gelu_pytorch_tanh", "bos_token_id": 2,
-         "eos_token_id": 1, "pad_token_id": 0})"}};
+         "eos_token_id": 1, "pad_token_id": 0})"},
+    // Qwen3.5 / 3.6's text model (Qwen3_5TextConfig's defaults, as the image-text wrapper's
+    // text_config leaves them out): three Gated DeltaNet layers to one gated full-attention layer,
+    // (1 + w) norms, rotary over a quarter of the head.
+    {ModelType::qwen3_5_text, "Qwen3_5ForCausalLM", "Qwen3_5TextForSequenceClassification", Window::none,
+     Biases::from_attention_bias, true, Experts::none, NormStyle::one_plus_weight, LayerNorms::pre, Activation::silu,
+     false, false,
+     R"({"vocab_size": 248320, "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 32,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "max_position_embeddings": 32768,
+         "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "partial_rotary_factor": 0.25, "tie_word_embeddings": false,
+         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4})",
+     Mixers::gated_delta_hybrid, true}};
 
 // PEFT 0.21's target modules where LoraConfig names none (TRL 1.16's use_peft without
 // lora_target_modules), by model_type, as its TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING
@@ -108,7 +128,8 @@ struct MultimodalWrapper {
   ModelType text_type;
   const char* peft_target_modules = nullptr;  // as kPeftDefaultTargets, for the wrapper's model_type
 };
-inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text}};
+inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text},
+                                                            {"qwen3_5", ModelType::qwen3_5_text}};
 
 // The wrapper whose language model is of `text_type`, or nullptr.
 inline const MultimodalWrapper* multimodal_wrapper_of(ModelType text_type) {

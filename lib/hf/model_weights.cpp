@@ -50,13 +50,18 @@ TensorMap load_hf_weights(const SafetensorsCheckpoint& checkpoint, const ModelCo
 
 at::Tensor init_parameter(const ParamSpec& spec, uint64_t seed) {
   switch (spec.init) {
-    case ParamSpec::Init::ones: return at::ones(spec.shape, at::kFloat);
+    case ParamSpec::Init::ones:
+    case ParamSpec::Init::plain_ones: return at::ones(spec.shape, at::kFloat);
     case ParamSpec::Init::zeros: return at::zeros(spec.shape, at::kFloat);
     case ParamSpec::Init::normal:
-    case ParamSpec::Init::lora_a: break;
+    case ParamSpec::Init::lora_a:
+    case ParamSpec::Init::decay_log: break;
   }
   at::Generator generator =
       at::make_generator<at::CPUGeneratorImpl>(parameter_seed(spec.name, seed));
+  if (spec.init == ParamSpec::Init::decay_log) {  // transformers' A_log: log U(0.01, 16), decays kept off 0
+    return at::empty(spec.shape, at::kFloat).uniform_(0.01, 16.0, generator).log_();
+  }
   if (spec.init == ParamSpec::Init::lora_a) {
     // kaiming_uniform_(a = sqrt(5)) over fan_in = in: bound 1 / sqrt(in), as PEFT's A.
     const double bound = 1.0 / std::sqrt(static_cast<double>(spec.shape.at(1)));

@@ -20,13 +20,20 @@ int64_t size_of(const ModelConfig& config, Dim dim) {
     case Dim::head_dim: return config.head_dim;
     case Dim::experts: return config.experts.num_experts;
     case Dim::expert_intermediate: return config.experts.expert_intermediate_size;
+    case Dim::query_rows: return config.q_size() * (config.attention_output_gate ? 2 : 1);
+    case Dim::linear_conv_channels: return config.linear_attention.conv_channels();
+    case Dim::linear_value_dim: return config.linear_attention.value_dim();
+    case Dim::linear_value_heads: return config.linear_attention.value_heads;
+    case Dim::linear_value_head_dim: return config.linear_attention.value_head_dim;
+    case Dim::linear_conv_kernel: return config.linear_attention.conv_kernel;
   }
   return 0;
 }
 
-std::vector<int64_t> shape_of(const ModelConfig& config, Dim rows, Dim cols) {
+std::vector<int64_t> shape_of(const ModelConfig& config, Dim rows, Dim cols, Dim depth = Dim::none) {
   if (cols == Dim::none) return {size_of(config, rows)};
-  return {size_of(config, rows), size_of(config, cols)};
+  if (depth == Dim::none) return {size_of(config, rows), size_of(config, cols)};
+  return {size_of(config, rows), size_of(config, cols), size_of(config, depth)};
 }
 
 bool present(const ModelConfig& config, Presence presence) {
@@ -171,6 +178,23 @@ std::string expert_param_name(const ModelConfig& config, int64_t layer, LayerPar
   }
 }
 
+std::optional<TokenMixer> mixer_of(LayerParam param) {
+  switch (param) {
+    case LayerParam::q_proj: case LayerParam::q_bias: case LayerParam::k_proj: case LayerParam::k_bias:
+    case LayerParam::v_proj: case LayerParam::v_bias: case LayerParam::o_proj: case LayerParam::o_bias:
+    case LayerParam::q_norm: case LayerParam::k_norm: return TokenMixer::attention;
+    case LayerParam::linear_qkv: case LayerParam::linear_z: case LayerParam::linear_b: case LayerParam::linear_a:
+    case LayerParam::linear_conv: case LayerParam::linear_dt_bias: case LayerParam::linear_a_log:
+    case LayerParam::linear_norm: case LayerParam::linear_out: return TokenMixer::gated_delta;
+    default: return std::nullopt;
+  }
+}
+
+bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
+  const std::optional<TokenMixer> mixer = mixer_of(param);
+  return !mixer || *mixer == (config.gated_delta_layer(layer) ? TokenMixer::gated_delta : TokenMixer::attention);
+}
+
 bool is_expert_member(LayerParam param) {
   for (const ExpertParamRow& row : kExpertRows) {
     if (row.key == param) return true;
@@ -187,11 +211,12 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
       continue;
     }
     if (!present(config, row.presence)) continue;
+    if (!layer_holds(config, layer, row.key)) continue;
     ParamKey key;
     key.kind = ParamKey::Kind::layer;
     key.member = row.key;
     key.layer = layer;
-    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols),
+    params.push_back({layer_prefix(layer) + row.hf_suffix, shape_of(config, row.rows, row.cols, row.depth),
                       init_of(config, row.init), key, config.initializer_range});
   }
   return params;
@@ -262,6 +287,7 @@ std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t laye
   std::vector<ParamSpec> params;
   for (LoraTarget target : targets) {
     const LayerParamRow& row = adapted_row(target);
+    if (!layer_holds(config, layer, row.key)) continue;  // a hybrid's attention targets: its attention layers
     int64_t out = size_of(config, row.rows), in = size_of(config, row.cols), rows = r;
     std::string a_name = lora_a_name(layer, target), b_name = lora_b_name(layer, target);
     if (experts && is_dense_mlp(row.key)) {
@@ -289,6 +315,7 @@ std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t laye
 }
 
 std::vector<AdaptedWeight> adapted_weights(const ModelConfig& config, int64_t layer, LoraTarget target) {
+  if (!layer_holds(config, layer, adapted_row(target).key)) return {};
   if (config.experts.num_experts == 0 || !is_dense_mlp(adapted_row(target).key)) {
     return {{adapted_weight_name(layer, target)}};
   }

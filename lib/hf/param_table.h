@@ -36,19 +36,27 @@ enum class LayerParam {
   gate_proj, gate_bias, up_proj, up_bias, down_proj, down_bias,
   input_norm, post_attention_norm, q_norm, k_norm,
   router, expert_gate, expert_up, expert_down,
-  pre_feedforward_norm, post_feedforward_norm
+  pre_feedforward_norm, post_feedforward_norm,
+  linear_qkv, linear_z, linear_b, linear_a, linear_conv, linear_dt_bias, linear_a_log, linear_norm, linear_out
 };
-inline constexpr size_t kLayerParamCount = 24;
+inline constexpr size_t kLayerParamCount = 33;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
-enum class Dim { none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim, experts, expert_intermediate };
+// query_rows: q_proj's outputs (q_size, twice that with FamilySpec::attention_output_gate); linear_*:
+// a Gated DeltaNet layer's (LinearAttentionShape).
+enum class Dim {
+  none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim, experts, expert_intermediate, query_rows,
+  linear_conv_channels, linear_value_dim, linear_value_heads, linear_value_head_dim, linear_conv_kernel
+};
 // When a parameter exists.
 // untied_head: an lm head of its own (not tied); score_head: ModelHead::score; sandwich_norms:
 // LayerNorms::sandwich's norms around the MLP.
 enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm, sandwich_norms };
 // How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A; ones: a
-// norm's identity weight, which is zeros under NormStyle::one_plus_weight.
-enum class ParamInit { normal, ones, zeros, lora_a };
+// norm's identity weight, which is zeros under NormStyle::one_plus_weight; plain_ones: ones whatever
+// the norm style (the Gated DeltaNet's dt_bias and gated norm); decay_log: log U(0.01, 16) per value
+// head (transformers' A_log).
+enum class ParamInit { normal, ones, zeros, lora_a, plain_ones, decay_log };
 
 struct ModelParamRow {
   ModelParam key;
@@ -64,6 +72,7 @@ struct LayerParamRow {
   Presence presence;
   ParamInit init;
   std::optional<LoraTarget> adapter;  // on the weights a LoRA target wraps
+  Dim depth = Dim::none;              // a third dimension (the depthwise conv's [channels, 1, kernel])
 };
 
 // In state_dict order: the embedding, then each layer, then the head.
@@ -74,8 +83,8 @@ inline constexpr ModelParamRow kHeadRows[] = {
     {ModelParam::lm_head, "lm_head.weight", Dim::vocab, Dim::hidden, Presence::untied_head, ParamInit::normal},
     {ModelParam::score, "score.weight", Dim::one, Dim::hidden, Presence::score_head, ParamInit::normal}};
 inline constexpr LayerParamRow kLayerRows[] = {
-    {LayerParam::q_proj, "self_attn.q_proj.weight", Dim::q_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::q},
-    {LayerParam::q_bias, "self_attn.q_proj.bias", Dim::q_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
+    {LayerParam::q_proj, "self_attn.q_proj.weight", Dim::query_rows, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::q},
+    {LayerParam::q_bias, "self_attn.q_proj.bias", Dim::query_rows, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
     {LayerParam::k_proj, "self_attn.k_proj.weight", Dim::kv_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::k},
     {LayerParam::k_bias, "self_attn.k_proj.bias", Dim::kv_size, Dim::none, Presence::qkv_bias, ParamInit::zeros, {}},
     {LayerParam::v_proj, "self_attn.v_proj.weight", Dim::kv_size, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::v},
@@ -93,7 +102,22 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::input_norm, "input_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
     {LayerParam::post_attention_norm, "post_attention_layernorm.weight", Dim::hidden, Dim::none, Presence::always, ParamInit::ones, {}},
     {LayerParam::pre_feedforward_norm, "pre_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}},
-    {LayerParam::post_feedforward_norm, "post_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}}};
+    {LayerParam::post_feedforward_norm, "post_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}},
+    // A Gated DeltaNet layer's token mixer, in self_attn's place (ModelConfig::gated_delta_layer).
+    {LayerParam::linear_qkv, "linear_attn.in_proj_qkv.weight", Dim::linear_conv_channels, Dim::hidden, Presence::always, ParamInit::normal, {}},
+    {LayerParam::linear_z, "linear_attn.in_proj_z.weight", Dim::linear_value_dim, Dim::hidden, Presence::always, ParamInit::normal, {}},
+    {LayerParam::linear_b, "linear_attn.in_proj_b.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, {}},
+    {LayerParam::linear_a, "linear_attn.in_proj_a.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, {}},
+    {LayerParam::linear_conv, "linear_attn.conv1d.weight", Dim::linear_conv_channels, Dim::one, Presence::always, ParamInit::normal, {}, Dim::linear_conv_kernel},
+    {LayerParam::linear_dt_bias, "linear_attn.dt_bias", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::plain_ones, {}},
+    {LayerParam::linear_a_log, "linear_attn.A_log", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::decay_log, {}},
+    {LayerParam::linear_norm, "linear_attn.norm.weight", Dim::linear_value_head_dim, Dim::none, Presence::always, ParamInit::plain_ones, {}},
+    {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, {}}};
+// The token mixer a layer parameter belongs to, if one: attention's (self_attn.*) or the Gated
+// DeltaNet's (linear_attn.*); a layer holds only its own mixer's (ModelConfig::token_mixers).
+std::optional<TokenMixer> mixer_of(LayerParam param);
+// Whether `layer` has the parameter: a mixer's only in the layers that run that mixer.
+bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param);
 
 // A sparse layer's MLP: the router (in the layer's unit, where the dense MLP would be), then the
 // experts (expert_params: a unit of their own, expert by expert, each gate, up, down, so a run of

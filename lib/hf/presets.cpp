@@ -111,6 +111,27 @@ ModelConfig gemma3(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t 
   return config;
 }
 
+// Qwen3.5 / Qwen3.6's text model (Qwen/Qwen3.5-27B's and Qwen/Qwen3.6-27B's text_config): three
+// Gated DeltaNet layers (16 key heads, 48 value heads of 128, conv kernel 4) to one gated
+// full-attention layer (head_dim 256, rotary over a quarter of it, theta 1e7), (1 + w) norms,
+// q/k norms, an untied 248k vocabulary.
+ModelConfig qwen3_5(int64_t hidden, int64_t intermediate, int64_t layers, int64_t heads, int64_t kv_heads,
+                    LinearAttentionShape linear, bool tied) {
+  ModelConfig config = llama(248320, hidden, intermediate, layers, heads, kv_heads, 262144, 10000000.0);
+  config.model_type = ModelType::qwen3_5_text;
+  config.head_dim = 256;
+  config.qk_norm = true;
+  config.rms_norm_eps = 1e-6;
+  config.tie_word_embeddings = tied;
+  config.attention_output_gate = true;
+  config.partial_rotary_factor = 0.25;
+  config.linear_attention = linear;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    config.token_mixers.push_back((layer + 1) % 4 != 0 ? TokenMixer::gated_delta : TokenMixer::attention);
+  }
+  config.eos_token_ids = {248044};
+  return config;
+}
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
@@ -130,6 +151,18 @@ ModelConfig debug_gemma3() {
   return config;
 }
 
+// debug's size as a Qwen3.5 hybrid: Gated DeltaNet, Gated DeltaNet, attention (rotary over a quarter
+// of head_dim 16), two key heads serving four value heads.
+ModelConfig debug_qwen3_5() {
+  ModelConfig config = qwen3_5(64, 160, 3, 4, 2, {2, 4, 8, 6, 4}, false);
+  config.vocab_size = 512;
+  config.head_dim = 16;
+  config.max_position_embeddings = 1024;
+  config.token_mixers = {TokenMixer::gated_delta, TokenMixer::gated_delta, TokenMixer::attention};
+  config.eos_token_ids = {2};
+  config.torch_dtype = TorchDtype::float32;
+  return config;
+}
 // debug's size with experts: 8 of 32 each, 2 per token, the second of three layers dense.
 ModelConfig debug_moe() {
   ModelConfig config = debug();
@@ -183,6 +216,9 @@ const std::map<std::string, ModelConfig>& presets() {
       {"gemma-3-27b", gemma3(262208, 5376, 21504, 62, 32, 16, 128, 168.0, 1024, 131072, 8.0)},
       {"debug-gemma3", debug_gemma3()},
       {"debug-moe", debug_moe()},
+      {"debug-qwen3.5", debug_qwen3_5()},
+      {"qwen3.5-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
+      {"qwen3.6-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
       {"bench-moe-16", bench_moe_16()},

@@ -4,10 +4,8 @@
 
 #include <cmath>
 #include <limits>
-#include <map>
-#include <set>
-#include <utility>
 
+#include "model/sequence_runs.h"
 #include "util/host_sync.h"
 #include "util/torch_compat.h"
 
@@ -70,38 +68,19 @@ AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at:
 }
 
 AttentionSpans layout_spans(const RowLayout& layout, int64_t window, const at::Device& device) {
-  const at::Tensor segment_ids = layout.segment_ids.to(at::kCPU, at::kLong).contiguous();
-  const at::Tensor branch_ids = layout.branch_ids.to(at::kCPU, at::kLong).contiguous();
-  const auto segments = segment_ids.accessor<int64_t, 2>();
-  const auto branches = branch_ids.accessor<int64_t, 2>();
-  const int64_t rows = segment_ids.size(0), length = segment_ids.size(1);
+  const std::optional<std::vector<SequenceRun>> runs = layout_runs(layout);
+  if (!runs) return {};
   std::vector<int64_t> query_starts{0}, key_starts{0}, key_tokens;
   bool shares = false;
-  std::map<int64_t, std::pair<int64_t, int64_t>> shared_run;  // segment -> [begin, end) flattened
-  std::set<std::pair<int64_t, int64_t>> seen;                 // (segment, branch) runs so far
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t t = 0; t < length;) {
-      const int64_t segment = segments[r][t], branch = branches[r][t];
-      int64_t end = t;
-      while (end < length && segments[r][end] == segment && branches[r][end] == branch) ++end;
-      const int64_t begin = r * length + t, stop = r * length + end;
-      if (segment != kPaddingSegment) {
-        if (!seen.insert({segment, branch}).second) return {};
-        if (branch == kSharedBranch) {
-          for (int64_t other : {kChosenBranch, kRejectedBranch}) {
-            if (seen.count({segment, other})) return {};
-          }
-          shared_run[segment] = {begin, stop};
-        } else if (const auto prompt = shared_run.find(segment); prompt != shared_run.end()) {
-          for (int64_t k = prompt->second.first; k < prompt->second.second; ++k) key_tokens.push_back(k);
-          shares = true;
-        }
-      }
-      for (int64_t k = begin; k < stop; ++k) key_tokens.push_back(k);
-      query_starts.push_back(stop);
-      key_starts.push_back(static_cast<int64_t>(key_tokens.size()));
-      t = end;
+  for (const SequenceRun& run : *runs) {
+    if (run.continues >= 0) {  // a branch's keys: its prompt's, then its own
+      const SequenceRun& prompt = (*runs)[static_cast<size_t>(run.continues)];
+      for (int64_t k = prompt.begin; k < prompt.end; ++k) key_tokens.push_back(k);
+      shares = true;
     }
+    for (int64_t k = run.begin; k < run.end; ++k) key_tokens.push_back(k);
+    query_starts.push_back(run.end);
+    key_starts.push_back(static_cast<int64_t>(key_tokens.size()));
   }
   return spans_from_offsets(query_starts, key_starts, shares ? &key_tokens : nullptr, window, device);
 }

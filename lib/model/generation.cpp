@@ -74,11 +74,18 @@ at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const Model
   const int64_t capacity = longest + max_new;
   const auto cache_options = w.embed.options();
   for (size_t layer = 0; layer < w.layers.size(); ++layer) {
-    batch.cache.keys.push_back(at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim}, cache_options));
-    batch.cache.values.push_back(at::zeros_like(batch.cache.keys.back()));
+    const bool recurrent = config.gated_delta_layer(static_cast<int64_t>(layer));  // its carry instead
+    batch.cache.keys.push_back(recurrent ? at::Tensor()
+                                         : at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim},
+                                                     cache_options));
+    batch.cache.values.push_back(recurrent ? at::Tensor() : at::zeros_like(batch.cache.keys.back()));
   }
+  batch.cache.carries.resize(w.layers.size());
+  batch.cache.new_tokens_valid = batch.key_valid;
   const TokenBatch where = decode_positions(kinds, batch.key_positions, batch, w.embed.scalar_type());
-  return next_token_logits(w, config, ids.to(device), where, batch.cache);
+  at::Tensor logits = next_token_logits(w, config, ids.to(device), where, batch.cache);
+  batch.cache.new_tokens_valid = at::Tensor();  // decoded tokens are real
+  return logits;
 }
 
 // One token per row at its next position; returns the logits [B, V].

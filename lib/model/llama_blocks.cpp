@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "model/gated_delta_layer.h"
 #include "model/moe_block.h"
 #include "model/swiglu.h"
 #include "util/errors.h"
@@ -103,8 +104,14 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   const int64_t head_dim = config.head_dim;
   const double eps = config.rms_norm_eps;  // Qwen3 and Gemma norm q and k per head (undefined weights otherwise)
   const NormStyle style = family_of(config.model_type).norm_style;
-  at::Tensor q = split_heads(projection(x, LayerParam::q_proj, LayerParam::q_bias, w, LoraTarget::q, cache), heads,
-                             head_dim, w[LayerParam::q_norm], eps, style);
+  at::Tensor query = projection(x, LayerParam::q_proj, LayerParam::q_bias, w, LoraTarget::q, cache);
+  at::Tensor gate;  // [B, T, H * head_dim]: each head's query, then its gate, in q_proj's rows
+  if (config.attention_output_gate) {
+    const at::Tensor per_head = query.view({x.size(0), x.size(1), heads, 2 * head_dim});
+    gate = per_head.narrow(-1, head_dim, head_dim).reshape({x.size(0), x.size(1), heads * head_dim});
+    query = per_head.narrow(-1, 0, head_dim).reshape({x.size(0), x.size(1), heads * head_dim});
+  }
+  at::Tensor q = split_heads(query, heads, head_dim, w[LayerParam::q_norm], eps, style);
   at::Tensor k = split_heads(projection(x, LayerParam::k_proj, LayerParam::k_bias, w, LoraTarget::k, cache), kv_heads,
                              head_dim, w[LayerParam::k_norm], eps, style);
   at::Tensor v = split_heads(projection(x, LayerParam::v_proj, LayerParam::v_bias, w, LoraTarget::v, cache), kv_heads, head_dim);
@@ -144,6 +151,7 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
                                     : compat::causal_attention(q, k, v);
     merged = attended.transpose(1, 2).reshape({x.size(0), x.size(1), heads * head_dim});
   }
+  if (gate.defined()) merged = merged * at::sigmoid(gate);
   return projection(merged, LayerParam::o_proj, LayerParam::o_bias, w, LoraTarget::o, cache);
 }
 
@@ -164,8 +172,10 @@ at::Tensor decoder_layer(const LayerWeights& w, const at::Tensor& hidden, const 
     return config.sparse_layer(w.layer) ? moe_block(w, normed, config, cache, routing)
                                         : mlp_block(w, normed, cache, family.activation);
   };
-  const at::Tensor attention =
-      attention_block(w, rms_norm(hidden, w[LayerParam::input_norm], eps, style), positions, config, cache, kv_cache);
+  const at::Tensor normed = rms_norm(hidden, w[LayerParam::input_norm], eps, style);
+  const at::Tensor attention = config.gated_delta_layer(w.layer)
+                                   ? gated_delta_block(w, normed, positions, config, kv_cache)
+                                   : attention_block(w, normed, positions, config, cache, kv_cache);
   if (family.layer_norms == LayerNorms::pre) {
     const NormedSum after_attention = add_rms_norm(hidden, attention, w[LayerParam::post_attention_norm], eps, style);
     return after_attention.sum + mlp(after_attention.normed);

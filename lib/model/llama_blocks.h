@@ -8,6 +8,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hf/model_config.h"
@@ -16,9 +17,11 @@
 #include "model/attention_spans.h"
 #include "model/context_exchange.h"
 #include "model/expert_exchange.h"
+#include "model/gated_delta_mixer.h"
 #include "model/lora.h"
 #include "model/rms_norm.h"
 #include "model/rope.h"
+#include "model/sequence_runs.h"
 
 namespace st {
 
@@ -32,6 +35,9 @@ struct TokenPositions {
   at::Tensor attention_mask;  // [R, 1, T, T] bool, true = attend (the oracle; generation's cache)
   // Context parallelism (context_split.h): the spans' keys are the group's gathered tokens.
   std::shared_ptr<ContextExchange> context;
+  // Laid-out rows' sequences, for a recurrent token mixer (gated_delta_layer.h); nullopt: each
+  // row one sequence from its start; empty: a layout collate does not build.
+  std::optional<std::vector<SequenceRun>> runs;
 };
 
 // A sparse layer's experts, one weight per expert by its index (kExpertRows; empty in a dense
@@ -67,8 +73,11 @@ struct LlamaWeights {
 };
 
 // Generation: each layer's keys and values of the tokens decoded so far, written in place.
+// A hybrid's Gated DeltaNet layers keep their conv inputs and recurrent state instead.
 struct KvCache {
-  std::vector<at::Tensor> keys, values;  // per layer [B, kv_heads, capacity, head_dim]
+  std::vector<at::Tensor> keys, values;  // per layer [B, kv_heads, capacity, head_dim]; undefined in a Gated DeltaNet layer
+  std::vector<GatedDeltaCarry> carries;  // per layer: a Gated DeltaNet layer's, where its rows end
+  at::Tensor new_tokens_valid;           // [B, T] bool of this forward's tokens (false: left padding); undefined: all
   int64_t length = 0;                    // positions filled; the caller advances it after a forward
 };
 
@@ -79,7 +88,8 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // With `kv_cache` the new keys and values go to its positions [length, length + T) and the
 // queries attend over [0, length + T) under positions.attention_mask [B, 1, T, length + T].
-// x [B, T, D] (already normalised) -> attention output [B, T, D].
+// x [B, T, D] (already normalised) -> attention output [B, T, D]; with the family's output gate
+// (FamilySpec::attention_output_gate) times sigmoid(gate) before o_proj.
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
                            const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr);
 // x [B, T, D] (already normalised) -> down(act(gate(x)) * up(x)), act silu or GELU-tanh
@@ -87,7 +97,7 @@ at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, con
 at::Tensor mlp_block(const LayerWeights& weights, const at::Tensor& x, ActivationCache* cache = nullptr,
                      Activation activation = Activation::silu);
 // hidden [B, T, D] -> hidden [B, T, D] (both residual branches, their norms as the family's
-// LayerNorms and NormStyle say). A sparse layer writes its tokens' routing into `routing` when given.
+// LayerNorms and NormStyle say; the token mixer attention, or a hybrid's Gated DeltaNet layer's). A sparse layer writes its tokens' routing into `routing` when given.
 at::Tensor decoder_layer(const LayerWeights& weights, const at::Tensor& hidden, const TokenPositions& positions,
                          const ModelConfig& config, ActivationCache* cache = nullptr, KvCache* kv_cache = nullptr,
                          Routing* routing = nullptr);

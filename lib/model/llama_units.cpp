@@ -108,6 +108,7 @@ TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& lay
   }
   const at::Tensor position_ids = to_device_async(layout.position_ids, device);
   positions.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
+  positions.runs = layout_runs(layout).value_or(std::vector<SequenceRun>{});
   if (!masked) {
     const int64_t window = windowed ? kind.window : 0;
     positions.spans = shared ? with_window(other->spans, window) : layout_spans(layout, window, device);

@@ -56,7 +56,7 @@ class FusedRotary : public torch::autograd::Function<FusedRotary> {
 }  // namespace
 
 at::Tensor rope_inverse_frequencies(const ModelConfig& config) {
-  const int64_t dim = config.head_dim;
+  const int64_t dim = config.rotary_dim();
   const at::Tensor exponents = at::arange(0, dim, 2, at::kLong).to(at::kFloat) / dim;
   at::Tensor inverse = 1.0 / at::pow(config.rope_theta, exponents);
   const RopeScaling& rope = config.rope_scaling;
@@ -117,6 +117,10 @@ at::Tensor apply_rotary_reference(const at::Tensor& x, const RopeTables& tables)
 }
 
 at::Tensor apply_rotary(const at::Tensor& x, const RopeTables& tables) {
+  const int64_t rotary = tables.cos.size(-1);
+  if (rotary < x.size(-1)) {  // partial rotary: the head's first `rotary` dimensions turn, the rest pass
+    return at::cat({apply_rotary(x.narrow(-1, 0, rotary), tables), x.narrow(-1, rotary, x.size(-1) - rotary)}, -1);
+  }
 #if ST_HAVE_CUDA
   if (fused(x, tables)) return FusedRotary::apply(x, tables.cos, tables.sin);
 #endif

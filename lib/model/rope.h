@@ -9,7 +9,8 @@
 
 namespace st {
 
-// [head_dim / 2] fp32 on CPU: every layer's, or the full layers' where layers differ.
+// [rotary_dim / 2] fp32 on CPU (ModelConfig::rotary_dim: the head_dim, or a partial rotary's
+// part of it): every layer's, or the full layers' where layers differ.
 at::Tensor rope_inverse_frequencies(const ModelConfig& config);
 // The sliding layers' where layers differ (ModelConfig::layer_types): local_rope_theta, unscaled.
 at::Tensor local_rope_inverse_frequencies(const ModelConfig& config);
@@ -27,7 +28,8 @@ RopeTables make_rope_tables(const at::Tensor& inverse_frequencies, int64_t lengt
 RopeTables make_rope_tables_at(const at::Tensor& inverse_frequencies, const at::Tensor& position_ids,
                                at::ScalarType dtype);
 
-// x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin. Differentiable in x. CUDA
+// x [B, H, T, head_dim] -> x * cos + rotate_half(x) * sin; with tables narrower than the head
+// (partial rotary) over its first dimensions, the rest passed through. Differentiable in x. CUDA
 // fp32/bf16/fp16 heads with unit stride in head_dim (any other strides) and tables of their
 // dtype run cuda/'s fused kernel (one pass, fp32 inside, only the tables saved for backward);
 // everything else runs apply_rotary_reference.

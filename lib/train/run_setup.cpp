@@ -62,6 +62,11 @@ double peak_tflops_of(const TrainConfig& config, const c10::Device& device, Comp
 
 // What the engine trains: every weight's units, or (train.method = lora) the adapters'.
 std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const ModelConfig& model, int group_size) {
+  if (model.hybrid() && config.dist.context_parallel > 1) {
+    throw ConfigError("dist.context_parallel = " + std::to_string(config.dist.context_parallel) + " on a hybrid model (" +
+                      enum_name(model.model_type) + "): its Gated DeltaNet layers' recurrent state would have to pass "
+                      "between the ranks that split a row, which is not built; set dist.context_parallel = 1");
+  }
   const int64_t multiple = shard_multiple_of(config.optim.name);
   if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size, multiple);
   const std::vector<LoraTarget> targets = lora_targets(config.lora.target_modules);

@@ -1,0 +1,82 @@
+#include "model/gated_delta_layer.h"
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "model/gated_delta_mixer.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+GatedDeltaWeights mixer_weights(const LayerWeights& w) {
+  return {w[LayerParam::linear_qkv],    w[LayerParam::linear_z],     w[LayerParam::linear_b],
+          w[LayerParam::linear_a],      w[LayerParam::linear_conv],  w[LayerParam::linear_dt_bias],
+          w[LayerParam::linear_a_log],  w[LayerParam::linear_norm],  w[LayerParam::linear_out]};
+}
+
+GatedDeltaShape mixer_shape(const ModelConfig& config) {
+  const LinearAttentionShape& s = config.linear_attention;
+  GatedDeltaShape shape;
+  shape.key_heads = s.key_heads;
+  shape.value_heads = s.value_heads;
+  shape.key_head_dim = s.key_head_dim;
+  shape.value_head_dim = s.value_head_dim;
+  shape.conv_kernel = s.conv_kernel;
+  shape.norm_eps = config.rms_norm_eps;
+  return shape;
+}
+
+// Runs that continue others (prompt sharing): each run from its prompt's carry, in order (a
+// prompt's run comes before its branches').
+at::Tensor continued_runs(const at::Tensor& x, const GatedDeltaWeights& w, const GatedDeltaShape& s,
+                          const std::vector<SequenceRun>& runs) {
+  const at::Tensor flat = x.reshape({1, -1, x.size(2)});
+  std::vector<at::Tensor> outputs;
+  std::vector<GatedDeltaCarry> ends(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const SequenceRun& run = runs[i];
+    const GatedDeltaCarry from = run.continues >= 0 ? ends[static_cast<size_t>(run.continues)] : GatedDeltaCarry{};
+    GatedDeltaStep step = gated_delta_mixer_step(flat.narrow(1, run.begin, run.end - run.begin), w, s, from);
+    outputs.push_back(step.out);
+    ends[i] = std::move(step.carry);
+  }
+  return at::cat(outputs, 1).view(x.sizes());
+}
+
+}  // namespace
+
+at::Tensor gated_delta_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
+                             const ModelConfig& config, KvCache* cache) {
+  if (positions.context) {
+    throw ModelError("a Gated DeltaNet layer's recurrent state would have to pass between the context-parallel "
+                     "ranks, which is not built: train this hybrid model with parallel.context = 1");
+  }
+  const GatedDeltaWeights w = mixer_weights(weights);
+  const GatedDeltaShape s = mixer_shape(config);
+  if (cache) {
+    GatedDeltaCarry& carry = cache->carries.at(static_cast<size_t>(weights.layer));
+    const at::Tensor valid = cache->new_tokens_valid;
+    GatedDeltaStep step =
+        gated_delta_mixer_step(valid.defined() ? x * valid.unsqueeze(-1).to(x.scalar_type()) : x, w, s, carry);
+    carry = std::move(step.carry);
+    return step.out;
+  }
+  if (!positions.runs) return gated_delta_mixer(x, w, s);  // each row one sequence from its start
+  const std::vector<SequenceRun>& runs = *positions.runs;
+  if (runs.empty()) {
+    throw ModelError("a Gated DeltaNet layer needs the micro-batch's sequences laid out as collate lays them out");
+  }
+  bool continues = false;
+  std::vector<int64_t> starts;
+  for (const SequenceRun& run : runs) {
+    continues = continues || run.continues >= 0;
+    starts.push_back(run.begin);
+  }
+  if (continues) return continued_runs(x, w, s, runs);
+  starts.push_back(x.size(0) * x.size(1));
+  return gated_delta_mixer(x, w, s, &starts);
+}
+
+}  // namespace st
