@@ -18,6 +18,9 @@
 #   scaled embeddings), read from Gemma3ForCausalLM and Gemma3ForConditionalGeneration
 #   checkpoints; a trained export, a reward model and a LoRA adapter transformers and PEFT read;
 #   a QLoRA run on it;
+# - qwen3_5: a tiny Qwen3.5 transformers made (Gated DeltaNet and gated attention layers), read
+#   from Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration checkpoints; packed and
+#   prompt-shared training, an export and a LoRA adapter transformers and PEFT read;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -390,6 +393,48 @@ PY
       --progress off
     expect_output "QLoRA r 4"
     grep -c '"loss"' "$work/qlora/metrics.jsonl" | grep -qx 3 || fail "the QLoRA run logged no 3 steps"
+    ;;
+  qwen3_5)
+    # Qwen3.5 (tiny_qwen3_5_model.py: three Gated DeltaNet layers, then a gated full-attention
+    # layer with partial rotary; more value than key heads; A_log, dt_bias and every norm off its
+    # identity): log-probs at lengths around and across the delta rule's 64-token chunk and greedy
+    # tokens (prompts left-padded together) as transformers' Qwen3_5ForCausalLM gives them; the
+    # same language model read from a Qwen3_5ForConditionalGeneration checkpoint (vision tower
+    # and mtp tensors beside it) scores identically; a DPO run on packed, prompt-shared rows
+    # trains as on plain rows and its export scores in transformers as in shardtune; a LoRA
+    # adapter on the attention layers' q, k, v, o and every MLP that PEFT loads as the merged
+    # export computes.
+    made_once --output "$work/model" --output "$work/multimodal" --output "$work/lengths" -- \
+      "$python" "$here/tiny_qwen3_5_model.py" "$work/model" "$work/multimodal" "$work/lengths" ||
+      fail "could not make the tiny Qwen3.5"
+    check score "$bin" "$work/model" "$work/lengths/pairs.jsonl" "$work/score"
+    check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
+    run --exit 0 "$bin" score --model "$work/multimodal" --input "$work/lengths/pairs.jsonl" --output "$work/multimodal.jsonl"
+    cmp -s "$work/score/scores.jsonl" "$work/multimodal.jsonl" || fail "the multimodal checkpoint scores otherwise"
+    run --exit 0 "$bin" synth --output "$work/data" --vocab 97 --pairs 48
+    dpo=(--data.train="$work/data/train" --train.max_steps=4 --train.micro_batch=2 --train.grad_accum=2
+         --train.eval_every=0 --train.log_every=1 --optim.lr=5e-3 --progress off)
+    run --exit 0 "$bin" train --model.path="$work/multimodal" --train.output_dir="$work/plain" "${dpo[@]}"
+    run --exit 0 "$bin" train --model.path="$work/multimodal" --train.output_dir="$work/laid_out" "${dpo[@]}" \
+      --data.packing=true --dpo.share_prompt=true --ckpt.export=true --ckpt.export_dtype=fp32
+    expect_output "vision tower"
+    # The first step compares the layouts at the same weights (loss, log-probs, rewards, grad
+    # norm). Later steps drift apart chaotically on this 45k-parameter model: Adam moves every
+    # weight by about lr whatever its gradient, so rounding noise in near-zero gradients becomes
+    # lr-sized steps (at optim.eps = 1e-4, plain rows on 1 and 2 ranks: grad norms 4.3e-5 apart by
+    # step 4, packed and shared 3.4e-4; farther at the default 1e-8). Every gradient is compared
+    # in float64 by unit_model's HybridLayers tests.
+    same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/laid_out/metrics.jsonl" \
+      --tolerance "$other_order_metrics" --from-step 1 --to-step 1
+    check score "$bin" "$work/laid_out/export" "$work/lengths/pairs.jsonl" "$work/score-export"
+    ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
+    run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
+      --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
+      --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3 --train.max_steps=3 --train.micro_batch=2 \
+      --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+    run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
+    oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
+      "$work/lora-merged" || fail "PEFT's adapter on Qwen3.5 and shardtune's merged export differ"
     ;;
   *) fail "unknown case" ;;
 esac
