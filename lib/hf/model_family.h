@@ -164,7 +164,13 @@ inline constexpr RefusedType kRefusedTypes[] = {
     {"gemma2", "its attention logit soft-cap (50) and final logit soft-cap (30) are not built; Gemma 3 is "
                "(model_type gemma3_text, or gemma3's language model)"},
     {"gemma3n", "its per-layer embeddings, AltUp and LAuReL blocks are not built; Gemma 3 is"},
-    {"gemma4", "Gemma 4 is not built yet; Gemma 3 is (model_type gemma3_text, or gemma3's language model)"}};
+    {"gemma4", "Gemma 4 is not built yet; Gemma 3 is (model_type gemma3_text, or gemma3's language model)"},
+    {"qwen3_5_moe", "Qwen3.5's mixture-of-experts models (the shared expert with its sigmoid gate) are not built yet; "
+                    "the dense ones are (model_type qwen3_5, or its qwen3_5_text)"},
+    {"qwen3_5_moe_text", "Qwen3.5's mixture-of-experts models (the shared expert with its sigmoid gate) are not built "
+                         "yet; the dense ones are (model_type qwen3_5, or its qwen3_5_text)"},
+    {"qwen3_next", "its Gated DeltaNet projections come fused and interleaved per key head (in_proj_qkvz, in_proj_ba) "
+                   "and its experts have a shared expert; neither is read. Qwen3.5 is (model_type qwen3_5)"}};
 
 // The row of `type`; throws ModelError for a word without one.
 const FamilySpec& family_of(ModelType type);
