@@ -105,7 +105,7 @@ DecayedRanges weight_decay_ranges(const std::vector<UnitLayout>& units, int shar
   DecayedRanges decayed(units.size());
   for (size_t u = 0; u < units.size(); ++u) {
     for (const ParamSlot& slot : units[u].params) {
-      if (slot.spec.shape.size() < 2) continue;  // norms and biases
+      if (!weight_decayed(slot.spec.key)) continue;  // norms and biases
       const SlotOverlap part = overlap(slot, units[u].shard_offset(shard_rank), units[u].shard_numel);
       if (part.length > 0) decayed[u].push_back({part.range_offset, part.length});
     }

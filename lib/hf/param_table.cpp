@@ -190,6 +190,19 @@ std::optional<TokenMixer> mixer_of(LayerParam param) {
   }
 }
 
+bool weight_decayed(const ParamKey& key) {
+  if (key.kind == ParamKey::Kind::model) return key.model != ModelParam::final_norm;
+  if (key.kind != ParamKey::Kind::layer) return true;  // LoRA's A and B
+  switch (key.member) {
+    case LayerParam::q_bias: case LayerParam::k_bias: case LayerParam::v_bias: case LayerParam::o_bias:
+    case LayerParam::gate_bias: case LayerParam::up_bias: case LayerParam::down_bias: case LayerParam::linear_dt_bias:
+    case LayerParam::input_norm: case LayerParam::post_attention_norm: case LayerParam::q_norm: case LayerParam::k_norm:
+    case LayerParam::pre_feedforward_norm: case LayerParam::post_feedforward_norm: case LayerParam::linear_norm:
+      return false;
+    default: return true;
+  }
+}
+
 bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
   const std::optional<TokenMixer> mixer = mixer_of(param);
   return !mixer || *mixer == (config.gated_delta_layer(layer) ? TokenMixer::gated_delta : TokenMixer::attention);

@@ -182,6 +182,10 @@ const char* model_param_name(ModelParam param);
 std::string layer_param_name(int64_t layer, LayerParam param);
 // The router's (expert ignored) or one expert's projection, named as the family's checkpoints do.
 std::string expert_param_name(const ModelConfig& config, int64_t layer, LayerParam param, int64_t expert);
+// Whether AdamW decays the parameter: every one but the norms and biases, as transformers'
+// Trainer picks them by name (get_decay_parameter_names: TRL and LlamaFactory train with it) - a
+// Gated DeltaNet layer's A_log is decayed, its dt_bias and gated norm are not.
+bool weight_decayed(const ParamKey& key);
 // The router and the expert projections: what only a sparse layer has.
 bool is_expert_member(LayerParam param);
 // The parameter the head's log-probs multiply by: the embedding when tied, else lm_head.

@@ -251,6 +251,36 @@ PY
     expect_output "--template auto: qwen3 "
     sft_against_trl "$work/tiny" "$work/sft-data/train" "Qwen3 SFT, thinking template, multi-turn masks"
     ;;
+  qwen3_5)
+    # Qwen3.5 (tiny_qwen3_5_model.py: three Gated DeltaNet layers, then a gated full-attention
+    # layer): DPO against DPOTrainer on 1 and 2 ranks, on packed rows (each sequence's conv
+    # window and recurrent state begin again) and on shared prompts (each branch continues from
+    # its prompt's state and last conv inputs). At lr 1e-3 over 8 steps: at the other cases' 5e-3
+    # training this model is chaotic, TRL's own fp32 run leaving its float64 run (grad norms
+    # 1.1e-1 apart at step 12, 16% at step 14, measured), so that no fp32 run can be judged by
+    # it; at 1e-3 TRL's fp32 stays within 1e-4 of float64 for 8 steps (8.5e-5 measured). Which
+    # parameters are weight-decayed (A_log is, as transformers' Trainer picks them by name) is
+    # unit_hf's ParamTable.WeightDecayIsTransformersTrainersByName: at 1e-3 x 0.01 it moves too
+    # little in 8 steps to show here.
+    steps=8
+    local_common=(--lr 1e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 2 --grad-accum 2)
+    local_ours=(--optim.lr=1e-3 --optim.warmup_steps=2 --optim.weight_decay=0.01 --optim.grad_clip=1
+                --optim.schedule=cosine)
+    made_once --output "$work/qwen" --output "$work/qwen-mm" --output "$work/qwen-lengths" -- \
+      "$python" "$here/tiny_qwen3_5_model.py" "$work/qwen" "$work/qwen-mm" "$work/qwen-lengths" >/dev/null ||
+      fail "could not make the tiny Qwen3.5"
+    trl_model=$work/qwen trl qwen3_5 "${local_common[@]}" --loss sigmoid --schedule cosine
+    model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
+    agree one qwen3_5 "Qwen3.5 DPO sigmoid, 1 rank"
+    model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
+    agree two qwen3_5 "Qwen3.5 DPO sigmoid, 2 ranks"
+    model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
+      --data.packing=true
+    agree packed qwen3_5 "Qwen3.5 DPO sigmoid, packed rows"
+    model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
+      --dpo.share_prompt=true
+    agree shared qwen3_5 "Qwen3.5 DPO sigmoid, shared prompts"
+    ;;
   gemma3)
     # Gemma 3 (tiny_gemma3_model.py: sliding layers with a 4-token window, shorter than every
     # pair, full layers, sandwich norms of 1 + w, GeGLU, scaled tied embeddings): DPO against

@@ -3,6 +3,7 @@
 // and the typed keys the FSDP engine binds gathered views by.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <set>
 #include <string>
 
@@ -29,6 +30,31 @@ TEST(ParamTable, EachKeyHasExactlyOneRow) {
   for (const ModelParamRow& row : kHeadRows) model.insert(row.key);
   EXPECT_EQ(std::set<ModelParam>(model.begin(), model.end()).size(), kModelParamCount);
   EXPECT_EQ(model.size(), kModelParamCount);
+}
+
+// transformers' Trainer (which TRL and LlamaFactory train with) decays every parameter whose name
+// matches none of get_decay_parameter_names' patterns (transformers 5.24: "bias", "layernorm",
+// "rmsnorm", "(?:^|\.)norm(?:$|\.)", "_norm(?:$|\.)"); shardtune decays the same ones by key. A
+// Gated DeltaNet layer's A_log is 1-D and decayed; its dt_bias and gated norm are not.
+TEST(ParamTable, WeightDecayIsTransformersTrainersByName) {
+  const std::regex undecayed("bias|layernorm|rmsnorm|(?:^|\\.)norm(?:$|\\.)|_norm(?:$|\\.)");
+  for (const char* preset : {"debug", "debug-gemma3", "debug-moe", "debug-qwen3.5"}) {
+    ModelConfig config = preset_config(preset);
+    config.qkv_bias = config.o_proj_bias = config.mlp_bias = true;
+    for (const ParamSpec& spec : all_params(config)) {
+      EXPECT_EQ(weight_decayed(spec.key), !std::regex_search(spec.name, undecayed)) << preset << " " << spec.name;
+    }
+    for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+      for (const ParamSpec& spec : lora_layer_params(config, layer, enum_values<LoraTarget>(), 4)) {
+        EXPECT_TRUE(weight_decayed(spec.key)) << preset << " " << spec.name;
+      }
+    }
+  }
+  bool a_log = false;
+  for (const ParamSpec& spec : all_params(preset_config("debug-qwen3.5"))) {
+    if (spec.name == "model.layers.0.linear_attn.A_log") a_log = weight_decayed(spec.key);
+  }
+  EXPECT_TRUE(a_log);
 }
 
 TEST(ParamTable, LlamaLayerInStateDictOrderWithShapesFromTheConfig) {
