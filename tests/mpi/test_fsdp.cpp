@@ -35,13 +35,14 @@ const std::vector<Pair>& test_batch() {
 struct GradientCase {
   Sharding sharding;
   bool tied;
+  const char* preset = "debug";  // debug-qwen3.5: a hybrid's Gated DeltaNet and gated attention layers
 };
 
 class FsdpGradients : public ::testing::TestWithParam<GradientCase> {};
 
 TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
-  const auto [sharding, tied] = GetParam();
-  ModelConfig config = preset_config("debug");
+  const auto [sharding, tied, preset] = GetParam();
+  ModelConfig config = preset_config(preset);
   config.tie_word_embeddings = tied;
   const uint64_t seed = 11;
   const auto& pairs = test_batch();
@@ -92,6 +93,9 @@ TEST_P(FsdpGradients, EqualSingleProcessAutograd) {
 std::string case_name(const ::testing::TestParamInfo<GradientCase>& info) {
   return std::string(enum_name(info.param.sharding)) + (info.param.tied ? "_tied" : "_untied");
 }
+std::string hybrid_case_name(const ::testing::TestParamInfo<GradientCase>& info) {
+  return std::string(enum_name(info.param.sharding)) + "_hybrid_model";
+}
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
                          ::testing::Values(GradientCase{Sharding::full, false}, GradientCase{Sharding::full, true},
@@ -101,6 +105,10 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
                                            GradientCase{Sharding::hybrid, false},
                                            GradientCase{Sharding::hybrid, true}),
                          case_name);
+INSTANTIATE_TEST_SUITE_P(HybridModel, FsdpGradients,
+                         ::testing::Values(GradientCase{Sharding::full, false, "debug-qwen3.5"},
+                                           GradientCase{Sharding::grad_op, false, "debug-qwen3.5"}),
+                         hybrid_case_name);
 
 // A reward model's score head (ModelHead::score) through the sharded units: each sequence's
 // reward, and every gradient shard, equal the whole model's under plain autograd; tied or not
@@ -108,7 +116,8 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpGradients,
 class FsdpRewardHead : public ::testing::TestWithParam<GradientCase> {};
 
 TEST_P(FsdpRewardHead, RewardsAndGradientsEqualSingleProcessAutograd) {
-  const auto [sharding, tied] = GetParam();
+  const Sharding sharding = GetParam().sharding;
+  const bool tied = GetParam().tied;
   ModelConfig config = preset_config("debug");
   config.tie_word_embeddings = tied;
   config.head = ModelHead::score;
@@ -238,10 +247,13 @@ TEST_P(FsdpMemoryEstimate, StatesMatchTheEngineWithinFivePercent) {
 INSTANTIATE_TEST_SUITE_P(AllStrategies, FsdpMemoryEstimate, ::testing::ValuesIn(kAllShardings),
                          [](const ::testing::TestParamInfo<Sharding>& info) { return enum_name(info.param); });
 
-// Packed and prompt-shared rows (data.packing, dpo.share_prompt) through the sharded model:
+// Packed and prompt-shared rows (data.packing, dpo.share_prompt) through the sharded model (Llama's
+// and a hybrid's, whose Gated DeltaNet state restarts at each sequence and carries a prompt's):
 // the same per-sequence log-probs and gradient shards as the plain rows, on every rank count.
-TEST(FsdpPackedRows, GradientShardsEqualThePlainRows) {
-  const ModelConfig config = preset_config("debug");
+class FsdpPackedRows : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FsdpPackedRows, GradientShardsEqualThePlainRows) {
+  const ModelConfig config = preset_config(GetParam());
   const std::vector<Pair> mine = my_share(test_batch());
   // lose_a_token: world rank 0's first row scores one target less, the size of a real error.
   const auto run = [&](const CollateOptions& options, bool lose_a_token = false) {
@@ -300,6 +312,11 @@ TEST(FsdpPackedRows, GradientShardsEqualThePlainRows) {
   EXPECT_GT(worst, 10 * bound) << "one lost token, in roundings";
   std::printf("one lost token: %.3g roundings\n", worst);
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, FsdpPackedRows, ::testing::Values("debug", "debug-qwen3.5"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param) == "debug" ? std::string("llama") : std::string("hybrid");
+                         });
 
 }  // namespace
 }  // namespace st
