@@ -6,6 +6,7 @@
 #include "fsdp/shard_source.h"
 #include "fsdp/unit_layout.h"
 #include "model/context_split.h"
+#include "model/gated_delta_layer.h"
 #include "model/llama_units.h"
 #include "util/dynamic_quant.h"
 #include "util/errors.h"
@@ -159,8 +160,12 @@ int64_t activation_bytes(const ModelConfig& config, const EstimateInputs& in) {
   // their gradients (x2); attention by a fused kernel keeps O(tokens) statistics only. Sandwich
   // norms add two norms on the branches' outputs, each keeping its fp32 input and output.
   const bool sandwich = family_of(config.model_type).layer_norms == LayerNorms::sandwich;
-  const int64_t per_token = 6 * hidden + (sandwich ? 4 * hidden : 0) + config.q_size() + 2 * config.kv_size() +
-                            mlp_elements_per_token(config, in.expert_parallel);
+  // A hybrid's largest token mixer: attention's q (and its output gate), k, v, or a Gated DeltaNet
+  // layer's (model/gated_delta_layer.h).
+  const int64_t attention = config.q_size() * (config.attention_output_gate ? 2 : 1) + 2 * config.kv_size();
+  const int64_t mixer = config.hybrid() ? std::max(attention, gated_delta_activation_elements(config)) : attention;
+  const int64_t per_token =
+      6 * hidden + (sandwich ? 4 * hidden : 0) + mixer + mlp_elements_per_token(config, in.expert_parallel);
   int64_t recompute = 2 * tokens * per_token * c + tokens * config.num_attention_heads * 4;
   if (in.context_parallel > 1) {
     // The group's keys and values of the whole rows, gathered per layer: the gathered tensor,

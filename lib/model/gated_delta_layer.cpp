@@ -79,4 +79,20 @@ at::Tensor gated_delta_block(const LayerWeights& weights, const at::Tensor& x, c
   return gated_delta_mixer(x, w, s, &starts);
 }
 
+int64_t gated_delta_activation_elements(const ModelConfig& config) {
+  // Counted as the chunked rule's torch formulation saves them (transformers' fallback, which
+  // this one follows: 44.0 KB a token in bf16 measured with saved-tensor hooks for 12 value heads
+  // of 32 over 4 key heads, 41.2 KB counted here): about 13 fp32 tensors of each value head's
+  // key and value dimensions (q, k, v widened and chunked, the corrected values, the outputs),
+  // 5 fp32 in-chunk matrices, one state per chunk, and the projections, conv and gated norm in
+  // the compute dtype.
+  const GatedDeltaShape s = mixer_shape(config);
+  const int64_t heads = s.value_heads, fp32 = 2;
+  const int64_t per_head_dim = 13 * heads * (s.key_head_dim + s.value_head_dim) / 2 * fp32;
+  const int64_t in_chunk = 5 * heads * s.chunk * fp32;
+  const int64_t states = heads * s.key_head_dim * s.value_head_dim / s.chunk * fp32;
+  const int64_t compute_dtype = 2 * s.conv_channels() + 2 * s.value_dim() + config.hidden_size;
+  return per_head_dim + in_chunk + states + compute_dtype;
+}
+
 }  // namespace st

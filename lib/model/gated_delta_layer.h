@@ -20,4 +20,8 @@ namespace st {
 at::Tensor gated_delta_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,
                              const ModelConfig& config, KvCache* cache = nullptr);
 
+// What one Gated DeltaNet layer's forward keeps for its backward, per token, in 2-byte elements
+// of the compute dtype (fp32 intermediates counted twice), for fsdp/memory_estimate.h.
+int64_t gated_delta_activation_elements(const ModelConfig& config);
+
 }  // namespace st

@@ -72,7 +72,7 @@ check "the Gated DeltaNet token mixer" 'gated_delta|GatedDelta|TokenMixer|token_
   lib/hf/model_config_export.cpp lib/hf/model_family.h lib/hf/param_table.h lib/hf/param_table.cpp \
   lib/model/gated_delta_rule.h lib/model/gated_delta_rule.cpp lib/model/gated_delta_mixer.h lib/model/gated_delta_mixer.cpp \
   lib/model/gated_delta_layer.h lib/model/gated_delta_layer.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp \
-  lib/model/generation.cpp lib/train/run_setup.cpp lib/hf/presets.cpp
+  lib/model/generation.cpp lib/train/run_setup.cpp lib/hf/presets.cpp lib/fsdp/memory_estimate.cpp
 # Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert
 # naming styles (param_table.h) and the config keys only their style has (read in model_config.cpp,
 # written in model_config_export.cpp); the expert MLP is a module beside the dense one, which the
