@@ -35,7 +35,7 @@ nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const ModelCon
   const bool experts = model.experts.num_experts > 0;
   nlohmann::json modules = nlohmann::json::array(), parameters = nlohmann::json::array();
   nlohmann::json ranks = nlohmann::json::object(), alphas = nlohmann::json::object();
-  for (LoraTarget target : lora_targets(adapter_field<std::string>(adapter, "target_modules"))) {
+  for (LoraTarget target : held_lora_targets(model, lora_targets(adapter_field<std::string>(adapter, "target_modules")))) {
     const bool mlp = target == LoraTarget::gate || target == LoraTarget::up || target == LoraTarget::down;
     if (!(experts && mlp)) {
       modules.push_back(peft_module_name(target));

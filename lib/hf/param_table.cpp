@@ -208,6 +208,18 @@ bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
   return !mixer || *mixer == (config.gated_delta_layer(layer) ? TokenMixer::gated_delta : TokenMixer::attention);
 }
 
+std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets) {
+  std::vector<LoraTarget> held;
+  for (LoraTarget target : targets) {
+    for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+      if (!layer_holds(config, layer, adapted_row(target).key)) continue;
+      held.push_back(target);
+      break;
+    }
+  }
+  return held;
+}
+
 bool is_expert_member(LayerParam param) {
   for (const ExpertParamRow& row : kExpertRows) {
     if (row.key == param) return true;

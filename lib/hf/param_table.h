@@ -104,20 +104,23 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::pre_feedforward_norm, "pre_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}},
     {LayerParam::post_feedforward_norm, "post_feedforward_layernorm.weight", Dim::hidden, Dim::none, Presence::sandwich_norms, ParamInit::ones, {}},
     // A Gated DeltaNet layer's token mixer, in self_attn's place (ModelConfig::gated_delta_layer).
-    {LayerParam::linear_qkv, "linear_attn.in_proj_qkv.weight", Dim::linear_conv_channels, Dim::hidden, Presence::always, ParamInit::normal, {}},
-    {LayerParam::linear_z, "linear_attn.in_proj_z.weight", Dim::linear_value_dim, Dim::hidden, Presence::always, ParamInit::normal, {}},
-    {LayerParam::linear_b, "linear_attn.in_proj_b.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, {}},
-    {LayerParam::linear_a, "linear_attn.in_proj_a.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, {}},
+    {LayerParam::linear_qkv, "linear_attn.in_proj_qkv.weight", Dim::linear_conv_channels, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::in_proj_qkv},
+    {LayerParam::linear_z, "linear_attn.in_proj_z.weight", Dim::linear_value_dim, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::in_proj_z},
+    {LayerParam::linear_b, "linear_attn.in_proj_b.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::in_proj_b},
+    {LayerParam::linear_a, "linear_attn.in_proj_a.weight", Dim::linear_value_heads, Dim::hidden, Presence::always, ParamInit::normal, LoraTarget::in_proj_a},
     {LayerParam::linear_conv, "linear_attn.conv1d.weight", Dim::linear_conv_channels, Dim::one, Presence::always, ParamInit::normal, {}, Dim::linear_conv_kernel},
     {LayerParam::linear_dt_bias, "linear_attn.dt_bias", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::plain_ones, {}},
     {LayerParam::linear_a_log, "linear_attn.A_log", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::decay_log, {}},
     {LayerParam::linear_norm, "linear_attn.norm.weight", Dim::linear_value_head_dim, Dim::none, Presence::always, ParamInit::plain_ones, {}},
-    {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, {}}};
+    {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, LoraTarget::out}};
 // The token mixer a layer parameter belongs to, if one: attention's (self_attn.*) or the Gated
 // DeltaNet's (linear_attn.*); a layer holds only its own mixer's (ModelConfig::token_mixers).
 std::optional<TokenMixer> mixer_of(LayerParam param);
 // Whether `layer` has the parameter: a mixer's only in the layers that run that mixer.
 bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param);
+// The targets among `targets` whose projection some layer of the model holds (PEFT wraps those;
+// it refuses a list none of whose modules the model has).
+std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets);
 
 // A sparse layer's MLP: the router (in the layer's unit, where the dense MLP would be), then the
 // experts (expert_params: a unit of their own, expert by expert, each gate, up, down, so a run of

@@ -10,10 +10,33 @@
 namespace st {
 namespace {
 
+LoraTarget target_of(GatedDeltaProjection which) {
+  switch (which) {
+    case GatedDeltaProjection::qkv: return LoraTarget::in_proj_qkv;
+    case GatedDeltaProjection::z: return LoraTarget::in_proj_z;
+    case GatedDeltaProjection::b: return LoraTarget::in_proj_b;
+    case GatedDeltaProjection::a: return LoraTarget::in_proj_a;
+    case GatedDeltaProjection::out: break;
+  }
+  return LoraTarget::out;
+}
+
+// The layer's tensors, and its LoRA pairs on the projections where it holds them (as
+// llama_blocks' projections add theirs: the same dropout streams by layer and target).
 GatedDeltaWeights mixer_weights(const LayerWeights& w) {
-  return {w[LayerParam::linear_qkv],    w[LayerParam::linear_z],     w[LayerParam::linear_b],
-          w[LayerParam::linear_a],      w[LayerParam::linear_conv],  w[LayerParam::linear_dt_bias],
-          w[LayerParam::linear_a_log],  w[LayerParam::linear_norm],  w[LayerParam::linear_out]};
+  GatedDeltaWeights weights{w[LayerParam::linear_qkv],   w[LayerParam::linear_z],    w[LayerParam::linear_b],
+                            w[LayerParam::linear_a],     w[LayerParam::linear_conv], w[LayerParam::linear_dt_bias],
+                            w[LayerParam::linear_a_log], w[LayerParam::linear_norm], w[LayerParam::linear_out]};
+  bool adapted = false;
+  for (const LoraPair& pair : w.lora) adapted = adapted || pair.a.defined();
+  if (!adapted) return weights;
+  weights.delta = [&w](GatedDeltaProjection which, const at::Tensor& x) -> at::Tensor {
+    const LoraTarget target = target_of(which);
+    const LoraPair& pair = w.lora[static_cast<size_t>(target)];
+    if (!pair.a.defined()) return {};
+    return lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
+  };
+  return weights;
 }
 
 GatedDeltaShape mixer_shape(const ModelConfig& config) {

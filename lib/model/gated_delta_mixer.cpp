@@ -40,9 +40,22 @@ struct Projections {
   at::Tensor mixed, z, b, a;  // [B, T, C], [B, T, value_dim], [B, T, Hv] x 2: in the model's dtype, as nn.Linear
 };
 
+// x W^T, plus what an adapter adds to that projection.
+at::Tensor projected(const at::Tensor& x, const at::Tensor& weight, const GatedDeltaWeights& w,
+                     GatedDeltaProjection which) {
+  at::Tensor out = at::matmul(x, weight.t());
+  if (w.delta) {
+    const at::Tensor delta = w.delta(which, x);
+    if (delta.defined()) out = out + delta;
+  }
+  return out;
+}
+
 Projections project(const at::Tensor& hidden, const GatedDeltaWeights& w) {
-  return {at::matmul(hidden, w.in_proj_qkv.t()), at::matmul(hidden, w.in_proj_z.t()), at::matmul(hidden, w.in_proj_b.t()),
-          at::matmul(hidden, w.in_proj_a.t())};
+  return {projected(hidden, w.in_proj_qkv, w, GatedDeltaProjection::qkv),
+          projected(hidden, w.in_proj_z, w, GatedDeltaProjection::z),
+          projected(hidden, w.in_proj_b, w, GatedDeltaProjection::b),
+          projected(hidden, w.in_proj_a, w, GatedDeltaProjection::a)};
 }
 
 // From the convolved q, k, v channels conv [B, T, C] on: the heads, the delta rule (each
@@ -90,7 +103,7 @@ at::Tensor mix_after_conv(const at::Tensor& conv, const Projections& p, const Ga
   const at::Tensor normed = (x * at::rsqrt(x.pow(2).mean(-1, true) + s.norm_eps)).to(dtype);
   const at::Tensor gate = at::silu(p.z.reshape({batch, length, s.value_heads, s.value_head_dim}).to(compute));
   const at::Tensor gated = ((w.norm * normed).to(compute) * gate).to(dtype);
-  return at::matmul(gated.reshape({batch, length, s.value_dim()}), w.out_proj.t());
+  return projected(gated.reshape({batch, length, s.value_dim()}), w.out_proj, w, GatedDeltaProjection::out);
 }
 
 void check_shape(const at::Tensor& hidden, const GatedDeltaShape& s) {

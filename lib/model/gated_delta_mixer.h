@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace st {
@@ -24,6 +25,12 @@ struct GatedDeltaShape {
   int64_t conv_channels() const { return 2 * key_dim() + value_dim(); }
 };
 
+// The layer's projections, for what an adapter adds to them.
+enum class GatedDeltaProjection { qkv, z, b, a, out };
+// What an adapter (LoRA) adds to one projection's output, given that projection's input;
+// undefined: nothing.
+using ProjectionDelta = std::function<at::Tensor(GatedDeltaProjection, const at::Tensor& input)>;
+
 // The checkpoint's tensors of one layer's linear_attn, by their names there.
 struct GatedDeltaWeights {
   at::Tensor in_proj_qkv;  // [2 key_dim + value_dim, hidden]: q, k, v channels in that order
@@ -35,6 +42,7 @@ struct GatedDeltaWeights {
   at::Tensor A_log;        // [value_heads]
   at::Tensor norm;         // [value_head_dim]: the gated RMSNorm's weight
   at::Tensor out_proj;     // [hidden, value_dim]
+  ProjectionDelta delta;   // adapters on the projections; empty: none
 };
 
 // hidden [B, T, hidden] -> [B, T, hidden] in hidden's dtype. Differentiable in the hidden states

@@ -35,8 +35,7 @@ at::Tensor projection(const at::Tensor& x, LayerParam weight, LayerParam bias, c
   at::Tensor output = linear_op(x, w[weight], w[bias], cache);
   const LoraPair& pair = w.lora[static_cast<size_t>(target)];
   if (!pair.a.defined()) return output;
-  const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
-  return output + lora_delta(x, pair, w.adapter, stream, w.token_places);
+  return output + lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
 }
 
 void bind_layer_param(LayerWeights& w, const ParamKey& key, const at::Tensor& tensor) {

@@ -35,7 +35,13 @@ struct AdapterForward {
   int64_t dropout_seed = 0;
 };
 
-// x [.., in] -> scale * B A dropout(x) [.., out], in x's dtype. `stream` tells projections apart.
+// The dropout stream of `layer`'s adapter on `target`: every projection's its own.
+inline int64_t lora_stream(int64_t layer, LoraTarget target) {
+  return layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
+}
+
+// x [.., in] -> scale * B A dropout(x) [.., out], in x's dtype. `stream` tells projections apart
+// (lora_stream).
 // `token_places` [tokens] int64 on x's device: each token's place in the whole micro-batch, which
 // the dropout masks hash, so a rank that holds some of the tokens (context parallelism) drops
 // what one rank holding all would; undefined: x's own token order.

@@ -39,6 +39,12 @@ std::vector<LoraTarget> lora_targets(const std::string& target_modules) {
   return targets;
 }
 
+std::string lora_target_words(const std::vector<LoraTarget>& targets) {
+  std::string words;
+  for (LoraTarget target : targets) words += (words.empty() ? "" : ",") + std::string(enum_name(target));
+  return words;
+}
+
 double lora_scale(const LoraOptions& options) {
   const auto r = static_cast<double>(options.r);
   return options.alpha / (options.rslora ? std::sqrt(r) : r);

@@ -37,6 +37,8 @@ struct LoraOptions {
 // The words of lora.target_modules in model order, without repeats. Throws ConfigError naming
 // the key and the unknown word.
 std::vector<LoraTarget> lora_targets(const std::string& target_modules);
+// `targets` as lora.target_modules writes them ("q,v").
+std::string lora_target_words(const std::vector<LoraTarget>& targets);
 double lora_scale(const LoraOptions& options);
 
 }  // namespace st

@@ -20,8 +20,7 @@ at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, LoraTarget t
   const LoraPair& stacked = w.lora[static_cast<size_t>(target)];
   AdaptedWeight piece;
   piece.expert = expert;
-  const auto stream = w.layer * static_cast<int64_t>(kLoraTargetCount) + static_cast<int64_t>(target);
-  return lora_delta(x, adapted_pair(stacked, piece, experts), w.adapter, stream);
+  return lora_delta(x, adapted_pair(stacked, piece, experts), w.adapter, lora_stream(w.layer, target));
 }
 
 // The rows received from each rank, [P, local] counts of them per expert in rank-then-expert

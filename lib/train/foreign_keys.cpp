@@ -6,6 +6,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "hf/lora_target.h"
 #include "util/errors.h"
 #include "util/hub_id.h"
 #include "util/text.h"
@@ -324,7 +325,7 @@ void check_local_model_path(ForeignTranslator& t) {
 }
 
 std::string peft_target_modules(const std::string& value) {
-  if (value == "all" || value == "all-linear") return "q,k,v,o,gate,up,down";
+  if (value == "all" || value == "all-linear") return kEveryLoraTarget;
   std::string out, item;
   std::istringstream in(value);
   while (std::getline(in, item, ',')) {

@@ -70,6 +70,11 @@ std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const Mo
   const int64_t multiple = shard_multiple_of(config.optim.name);
   if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size, multiple);
   const std::vector<LoraTarget> targets = lora_targets(config.lora.target_modules);
+  if (held_lora_targets(model, targets).empty()) {  // as PEFT refuses a list none of whose modules exist
+    throw ConfigError("lora.target_modules = " + config.lora.target_modules + ": this " + enum_name(model.model_type) +
+                      " model has none of these projections; choose from the ones it has (" +
+                      lora_target_words(held_lora_targets(model, enum_values<LoraTarget>())) + ")");
+  }
   const bool experts = model.experts.num_experts > 0 &&
                        std::find(targets.begin(), targets.end(), LoraTarget::gate) != targets.end();
   if (experts && config.lora.dropout > 0.0) {  // as PEFT refuses lora_dropout with target_parameters

@@ -135,8 +135,7 @@ ShardPlace shard_place(ShardingGroups& groups) {
 nlohmann::json adapter_identity(const TrainConfig& config) {
   if (!trains_adapters(config.train.method)) return nullptr;
   const LoraOptions& lora = config.lora;
-  std::string targets;
-  for (LoraTarget target : lora_targets(lora.target_modules)) targets += (targets.empty() ? "" : ",") + std::string(enum_name(target));
+  const std::string targets = lora_target_words(lora_targets(lora.target_modules));
   const ModelOptions& base = config.model;
   nlohmann::json identity = {{"method", enum_name(config.train.method)},
           {"r", lora.r},

@@ -402,8 +402,9 @@ PY
     # same language model read from a Qwen3_5ForConditionalGeneration checkpoint (vision tower
     # and mtp tensors beside it) scores identically; a DPO run on packed, prompt-shared rows
     # trains as on plain rows and its export scores in transformers as in shardtune; a LoRA
-    # adapter on the attention layers' q, k, v, o and every MLP that PEFT loads as the merged
-    # export computes.
+    # adapter on every projection (PEFT's all-linear: the attention layer's q, k, v, o, the Gated
+    # DeltaNet layers' in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, every MLP) that PEFT
+    # loads as the merged export computes.
     made_once --output "$work/model" --output "$work/multimodal" --output "$work/lengths" -- \
       "$python" "$here/tiny_qwen3_5_model.py" "$work/model" "$work/multimodal" "$work/lengths" ||
       fail "could not make the tiny Qwen3.5"
@@ -430,8 +431,10 @@ PY
     ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
     run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
       --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
-      --lora.target_modules=q,k,v,o,gate,up,down --optim.lr=5e-3 --train.max_steps=3 --train.micro_batch=2 \
-      --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off
+      --lora.target_modules=q,k,v,o,gate,up,down,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out --optim.lr=5e-3 \
+      --train.max_steps=3 --train.micro_batch=2 --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true \
+      --ckpt.export_dtype=fp32 --progress off
+    grep -q '"in_proj_qkv"' "$work/lora/export/adapter_config.json" || fail "the adapter names no in_proj_qkv"
     run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
     oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
       "$work/lora-merged" || fail "PEFT's adapter on Qwen3.5 and shardtune's merged export differ"

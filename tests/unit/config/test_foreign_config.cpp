@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/yaml_file.h"
+#include "hf/lora_target.h"
 #include "config_test_helpers.h"
 #include "train/foreign_config.h"
 #include "util/errors.h"
@@ -74,7 +75,7 @@ TEST(LlamaFactoryYaml, EveryKeyOfTheLoraDpoExampleIsMappedOrNoted) {
   EXPECT_EQ(c.train.method, TrainMethod::lora);
   EXPECT_EQ(c.lora.r, 8);
   EXPECT_EQ(c.lora.alpha, 16.0);  // LlamaFactory's default: 2 x lora_rank (shardtune's own is 32)
-  EXPECT_EQ(c.lora.target_modules, "q,k,v,o,gate,up,down");
+  EXPECT_EQ(c.lora.target_modules, kEveryLoraTarget);
   EXPECT_EQ(c.dpo.beta, 0.1);
   EXPECT_EQ(c.dpo.loss, PreferenceLoss::sigmoid);
   EXPECT_EQ(c.prep.dataset, "dpo_en_demo");
@@ -304,7 +305,7 @@ TEST(TrlYaml, ADpoConfigWithItsDefaultsAndALocalJsonlFile) {
   EXPECT_EQ(c.lora.alpha, 32.0);
   EXPECT_EQ(c.lora.dropout, 0.05);
   EXPECT_FALSE(c.lora.double_quant);
-  EXPECT_EQ(c.lora.target_modules, "q,k,v,o,gate,up,down");
+  EXPECT_EQ(c.lora.target_modules, kEveryLoraTarget);
   EXPECT_EQ(c.dpo.logged_logps, LoggedLogps::sum);
   EXPECT_TRUE(c.ckpt.export_hf);
   EXPECT_EQ(parsed.origins.at("optim.lr"), "TRL's default (learning_rate)");

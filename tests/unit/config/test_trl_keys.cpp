@@ -2,6 +2,8 @@
 // (`*_kwargs`) read or noted key by key, TrainingArguments' common keys each copied, mapped or
 // noted with its reason, and use_peft's target modules as PEFT 0.21 picks them per model type.
 #include <gtest/gtest.h>
+
+#include "hf/lora_target.h"
 #include <stdlib.h>
 
 #include <filesystem>
@@ -96,7 +98,7 @@ TEST(TrlKeys, UsePeftWithoutTargetsTakesPeftsDefaultForTheModelType) {
   EXPECT_TRUE(noted(parsed, "use_peft = true: adapters on q,v: PEFT 0.21's default target modules for model_type llama"));
   EXPECT_EQ(parse({"dpo", "--model_name_or_path", llama.path, "--use_peft", "--lora_target_modules", "all-linear"})
                 .config.lora.target_modules,
-            "q,k,v,o,gate,up,down");
+            kEveryLoraTarget);  // those the model has: a Llama's seven
   const ModelDirectory moe("debug-moe");
   const std::string error = config_error({"dpo", "--model_name_or_path", moe.path, "--use_peft"});
   EXPECT_TRUE(has(error, "use_peft = true: without lora_target_modules PEFT 0.21 has no default target modules for "

@@ -9,6 +9,7 @@
 
 #include "hf/param_table.h"
 #include "hf/presets.h"
+#include "model/lora_options.h"
 
 namespace st {
 namespace {
@@ -55,6 +56,28 @@ TEST(ParamTable, WeightDecayIsTransformersTrainersByName) {
     if (spec.name == "model.layers.0.linear_attn.A_log") a_log = weight_decayed(spec.key);
   }
   EXPECT_TRUE(a_log);
+}
+
+// A target wraps the layers that hold its projection: PEFT's all-linear on a hybrid adapts its
+// attention layers' q, k, v, o and its Gated DeltaNet layers' five projections; on Llama the
+// latter are none (and a list of only those is refused at run setup, as PEFT refuses it).
+TEST(ParamTable, LoraTargetsWrapTheLayersThatHoldThem) {
+  const std::vector<LoraTarget> every = enum_values<LoraTarget>();
+  EXPECT_EQ(held_lora_targets(preset_config("debug"), every), lora_targets("q,k,v,o,gate,up,down"));
+  EXPECT_EQ(held_lora_targets(preset_config("debug-qwen3.5"), every), every);
+  const ModelConfig hybrid = preset_config("debug-qwen3.5");  // gated delta, gated delta, attention
+  const auto names = [&](int64_t layer) {
+    std::set<std::string> out;
+    for (const ParamSpec& spec : lora_layer_params(hybrid, layer, every, 2)) out.insert(spec.name);
+    return out;
+  };
+  EXPECT_EQ(names(0).count("base_model.model.model.layers.0.linear_attn.in_proj_qkv.lora_A.weight"), 1u);
+  EXPECT_EQ(names(0).count("base_model.model.model.layers.0.linear_attn.out_proj.lora_B.weight"), 1u);
+  EXPECT_EQ(names(0).count("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"), 0u);
+  EXPECT_EQ(names(2).count("base_model.model.model.layers.2.self_attn.q_proj.lora_A.weight"), 1u);
+  EXPECT_EQ(names(2).count("base_model.model.model.layers.2.linear_attn.in_proj_z.lora_A.weight"), 0u);
+  EXPECT_EQ(names(0).size(), 2u * 8);  // 5 Gated DeltaNet projections + the MLP's 3
+  EXPECT_EQ(names(2).size(), 2u * 7);
 }
 
 TEST(ParamTable, LlamaLayerInStateDictOrderWithShapesFromTheConfig) {

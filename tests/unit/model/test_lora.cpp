@@ -62,13 +62,14 @@ TEST(LoraParams, PeftNamesShapesAndInit) {
 }
 
 struct LoraModel {
-  ModelConfig config = preset_config("debug");
-  TensorMap base = init_preset_weights(config, 3, at::kFloat);
+  ModelConfig config;
+  TensorMap base;
   TensorMap adapters;
 
-  // Every target on every layer; B random (not zero) unless `zero_b`.
-  explicit LoraModel(bool zero_b, int64_t r = 4) {
-    const std::vector<LoraTarget> all = lora_targets("q,k,v,o,gate,up,down");
+  // Every target on every layer that holds it; B random (not zero) unless `zero_b`.
+  explicit LoraModel(bool zero_b, int64_t r = 4, const char* preset = "debug")
+      : config(preset_config(preset)), base(init_preset_weights(config, 3, at::kFloat)) {
+    const std::vector<LoraTarget> all = lora_targets(kEveryLoraTarget);
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
       for (const ParamSpec& spec : lora_layer_params(config, layer, all, r)) {
         at::Tensor value = init_parameter(spec, 5);
@@ -103,25 +104,35 @@ TEST(LoraForward, ZeroBGivesTheBaseModelBitForBit) {
   EXPECT_TRUE(at::equal(base, adapted));
 }
 
+// Llama's projections, and a hybrid's: attention's in its attention layers, the Gated DeltaNet's
+// five (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj) in the others.
 TEST(LoraForward, EqualsTheMergedWeights) {
-  at::manual_seed(1);
-  const LoraModel model(/*zero_b=*/false);
-  const double scale = 1.5;
-  const TokenBatch batch = test_batch(model.config, scale);
-  TensorMap merged = model.base;
-  for (int64_t layer = 0; layer < model.config.num_hidden_layers; ++layer) {
-    for (const auto& entry : EnumNames<LoraTarget>::table) {
-      const std::string weight = adapted_weight_name(layer, entry.value);
-      merged[weight] = merged.at(weight) + model.adapters.at(lora_b_name(layer, entry.value))
-                                               .mm(model.adapters.at(lora_a_name(layer, entry.value))) * scale;
+  for (const char* preset : {"debug", "debug-qwen3.5"}) {
+    at::manual_seed(1);
+    const LoraModel model(/*zero_b=*/false, 4, preset);
+    const double scale = 1.5;
+    const TokenBatch batch = test_batch(model.config, scale);
+    TensorMap merged = model.base;
+    int64_t adapted_weights_count = 0;
+    for (int64_t layer = 0; layer < model.config.num_hidden_layers; ++layer) {
+      for (const auto& entry : EnumNames<LoraTarget>::table) {
+        for (const AdaptedWeight& piece : adapted_weights(model.config, layer, entry.value)) {
+          merged[piece.weight] = merged.at(piece.weight) + model.adapters.at(lora_b_name(layer, entry.value))
+                                                               .mm(model.adapters.at(lora_a_name(layer, entry.value))) *
+                                                               scale;
+          ++adapted_weights_count;
+        }
+      }
     }
+    // debug: 7 projections x 2 layers; debug-qwen3.5: 7 in its attention layer, 5 + 3 in each of two others.
+    EXPECT_EQ(adapted_weights_count, std::string(preset) == "debug" ? 14 : 7 + 2 * 8) << preset;
+    const at::Tensor adapted =
+        llama_sequence_logps(llama_weights(model.with_adapters(), model.config), model.config, batch);
+    const at::Tensor from_merged = llama_sequence_logps(llama_weights(merged, model.config), model.config, batch);
+    const at::Tensor base = llama_sequence_logps(llama_weights(model.base, model.config), model.config, batch);
+    EXPECT_GT((adapted - base).abs().max().item<double>(), 1e-3) << preset;  // the adapters do something
+    EXPECT_LT(((adapted - from_merged).abs().max() / from_merged.abs().max()).item<double>(), 1e-5) << preset;
   }
-  const at::Tensor adapted =
-      llama_sequence_logps(llama_weights(model.with_adapters(), model.config), model.config, batch);
-  const at::Tensor from_merged = llama_sequence_logps(llama_weights(merged, model.config), model.config, batch);
-  const at::Tensor base = llama_sequence_logps(llama_weights(model.base, model.config), model.config, batch);
-  EXPECT_GT((adapted - base).abs().max().item<double>(), 1e-3);  // the adapters do something
-  EXPECT_LT(((adapted - from_merged).abs().max() / from_merged.abs().max()).item<double>(), 1e-5);
 }
 
 TEST(LoraDropout, MasksRepeatForASeedAndKeepTheRightShare) {
