@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
+#include "hf/expert_checkpoint.h"
+#include "hf/safetensors_dtype.h"
 #include "hf/safetensors_writer.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -28,7 +31,9 @@ TorchDtype torch_dtype_of(at::ScalarType dtype) { return dtype == at::kFloat ? T
 // config.json: the base model's own (every field kept; an image-text model's text_config) or the
 // one the config describes; the fields of the head a run trained (a reward model's class, labels
 // and pad id) are the run's.
-nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options) {
+// `wrapped`: the export keeps the base's image-text layout, and with it the wrapper's config.json
+// (its text_config's dtype the export's).
+nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptions& options, bool wrapped_layout) {
   const nlohmann::json described = to_hf_config_json(config);
   nlohmann::json json = described;
   const fs::path base = fs::path(options.base_model_dir) / "config.json";
@@ -36,6 +41,15 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
     std::ifstream in(base);
     json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) throw ModelError(base.string() + ": not valid JSON");
+    if (wrapped_layout) {
+      json["torch_dtype"] = enum_name(torch_dtype_of(options.dtype));
+      if (json.contains("text_config") && json.at("text_config").is_object()) {
+        json["text_config"]["torch_dtype"] = json["torch_dtype"];
+        json["text_config"].erase("dtype");
+      }
+      json.erase("dtype");
+      return json;
+    }
     const bool named = json.contains("model_type") && json.at("model_type").is_string();
     const bool wrapped = named && multimodal_wrapper(json.at("model_type").get<std::string>()) != nullptr;
     if (wrapped && json.contains("text_config") && json.at("text_config").is_object()) {  // the language model alone
@@ -55,7 +69,7 @@ nlohmann::json export_config_json(const ModelConfig& config, const HfExportOptio
 
 // Rank 0: the directory with every file at its final size, headers and side files in place.
 void prepare_output(const fs::path& temporary, const ModelConfig& config, const ShardedLayout& layout,
-                    const HfExportOptions& options) {
+                    const HfExportOptions& options, bool wrapped_layout) {
   fs::remove_all(temporary);
   fs::create_directories(temporary);
   for (size_t i = 0; i < layout.files.size(); ++i) {
@@ -64,7 +78,8 @@ void prepare_output(const fs::path& temporary, const ModelConfig& config, const 
   if (layout.has_index()) {
     write_file_atomically((temporary / "model.safetensors.index.json").string(), layout.index_json().dump(2) + "\n");
   }
-  write_file_atomically((temporary / "config.json").string(), export_config_json(config, options).dump(2) + "\n");
+  write_file_atomically((temporary / "config.json").string(),
+                        export_config_json(config, options, wrapped_layout).dump(2) + "\n");
   for (const char* name : kCompanionFiles) {
     const fs::path source = fs::path(options.base_model_dir) / name;
     if (!options.base_model_dir.empty() && fs::exists(source)) fs::copy_file(source, temporary / name);
@@ -83,19 +98,49 @@ std::vector<TensorSpec> export_specs(const std::vector<UnitLayout>& units, at::S
 
 at::ScalarType export_scalar_type(ExportDtype dtype) { return dtype == ExportDtype::fp32 ? at::kFloat : at::kBFloat16; }
 
+namespace {
+
+// The base's tensors beside its language model, copied as stored (rank 0).
+void copy_through(const WrapperLayout& wrapped, const std::string& base_dir, const fs::path& temporary,
+                  const ShardedLayout& layout) {
+  const SafetensorsCheckpoint base(base_dir);
+  for (const std::string& name : wrapped.copied) {
+    const size_t file = layout.file_of.at(name);
+    const fs::path path = temporary / layout.file_names[file];
+    write_tensor_at(path.string(), layout.files[file].offset_of(name), base.read(name).contiguous());
+  }
+}
+
+}  // namespace
+
 HfExportResult export_hf_model(const std::string& output, const ModelConfig& config,
                                const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& masters,
                                const ShardPlace& place, Communicator& world, const HfExportOptions& options) {
   const Timer timer;
   const fs::path final_path = output;
   const fs::path temporary = output + ".tmp";
-  const std::vector<TensorSpec> specs = export_specs(units, options.dtype);
+  // An image-text base whose exports keep its layout: the text model under its names, beside
+  // what else it holds (a reward model's export is the text model's class alone).
+  const std::optional<WrapperLayout> wrapped =
+      config.head == ModelHead::lm ? wrapper_layout(options.base_model_dir) : std::nullopt;
+  const auto export_name = [&](const std::string& name) { return wrapped ? wrapped->wrapped_name(name) : name; };
+  std::vector<TensorSpec> specs = export_specs(units, options.dtype);
+  const size_t trained_specs = specs.size();
+  for (TensorSpec& spec : specs) spec.name = export_name(spec.name);
+  if (wrapped) {
+    const SafetensorsCheckpoint base(options.base_model_dir);
+    for (const std::string& name : wrapped->copied) {
+      const SafetensorsEntry& entry = base.entry(name);
+      specs.push_back({name, scalar_type(entry.dtype), entry.shape});
+    }
+  }
   const ShardedLayout layout = plan_sharded_layout(specs, options.max_shard_bytes);
   if (world.rank() == 0) {
     if (fs::exists(final_path) && !options.replace) {
       throw ConfigError("export: " + output + " exists; choose another output or allow replacing it");
     }
-    prepare_output(temporary, config, layout, options);
+    prepare_output(temporary, config, layout, options, wrapped.has_value());
+    if (wrapped) copy_through(*wrapped, options.base_model_dir, temporary, layout);
   }
   world.barrier();
 
@@ -108,7 +153,8 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
       for (const ParamSlot& slot : unit.params) {
         const SlotOverlap piece = overlap(slot, unit.shard_offset(place.shard), unit.shard_numel);
         if (piece.length == 0) continue;
-        const size_t file = layout.file_of.at(slot.spec.name);
+        const std::string name = export_name(slot.spec.name);
+        const size_t file = layout.file_of.at(name);
         at::Tensor converted = shard.narrow(0, piece.range_offset, piece.length);
         if (converted.scalar_type() != options.dtype) {
           if (staging.numel() < piece.length) {
@@ -117,7 +163,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
           }
           converted = staging.narrow(0, 0, piece.length).copy_(converted);
         }
-        const uint64_t offset = layout.files[file].offset_of(slot.spec.name) +
+        const uint64_t offset = layout.files[file].offset_of(name) +
                                 static_cast<uint64_t>(piece.param_offset) * at::elementSize(options.dtype);
         write_tensor_at((temporary / layout.file_names[file]).string(), offset, converted);
         touched.insert(file);
@@ -129,7 +175,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
   if (world.rank() == 0) replace_directory(temporary.string(), output);
   world.barrier();
   HfExportResult result;
-  for (const TensorSpec& spec : specs) result.bytes += spec.bytes();
+  for (size_t i = 0; i < trained_specs; ++i) result.bytes += specs[i].bytes();
   result.files = static_cast<int>(layout.files.size());
   result.seconds = timer.seconds();
   return result;

@@ -1,5 +1,8 @@
 #include "hf/expert_checkpoint.h"
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -60,6 +63,31 @@ void add_language_model_views(SafetensorsCheckpoint& checkpoint) {
       checkpoint.add_view(text_prefix + stored.substr(prefix.size()), stored, 0, checkpoint.entry(stored).shape);
     }
   }
+}
+
+std::string WrapperLayout::wrapped_name(const std::string& text_name) const {
+  if (starts_with(text_name, "model.")) return text_prefix + text_name.substr(6);
+  if (starts_with(text_name, "lm_head.")) return head_prefix + text_name.substr(8);
+  return text_name;
+}
+
+std::optional<WrapperLayout> wrapper_layout(const std::string& directory) {
+  const std::filesystem::path config_path = std::filesystem::path(directory) / "config.json";
+  if (directory.empty() || !std::filesystem::exists(config_path)) return std::nullopt;
+  std::ifstream in(config_path);
+  const nlohmann::json config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("model_type") || !config.at("model_type").is_string()) return std::nullopt;
+  const MultimodalWrapper* wrapper = multimodal_wrapper(config.at("model_type").get<std::string>());
+  if (wrapper == nullptr || !wrapper->export_keeps_layout) return std::nullopt;
+  const SafetensorsCheckpoint checkpoint(directory);
+  WrapperLayout layout{"model.language_model.", "lm_head.", {}};
+  for (const std::string& name : checkpoint.names()) {
+    if (starts_with(name, "language_model.model.")) layout = {"language_model.model.", "language_model.lm_head.", {}};
+  }
+  for (const std::string& name : checkpoint.names()) {
+    if (!starts_with(name, layout.text_prefix) && !starts_with(name, layout.head_prefix)) layout.copied.push_back(name);
+  }
+  return layout;
 }
 
 SafetensorsCheckpoint open_model_checkpoint(const std::string& path, const ModelConfig& config) {

@@ -7,12 +7,28 @@
 // under the table's names, so every loader reads every layout, each rank only its own shard's bytes.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "hf/model_config.h"
 #include "hf/safetensors_checkpoint.h"
 
 namespace st {
+
+// An image-text checkpoint whose exports keep its layout (MultimodalWrapper::export_keeps_layout):
+// the prefixes its language model's tensors sit under and the tensors beside them, which an export
+// copies as stored.
+struct WrapperLayout {
+  std::string text_prefix;          // "model.language_model." (transformers 5) or "language_model.model." (4)
+  std::string head_prefix;          // "lm_head." or "language_model.lm_head."
+  std::vector<std::string> copied;  // every other stored tensor (vision tower, mtp.*), by name
+  // "model.layers.0.x" -> its name in the checkpoint ("model.language_model.layers.0.x").
+  std::string wrapped_name(const std::string& text_name) const;
+};
+// The layout of the model directory `directory` when its config.json is such a wrapper's;
+// nullopt otherwise (a text model, or a wrapper whose exports are the text model alone).
+std::optional<WrapperLayout> wrapper_layout(const std::string& directory);
 
 // The checkpoint at `path` with the views a stacked layout needs for `config`. Throws ModelError
 // naming the file and tensor when a stacked tensor's shape does not follow from config.json.

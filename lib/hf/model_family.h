@@ -122,14 +122,19 @@ inline constexpr PeftDefaultTargets kPeftDefaultTargets[] = {
 // Image-text checkpoints whose language model is a family above (Gemma3ForConditionalGeneration):
 // config.json's text_config is that family's config (its wrapper's token ids where it has none),
 // the weights sit under language_model (hf/expert_checkpoint.h reads them by the text model's
-// names); the vision tower and projector are left out, and an export is the text model alone.
+// names); the vision tower and projector are left out of training.
 struct MultimodalWrapper {
   const char* model_type;
   ModelType text_type;
   const char* peft_target_modules = nullptr;  // as kPeftDefaultTargets, for the wrapper's model_type
+  // An export of a fine-tuned language model keeps the checkpoint's own layout: the text model
+  // under the wrapper's names, every other tensor (the vision tower, multi-token prediction's
+  // mtp.*) copied as stored, the wrapper's config.json (hf/expert_checkpoint.h WrapperLayout), so
+  // the export serves wherever the base does. Else the export is the text model alone.
+  bool export_keeps_layout = false;
 };
 inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text},
-                                                            {"qwen3_5", ModelType::qwen3_5_text}};
+                                                            {"qwen3_5", ModelType::qwen3_5_text, nullptr, true}};
 
 // The wrapper whose language model is of `text_type`, or nullptr.
 inline const MultimodalWrapper* multimodal_wrapper_of(ModelType text_type) {

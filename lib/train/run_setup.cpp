@@ -135,8 +135,11 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   // A wrong data directory, then a checkpoint of another model, fail before any weights are read.
   const ModelConfig base = model_config_of(config.model.path, config.model.preset);
   if (base.multimodal_text) {
+    const MultimodalWrapper* wrapper = multimodal_wrapper_of(base.model_type);
+    const bool keeps = wrapper != nullptr && wrapper->export_keeps_layout;
     log0("train: ", config.model.path, " is an image-text model: training its language model (config.json text_config, ",
-         enum_name(base.model_type), "); the vision tower and projector are left out, and an export is the text model");
+         enum_name(base.model_type), "); the vision tower and projector are left out",
+         keeps ? " and copied into an export as they are (with every other tensor it holds)" : ", and an export is the text model");
   }
   run.data = open_train_data(config, base.vocab_size);
   const ModelConfig model = trained_model_config(config, base, run.data.train->pad_id());

@@ -400,8 +400,9 @@ PY
     # identity): log-probs at lengths around and across the delta rule's 64-token chunk and greedy
     # tokens (prompts left-padded together) as transformers' Qwen3_5ForCausalLM gives them; the
     # same language model read from a Qwen3_5ForConditionalGeneration checkpoint (vision tower
-    # and mtp tensors beside it) scores identically; a DPO run on packed, prompt-shared rows
-    # trains as on plain rows and its export scores in transformers as in shardtune; a LoRA
+    # and mtp tensors beside it) scores identically; a DPO run on packed, prompt-shared rows of
+    # that checkpoint trains as on plain rows, and its export keeps the checkpoint's layout (the
+    # vision and mtp tensors byte for byte) and scores in transformers as in shardtune; a LoRA
     # adapter on every projection (PEFT's all-linear: the attention layer's q, k, v, o, the Gated
     # DeltaNet layers' in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, every MLP) that PEFT
     # loads as the merged export computes.
@@ -427,6 +428,34 @@ PY
     # in float64 by unit_model's HybridLayers tests.
     same_metrics --expected "$work/plain/metrics.jsonl" --actual "$work/laid_out/metrics.jsonl" \
       --tolerance "$other_order_metrics" --from-step 1 --to-step 1
+    expect_output "copied into an export as they are"
+    # The export keeps the checkpoint's layout: the trained language model under its
+    # model.language_model. names, the vision tower and the mtp tensors byte for byte; transformers
+    # loads it and scores as shardtune does.
+    "$python" - "$work/multimodal" "$work/laid_out/export" <<'PY' || fail "the export does not keep the checkpoint's layout"
+import json, os, struct, sys
+def tensors(directory):
+    path = os.path.join(directory, "model.safetensors")
+    with open(path, "rb") as f:
+        size = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(size))
+        header.pop("__metadata__", None)
+        data = f.read()
+    return {name: (entry["dtype"], entry["shape"], data[entry["data_offsets"][0]:entry["data_offsets"][1]])
+            for name, entry in header.items()}
+base, export = tensors(sys.argv[1]), tensors(sys.argv[2])
+assert set(base) == set(export), sorted(set(base) ^ set(export))[:5]
+copied = [n for n in base if not n.startswith(("model.language_model.", "lm_head."))]
+assert any(n.startswith("model.visual.") for n in copied) and any(n.startswith("mtp.") for n in copied), copied[:5]
+same = [n for n in copied if base[n] == export[n]]
+assert len(same) == len(copied), sorted(set(copied) - set(same))[:5]
+trained = [n for n in base if n.startswith("model.language_model.layers.") and base[n][2] != export[n][2]]
+assert trained, "no language-model tensor changed"
+config = json.load(open(os.path.join(sys.argv[2], "config.json")))
+assert config["architectures"] == ["Qwen3_5ForConditionalGeneration"], config["architectures"]
+print(f"| export of Qwen3_5ForConditionalGeneration | layout kept | {len(copied)} vision and mtp tensors "
+      f"byte-identical, {len(trained)} language-model tensors trained |")
+PY
     check score "$bin" "$work/laid_out/export" "$work/lengths/pairs.jsonl" "$work/score-export"
     ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
     run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
