@@ -144,6 +144,16 @@ PY
 }
 # KTO's per-label rewards and log-probs: means over the step's examples of each label here, over
 # micro-batches in TRL (docs/objectives.md); not compared.
+# The pairs' prompts with their chosen completions: SFT examples of the same data.
+sft_examples() {
+  "$python" - "$1" "$2" <<'PY' || fail "could not write the SFT examples"
+import json, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
+    for line in f:
+        pair = json.loads(line)
+        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": pair["chosen_ids"]}) + "\n")
+PY
+}
 kto_per_label=(--defined-otherwise "rewards/chosen,rewards/rejected,rewards/margins,logps/chosen,logps/rejected"
                "means over the step's examples of each label, TRL's over micro-batches")
 
@@ -288,13 +298,7 @@ PY
     # 4 and 5% at step 9, measured), over the 7 steps in which TRL's own fp32 stays within the
     # 1e-5 screen of float64 (5.6e-6 at most; 2.1e-5 at step 8, where the judge's x2 of it would
     # decide on its own noise).
-    "$python" - "$work/pairs.jsonl" "$work/sft.jsonl" <<'PY' || fail "could not write the SFT examples"
-import json, sys
-with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
-    for line in f:
-        pair = json.loads(line)
-        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": pair["chosen_ids"]}) + "\n")
-PY
+    sft_examples "$work/pairs.jsonl" "$work/sft.jsonl"
     run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft-data" --kind sft
     sft_lr=1e-3 sft_steps=7 sft_against_trl "$work/qwen" "$work/sft-data/train" "Qwen3.5 SFT" unmasked
     ;;
@@ -330,13 +334,7 @@ PY
     model=$work/gemma train_data=$work/kto/train ours kto 1 "${ours_common[@]}" --train.micro_batch=4 \
       --train.grad_accum=2 --train.stage=kto --kto.beta="$beta" --kto.undesirable_weight=1.5 --optim.schedule=cosine
     agree kto kto "Gemma 3 KTO, 1 rank" "${kto_per_label[@]}"
-    "$python" - "$work/pairs.jsonl" "$work/sft.jsonl" <<'PY' || fail "could not write the SFT examples"
-import json, sys
-with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
-    for line in f:
-        pair = json.loads(line)
-        out.write(json.dumps({"prompt_ids": pair["prompt_ids"], "completion_ids": pair["chosen_ids"]}) + "\n")
-PY
+    sft_examples "$work/pairs.jsonl" "$work/sft.jsonl"
     run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft" --kind sft
     sft_against_trl "$work/gemma" "$work/sft/train" "Gemma 3 SFT" unmasked
     ;;
