@@ -111,7 +111,8 @@ ModelConfig gemma3(int64_t vocab, int64_t hidden, int64_t intermediate, int64_t 
   return config;
 }
 
-// Qwen3.5 / Qwen3.6's text model (Qwen/Qwen3.5-27B's and Qwen/Qwen3.6-27B's text_config): three
+// Qwen3.5 / Qwen3.6's text model (Qwen/Qwen3.5-27B's and Qwen/Qwen3.6-27B's text_config; the 9B's
+// is Qwen3_5TextConfig's defaults, which its docstring names the 9B's): three
 // Gated DeltaNet layers (16 key heads, 48 value heads of 128, conv kernel 4) to one gated
 // full-attention layer (head_dim 256, rotary over a quarter of it, theta 1e7), (1 + w) norms,
 // q/k norms, an untied 248k vocabulary.
@@ -217,6 +218,7 @@ const std::map<std::string, ModelConfig>& presets() {
       {"debug-gemma3", debug_gemma3()},
       {"debug-moe", debug_moe()},
       {"debug-qwen3.5", debug_qwen3_5()},
+      {"qwen3.5-9b", qwen3_5(4096, 12288, 32, 16, 4, {16, 32, 128, 128, 4}, false)},
       {"qwen3.5-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
       {"qwen3.6-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.

@@ -7,6 +7,7 @@
 
 #include "hf/model_config.h"
 #include "hf/param_table.h"
+#include "hf/presets.h"
 #include "thrown_message.h"
 #include "util/errors.h"
 
@@ -80,6 +81,16 @@ TEST(Qwen3_5Config, Parses27BAsItShips) {
   EXPECT_EQ(c.parameter_count(), 26895998464);  // transformers' Qwen3_5ForCausalLM of this text_config
   EXPECT_STREQ(hf_architecture(c), "Qwen3_5ForCausalLM");
   EXPECT_EQ(checkpoint_model_type(c), "qwen3_5");
+}
+
+// The presets' counts are transformers' Qwen3_5ForCausalLM's of the same text_config (on the meta
+// device): the 9B is Qwen3_5TextConfig's defaults.
+TEST(Qwen3_5Config, PresetsCountAsTransformersDoes) {
+  EXPECT_EQ(preset_config("qwen3.5-9b").parameter_count(), 8953803264);
+  EXPECT_EQ(preset_config("qwen3.5-27b").parameter_count(), 26895998464);
+  EXPECT_EQ(preset_config("qwen3.6-27b").parameter_count(), 26895998464);
+  const ModelConfig defaults = parse_model_config(json::parse(R"({"model_type": "qwen3_5_text"})"), "config.json");
+  EXPECT_EQ(defaults.parameter_count(), preset_config("qwen3.5-9b").parameter_count());
 }
 
 // Without layer_types, every full_attention_interval-th layer is full (transformers' rule); the
