@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "model/sequence_runs.h"
 #include "util/host_sync.h"
 #include "util/torch_compat.h"
 
@@ -69,12 +68,15 @@ AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at:
 
 AttentionSpans layout_spans(const RowLayout& layout, int64_t window, const at::Device& device) {
   const std::optional<std::vector<SequenceRun>> runs = layout_runs(layout);
-  if (!runs) return {};
+  return runs ? run_spans(*runs, window, device) : AttentionSpans{};
+}
+
+AttentionSpans run_spans(const std::vector<SequenceRun>& runs, int64_t window, const at::Device& device) {
   std::vector<int64_t> query_starts{0}, key_starts{0}, key_tokens;
   bool shares = false;
-  for (const SequenceRun& run : *runs) {
+  for (const SequenceRun& run : runs) {
     if (run.continues >= 0) {  // a branch's keys: its prompt's, then its own
-      const SequenceRun& prompt = (*runs)[static_cast<size_t>(run.continues)];
+      const SequenceRun& prompt = runs[static_cast<size_t>(run.continues)];
       for (int64_t k = prompt.begin; k < prompt.end; ++k) key_tokens.push_back(k);
       shares = true;
     }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/row_layout.h"
+#include "model/sequence_runs.h"
 
 namespace st {
 
@@ -44,6 +45,8 @@ AttentionSpans row_spans(int64_t rows, int64_t length, int64_t window, const at:
 // branch run before its segment's shared run, or one branch in two runs): the caller keeps
 // the mask.
 AttentionSpans layout_spans(const RowLayout& layout, int64_t window, const at::Device& device);
+// The same from the layout's runs (sequence_runs.h), where the caller has them already.
+AttentionSpans run_spans(const std::vector<SequenceRun>& runs, int64_t window, const at::Device& device);
 
 // q [N, H, d], k and v [N, Hkv, d] with H a multiple of Hkv, N the flattened tokens the spans
 // cover -> [N, H, d]. CUDA in bf16/fp16: the flash varlen kernel where libtorch has it; else

@@ -108,11 +108,13 @@ TokenPositions layer_positions(const at::Tensor& input_ids, const RowLayout& lay
   }
   const at::Tensor position_ids = to_device_async(layout.position_ids, device);
   positions.rope = make_rope_tables_at(kind.inverse_frequencies, position_ids, compute_dtype);
-  positions.runs = layout_runs(layout).value_or(std::vector<SequenceRun>{});
-  if (!masked) {
+  // The layout's runs, walked once per micro-batch: the recurrent mixers' sequences, and the spans
+  // (empty: a layout collate does not build, which keeps the mask).
+  positions.runs = other ? other->runs : layout_runs(layout).value_or(std::vector<SequenceRun>{});
+  if (!masked && !positions.runs->empty()) {
     const int64_t window = windowed ? kind.window : 0;
-    positions.spans = shared ? with_window(other->spans, window) : layout_spans(layout, window, device);
-    if (positions.spans.defined()) return positions;
+    positions.spans = shared ? with_window(other->spans, window) : run_spans(*positions.runs, window, device);
+    return positions;
   }
   positions.attention_mask = layout_attention_mask(layout, device);
   if (windowed) positions.attention_mask = positions.attention_mask.logical_and(window_band(position_ids, kind.window));
