@@ -74,7 +74,7 @@ struct EnumNames<TokenMixer> {
 struct LinearAttentionShape {
   int64_t key_heads = 0, value_heads = 0;        // linear_num_key_heads, linear_num_value_heads
   int64_t key_head_dim = 0, value_head_dim = 0;  // linear_key_head_dim, linear_value_head_dim
-  int64_t conv_kernel = 0;                       // linear_conv_kernel_dim
+  int64_t conv_kernel = 4;                       // linear_conv_kernel_dim (transformers' default)
 
   int64_t key_dim() const { return key_heads * key_head_dim; }
   int64_t value_dim() const { return value_heads * value_head_dim; }

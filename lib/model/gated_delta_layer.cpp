@@ -40,13 +40,8 @@ GatedDeltaWeights mixer_weights(const LayerWeights& w) {
 }
 
 GatedDeltaShape mixer_shape(const ModelConfig& config) {
-  const LinearAttentionShape& s = config.linear_attention;
   GatedDeltaShape shape;
-  shape.key_heads = s.key_heads;
-  shape.value_heads = s.value_heads;
-  shape.key_head_dim = s.key_head_dim;
-  shape.value_head_dim = s.value_head_dim;
-  shape.conv_kernel = s.conv_kernel;
+  static_cast<LinearAttentionShape&>(shape) = config.linear_attention;
   shape.norm_eps = config.rms_norm_eps;
   return shape;
 }

@@ -12,17 +12,14 @@
 #include <functional>
 #include <vector>
 
+#include "hf/model_config.h"
+
 namespace st {
 
-struct GatedDeltaShape {
-  int64_t key_heads = 0, value_heads = 0;        // linear_num_key_heads, linear_num_value_heads
-  int64_t key_head_dim = 0, value_head_dim = 0;  // linear_key_head_dim, linear_value_head_dim
-  int64_t conv_kernel = 4;                       // linear_conv_kernel_dim
-  double norm_eps = 1e-6;                        // rms_norm_eps
-  int64_t chunk = 64;                            // tokens per chunk of the delta rule
-  int64_t key_dim() const { return key_heads * key_head_dim; }
-  int64_t value_dim() const { return value_heads * value_head_dim; }
-  int64_t conv_channels() const { return 2 * key_dim() + value_dim(); }
+// The layer's sizes as config.json gives them (LinearAttentionShape), and how it computes.
+struct GatedDeltaShape : LinearAttentionShape {
+  double norm_eps = 1e-6;  // rms_norm_eps
+  int64_t chunk = 64;      // tokens per chunk of the delta rule
 };
 
 // The layer's projections, for what an adapter adds to them.
