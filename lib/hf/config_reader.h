@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "util/enum_names.h"
 #include "util/errors.h"
 
 namespace st {
@@ -63,6 +65,23 @@ class ConfigReader {
   }
   std::string string_or(const std::string& key, const std::string& fallback) const {
     return string_or(root_, key, key, fallback);
+  }
+  // `key`'s list of one word of Enum's table per layer (config.json's layer_types).
+  template <typename Enum>
+  std::vector<Enum> per_layer(const std::string& key, size_t layers) const {
+    const json& words = root_.at(key);
+    if (!words.is_array() || words.size() != layers) {
+      fail(key, "must list one of " + enum_choices<Enum>() + " per layer (" + std::to_string(layers) + ")");
+    }
+    std::vector<Enum> kinds;
+    for (const json& word : words) {
+      Enum kind{};
+      if (!word.is_string() || !find_enum(word.get<std::string>(), kind)) {
+        fail(key, "holds " + word.dump() + "; expected " + enum_choices<Enum>());
+      }
+      kinds.push_back(kind);
+    }
+    return kinds;
   }
   const json& root() const { return root_; }
 

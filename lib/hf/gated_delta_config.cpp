@@ -14,18 +14,7 @@ void parse_mixers(const ConfigReader& reader, ModelConfig& config) {
   const auto layers = static_cast<size_t>(config.num_hidden_layers);
   config.token_mixers.clear();
   if (reader.has("layer_types")) {
-    const json& types = reader.root().at("layer_types");
-    if (!types.is_array() || types.size() != layers) {
-      reader.fail("layer_types", "must list one of " + enum_choices<TokenMixer>() + " per layer (" +
-                                     std::to_string(layers) + ")");
-    }
-    for (const json& type : types) {
-      TokenMixer mixer = TokenMixer::attention;
-      if (!type.is_string() || !find_enum(type.get<std::string>(), mixer)) {
-        reader.fail("layer_types", "holds " + type.dump() + "; expected " + enum_choices<TokenMixer>());
-      }
-      config.token_mixers.push_back(mixer);
-    }
+    config.token_mixers = reader.per_layer<TokenMixer>("layer_types", layers);
     return;
   }
   const int64_t interval = reader.positive_or("full_attention_interval", 4);

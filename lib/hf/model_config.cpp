@@ -114,18 +114,7 @@ void parse_layer_types(const ConfigReader& reader, ModelConfig& config) {
   const json& root = reader.root();
   const auto layers = static_cast<size_t>(config.num_hidden_layers);
   if (reader.has("layer_types")) {
-    const json& types = root.at("layer_types");
-    if (!types.is_array() || types.size() != layers) {
-      reader.fail("layer_types", "must list one of " + enum_choices<AttentionType>() + " per layer (" +
-                                     std::to_string(layers) + ")");
-    }
-    for (const json& type : types) {
-      AttentionType kind = AttentionType::full;
-      if (!type.is_string() || !find_enum(type.get<std::string>(), kind)) {
-        reader.fail("layer_types", "holds " + type.dump() + "; expected " + enum_choices<AttentionType>());
-      }
-      config.layer_types.push_back(kind);
-    }
+    config.layer_types = reader.per_layer<AttentionType>("layer_types", layers);
   } else {
     const int64_t pattern = reader.positive_or("sliding_window_pattern", 6);
     for (size_t layer = 0; layer < layers; ++layer) {
