@@ -9,7 +9,6 @@
 #include <set>
 
 #include "hf/expert_checkpoint.h"
-#include "hf/safetensors_dtype.h"
 #include "hf/safetensors_writer.h"
 #include "util/errors.h"
 #include "util/file_io.h"
@@ -104,10 +103,10 @@ namespace {
 void copy_through(const WrapperLayout& wrapped, const std::string& base_dir, const fs::path& temporary,
                   const ShardedLayout& layout) {
   const SafetensorsCheckpoint base(base_dir);
-  for (const std::string& name : wrapped.copied) {
-    const size_t file = layout.file_of.at(name);
+  for (const TensorSpec& spec : wrapped.copied) {
+    const size_t file = layout.file_of.at(spec.name);
     const fs::path path = temporary / layout.file_names[file];
-    write_tensor_at(path.string(), layout.files[file].offset_of(name), base.read(name).contiguous());
+    write_tensor_at(path.string(), layout.files[file].offset_of(spec.name), base.read(spec.name).contiguous());
   }
 }
 
@@ -127,13 +126,7 @@ HfExportResult export_hf_model(const std::string& output, const ModelConfig& con
   std::vector<TensorSpec> specs = export_specs(units, options.dtype);
   const size_t trained_specs = specs.size();
   for (TensorSpec& spec : specs) spec.name = export_name(spec.name);
-  if (wrapped) {
-    const SafetensorsCheckpoint base(options.base_model_dir);
-    for (const std::string& name : wrapped->copied) {
-      const SafetensorsEntry& entry = base.entry(name);
-      specs.push_back({name, scalar_type(entry.dtype), entry.shape});
-    }
-  }
+  if (wrapped) specs.insert(specs.end(), wrapped->copied.begin(), wrapped->copied.end());
   const ShardedLayout layout = plan_sharded_layout(specs, options.max_shard_bytes);
   if (world.rank() == 0) {
     if (fs::exists(final_path) && !options.replace) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "hf/param_table.h"
+#include "hf/safetensors_dtype.h"
 #include "hf/shape_text.h"
 #include "util/errors.h"
 #include "util/text.h"
@@ -85,7 +86,9 @@ std::optional<WrapperLayout> wrapper_layout(const std::string& directory) {
     if (starts_with(name, "language_model.model.")) layout = {"language_model.model.", "language_model.lm_head.", {}};
   }
   for (const std::string& name : checkpoint.names()) {
-    if (!starts_with(name, layout.text_prefix) && !starts_with(name, layout.head_prefix)) layout.copied.push_back(name);
+    if (starts_with(name, layout.text_prefix) || starts_with(name, layout.head_prefix)) continue;
+    const SafetensorsEntry& entry = checkpoint.entry(name);
+    layout.copied.push_back({name, scalar_type(entry.dtype), entry.shape});
   }
   return layout;
 }

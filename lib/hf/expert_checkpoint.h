@@ -13,6 +13,7 @@
 
 #include "hf/model_config.h"
 #include "hf/safetensors_checkpoint.h"
+#include "hf/safetensors_writer.h"
 
 namespace st {
 
@@ -22,7 +23,7 @@ namespace st {
 struct WrapperLayout {
   std::string text_prefix;          // "model.language_model." (transformers 5) or "language_model.model." (4)
   std::string head_prefix;          // "lm_head." or "language_model.lm_head."
-  std::vector<std::string> copied;  // every other stored tensor (vision tower, mtp.*), by name
+  std::vector<TensorSpec> copied;   // every other stored tensor (vision tower, mtp.*) as stored, by name
   // "model.layers.0.x" -> its name in the checkpoint ("model.language_model.layers.0.x").
   std::string wrapped_name(const std::string& text_name) const;
 };
