@@ -140,14 +140,16 @@ int64_t local_tokens(const EstimateInputs& in) {
 // activation and product; a sparse layer's k copies of the token sorted by expert, their experts'
 // gate, up, activation and product, the k weighted outputs, and the router's fp32 logits and
 // probabilities over all experts (counted as 2 elements each); under expert parallelism also the
-// k rows received from other ranks and the k outputs sent back (as many as sent, when balanced).
+// k rows received from other ranks and the k outputs sent back (as many as sent, when balanced); a
+// shared expert's gate, up, activation and product, its output and its gate's logit and sigmoid.
 int64_t mlp_elements_per_token(const ModelConfig& config, int64_t expert_parallel) {
   const int64_t dense = 4 * config.intermediate_size;
   if (config.experts.num_experts == 0) return dense;
   const ExpertShape& e = config.experts;
+  const int64_t shared = e.shared_intermediate_size > 0 ? 4 * e.shared_intermediate_size + config.hidden_size + 2 : 0;
   const int64_t sparse =
       e.experts_per_token * ((expert_parallel > 1 ? 4 : 2) * config.hidden_size + 4 * e.expert_intermediate_size) +
-      2 * 2 * e.num_experts;
+      2 * 2 * e.num_experts + shared;
   // The largest layer's: a model with dense layers among the sparse ones has both kinds.
   return config.sparse_layer_count() < config.num_hidden_layers ? std::max(dense, sparse) : sparse;
 }

@@ -211,7 +211,9 @@ void parse_quantization(const ConfigReader& reader, const json& quantization, Mo
 // The experts of a family that routes (FamilySpec::experts), as transformers reads them: Qwen3-MoE's
 // num_experts (num_local_experts as transformers 5 saves it), moe_intermediate_size, norm_topk_prob,
 // decoder_sparse_step and mlp_only_layers; Mixtral's num_local_experts over intermediate_size,
-// always renormalised, every layer sparse.
+// always renormalised, every layer sparse; Qwen3.5-MoE's moe_intermediate_size and
+// shared_expert_intermediate_size, always renormalised, every layer sparse (Qwen3_5MoeTextConfig
+// has no norm_topk_prob, decoder_sparse_step or mlp_only_layers: transformers ignores them).
 void parse_experts(const ConfigReader& reader, Experts style, ModelConfig& config) {
   ExpertShape& experts = config.experts;
   const char* count_key = reader.has("num_experts") ? "num_experts" : "num_local_experts";
@@ -233,6 +235,11 @@ void parse_experts(const ConfigReader& reader, Experts style, ModelConfig& confi
     return;
   }
   experts.expert_intermediate_size = reader.positive("moe_intermediate_size");
+  if (style == Experts::qwen_shared) {
+    experts.shared_intermediate_size = reader.positive("shared_expert_intermediate_size");
+    experts.renormalize = true;
+    return;
+  }
   experts.renormalize = reader.boolean_or("norm_topk_prob", false);
   experts.sparse_step = reader.positive_or("decoder_sparse_step", 1);
   if (reader.has("mlp_only_layers")) {
@@ -275,9 +282,13 @@ Number count_parameters(const ModelConfig& config) {
                               (static_cast<Number>(gated_delta_mixer_parameters(config)) - attention);
   const Number vocab_rows = static_cast<Number>(config.vocab_size) * hidden;
   const Number head = config.head == ModelHead::score ? hidden : config.tie_word_embeddings ? 0 : vocab_rows;
-  // A sparse layer's MLP is its router [E, D] and E experts of 3 D x I each, in place of the dense one.
+  // A sparse layer's MLP is its router [E, D] and E experts of 3 D x I each, and a shared expert of
+  // 3 D x S with its gate [1, D] where the family has one, in place of the dense one.
   const auto experts = static_cast<Number>(config.experts.num_experts);
-  const Number sparse_mlp = experts * hidden + experts * 3 * hidden * static_cast<Number>(config.experts.expert_intermediate_size);
+  const auto shared = static_cast<Number>(config.experts.shared_intermediate_size);
+  const Number sparse_mlp = experts * hidden +
+                            experts * 3 * hidden * static_cast<Number>(config.experts.expert_intermediate_size) +
+                            (shared > 0 ? 3 * hidden * shared + hidden : 0);
   return vocab_rows + head + static_cast<Number>(config.num_hidden_layers) * layer +
          static_cast<Number>(config.sparse_layer_count()) * (sparse_mlp - mlp) + mixer_change + hidden;
 }
@@ -297,6 +308,7 @@ void check_model_size(const ConfigReader& reader, const ModelConfig& config) {
                                    {"sliding_window", config.sliding_window},
                                    {"num_experts", config.experts.num_experts},
                                    {"moe_intermediate_size", config.experts.expert_intermediate_size},
+                                   {"shared_expert_intermediate_size", config.experts.shared_intermediate_size},
                                    {"linear_num_value_heads", config.linear_attention.value_heads},
                                    {"linear_key_head_dim", config.linear_attention.key_head_dim},
                                    {"linear_value_head_dim", config.linear_attention.value_head_dim},
@@ -405,7 +417,9 @@ ModelConfig parse_model_config(const json& original, const std::string& original
 
   config.vocab_size = reader.positive("vocab_size");
   config.hidden_size = reader.positive("hidden_size");
-  config.intermediate_size = reader.positive("intermediate_size");
+  // Qwen3.5-MoE's every MLP is sparse: its config class has no dense width (0 here).
+  const bool no_dense_mlp = family_of(config.model_type).experts == Experts::qwen_shared;
+  config.intermediate_size = no_dense_mlp && !reader.has("intermediate_size") ? 0 : reader.positive("intermediate_size");
   config.num_hidden_layers = reader.positive("num_hidden_layers");
   config.num_attention_heads = reader.positive("num_attention_heads");
   config.num_key_value_heads = reader.positive_or("num_key_value_heads", config.num_attention_heads);

@@ -52,6 +52,8 @@ struct ExpertShape {
   int64_t sparse_step = 1;               // decoder_sparse_step: layer l routes when (l + 1) % step == 0
   std::vector<int64_t> dense_layers;     // mlp_only_layers: kept dense whatever the step
   double router_aux_loss_coef = 0.0;     // config.json's coefficient of the load-balancing loss
+  // The shared expert's SwiGLU width (Experts::qwen_shared: shared_expert_intermediate_size); 0: none.
+  int64_t shared_intermediate_size = 0;
 };
 
 // What a layer attends over (config.json layer_types): every earlier token, or a sliding window.

@@ -67,7 +67,12 @@ json to_hf_config_json(const ModelConfig& config) {
     out["router_aux_loss_coef"] = experts.router_aux_loss_coef;
     out["output_router_logits"] = false;
   }
-  if (spec.experts == Experts::qwen_moe) {
+  if (spec.experts == Experts::qwen_shared) {
+    out.erase("intermediate_size");  // every MLP sparse: its config class has no dense width
+    out["num_experts"] = experts.num_experts;
+    out["moe_intermediate_size"] = experts.expert_intermediate_size;
+    out["shared_expert_intermediate_size"] = experts.shared_intermediate_size;
+  } else if (spec.experts == Experts::qwen_moe) {
     out["num_experts"] = experts.num_experts;
     out["moe_intermediate_size"] = experts.expert_intermediate_size;
     out["norm_topk_prob"] = experts.renormalize;

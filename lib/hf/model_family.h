@@ -11,13 +11,14 @@
 namespace st {
 
 // config.json's model_type.
-enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral, gemma3_text, qwen3_5_text };
+enum class ModelType { llama, qwen2, mistral, qwen3, qwen3_moe, mixtral, gemma3_text, qwen3_5_text, qwen3_5_moe_text };
 template <>
 struct EnumNames<ModelType> {
   static constexpr NamedValue<ModelType> table[] = {
       {ModelType::llama, "llama"},         {ModelType::qwen2, "qwen2"},         {ModelType::mistral, "mistral"},
       {ModelType::qwen3, "qwen3"},         {ModelType::qwen3_moe, "qwen3_moe"}, {ModelType::mixtral, "mixtral"},
-      {ModelType::gemma3_text, "gemma3_text"}, {ModelType::qwen3_5_text, "qwen3_5_text"}};
+      {ModelType::gemma3_text, "gemma3_text"}, {ModelType::qwen3_5_text, "qwen3_5_text"},
+      {ModelType::qwen3_5_moe_text, "qwen3_5_moe_text"}};
 };
 
 // per_layer: Qwen's use_sliding_window (refused); layer_types: each layer full or sliding as
@@ -28,8 +29,11 @@ enum class Biases { none, qkv, from_attention_bias };  // qkv: Qwen2's q/k/v bia
 // Whether the MLP routes tokens to experts (model/moe_block.h), and how the checkpoint names them:
 // qwen_moe: mlp.gate, mlp.experts.<e>.{gate,up,down}_proj, renormalising the top-k weights per
 // norm_topk_prob; mixtral: block_sparse_moe.gate, block_sparse_moe.experts.<e>.{w1,w3,w2}, always
-// renormalising. Every layer of a family with experts is sparse but those config.json keeps dense.
-enum class Experts { none, qwen_moe, mixtral };
+// renormalising; qwen_shared (Qwen3.5-MoE): qwen_moe's names, every layer sparse, always
+// renormalising, and beside the routed experts a shared one (mlp.shared_expert.{gate,up,down}_proj,
+// shared_expert_intermediate_size wide) whose output is scaled by sigmoid(mlp.shared_expert_gate).
+// Every layer of a family with experts is sparse but those config.json keeps dense.
+enum class Experts { none, qwen_moe, mixtral, qwen_shared };
 // weight: x / rms(x), cast to the input's dtype, times w (Llama); one_plus_weight: (x / rms(x)) *
 // (1 + w) in fp32, then cast (Gemma; the weights start at 0).
 enum class NormStyle { weight, one_plus_weight };
@@ -105,6 +109,19 @@ inline constexpr FamilySpec kFamilies[] = {
          "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "partial_rotary_factor": 0.25, "tie_word_embeddings": false,
          "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
          "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4})",
+     Mixers::gated_delta_hybrid, true},
+    // Qwen3.5 / 3.6's mixture-of-experts text model (Qwen3_5MoeTextConfig's defaults: the 35B-A3B):
+    // the dense one's layers with every MLP sparse and a shared expert.
+    {ModelType::qwen3_5_moe_text, "Qwen3_5MoeForCausalLM", "Qwen3_5MoeTextForSequenceClassification", Window::none,
+     Biases::from_attention_bias, true, Experts::qwen_shared, NormStyle::one_plus_weight, LayerNorms::pre,
+     Activation::silu, false, false,
+     R"({"vocab_size": 248320, "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16,
+         "num_key_value_heads": 2, "head_dim": 256, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+         "rope_theta": 10000.0, "partial_rotary_factor": 0.25, "tie_word_embeddings": false,
+         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+         "linear_num_key_heads": 16, "linear_num_value_heads": 32, "full_attention_interval": 4,
+         "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "num_experts_per_tok": 8,
+         "num_experts": 256, "router_aux_loss_coef": 0.001})",
      Mixers::gated_delta_hybrid, true}};
 
 // PEFT 0.21's target modules where LoraConfig names none (TRL 1.16's use_peft without
@@ -134,7 +151,8 @@ struct MultimodalWrapper {
   bool export_keeps_layout = false;
 };
 inline constexpr MultimodalWrapper kMultimodalWrappers[] = {{"gemma3", ModelType::gemma3_text},
-                                                            {"qwen3_5", ModelType::qwen3_5_text, nullptr, true}};
+                                                            {"qwen3_5", ModelType::qwen3_5_text, nullptr, true},
+                                                            {"qwen3_5_moe", ModelType::qwen3_5_moe_text, nullptr, true}};
 
 // The wrapper whose language model is of `text_type`, or nullptr.
 inline const MultimodalWrapper* multimodal_wrapper_of(ModelType text_type) {
@@ -158,8 +176,8 @@ struct RefusedType {
   const char* why;
 };
 inline constexpr RefusedType kRefusedTypes[] = {
-    {"qwen2_moe", "its shared expert (shared_expert with a sigmoid shared_expert_gate beside the routed ones) is not "
-                  "built"},
+    {"qwen2_moe", "its family row (q/k/v biases, norm_topk_prob and decoder_sparse_step beside a shared expert) is "
+                  "not built; Qwen3-MoE and Qwen3.5-MoE are (model_type qwen3_moe, qwen3_5_moe)"},
     {"gpt_oss", "its router has a bias and its experts interleave gate and up with clamped activations; not built"},
     {"deepseek_v2", "its grouped top-k router and multi-head latent attention (MLA) are not built"},
     {"deepseek_v3", "its grouped top-k router and multi-head latent attention (MLA) are not built"},
@@ -170,12 +188,8 @@ inline constexpr RefusedType kRefusedTypes[] = {
                "(model_type gemma3_text, or gemma3's language model)"},
     {"gemma3n", "its per-layer embeddings, AltUp and LAuReL blocks are not built; Gemma 3 is"},
     {"gemma4", "Gemma 4 is not built yet; Gemma 3 is (model_type gemma3_text, or gemma3's language model)"},
-    {"qwen3_5_moe", "Qwen3.5's mixture-of-experts models (the shared expert with its sigmoid gate) are not built yet; "
-                    "the dense ones are (model_type qwen3_5, or its qwen3_5_text)"},
-    {"qwen3_5_moe_text", "Qwen3.5's mixture-of-experts models (the shared expert with its sigmoid gate) are not built "
-                         "yet; the dense ones are (model_type qwen3_5, or its qwen3_5_text)"},
-    {"qwen3_next", "its Gated DeltaNet projections come fused and interleaved per key head (in_proj_qkvz, in_proj_ba) "
-                   "and its experts have a shared expert; neither is read. Qwen3.5 is (model_type qwen3_5)"}};
+    {"qwen3_next", "its Gated DeltaNet projections come fused and interleaved per key head (in_proj_qkvz, in_proj_ba), "
+                   "a layout not read; Qwen3.5 and Qwen3.6 are (model_type qwen3_5, qwen3_5_moe)"}};
 
 // The row of `type`; throws ModelError for a word without one.
 const FamilySpec& family_of(ModelType type);

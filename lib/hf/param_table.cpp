@@ -26,6 +26,7 @@ int64_t size_of(const ModelConfig& config, Dim dim) {
     case Dim::linear_value_heads: return config.linear_attention.value_heads;
     case Dim::linear_value_head_dim: return config.linear_attention.value_head_dim;
     case Dim::linear_conv_kernel: return config.linear_attention.conv_kernel;
+    case Dim::shared_intermediate: return config.experts.shared_intermediate_size;
   }
   return 0;
 }
@@ -46,6 +47,7 @@ bool present(const ModelConfig& config, Presence presence) {
     case Presence::mlp_bias: return config.mlp_bias;
     case Presence::qk_norm: return config.qk_norm;
     case Presence::sandwich_norms: return family_of(config.model_type).layer_norms == LayerNorms::sandwich;
+    case Presence::shared_expert: return config.experts.shared_intermediate_size > 0;
   }
   return false;
 }
@@ -132,9 +134,17 @@ std::string expert_lora_name(int64_t layer, LoraTarget target, const char* matri
          (target == LoraTarget::gate ? "base_layer." : "") + matrix + ".weight";
 }
 
-void require_all_expert_targets(const std::vector<LoraTarget>& targets) {
+void require_all_expert_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets) {
   int named = 0;
   for (LoraTarget target : targets) named += is_dense_mlp(adapted_row(target).key) ? 1 : 0;
+  if (named > 0 && config.experts.shared_intermediate_size > 0) {
+    // PEFT 0.21 adapts such a model's shared expert (and, under all-linear, its sigmoid gate) for
+    // these names and leaves the routed experts as they are; that mapping is not built.
+    throw ModelError(std::string("lora.target_modules: gate, up and down on ") + enum_name(config.model_type) +
+                     " would adapt its shared expert (mlp.shared_expert.*, as PEFT maps them), which is not built; "
+                     "name the attention and Gated DeltaNet projections instead: q,k,v,o,in_proj_qkv,in_proj_z,"
+                     "in_proj_b,in_proj_a,out");
+  }
   if (named == 0 || named == 3) return;
   throw ModelError("lora.target_modules: a mixture-of-experts layer's experts are adapted as PEFT adapts them, "
                    "through their stacked gate_up and down parameters together (target_parameters); name gate, up "
@@ -236,6 +246,7 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
       continue;
     }
     if (!present(config, row.presence)) continue;
+    if (row.presence == Presence::shared_expert && !sparse) continue;
     if (!layer_holds(config, layer, row.key)) continue;
     ParamKey key;
     key.kind = ParamKey::Kind::layer;
@@ -308,7 +319,7 @@ std::string lora_b_name(int64_t layer, LoraTarget target) {
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r) {
   const bool experts = config.experts.num_experts > 0, sparse = config.sparse_layer(layer);
-  if (experts) require_all_expert_targets(targets);
+  if (experts) require_all_expert_targets(config, targets);
   std::vector<ParamSpec> params;
   for (LoraTarget target : targets) {
     const LayerParamRow& row = adapted_row(target);

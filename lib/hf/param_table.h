@@ -37,21 +37,26 @@ enum class LayerParam {
   input_norm, post_attention_norm, q_norm, k_norm,
   router, expert_gate, expert_up, expert_down,
   pre_feedforward_norm, post_feedforward_norm,
-  linear_qkv, linear_z, linear_b, linear_a, linear_conv, linear_dt_bias, linear_a_log, linear_norm, linear_out
+  linear_qkv, linear_z, linear_b, linear_a, linear_conv, linear_dt_bias, linear_a_log, linear_norm, linear_out,
+  shared_gate, shared_up, shared_down, shared_expert_gate
 };
-inline constexpr size_t kLayerParamCount = 33;
+inline constexpr size_t kLayerParamCount = 37;
 
 // A size a shape takes from the config (none: the shape has fewer dimensions).
 // query_rows: q_proj's outputs (q_size, twice that with FamilySpec::attention_output_gate); linear_*:
-// a Gated DeltaNet layer's (LinearAttentionShape).
+// a Gated DeltaNet layer's (LinearAttentionShape); shared_intermediate: the shared expert's width.
 enum class Dim {
   none, one, vocab, hidden, intermediate, q_size, kv_size, head_dim, experts, expert_intermediate, query_rows,
-  linear_conv_channels, linear_value_dim, linear_value_heads, linear_value_head_dim, linear_conv_kernel
+  linear_conv_channels, linear_value_dim, linear_value_heads, linear_value_head_dim, linear_conv_kernel,
+  shared_intermediate
 };
 // When a parameter exists.
 // untied_head: an lm head of its own (not tied); score_head: ModelHead::score; sandwich_norms:
-// LayerNorms::sandwich's norms around the MLP.
-enum class Presence { always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm, sandwich_norms };
+// LayerNorms::sandwich's norms around the MLP; shared_expert: a sparse layer's shared expert
+// (ExpertShape::shared_intermediate_size).
+enum class Presence {
+  always, untied_head, score_head, qkv_bias, o_proj_bias, mlp_bias, qk_norm, sandwich_norms, shared_expert
+};
 // How a preset initialises it (HF's _init_weights); lora_a: PEFT's kaiming-uniform A; ones: a
 // norm's identity weight, which is zeros under NormStyle::one_plus_weight; plain_ones: ones whatever
 // the norm style (the Gated DeltaNet's dt_bias and gated norm); decay_log: log U(0.01, 16) per value
@@ -112,7 +117,13 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::linear_dt_bias, "linear_attn.dt_bias", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::plain_ones, {}},
     {LayerParam::linear_a_log, "linear_attn.A_log", Dim::linear_value_heads, Dim::none, Presence::always, ParamInit::decay_log, {}},
     {LayerParam::linear_norm, "linear_attn.norm.weight", Dim::linear_value_head_dim, Dim::none, Presence::always, ParamInit::plain_ones, {}},
-    {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, LoraTarget::out}};
+    {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, LoraTarget::out},
+    // A sparse layer's shared expert beside the routed ones (Experts::qwen_shared), in the layer's
+    // unit: every token runs it, whatever the expert-parallel split. No LoRA target adapts it.
+    {LayerParam::shared_gate, "mlp.shared_expert.gate_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}},
+    {LayerParam::shared_up, "mlp.shared_expert.up_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}},
+    {LayerParam::shared_down, "mlp.shared_expert.down_proj.weight", Dim::hidden, Dim::shared_intermediate, Presence::shared_expert, ParamInit::normal, {}},
+    {LayerParam::shared_expert_gate, "mlp.shared_expert_gate.weight", Dim::one, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}}};
 // The token mixer a layer parameter belongs to, if one: attention's (self_attn.*) or the Gated
 // DeltaNet's (linear_attn.*); a layer holds only its own mixer's (ModelConfig::token_mixers).
 std::optional<TokenMixer> mixer_of(LayerParam param);
@@ -143,7 +154,8 @@ struct ExpertNaming {
   const char* down;
 };
 inline constexpr ExpertNaming kExpertNaming[] = {{Experts::qwen_moe, "mlp", "gate_proj", "up_proj", "down_proj"},
-                                                 {Experts::mixtral, "block_sparse_moe", "w1", "w3", "w2"}};
+                                                 {Experts::mixtral, "block_sparse_moe", "w1", "w3", "w2"},
+                                                 {Experts::qwen_shared, "mlp", "gate_proj", "up_proj", "down_proj"}};
 
 // What a parameter is, whatever its name: a model parameter, a layer's, or one matrix of a
 // layer's LoRA pair. The FSDP engine binds gathered views to a forward by it.

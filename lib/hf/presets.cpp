@@ -133,6 +133,18 @@ ModelConfig qwen3_5(int64_t hidden, int64_t intermediate, int64_t layers, int64_
   config.eos_token_ids = {248044};
   return config;
 }
+// Qwen3.5 / Qwen3.6-35B-A3B's text model (Qwen3_5MoeTextConfig's defaults, which its docstring names
+// Qwen/Qwen3.5-35B-A3B's): the dense layout (2048 wide, 40 layers, 16 query heads over 2 key/value
+// heads, Gated DeltaNet 16 key and 32 value heads) with every MLP 256 experts of 512, 8 per token,
+// always renormalised, and a shared expert of 512 behind its sigmoid gate; router loss 0.001.
+ModelConfig qwen3_5_moe(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, LinearAttentionShape linear,
+                        ExpertShape experts) {
+  ModelConfig config = qwen3_5(hidden, 0, layers, heads, kv_heads, linear, false);
+  config.model_type = ModelType::qwen3_5_moe_text;
+  config.experts = experts;
+  return config;
+}
+
 // Small enough for a CPU test in milliseconds, yet with GQA, llama3 rope and an untied head.
 ModelConfig debug() {
   ModelConfig config = llama(512, 64, 160, 2, 4, 2, 1024, 500000.0);
@@ -164,6 +176,15 @@ ModelConfig debug_qwen3_5() {
   config.torch_dtype = TorchDtype::float32;
   return config;
 }
+// debug-qwen3.5's layers with every MLP sparse: 8 experts of 32, 2 per token, a shared expert of 48.
+ModelConfig debug_qwen3_5_moe() {
+  ModelConfig config = debug_qwen3_5();
+  config.model_type = ModelType::qwen3_5_moe_text;
+  config.intermediate_size = 0;
+  config.experts = {8, 2, 32, true, 1, {}, 0.001, 48};
+  return config;
+}
+
 // debug's size with experts: 8 of 32 each, 2 per token, the second of three layers dense.
 ModelConfig debug_moe() {
   ModelConfig config = debug();
@@ -221,6 +242,9 @@ const std::map<std::string, ModelConfig>& presets() {
       {"qwen3.5-9b", qwen3_5(4096, 12288, 32, 16, 4, {16, 32, 128, 128, 4}, false)},
       {"qwen3.5-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
       {"qwen3.6-27b", qwen3_5(5120, 17408, 64, 24, 4, {16, 48, 128, 128, 4}, false)},
+      {"debug-qwen3.5-moe", debug_qwen3_5_moe()},
+      {"qwen3.5-35b-a3b", qwen3_5_moe(2048, 40, 16, 2, {16, 32, 128, 128, 4}, {256, 8, 512, true, 1, {}, 0.001, 512})},
+      {"qwen3.6-35b-a3b", qwen3_5_moe(2048, 40, 16, 2, {16, 32, 128, 128, 4}, {256, 8, 512, true, 1, {}, 0.001, 512})},
       // Not a published model: a ~100M-parameter Llama (GQA, untied) for CPU benchmarks.
       {"bench-100m", llama2(768, 2048, 8, 12, 4, 2048)},
       {"bench-moe-16", bench_moe_16()},

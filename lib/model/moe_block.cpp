@@ -122,6 +122,15 @@ at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, cons
   return exchange_rows(w.expert_exchange, returned, receive, send);
 }
 
+// The shared expert every token runs beside its routed ones (Experts::qwen_shared), its output
+// scaled by sigmoid(shared_expert_gate x) as transformers' Qwen3_5MoeSparseMoeBlock scales it.
+at::Tensor shared_expert(const LayerWeights& w, const at::Tensor& tokens, ActivationCache* cache) {
+  const at::Tensor gate = linear_op(tokens, w[LayerParam::shared_gate], {}, cache);
+  const at::Tensor up = linear_op(tokens, w[LayerParam::shared_up], {}, cache);
+  const at::Tensor out = linear_op(swiglu(gate, up), w[LayerParam::shared_down], {}, cache);
+  return at::sigmoid(linear_op(tokens, w[LayerParam::shared_expert_gate], {}, cache)) * out;
+}
+
 }  // namespace
 
 Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertShape& shape, ActivationCache* cache) {
@@ -155,8 +164,12 @@ at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const
 at::Tensor moe_block(const LayerWeights& w, const at::Tensor& x, const ModelConfig& config, ActivationCache* cache,
                      Routing* routing) {
   const at::Tensor tokens = x.reshape({-1, x.size(-1)});
+  const bool shared = config.experts.shared_intermediate_size > 0;
+  const at::Tensor shared_out = shared ? shared_expert(w, tokens, cache) : at::Tensor();
   Routing routed = route(tokens, w[LayerParam::router], config.experts, cache);
-  const at::Tensor out = expert_outputs(w, tokens, routed, cache).view(x.sizes());
+  at::Tensor out = expert_outputs(w, tokens, routed, cache);
+  if (shared) out = out + shared_out;  // transformers' order: the routed experts' sum, then the shared one
+  out = out.view(x.sizes());
   if (routing) *routing = std::move(routed);
   return out;
 }

@@ -39,7 +39,9 @@ enum class ExpertKernel { automatic, looped };
 at::Tensor expert_outputs(const LayerWeights& weights, const at::Tensor& tokens, const Routing& routing,
                           ActivationCache* cache = nullptr, ExpertKernel kernel = ExpertKernel::automatic);
 
-// x [B, T, D] (already normalised) -> [B, T, D]. `routing`, when given, receives the tokens' routing.
+// x [B, T, D] (already normalised) -> [B, T, D]: the routed experts' weighted sum, plus the shared
+// expert's output times sigmoid(its gate) where the family has one (Experts::qwen_shared). `routing`,
+// when given, receives the tokens' routing.
 at::Tensor moe_block(const LayerWeights& weights, const at::Tensor& x, const ModelConfig& config,
                      ActivationCache* cache = nullptr, Routing* routing = nullptr);
 

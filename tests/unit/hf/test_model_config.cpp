@@ -359,7 +359,7 @@ TEST(ModelConfig, ParsesQwen3MoeExperts) {
 
 TEST(ModelConfig, MoeRefusalsNameTheFieldAndWhy) {
   const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
-      {[](json& c) { c["model_type"] = "qwen2_moe"; }, "field 'model_type' is 'qwen2_moe': its shared expert"},
+      {[](json& c) { c["model_type"] = "qwen2_moe"; }, "field 'model_type' is 'qwen2_moe': its family row"},
       {[](json& c) { c["model_type"] = "gpt_oss"; }, "field 'model_type' is 'gpt_oss': its router has a bias"},
       {[](json& c) { c["model_type"] = "deepseek_v3"; }, "grouped top-k router"},
       {[](json& c) { c["num_experts_per_tok"] = 200; }, "field 'num_experts_per_tok' = 200 exceeds the 128 experts"},
