@@ -71,7 +71,7 @@ void merge_adapters_into_shards(const ModelConfig& config, const std::vector<Uni
     }
     if (unit_role(config, u) != UnitRole::layer) continue;
     const int64_t layer = static_cast<int64_t>(u) - 1;
-    for (const auto& [weight, pair] : adapted_pieces(config, layer, enum_values<LoraTarget>(), adapters)) {
+    for (const auto& [weight, pair] : adapted_pieces(config, layer, model_lora_targets(config), adapters)) {
       for (size_t holder : units_run_with(config, u)) {  // a sparse layer's experts are in its experts unit
         merge_into_shard(base_units.at(holder), base_shards.at(holder), shard, weight, pair, scale);
       }

@@ -221,6 +221,8 @@ bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
 std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets) {
   std::vector<LoraTarget> held;
   for (LoraTarget target : targets) {
+    // A shared-expert model's MLP targets would adapt the shared expert (require_all_expert_targets).
+    if (config.experts.shared_intermediate_size > 0 && is_dense_mlp(adapted_row(target).key)) continue;
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
       if (!layer_holds(config, layer, adapted_row(target).key)) continue;
       held.push_back(target);
@@ -228,6 +230,10 @@ std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::
     }
   }
   return held;
+}
+
+std::vector<LoraTarget> model_lora_targets(const ModelConfig& config) {
+  return held_lora_targets(config, enum_values<LoraTarget>());
 }
 
 bool is_expert_member(LayerParam param) {

@@ -130,8 +130,11 @@ std::optional<TokenMixer> mixer_of(LayerParam param);
 // Whether `layer` has the parameter: a mixer's only in the layers that run that mixer.
 bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param);
 // The targets among `targets` whose projection some layer of the model holds (PEFT wraps those;
-// it refuses a list none of whose modules the model has).
+// it refuses a list none of whose modules the model has); not the MLP's on a model with a shared
+// expert, whose mapping is not built (lora_layer_params refuses them).
 std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets);
+// Every target the model can take (held_lora_targets of them all): what a reader of pairs looks for.
+std::vector<LoraTarget> model_lora_targets(const ModelConfig& config);
 
 // A sparse layer's MLP: the router (in the layer's unit, where the dense MLP would be), then the
 // experts (expert_params: a unit of their own, expert by expert, each gate, up, down, so a run of

@@ -86,7 +86,7 @@ LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) 
   }
   if (config.head_reads_embedding()) weights.lm_head = weights.embed;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, enum_values<LoraTarget>(), 1);
+    const std::vector<ParamSpec> pairs = lora_layer_params(config, layer, model_lora_targets(config), 1);
     for (size_t i = 0; i < pairs.size(); i += 2) {  // A then B of each target: both or neither
       if (tensors.count(pairs[i].name) == 0) continue;
       weights.layers[static_cast<size_t>(layer)].bind(pairs[i].key, pick(pairs[i].name));

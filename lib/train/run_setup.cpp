@@ -69,11 +69,18 @@ std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const Mo
   }
   const int64_t multiple = shard_multiple_of(config.optim.name);
   if (!trains_adapters(config.train.method)) return build_unit_layouts(model, group_size, multiple);
+  if (config.train.method == TrainMethod::qlora && model.experts.shared_intermediate_size > 0) {
+    // bitsandbytes holds the shared expert's nn.Linear projections (and its gate) in 4 bits too;
+    // only the adapted projections are built as NF4 blocks here.
+    throw ConfigError(std::string("train.method = qlora on ") + enum_name(model.model_type) +
+                      ": its shared expert's projections would be 4-bit as bitsandbytes holds them, which is not "
+                      "built; use train.method = lora");
+  }
   const std::vector<LoraTarget> targets = lora_targets(config.lora.target_modules);
   if (held_lora_targets(model, targets).empty()) {  // as PEFT refuses a list none of whose modules exist
     throw ConfigError("lora.target_modules = " + config.lora.target_modules + ": this " + enum_name(model.model_type) +
                       " model has none of these projections; choose from the ones it has (" +
-                      lora_target_words(held_lora_targets(model, enum_values<LoraTarget>())) + ")");
+                      lora_target_words(model_lora_targets(model)) + ")");
   }
   const bool experts = model.experts.num_experts > 0 &&
                        std::find(targets.begin(), targets.end(), LoraTarget::gate) != targets.end();

@@ -1,4 +1,5 @@
-// A mixture-of-experts model (debug-moe: 8 experts, top-2, one dense layer among sparse ones) on
+// A mixture-of-experts model (debug-moe: 8 experts, top-2, one dense layer among sparse ones; and
+// debug-qwen3.5-moe: a hybrid whose every layer routes, a shared expert beside the routed ones) on
 // the FSDP engine against single-process autograd on the whole model, for every sharding strategy
 // and recompute policy on 1-4 ranks, and for every expert-parallel size that divides the experts
 // and the ranks (also with every token routed to experts 0 and 1, so that one rank gets every
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <map>
 #include <numeric>
 
 #include "data/collate.h"
@@ -36,9 +38,12 @@ using namespace st::testing;
 constexpr uint64_t kSeed = 5;
 constexpr double kCoefficient = 0.5;  // large enough that the router loss moves every router's gradient
 
-const ModelConfig& moe_config() {
-  static const ModelConfig config = preset_config("debug-moe");
-  return config;
+// debug-moe, or debug-qwen3.5-moe: a hybrid's Gated DeltaNet and attention layers, every MLP sparse
+// with a shared expert beside its 8 routed ones.
+const ModelConfig& moe_config(const std::string& preset = "debug-moe") {
+  static std::map<std::string, ModelConfig> configs;
+  if (configs.count(preset) == 0) configs.emplace(preset, preset_config(preset));
+  return configs.at(preset);
 }
 
 const std::vector<Pair>& moe_pairs() {
@@ -49,8 +54,8 @@ const std::vector<Pair>& moe_pairs() {
 // The preset's weights with N(0, 1) routers, in `dtype`. `lopsided`: every token's hidden state
 // carries a large positive first component (the embedding's) and every router ranks experts 0
 // and 1 first by it, by a wide margin.
-TensorMap moe_weights(at::ScalarType dtype, bool lopsided = false) {
-  TensorMap weights = init_preset_weights(moe_config(), kSeed, at::kDouble);
+TensorMap moe_weights(at::ScalarType dtype, bool lopsided = false, const std::string& preset = "debug-moe") {
+  TensorMap weights = init_preset_weights(moe_config(preset), kSeed, at::kDouble);
   at::manual_seed(kSeed);
   for (auto& [name, tensor] : weights) {
     if (name.find("mlp.gate.weight") != std::string::npos) tensor = at::randn(tensor.sizes(), at::kDouble);
@@ -104,8 +109,7 @@ struct WholeRun {
 
 // The whole model over every pair, unit by unit, keeping each sparse layer's routing; the loss
 // sum(logps) / rows + kCoefficient x the ranks' mean router loss, backpropagated into `weights`.
-WholeRun whole_run(const TensorMap& weights, const MicroBatch& all) {
-  const ModelConfig& config = moe_config();
+WholeRun whole_run(const TensorMap& weights, const MicroBatch& all, const ModelConfig& config = moe_config()) {
   const at::ScalarType dtype = weights.begin()->second.scalar_type();
   const LlamaWeights model = llama_weights(weights, config);
   const TokenBatch batch = make_token_batch(all.input_ids, all.targets, rope_inverse_frequencies(config), dtype, 64);
@@ -137,17 +141,18 @@ struct MoeCase {
   Recompute policy;
   int64_t expert_parallel = 1;
   bool lopsided = false;  // moe_weights
+  const char* preset = "debug-moe";
 };
 
 class FsdpRouterLoss : public ::testing::TestWithParam<MoeCase> {};
 
 TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
-  const auto [sharding, policy, expert_parallel, lopsided] = GetParam();
+  const auto [sharding, policy, expert_parallel, lopsided, preset] = GetParam();
   if (world_communicator().size() % expert_parallel != 0) GTEST_SKIP() << "the expert-parallel size does not divide the ranks";
-  const ModelConfig& config = moe_config();
+  const ModelConfig& config = moe_config(preset);
   const MicroBatch all = collate_pairs(moe_pairs(), PairKind::dpo, {});
-  const TensorMap whole = moe_weights(at::kFloat, lopsided), exact = moe_weights(at::kDouble, lopsided);
-  const WholeRun want = whole_run(whole, all), want64 = whole_run(exact, all);
+  const TensorMap whole = moe_weights(at::kFloat, lopsided, preset), exact = moe_weights(at::kDouble, lopsided, preset);
+  const WholeRun want = whole_run(whole, all, config), want64 = whole_run(exact, all, config);
 
   ShardingGroups groups = test_groups(sharding);
   add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
@@ -213,7 +218,8 @@ TEST(FsdpRouterLoss, TheRouterLossMovesEveryRoutersGradient) {
 std::string case_name(const ::testing::TestParamInfo<MoeCase>& info) {
   const MoeCase& c = info.param;
   return std::string(enum_name(c.sharding)) + "_" + enum_name(c.policy) +
-         (c.expert_parallel > 1 ? "_ep" + std::to_string(c.expert_parallel) : "") + (c.lopsided ? "_lopsided" : "");
+         (c.expert_parallel > 1 ? "_ep" + std::to_string(c.expert_parallel) : "") + (c.lopsided ? "_lopsided" : "") +
+         (std::string(c.preset) == "debug-moe" ? "" : "_qwen3_5_moe");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -231,6 +237,16 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeCase{Sharding::full, Recompute::none, 2}, MoeCase{Sharding::grad_op, Recompute::full, 4},
                       MoeCase{Sharding::full, Recompute::full, 2, true}, MoeCase{Sharding::full, Recompute::none, 4, true},
                       MoeCase{Sharding::full, Recompute::full, 1, true}),
+    case_name);
+
+// Qwen3.5-MoE's layers (Gated DeltaNet and gated attention, a shared expert in every sparse
+// layer's unit beside the routed experts' unit), on the ranks alone and with expert parallelism.
+INSTANTIATE_TEST_SUITE_P(
+    SharedExpert, FsdpRouterLoss,
+    ::testing::Values(MoeCase{Sharding::full, Recompute::full, 1, false, "debug-qwen3.5-moe"},
+                      MoeCase{Sharding::grad_op, Recompute::none, 1, false, "debug-qwen3.5-moe"},
+                      MoeCase{Sharding::full, Recompute::selective, 2, false, "debug-qwen3.5-moe"},
+                      MoeCase{Sharding::full, Recompute::none, 2, true, "debug-qwen3.5-moe"}),
     case_name);
 
 }  // namespace

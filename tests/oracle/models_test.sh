@@ -18,9 +18,10 @@
 #   scaled embeddings), read from Gemma3ForCausalLM and Gemma3ForConditionalGeneration
 #   checkpoints; a trained export, a reward model and a LoRA adapter transformers and PEFT read;
 #   a QLoRA run on it;
-# - qwen3_5: a tiny Qwen3.5 transformers made (Gated DeltaNet and gated attention layers), read
-#   from Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration checkpoints; packed and
-#   prompt-shared training, an export and a LoRA adapter transformers and PEFT read;
+# - qwen3_5, qwen3_5_moe: a tiny Qwen3.5 transformers made (Gated DeltaNet and gated attention
+#   layers; the MoE's every MLP routed, with a shared expert), read from Qwen3_5(Moe)ForCausalLM and
+#   Qwen3_5(Moe)ForConditionalGeneration checkpoints; packed and prompt-shared training, an export
+#   and a LoRA adapter transformers and PEFT read;
 # - smollm2_*: the real pretrained SmolLM2-135M-Instruct (smollm2_fixture.sh): scores of
 #   LlamaFactory's demo pairs, 20 real prompts generated through the model's own chat template,
 #   a few DPO and SFT steps on LlamaFactory's demo data whose export transformers loads, and
@@ -394,7 +395,7 @@ PY
     expect_output "QLoRA r 4"
     grep -c '"loss"' "$work/qlora/metrics.jsonl" | grep -qx 3 || fail "the QLoRA run logged no 3 steps"
     ;;
-  qwen3_5)
+  qwen3_5 | qwen3_5_moe)
     # Qwen3.5 (tiny_qwen3_5_model.py: three Gated DeltaNet layers, then a gated full-attention
     # layer with partial rotary; more value than key heads; A_log, dt_bias and every norm off its
     # identity): log-probs at lengths around and across the delta rule's 64-token chunk and greedy
@@ -406,10 +407,20 @@ PY
     # adapter on every projection (PEFT's all-linear: the attention layer's q, k, v, o, the Gated
     # DeltaNet layers' in_proj_qkv, in_proj_z, in_proj_b, in_proj_a, out_proj, every MLP) that PEFT
     # loads as the merged export computes.
+    # qwen3_5_moe: the same with every MLP 4 routed experts (2 per token) and a shared expert behind
+    # its sigmoid gate; each token's experts and weights as transformers' routers give them too; its
+    # adapter on every projection PEFT's MLP names do not map onto the shared expert (not built).
+    moe=() architecture=Qwen3_5ForConditionalGeneration
+    targets=q,k,v,o,gate,up,down,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out
+    if [ "$case_name" = qwen3_5_moe ]; then
+      moe=(--moe) architecture=Qwen3_5MoeForConditionalGeneration
+      targets=q,k,v,o,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out
+    fi
     made_once --output "$work/model" --output "$work/multimodal" --output "$work/lengths" -- \
-      "$python" "$here/tiny_qwen3_5_model.py" "$work/model" "$work/multimodal" "$work/lengths" ||
-      fail "could not make the tiny Qwen3.5"
+      "$python" "$here/tiny_qwen3_5_model.py" "${moe[@]}" "$work/model" "$work/multimodal" "$work/lengths" ||
+      fail "could not make the tiny $case_name"
     check score "$bin" "$work/model" "$work/lengths/pairs.jsonl" "$work/score"
+    [ -z "${moe[*]}" ] || check routing "$bin" "$work/model" "$work/lengths/pairs.jsonl" "$work/routing"
     check generate "$bin" "$work/model" "$fixtures/greedy_llama_gqa.jsonl" "$work/generate" 10
     run --exit 0 "$bin" score --model "$work/multimodal" --input "$work/lengths/pairs.jsonl" --output "$work/multimodal.jsonl"
     cmp -s "$work/score/scores.jsonl" "$work/multimodal.jsonl" || fail "the multimodal checkpoint scores otherwise"
@@ -432,7 +443,7 @@ PY
     # The export keeps the checkpoint's layout: the trained language model under its
     # model.language_model. names, the vision tower and the mtp tensors byte for byte; transformers
     # loads it and scores as shardtune does.
-    "$python" - "$work/multimodal" "$work/laid_out/export" <<'PY' || fail "the export does not keep the checkpoint's layout"
+    "$python" - "$work/multimodal" "$work/laid_out/export" "$architecture" <<'PY' || fail "the export's layout differs"
 import json, os, struct, sys
 def tensors(directory):
     path = os.path.join(directory, "model.safetensors")
@@ -452,21 +463,21 @@ assert len(same) == len(copied), sorted(set(copied) - set(same))[:5]
 trained = [n for n in base if n.startswith("model.language_model.layers.") and base[n][2] != export[n][2]]
 assert trained, "no language-model tensor changed"
 config = json.load(open(os.path.join(sys.argv[2], "config.json")))
-assert config["architectures"] == ["Qwen3_5ForConditionalGeneration"], config["architectures"]
-print(f"| export of Qwen3_5ForConditionalGeneration | layout kept | {len(copied)} vision and mtp tensors "
+assert config["architectures"] == [sys.argv[3]], config["architectures"]
+print(f"| export of {sys.argv[3]} | layout kept | {len(copied)} vision and mtp tensors "
       f"byte-identical, {len(trained)} language-model tensors trained |")
 PY
     check score "$bin" "$work/laid_out/export" "$work/lengths/pairs.jsonl" "$work/score-export"
     ! cmp -s "$work/score/scores.jsonl" "$work/score-export/scores.jsonl" || fail "the trained export scores as its base does"
     run --exit 0 "$bin" train --model.path="$work/model" --data.train="$work/data/train" \
       --train.output_dir="$work/lora" --train.method=lora --lora.r=4 --lora.alpha=8 \
-      --lora.target_modules=q,k,v,o,gate,up,down,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out --optim.lr=5e-3 \
+      --lora.target_modules="$targets" --optim.lr=5e-3 \
       --train.max_steps=3 --train.micro_batch=2 --train.grad_accum=2 --train.eval_every=0 --ckpt.export=true \
       --ckpt.export_dtype=fp32 --progress off
     grep -q '"in_proj_qkv"' "$work/lora/export/adapter_config.json" || fail "the adapter names no in_proj_qkv"
     run --exit 0 "$bin" export --checkpoint "$work/lora/checkpoints" --output "$work/lora-merged" --merge --dtype fp32
     oracle "$ST_SOURCE_DIR/tests/reference/peft_load_parity.py" "$work/model" "$work/lora/export" \
-      "$work/lora-merged" || fail "PEFT's adapter on Qwen3.5 and shardtune's merged export differ"
+      "$work/lora-merged" || fail "PEFT's adapter on $case_name and shardtune's merged export differ"
     ;;
   *) fail "unknown case" ;;
 esac

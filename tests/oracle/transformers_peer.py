@@ -13,6 +13,7 @@ JSON lines that peer_record.py records (the check compares shardtune against the
 """
 import contextlib
 import json
+import os
 import sys
 
 import torch
@@ -23,7 +24,11 @@ from exact_float64 import exact_float64
 
 
 def load(model_dir, dtype=torch.float32):
-    return hf_models.load(transformers.AutoModelForCausalLM, model_dir, dtype).eval()
+    # An image-text wrapper's experts are its text_config's: eager too (hf_models reads the top level).
+    with open(os.path.join(model_dir, "config.json")) as f:
+        text = json.load(f).get("text_config", {})
+    eager = {"experts_implementation": "eager"} if "num_experts" in text else {}
+    return hf_models.load(transformers.AutoModelForCausalLM, model_dir, dtype, **eager).eval()
 
 
 def read_jsonl(path):

@@ -25,6 +25,8 @@
 # - moe: a tiny Qwen3-MoE with the router's load-balancing loss as TRL adds it: DPO on 1 and 2
 #   ranks, packed and with shared prompts, with the coefficient 0, LoRA on attention and experts
 #   against TRL + PEFT; KTO on 1 rank; SFT on 1 and 2 ranks.
+# - qwen3_5_moe: a tiny Qwen3.5-MoE (shared expert) with the router loss: DPO on 1 and 2 ranks,
+#   packed, with shared prompts, and with expert parallel 2.
 # - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
 #   from a reward-model export, with and without centred rewards, and with LoRA + PEFT.
 # shellcheck source=../e2e/harness.sh
@@ -301,6 +303,39 @@ PY
     sft_examples "$work/pairs.jsonl" "$work/sft.jsonl"
     run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft-data" --kind sft
     sft_lr=1e-3 sft_steps=7 sft_against_trl "$work/qwen" "$work/sft-data/train" "Qwen3.5 SFT" unmasked
+    ;;
+  qwen3_5_moe)
+    # Qwen3.5-MoE (tiny_qwen3_5_model.py --moe: the Qwen3.5 case's layers with every MLP 4 routed
+    # experts, 2 per token, and a shared expert behind its sigmoid gate) with the router's
+    # load-balancing loss as DPOTrainer adds it (coefficient 0.001): DPO on 1 rank, packed and with
+    # shared prompts; on 2 ranks and on 2 ranks with expert parallel 2 (each holding 2 of the 4
+    # experts, tokens sent to their experts' ranks and back) against TRL on 2 GPUs (its one process
+    # with micro-batches of 1 and 4 accumulations: each process's router loss over its own
+    # micro-batch). At the Qwen3.5 case's lr 1e-3 over 8 steps, for the same reason.
+    steps=8
+    local_common=(--lr 1e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --loss sigmoid --schedule cosine)
+    local_ours=(--optim.lr=1e-3 --optim.warmup_steps=2 --optim.weight_decay=0.01 --optim.grad_clip=1
+                --optim.schedule=cosine)
+    made_once --output "$work/qwen" --output "$work/qwen-mm" --output "$work/qwen-lengths" -- \
+      "$python" "$here/tiny_qwen3_5_model.py" --moe "$work/qwen" "$work/qwen-mm" "$work/qwen-lengths" >/dev/null ||
+      fail "could not make the tiny Qwen3.5-MoE"
+    trl_model=$work/qwen trl qwen3_5_moe "${local_common[@]}" --micro-batch 2 --grad-accum 2
+    grep -q '"aux_loss"' "$work/qwen3_5_moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
+    model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
+    agree one qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, 1 rank"
+    model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
+      --data.packing=true
+    agree packed qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, packed rows"
+    model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
+      --dpo.share_prompt=true
+    agree shared qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, shared prompts"
+    trl_model=$work/qwen trl qwen3_5_moe-ddp "${local_common[@]}" --micro-batch 1 --grad-accum 4
+    model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
+    agree two qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)"
+    model=$work/qwen ours ep2 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2 \
+      --dist.expert_parallel=2
+    expect_output "experts split over 2 ranks"
+    agree ep2 qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks, expert parallel 2 (TRL on 2 GPUs)"
     ;;
   gemma3)
     # Gemma 3 (tiny_gemma3_model.py: sliding layers with a 4-token window, shorter than every
