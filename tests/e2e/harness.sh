@@ -8,7 +8,8 @@ bin=$1
 case_name=$2
 mpiexec=${ST_MPIEXEC:-mpirun}
 work=$(mktemp -d /tmp/st_e2e_XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# ST_KEEP_WORK=1 keeps the scratch directory (and says where) to inspect a failure.
+if [ "${ST_KEEP_WORK:-0}" = 1 ]; then trap 'echo "kept $work"' EXIT; else trap 'rm -rf "$work"' EXIT; fi
 
 fail() { echo "FAIL [$case_name]: $*"; exit 1; }
 # The bit-identity cases' second run (OPENBLAS_CORETYPE, cmake/testing.cmake) must really run

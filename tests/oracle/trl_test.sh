@@ -26,7 +26,7 @@
 #   ranks, packed and with shared prompts, with the coefficient 0, LoRA on attention and experts
 #   against TRL + PEFT; KTO on 1 rank; SFT on 1 and 2 ranks.
 # - qwen3_5_moe: a tiny Qwen3.5-MoE (shared expert) with the router loss: DPO on 1 and 2 ranks,
-#   packed, with shared prompts, and with expert parallel 2.
+#   packed, with shared prompts, and with expert parallel 2; SFT on 1 and 2 ranks.
 # - rm: a reward model against TRL's RewardTrainer (trl_rm.py), 1 and 2 ranks, from a causal LM and
 #   from a reward-model export, with and without centred rewards, and with LoRA + PEFT.
 # shellcheck source=../e2e/harness.sh
@@ -276,7 +276,9 @@ PY
     # it; at 1e-3 TRL's fp32 stays within 1e-4 of float64 for 8 steps (8.5e-5 measured). Which
     # parameters are weight-decayed (A_log is, as transformers' Trainer picks them by name) is
     # unit_hf's ParamTable.WeightDecayIsTransformersTrainersByName: at 1e-3 x 0.01 it moves too
-    # little in 8 steps to show here.
+    # little in 8 steps to show here. The judge takes TRL's own fp32 spread so far (--noise-grows,
+    # trl_compare.py): each fp32 run's grad norm drifts from float64's by an independent 1e-7 to
+    # 6.5e-5 over these steps (ours and TRL's alike, measured), so one TRL value is no scale.
     steps=8
     local_common=(--lr 1e-3 --warmup-steps 2 --weight-decay 0.01 --grad-clip 1.0 --micro-batch 2 --grad-accum 2)
     local_ours=(--optim.lr=1e-3 --optim.warmup_steps=2 --optim.weight_decay=0.01 --optim.grad_clip=1
@@ -286,15 +288,15 @@ PY
       fail "could not make the tiny Qwen3.5"
     trl_model=$work/qwen trl qwen3_5 "${local_common[@]}" --loss sigmoid --schedule cosine
     model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
-    agree one qwen3_5 "Qwen3.5 DPO sigmoid, 1 rank"
+    agree one qwen3_5 "Qwen3.5 DPO sigmoid, 1 rank" --noise-grows
     model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
-    agree two qwen3_5 "Qwen3.5 DPO sigmoid, 2 ranks"
+    agree two qwen3_5 "Qwen3.5 DPO sigmoid, 2 ranks" --noise-grows
     model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
       --data.packing=true
-    agree packed qwen3_5 "Qwen3.5 DPO sigmoid, packed rows"
+    agree packed qwen3_5 "Qwen3.5 DPO sigmoid, packed rows" --noise-grows
     model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
       --dpo.share_prompt=true
-    agree shared qwen3_5 "Qwen3.5 DPO sigmoid, shared prompts"
+    agree shared qwen3_5 "Qwen3.5 DPO sigmoid, shared prompts" --noise-grows
     # SFT against SFTTrainer on the pairs' chosen completions, 1 and 2 ranks, at the DPO runs' lr
     # for the same reason (at 5e-3 TRL's fp32 SFT run is 9.6e-4 from float64 in grad norm at step
     # 4 and 5% at step 9, measured), over the 7 steps in which TRL's own fp32 stays within the
@@ -322,20 +324,26 @@ PY
     trl_model=$work/qwen trl qwen3_5_moe "${local_common[@]}" --micro-batch 2 --grad-accum 2
     grep -q '"aux_loss"' "$work/qwen3_5_moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
     model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
-    agree one qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, 1 rank"
+    agree one qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, 1 rank" --noise-grows
     model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
       --data.packing=true
-    agree packed qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, packed rows"
+    agree packed qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, packed rows" --noise-grows
     model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
       --dpo.share_prompt=true
-    agree shared qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, shared prompts"
+    agree shared qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, shared prompts" --noise-grows
     trl_model=$work/qwen trl qwen3_5_moe-ddp "${local_common[@]}" --micro-batch 1 --grad-accum 4
     model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
-    agree two qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)"
+    agree two qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)" --noise-grows
     model=$work/qwen ours ep2 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2 \
       --dist.expert_parallel=2
     expect_output "experts split over 2 ranks"
-    agree ep2 qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks, expert parallel 2 (TRL on 2 GPUs)"
+    agree ep2 qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks, expert parallel 2 (TRL on 2 GPUs)" --noise-grows
+    # SFT against SFTTrainer on the pairs' chosen completions, 1 and 2 ranks (TRL on 2 GPUs), as the
+    # dense case's (lr 1e-3, 7 steps).
+    sft_examples "$work/pairs.jsonl" "$work/sft.jsonl"
+    run --exit 0 "$bin" prep --input "$work/sft.jsonl" --vocab 97 --output "$work/sft-data" --kind sft
+    sft_lr=1e-3 sft_steps=7 sft_against_trl "$work/qwen" "$work/sft-data/train" "Qwen3.5-MoE SFT with the router loss" \
+      unmasked per-process
     ;;
   gemma3)
     # Gemma 3 (tiny_gemma3_model.py: sliding layers with a 4-token window, shorter than every
