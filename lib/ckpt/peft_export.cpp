@@ -32,7 +32,7 @@ nlohmann::json peft_adapter_config(const nlohmann::json& adapter, const ModelCon
                                    const std::vector<std::string>& saved_modules) {
   const auto r = adapter_field<int64_t>(adapter, "r");
   const auto alpha = adapter_field<double>(adapter, "alpha");
-  const bool experts = model.experts.num_experts > 0;
+  const bool experts = lora_adapts_routed_experts(model);
   nlohmann::json modules = nlohmann::json::array(), parameters = nlohmann::json::array();
   nlohmann::json ranks = nlohmann::json::object(), alphas = nlohmann::json::object();
   for (LoraTarget target : held_lora_targets(model, lora_targets(adapter_field<std::string>(adapter, "target_modules")))) {

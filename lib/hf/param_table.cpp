@@ -121,11 +121,23 @@ ParamSpec expert_member(const ModelConfig& config, int64_t layer, const ExpertPa
           key, config.initializer_range};
 }
 
+// The row `target` adapts in `config`'s layers: a shared expert's projection for the MLP's targets
+// where the model has one (PEFT's gate_proj .. match mlp.shared_expert.*), else adapted_row's.
+const LayerParamRow& adapted_row(const ModelConfig& config, LoraTarget target) {
+  const LayerParamRow& row = adapted_row(target);
+  if (config.experts.shared_intermediate_size == 0 || !is_dense_mlp(row.key)) return row;
+  for (const LayerParamRow& shared : kLayerRows) {
+    if (shared.presence == Presence::shared_expert && shared.adapter == target) return shared;
+  }
+  return row;
+}
+
 // "model.layers.<i>.self_attn.q_proj": the module a target wraps, its weight's name less ".weight".
-std::string module_path(int64_t layer, LoraTarget target) {
-  const std::string weight = adapted_row(target).hf_suffix;
+std::string module_path(const LayerParamRow& row, int64_t layer) {
+  const std::string weight = row.hf_suffix;
   return layer_prefix(layer) + weight.substr(0, weight.rfind('.'));
 }
+std::string module_path(int64_t layer, LoraTarget target) { return module_path(adapted_row(target), layer); }
 
 // PEFT's name of a sparse layer's stacked-experts pair: gate_up_proj is wrapped first, so under
 // down_proj's wrapper ("base_layer"); transformers 5 names the block "mlp" in every family.
@@ -134,17 +146,9 @@ std::string expert_lora_name(int64_t layer, LoraTarget target, const char* matri
          (target == LoraTarget::gate ? "base_layer." : "") + matrix + ".weight";
 }
 
-void require_all_expert_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets) {
+void require_all_expert_targets(const std::vector<LoraTarget>& targets) {
   int named = 0;
   for (LoraTarget target : targets) named += is_dense_mlp(adapted_row(target).key) ? 1 : 0;
-  if (named > 0 && config.experts.shared_intermediate_size > 0) {
-    // PEFT 0.21 adapts such a model's shared expert (and, under all-linear, its sigmoid gate) for
-    // these names and leaves the routed experts as they are; that mapping is not built.
-    throw ModelError(std::string("lora.target_modules: gate, up and down on ") + enum_name(config.model_type) +
-                     " would adapt its shared expert (mlp.shared_expert.*, as PEFT maps them), which is not built; "
-                     "name the attention and Gated DeltaNet projections instead: q,k,v,o,in_proj_qkv,in_proj_z,"
-                     "in_proj_b,in_proj_a,out");
-  }
   if (named == 0 || named == 3) return;
   throw ModelError("lora.target_modules: a mixture-of-experts layer's experts are adapted as PEFT adapts them, "
                    "through their stacked gate_up and down parameters together (target_parameters); name gate, up "
@@ -214,6 +218,9 @@ bool weight_decayed(const ParamKey& key) {
 }
 
 bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
+  if (layer_row(param).presence == Presence::shared_expert) {
+    return config.experts.shared_intermediate_size > 0 && config.sparse_layer(layer);
+  }
   const std::optional<TokenMixer> mixer = mixer_of(param);
   return !mixer || *mixer == (config.gated_delta_layer(layer) ? TokenMixer::gated_delta : TokenMixer::attention);
 }
@@ -221,10 +228,8 @@ bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param) {
 std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets) {
   std::vector<LoraTarget> held;
   for (LoraTarget target : targets) {
-    // A shared-expert model's MLP targets would adapt the shared expert (require_all_expert_targets).
-    if (config.experts.shared_intermediate_size > 0 && is_dense_mlp(adapted_row(target).key)) continue;
     for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-      if (!layer_holds(config, layer, adapted_row(target).key)) continue;
+      if (!layer_holds(config, layer, adapted_row(config, target).key)) continue;
       held.push_back(target);
       break;
     }
@@ -324,14 +329,16 @@ std::string lora_b_name(int64_t layer, LoraTarget target) {
 
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r) {
-  const bool experts = config.experts.num_experts > 0, sparse = config.sparse_layer(layer);
-  if (experts) require_all_expert_targets(config, targets);
+  const bool experts = lora_adapts_routed_experts(config);
+  const bool sparse = config.sparse_layer(layer);
+  if (experts) require_all_expert_targets(targets);
   std::vector<ParamSpec> params;
   for (LoraTarget target : targets) {
-    const LayerParamRow& row = adapted_row(target);
+    const LayerParamRow& row = adapted_row(config, target);
     if (!layer_holds(config, layer, row.key)) continue;  // a hybrid's attention targets: its attention layers
     int64_t out = size_of(config, row.rows), in = size_of(config, row.cols), rows = r;
-    std::string a_name = lora_a_name(layer, target), b_name = lora_b_name(layer, target);
+    const std::string module = "base_model.model." + module_path(row, layer);
+    std::string a_name = module + ".lora_A.weight", b_name = module + ".lora_B.weight";
     if (experts && is_dense_mlp(row.key)) {
       // The MLP targets are the experts': a dense layer of the model keeps its MLP unadapted, as
       // PEFT maps gate_proj.. to the experts' parameters alone.
@@ -356,11 +363,16 @@ std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t laye
   return params;
 }
 
+bool lora_adapts_routed_experts(const ModelConfig& config) {
+  return config.experts.num_experts > 0 && config.experts.shared_intermediate_size == 0;
+}
+
+LayerParam adapted_layer_param(const ModelConfig& config, LoraTarget target) { return adapted_row(config, target).key; }
+
 std::vector<AdaptedWeight> adapted_weights(const ModelConfig& config, int64_t layer, LoraTarget target) {
-  if (!layer_holds(config, layer, adapted_row(target).key)) return {};
-  if (config.experts.num_experts == 0 || !is_dense_mlp(adapted_row(target).key)) {
-    return {{adapted_weight_name(layer, target)}};
-  }
+  const LayerParamRow& row = adapted_row(config, target);
+  if (!layer_holds(config, layer, row.key)) return {};
+  if (config.experts.num_experts == 0 || !is_dense_mlp(row.key)) return {{layer_prefix(layer) + row.hf_suffix}};
   if (!config.sparse_layer(layer)) return {};  // a MoE model's dense MLP: unadapted (lora_layer_params)
   std::vector<AdaptedWeight> weights;
   const int64_t width = config.experts.expert_intermediate_size;

@@ -119,19 +119,19 @@ inline constexpr LayerParamRow kLayerRows[] = {
     {LayerParam::linear_norm, "linear_attn.norm.weight", Dim::linear_value_head_dim, Dim::none, Presence::always, ParamInit::plain_ones, {}},
     {LayerParam::linear_out, "linear_attn.out_proj.weight", Dim::hidden, Dim::linear_value_dim, Presence::always, ParamInit::normal, LoraTarget::out},
     // A sparse layer's shared expert beside the routed ones (Experts::qwen_shared), in the layer's
-    // unit: every token runs it, whatever the expert-parallel split. No LoRA target adapts it.
-    {LayerParam::shared_gate, "mlp.shared_expert.gate_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}},
-    {LayerParam::shared_up, "mlp.shared_expert.up_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}},
-    {LayerParam::shared_down, "mlp.shared_expert.down_proj.weight", Dim::hidden, Dim::shared_intermediate, Presence::shared_expert, ParamInit::normal, {}},
-    {LayerParam::shared_expert_gate, "mlp.shared_expert_gate.weight", Dim::one, Dim::hidden, Presence::shared_expert, ParamInit::normal, {}}};
+    // unit: every token runs it, whatever the expert-parallel split. The MLP's targets adapt it on
+    // such a model, its routed experts left as they are (PEFT's module names match these there).
+    {LayerParam::shared_gate, "mlp.shared_expert.gate_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, LoraTarget::gate},
+    {LayerParam::shared_up, "mlp.shared_expert.up_proj.weight", Dim::shared_intermediate, Dim::hidden, Presence::shared_expert, ParamInit::normal, LoraTarget::up},
+    {LayerParam::shared_down, "mlp.shared_expert.down_proj.weight", Dim::hidden, Dim::shared_intermediate, Presence::shared_expert, ParamInit::normal, LoraTarget::down},
+    {LayerParam::shared_expert_gate, "mlp.shared_expert_gate.weight", Dim::one, Dim::hidden, Presence::shared_expert, ParamInit::normal, LoraTarget::shared_expert_gate}};
 // The token mixer a layer parameter belongs to, if one: attention's (self_attn.*) or the Gated
 // DeltaNet's (linear_attn.*); a layer holds only its own mixer's (ModelConfig::token_mixers).
 std::optional<TokenMixer> mixer_of(LayerParam param);
 // Whether `layer` has the parameter: a mixer's only in the layers that run that mixer.
 bool layer_holds(const ModelConfig& config, int64_t layer, LayerParam param);
 // The targets among `targets` whose projection some layer of the model holds (PEFT wraps those;
-// it refuses a list none of whose modules the model has); not the MLP's on a model with a shared
-// expert, whose mapping is not built (lora_layer_params refuses them).
+// it refuses a list none of whose modules the model has).
 std::vector<LoraTarget> held_lora_targets(const ModelConfig& config, const std::vector<LoraTarget>& targets);
 // Every target the model can take (held_lora_targets of them all): what a reader of pairs looks for.
 std::vector<LoraTarget> model_lora_targets(const ModelConfig& config);
@@ -223,7 +223,7 @@ bool is_projection_weight(const ParamKey& key);
 std::vector<ParamSpec> saved_module_params(const ModelConfig& config);
 std::string saved_module_name(const std::string& hf_name);  // "base_model.model.<hf_name>"
 // "base_model.model.model.layers.<i>.self_attn.q_proj.lora_A.weight" (and lora_B): a dense
-// projection's (lora_layer_params names a sparse layer's expert pairs).
+// projection's (lora_layer_params names a sparse layer's expert pairs and a shared expert's).
 std::string lora_a_name(int64_t layer, LoraTarget target);
 std::string lora_b_name(int64_t layer, LoraTarget target);
 // Per layer: A then B of each target, in model order. A [r, in] is initialised as PEFT does
@@ -234,10 +234,15 @@ std::string lora_b_name(int64_t layer, LoraTarget target);
 // with it, so the scale is unchanged), A [2 r E, D], B [2 I, 2 r E] under "mlp.experts.base_layer",
 // up none of its own, down down's pair, A [r E, I], B [D, r E] under "mlp.experts"; a dense layer
 // of such a model keeps its MLP unadapted (as PEFT). gate, up and down are targeted together or
-// not at all there (ModelError otherwise).
+// not at all there (ModelError otherwise). A model with a shared expert (Qwen3.5-MoE) is not
+// mapped so by PEFT: there gate, up and down are plain pairs on mlp.shared_expert.*'s projections
+// and shared_expert_gate one on its gate, the routed experts unadapted.
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r);
 inline constexpr int64_t kFusedExpertRank = 2;  // gate_up's rank over lora.r
+// Whether the MLP's targets adapt the routed experts through PEFT's stacked pairs (a model with
+// experts and no shared expert); else they adapt dense or shared-expert projections, plain pairs.
+bool lora_adapts_routed_experts(const ModelConfig& config);
 // One base weight a target's pair changes, W += scale * B[b_rows] A: `expert` >= 0 picks that
 // expert's slice of a stacked experts' pair (model/lora.h adapted_pair); b_rows [begin, begin +
 // count) of B (count -1: all) tell gate and up apart in gate_up's pair.
@@ -247,7 +252,11 @@ struct AdaptedWeight {
   int64_t b_row_begin = 0, b_row_count = -1;
 };
 // What target `target` of `layer` adapts: the dense projection, or each expert's (one target may
-// change several weights; up's are gate's pair's), or nothing (a MoE model's dense MLP).
+// change several weights; up's are gate's pair's), or nothing (a MoE model's dense MLP); on a model
+// with a shared expert the MLP's targets adapt its projections (adapted_layer_param).
 std::vector<AdaptedWeight> adapted_weights(const ModelConfig& config, int64_t layer, LoraTarget target);
+// The layer parameter `target` adapts in `config`'s layers: the shared expert's for the MLP's
+// targets where the model has one, else the row whose adapter it is (adapted_param).
+LayerParam adapted_layer_param(const ModelConfig& config, LoraTarget target);
 
 }  // namespace st

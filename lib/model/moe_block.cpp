@@ -122,13 +122,35 @@ at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, cons
   return exchange_rows(w.expert_exchange, returned, receive, send);
 }
 
+// One of the shared expert's projections, with its adapter where it has one (on such a model the
+// MLP's targets and shared_expert_gate adapt these: hf/param_table.h adapted_layer_param).
+at::Tensor shared_projection(const at::Tensor& x, LayerParam weight, LoraTarget target, const LayerWeights& w,
+                             ActivationCache* cache) {
+  const at::Tensor output = linear_op(x, w[weight], {}, cache);
+  const LoraPair& pair = w.lora[static_cast<size_t>(target)];
+  if (!pair.a.defined()) return output;
+  return output + lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
+}
+
 // The shared expert every token runs beside its routed ones (Experts::qwen_shared), its output
 // scaled by sigmoid(shared_expert_gate x) as transformers' Qwen3_5MoeSparseMoeBlock scales it.
 at::Tensor shared_expert(const LayerWeights& w, const at::Tensor& tokens, ActivationCache* cache) {
-  const at::Tensor gate = linear_op(tokens, w[LayerParam::shared_gate], {}, cache);
-  const at::Tensor up = linear_op(tokens, w[LayerParam::shared_up], {}, cache);
-  const at::Tensor out = linear_op(swiglu(gate, up), w[LayerParam::shared_down], {}, cache);
-  return at::sigmoid(linear_op(tokens, w[LayerParam::shared_expert_gate], {}, cache)) * out;
+  const at::Tensor gate = shared_projection(tokens, LayerParam::shared_gate, LoraTarget::gate, w, cache);
+  const at::Tensor up = shared_projection(tokens, LayerParam::shared_up, LoraTarget::up, w, cache);
+  const at::Tensor out = shared_projection(swiglu(gate, up), LayerParam::shared_down, LoraTarget::down, w, cache);
+  return at::sigmoid(shared_projection(tokens, LayerParam::shared_expert_gate, LoraTarget::shared_expert_gate, w,
+                                       cache)) *
+         out;
+}
+
+// The layer's weights as its routed experts see them: without the MLP targets' pairs where those
+// are the shared expert's (a copy of the handles, no tensor copied).
+LayerWeights routed_only(const LayerWeights& w) {
+  LayerWeights routed = w;
+  for (LoraTarget target : {LoraTarget::gate, LoraTarget::up, LoraTarget::down}) {
+    routed.lora[static_cast<size_t>(target)] = {};
+  }
+  return routed;
 }
 
 }  // namespace
@@ -167,7 +189,9 @@ at::Tensor moe_block(const LayerWeights& w, const at::Tensor& x, const ModelConf
   const bool shared = config.experts.shared_intermediate_size > 0;
   const at::Tensor shared_out = shared ? shared_expert(w, tokens, cache) : at::Tensor();
   Routing routed = route(tokens, w[LayerParam::router], config.experts, cache);
-  at::Tensor out = expert_outputs(w, tokens, routed, cache);
+  const bool shared_adapted = shared && (w.lora[kGateUp].a.defined() || w.lora[kDown].a.defined() ||
+                                         w.lora[static_cast<size_t>(LoraTarget::up)].a.defined());
+  at::Tensor out = expert_outputs(shared_adapted ? routed_only(w) : w, tokens, routed, cache);
   if (shared) out = out + shared_out;  // transformers' order: the routed experts' sum, then the shared one
   out = out.view(x.sizes());
   if (routing) *routing = std::move(routed);

@@ -82,7 +82,7 @@ std::vector<UnitLayout> trained_unit_layouts(const TrainConfig& config, const Mo
                       " model has none of these projections; choose from the ones it has (" +
                       lora_target_words(model_lora_targets(model)) + ")");
   }
-  const bool experts = model.experts.num_experts > 0 &&
+  const bool experts = lora_adapts_routed_experts(model) &&
                        std::find(targets.begin(), targets.end(), LoraTarget::gate) != targets.end();
   if (experts && config.lora.dropout > 0.0) {  // as PEFT refuses lora_dropout with target_parameters
     throw ConfigError("lora.dropout > 0: the experts' adapters (gate, up, down on a mixture-of-experts model) take "

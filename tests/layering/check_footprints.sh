@@ -86,7 +86,7 @@ check "the expert MLP" 'moe_block|ExpertWeights|expert_outputs' \
 check "the shared expert" 'shared_expert|shared_intermediate|qwen_shared|shared_gate|shared_up|shared_down' \
   lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/model_config_export.cpp \
   lib/hf/param_table.h lib/hf/param_table.cpp lib/model/moe_block.h lib/model/moe_block.cpp lib/fsdp/memory_estimate.cpp \
-  lib/train/run_setup.cpp
+  lib/train/run_setup.cpp lib/hf/lora_target.h
 # The router's load-balancing loss: tallied by the sparse units (fsdp/router_tally, the unit's
 # node), made a loss by the model, added per micro-batch by the trainer, logged as a LossSums row.
 check "the router loss" 'RouterTally|RouterLoss|router_loss' \

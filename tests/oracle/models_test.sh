@@ -409,12 +409,12 @@ PY
     # loads as the merged export computes.
     # qwen3_5_moe: the same with every MLP 4 routed experts (2 per token) and a shared expert behind
     # its sigmoid gate; each token's experts and weights as transformers' routers give them too; its
-    # adapter on every projection PEFT's MLP names do not map onto the shared expert (not built).
+    # adapter on every projection as PEFT's all-linear wraps them there (gate, up, down: the shared
+    # expert's; shared_expert_gate; the routed experts unadapted).
     moe=() architecture=Qwen3_5ForConditionalGeneration
     targets=q,k,v,o,gate,up,down,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out
     if [ "$case_name" = qwen3_5_moe ]; then
-      moe=(--moe) architecture=Qwen3_5MoeForConditionalGeneration
-      targets=q,k,v,o,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out
+      moe=(--moe) architecture=Qwen3_5MoeForConditionalGeneration targets=$targets,shared_expert_gate
     fi
     made_once --output "$work/model" --output "$work/multimodal" --output "$work/lengths" -- \
       "$python" "$here/tiny_qwen3_5_model.py" "${moe[@]}" "$work/model" "$work/multimodal" "$work/lengths" ||

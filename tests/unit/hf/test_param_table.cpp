@@ -24,8 +24,10 @@ TEST(ParamTable, EachKeyHasExactlyOneRow) {
   for (const ExpertParamRow& row : kExpertRows) layer.insert(row.key);
   EXPECT_EQ(layer.size(), kLayerParamCount);
   EXPECT_EQ(std::set<LayerParam>(layer.begin(), layer.end()).size(), kLayerParamCount);
-  EXPECT_EQ(adapted.size(), kLoraTargetCount);
+  // Every target adapts some row; gate, up and down two each (the dense MLP's, a shared expert's).
   EXPECT_EQ(std::set<LoraTarget>(adapted.begin(), adapted.end()).size(), kLoraTargetCount);
+  EXPECT_EQ(adapted.size(), kLoraTargetCount + 3);
+  for (LoraTarget target : {LoraTarget::gate, LoraTarget::up, LoraTarget::down}) EXPECT_EQ(adapted.count(target), 2u);
   std::multiset<ModelParam> model;
   for (const ModelParamRow& row : kEmbeddingRows) model.insert(row.key);
   for (const ModelParamRow& row : kHeadRows) model.insert(row.key);
@@ -64,7 +66,9 @@ TEST(ParamTable, WeightDecayIsTransformersTrainersByName) {
 TEST(ParamTable, LoraTargetsWrapTheLayersThatHoldThem) {
   const std::vector<LoraTarget> every = enum_values<LoraTarget>();
   EXPECT_EQ(held_lora_targets(preset_config("debug"), every), lora_targets("q,k,v,o,gate,up,down"));
-  EXPECT_EQ(held_lora_targets(preset_config("debug-qwen3.5"), every), every);
+  EXPECT_EQ(held_lora_targets(preset_config("debug-qwen3.5"), every),
+            lora_targets("q,k,v,o,gate,up,down,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out"));
+  EXPECT_EQ(held_lora_targets(preset_config("debug-qwen3.5-moe"), every), every);  // and its shared expert's gate
   const ModelConfig hybrid = preset_config("debug-qwen3.5");  // gated delta, gated delta, attention
   const auto names = [&](int64_t layer) {
     std::set<std::string> out;

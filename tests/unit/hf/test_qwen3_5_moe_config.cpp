@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "hf/model_config.h"
 #include "hf/param_table.h"
 #include "hf/presets.h"
@@ -93,16 +95,26 @@ TEST(Qwen3_5MoeConfig, TheExportReadsBackAsTheSameModel) {
   EXPECT_EQ(back.experts.shared_intermediate_size, 20);
 }
 
-// PEFT maps gate_proj, up_proj and down_proj on this model to the shared expert's projections
-// alone (and all-linear adds its gate): not built, so refused with the targets that are.
-TEST(Qwen3_5MoeConfig, MlpAdaptersAreRefusedWithTheTargetsThatWork) {
+// PEFT 0.21 maps gate_proj, up_proj and down_proj on this model onto the shared expert's
+// projections alone (all-linear adds its gate, a Linear(D, 1)), the routed experts unadapted: plain
+// pairs under the shared expert's module names (PEFT's own names, as peft_load_parity loads them).
+TEST(Qwen3_5MoeConfig, MlpAdaptersAdaptTheSharedExpertAsPeftDoes) {
   const ModelConfig c = parse_model_config(tiny_text(), "c.json");
-  const std::string message = testing::thrown_message<ModelError>(
-      [&] { lora_layer_params(c, 0, {LoraTarget::q, LoraTarget::gate, LoraTarget::up, LoraTarget::down}, 4); });
-  EXPECT_NE(message.find("would adapt its shared expert"), std::string::npos) << message;
-  EXPECT_NE(message.find("q,k,v,o,in_proj_qkv,in_proj_z,in_proj_b,in_proj_a,out"), std::string::npos) << message;
-  EXPECT_EQ(lora_layer_params(c, 0, {LoraTarget::in_proj_qkv, LoraTarget::out}, 4).size(), 4u);
-  EXPECT_EQ(lora_layer_params(c, 3, {LoraTarget::q, LoraTarget::v}, 4).size(), 4u);
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const ParamSpec& spec : lora_layer_params(c, 0, model_lora_targets(c), 4)) shapes[spec.name] = spec.shape;
+  const std::string prefix = "base_model.model.model.layers.0.mlp.";
+  EXPECT_EQ(shapes.at(prefix + "shared_expert.gate_proj.lora_A.weight"), (std::vector<int64_t>{4, 32}));
+  EXPECT_EQ(shapes.at(prefix + "shared_expert.gate_proj.lora_B.weight"), (std::vector<int64_t>{20, 4}));
+  EXPECT_EQ(shapes.at(prefix + "shared_expert.down_proj.lora_A.weight"), (std::vector<int64_t>{4, 20}));
+  EXPECT_EQ(shapes.at(prefix + "shared_expert_gate.lora_B.weight"), (std::vector<int64_t>{1, 4}));
+  for (const auto& [name, shape] : shapes) EXPECT_EQ(name.find("experts."), std::string::npos) << name;
+  EXPECT_EQ(shapes.size(), 2u * (5 + 4));  // the Gated DeltaNet's five projections and the shared expert's four
+  const std::vector<AdaptedWeight> up = adapted_weights(c, 3, LoraTarget::up);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].weight, "model.layers.3.mlp.shared_expert.up_proj.weight");
+  EXPECT_EQ(adapted_layer_param(c, LoraTarget::down), LayerParam::shared_down);
+  // Without a shared expert the target names nothing the model holds.
+  EXPECT_TRUE(held_lora_targets(preset_config("debug-moe"), {LoraTarget::shared_expert_gate}).empty());
 }
 
 TEST(Qwen3_5MoeConfig, ABadExpertSizeIsNamed) {

@@ -208,7 +208,7 @@ TEST(ConfigValidate, LoraKeysAreCheckedWithWhereTheyWereSet) {
   EXPECT_NE(message.find("lora.r = 0 (default) must be >= 1"), std::string::npos) << message;
   EXPECT_NE(message.find("lora.alpha = -1 (default) must be > 0"), std::string::npos) << message;
   EXPECT_NE(message.find("lora.dropout = 1 (default) must be in [0, 1)"), std::string::npos) << message;
-  EXPECT_NE(message.find("'qkv' is not one of q|k|v|o|gate|up|down|in_proj_qkv|in_proj_z|in_proj_b|in_proj_a|out (comma-separated) (run.ini:30)"), std::string::npos)
+  EXPECT_NE(message.find("'qkv' is not one of q|k|v|o|gate|up|down|in_proj_qkv|in_proj_z|in_proj_b|in_proj_a|out|shared_expert_gate (comma-separated) (run.ini:30)"), std::string::npos)
       << message;
 }
 
