@@ -144,6 +144,19 @@ with open(sys.argv[1]) as f, open(sys.argv[2], "w") as out:
                               "completion_ids": pair["chosen_ids" if desirable else "rejected_ids"]}) + "\n")
 PY
 }
+# one_rank_layouts <trl name> <label>: a hybrid's DPO on 1 rank ($model, ${local_ours[@]}) on plain,
+# packed and prompt-shared rows against TRL's unpacked run, judged with TRL's fp32 spread so far
+# (--noise-grows: trl_compare.py).
+one_rank_layouts() {
+  local trl_name=$1 label=$2 layout
+  local -A options=([one]="" [packed]="--data.packing=true" [shared]="--dpo.share_prompt=true")
+  local -A labels=([one]="1 rank" [packed]="packed rows" [shared]="shared prompts")
+  for layout in one packed shared; do
+    # shellcheck disable=SC2086  # an empty option is none
+    ours "$layout" 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 ${options[$layout]}
+    agree "$layout" "$trl_name" "$label, ${labels[$layout]}" --noise-grows
+  done
+}
 # KTO's per-label rewards and log-probs: means over the step's examples of each label here, over
 # micro-batches in TRL (docs/objectives.md); not compared.
 # The pairs' prompts with their chosen completions: SFT examples of the same data.
@@ -287,16 +300,9 @@ PY
       "$python" "$here/tiny_qwen3_5_model.py" "$work/qwen" "$work/qwen-mm" "$work/qwen-lengths" >/dev/null ||
       fail "could not make the tiny Qwen3.5"
     trl_model=$work/qwen trl qwen3_5 "${local_common[@]}" --loss sigmoid --schedule cosine
-    model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
-    agree one qwen3_5 "Qwen3.5 DPO sigmoid, 1 rank" --noise-grows
+    model=$work/qwen one_rank_layouts qwen3_5 "Qwen3.5 DPO sigmoid"
     model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
     agree two qwen3_5 "Qwen3.5 DPO sigmoid, 2 ranks" --noise-grows
-    model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
-      --data.packing=true
-    agree packed qwen3_5 "Qwen3.5 DPO sigmoid, packed rows" --noise-grows
-    model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
-      --dpo.share_prompt=true
-    agree shared qwen3_5 "Qwen3.5 DPO sigmoid, shared prompts" --noise-grows
     # SFT against SFTTrainer on the pairs' chosen completions, 1 and 2 ranks, at the DPO runs' lr
     # for the same reason (at 5e-3 TRL's fp32 SFT run is 9.6e-4 from float64 in grad norm at step
     # 4 and 5% at step 9, measured), over the 7 steps in which TRL's own fp32 stays within the
@@ -323,14 +329,7 @@ PY
       fail "could not make the tiny Qwen3.5-MoE"
     trl_model=$work/qwen trl qwen3_5_moe "${local_common[@]}" --micro-batch 2 --grad-accum 2
     grep -q '"aux_loss"' "$work/qwen3_5_moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
-    model=$work/qwen ours one 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2
-    agree one qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, 1 rank" --noise-grows
-    model=$work/qwen ours packed 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
-      --data.packing=true
-    agree packed qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, packed rows" --noise-grows
-    model=$work/qwen ours shared 1 "${local_ours[@]}" --train.micro_batch=2 --train.grad_accum=2 \
-      --dpo.share_prompt=true
-    agree shared qwen3_5_moe "Qwen3.5-MoE DPO with the router loss, shared prompts" --noise-grows
+    model=$work/qwen one_rank_layouts qwen3_5_moe "Qwen3.5-MoE DPO with the router loss"
     trl_model=$work/qwen trl qwen3_5_moe-ddp "${local_common[@]}" --micro-batch 1 --grad-accum 4
     model=$work/qwen ours two 2 "${local_ours[@]}" --train.micro_batch=1 --train.grad_accum=2
     agree two qwen3_5_moe-ddp "Qwen3.5-MoE DPO with the router loss, 2 ranks (TRL on 2 GPUs)" --noise-grows
