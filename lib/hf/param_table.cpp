@@ -137,7 +137,10 @@ std::string module_path(const LayerParamRow& row, int64_t layer) {
   const std::string weight = row.hf_suffix;
   return layer_prefix(layer) + weight.substr(0, weight.rfind('.'));
 }
-std::string module_path(int64_t layer, LoraTarget target) { return module_path(adapted_row(target), layer); }
+// "base_model.model.<module>.lora_A.weight" (`matrix` "lora_A" or "lora_B"): PEFT's name of a pair.
+std::string lora_pair_name(const LayerParamRow& row, int64_t layer, const char* matrix) {
+  return "base_model.model." + module_path(row, layer) + "." + matrix + ".weight";
+}
 
 // PEFT's name of a sparse layer's stacked-experts pair: gate_up_proj is wrapped first, so under
 // down_proj's wrapper ("base_layer"); transformers 5 names the block "mlp" in every family.
@@ -257,8 +260,7 @@ std::vector<ParamSpec> layer_params(const ModelConfig& config, int64_t layer) {
       continue;
     }
     if (!present(config, row.presence)) continue;
-    if (row.presence == Presence::shared_expert && !sparse) continue;
-    if (!layer_holds(config, layer, row.key)) continue;
+    if (!layer_holds(config, layer, row.key)) continue;  // a mixer's in its layers, a shared expert's in sparse ones
     ParamKey key;
     key.kind = ParamKey::Kind::layer;
     key.member = row.key;
@@ -293,7 +295,7 @@ std::vector<ParamSpec> all_params(const ModelConfig& config) {
 }
 
 std::string peft_module_name(LoraTarget target) {
-  const std::string path = module_path(0, target);
+  const std::string path = module_path(adapted_row(target), 0);
   return path.substr(path.rfind('.') + 1);
 }
 
@@ -319,13 +321,9 @@ std::vector<ParamSpec> saved_module_params(const ModelConfig& config) {
 
 std::string saved_module_name(const std::string& hf_name) { return "base_model.model." + hf_name; }
 
-std::string lora_a_name(int64_t layer, LoraTarget target) {
-  return "base_model.model." + module_path(layer, target) + ".lora_A.weight";
-}
+std::string lora_a_name(int64_t layer, LoraTarget target) { return lora_pair_name(adapted_row(target), layer, "lora_A"); }
 
-std::string lora_b_name(int64_t layer, LoraTarget target) {
-  return "base_model.model." + module_path(layer, target) + ".lora_B.weight";
-}
+std::string lora_b_name(int64_t layer, LoraTarget target) { return lora_pair_name(adapted_row(target), layer, "lora_B"); }
 
 std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t layer,
                                          const std::vector<LoraTarget>& targets, int64_t r) {
@@ -337,8 +335,7 @@ std::vector<ParamSpec> lora_layer_params(const ModelConfig& config, int64_t laye
     const LayerParamRow& row = adapted_row(config, target);
     if (!layer_holds(config, layer, row.key)) continue;  // a hybrid's attention targets: its attention layers
     int64_t out = size_of(config, row.rows), in = size_of(config, row.cols), rows = r;
-    const std::string module = "base_model.model." + module_path(row, layer);
-    std::string a_name = module + ".lora_A.weight", b_name = module + ".lora_B.weight";
+    std::string a_name = lora_pair_name(row, layer, "lora_A"), b_name = lora_pair_name(row, layer, "lora_B");
     if (experts && is_dense_mlp(row.key)) {
       // The MLP targets are the experts': a dense layer of the model keeps its MLP unadapted, as
       // PEFT maps gate_proj.. to the experts' parameters alone.

@@ -29,13 +29,10 @@ at::Tensor repeat_kv_heads(const at::Tensor& x, int64_t repeats) {
   return x.unsqueeze(2).expand({b, kv, repeats, t, d}).reshape({b, kv * repeats, t, d});
 }
 
-// A projection with its adapter, when it has one.
+// A projection by its rows, with its adapter when it has one.
 at::Tensor projection(const at::Tensor& x, LayerParam weight, LayerParam bias, const LayerWeights& w,
                       LoraTarget target, ActivationCache* cache) {
-  at::Tensor output = linear_op(x, w[weight], w[bias], cache);
-  const LoraPair& pair = w.lora[static_cast<size_t>(target)];
-  if (!pair.a.defined()) return output;
-  return output + lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
+  return adapted_linear(x, w[weight], w[bias], w, target, cache);
 }
 
 void bind_layer_param(LayerWeights& w, const ParamKey& key, const at::Tensor& tensor) {
@@ -51,6 +48,14 @@ void bind_layer_param(LayerWeights& w, const ParamKey& key, const at::Tensor& te
 }
 
 }  // namespace
+
+at::Tensor adapted_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const LayerWeights& w,
+                          LoraTarget target, ActivationCache* cache) {
+  at::Tensor output = linear_op(x, weight, bias, cache);
+  const LoraPair& pair = w.lora[static_cast<size_t>(target)];
+  if (!pair.a.defined()) return output;
+  return output + lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
+}
 
 bool LayerWeights::bind(const ParamKey& key, const at::Tensor& tensor) {
   switch (key.kind) {

@@ -85,6 +85,11 @@ struct KvCache {
 // where present: once, when whole-model weights are loaded. Throws ModelError naming a missing one.
 LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
 
+// x W^T (+ bias) plus the layer's adapter on `target` where it holds that pair (the dropout stream
+// of the layer and target, lora.h): every adapted projection of a layer, whatever its block.
+at::Tensor adapted_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const LayerWeights& w,
+                          LoraTarget target, ActivationCache* cache);
+
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // With `kv_cache` the new keys and values go to its positions [length, length + T) and the
 // queries attend over [0, length + T) under positions.attention_mask [B, 1, T, length + T].

@@ -11,13 +11,25 @@
 namespace st {
 namespace {
 
-constexpr auto kGateUp = static_cast<size_t>(LoraTarget::gate);
-constexpr auto kDown = static_cast<size_t>(LoraTarget::down);
+// The routed experts' stacked LoRA pairs (PEFT's gate_up under target gate, and down), null where
+// unadapted - or where the layer's MLP pairs are a shared expert's (expert_outputs).
+struct ExpertPairs {
+  const LoraPair* gate_up = nullptr;
+  const LoraPair* down = nullptr;
+  bool any() const { return gate_up != nullptr || down != nullptr; }
+};
+
+ExpertPairs expert_pairs(const LayerWeights& w, bool adapted) {
+  const auto bound = [&](LoraTarget target) -> const LoraPair* {
+    const LoraPair& pair = w.lora[static_cast<size_t>(target)];
+    return adapted && pair.a.defined() ? &pair : nullptr;
+  };
+  return {bound(LoraTarget::gate), bound(LoraTarget::down)};
+}
 
 // Expert `expert`'s adapter output on its tokens x, from the layer's stacked pair of `target`.
-at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, LoraTarget target, int64_t expert,
-                        int64_t experts) {
-  const LoraPair& stacked = w.lora[static_cast<size_t>(target)];
+at::Tensor expert_delta(const at::Tensor& x, const LayerWeights& w, const LoraPair& stacked, LoraTarget target,
+                        int64_t expert, int64_t experts) {
   AdaptedWeight piece;
   piece.expert = expert;
   return lora_delta(x, adapted_pair(stacked, piece, experts), w.adapter, lora_stream(w.layer, target));
@@ -46,9 +58,9 @@ at::Tensor by_expert(const at::Tensor& arriving) {
 }
 
 // The GPU's path: no adapters, bf16 rows on a libtorch with the grouped GEMM.
-bool runs_grouped(const LayerWeights& w, const at::Tensor& rows, ExpertKernel kernel) {
+bool runs_grouped(const ExpertPairs& pairs, const at::Tensor& rows, ExpertKernel kernel) {
   return kernel == ExpertKernel::automatic && compat::kHasGroupedMm && rows.is_cuda() &&
-         rows.scalar_type() == at::kBFloat16 && !w.lora[kGateUp].a.defined() && !w.lora[kDown].a.defined();
+         rows.scalar_type() == at::kBFloat16 && !pairs.any();
 }
 
 // local_outputs' math with one grouped GEMM per projection over every expert's run of rows.
@@ -68,12 +80,13 @@ at::Tensor grouped_outputs(const LayerWeights& w, const at::Tensor& rows, const 
 
 // Rows [M, D] sorted by expert, counts[j] (host) of them for expert first + j of `experts` ->
 // each row's expert output.
-at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at::Tensor& counts, int64_t first,
-                         int64_t experts, ActivationCache* cache, ExpertKernel kernel) {
+at::Tensor local_outputs(const LayerWeights& w, const ExpertPairs& pairs, const at::Tensor& rows,
+                         const at::Tensor& counts, int64_t first, int64_t experts, ActivationCache* cache,
+                         ExpertKernel kernel) {
   // No rows: an empty view of them, so that under expert parallelism the all-to-alls stay on the
   // backward's path and run on this rank too (every rank must take part in each).
   if (rows.size(0) == 0) return rows.narrow(0, 0, 0);
-  if (runs_grouped(w, rows, kernel)) return grouped_outputs(w, rows, counts, first);
+  if (runs_grouped(pairs, rows, kernel)) return grouped_outputs(w, rows, counts, first);
   const int64_t* count = counts.data_ptr<int64_t>();
   std::vector<at::Tensor> outputs;
   int64_t offset = 0;
@@ -84,14 +97,14 @@ at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at
     const auto e = static_cast<size_t>(expert);
     at::Tensor gate = linear_op(x, w.experts.gate[e], {}, cache);
     at::Tensor up = linear_op(x, w.experts.up[e], {}, cache);
-    if (w.lora[kGateUp].a.defined()) {  // one delta for both: gate_up's pair (lora.h adapted_pair)
-      const at::Tensor delta = expert_delta(x, w, LoraTarget::gate, expert, experts);
+    if (pairs.gate_up) {  // one delta for both: gate_up's pair (lora.h adapted_pair)
+      const at::Tensor delta = expert_delta(x, w, *pairs.gate_up, LoraTarget::gate, expert, experts);
       gate = gate + delta.narrow(1, 0, gate.size(1));
       up = up + delta.narrow(1, gate.size(1), up.size(1));
     }
     const at::Tensor hidden = swiglu(gate, up);
     at::Tensor down = linear_op(hidden, w.experts.down[e], {}, cache);
-    if (w.lora[kDown].a.defined()) down = down + expert_delta(hidden, w, LoraTarget::down, expert, experts);
+    if (pairs.down) down = down + expert_delta(hidden, w, *pairs.down, LoraTarget::down, expert, experts);
     outputs.push_back(down);
     offset += n;
   }
@@ -100,8 +113,8 @@ at::Tensor local_outputs(const LayerWeights& w, const at::Tensor& rows, const at
 
 // Expert parallelism: rows sorted by expert go to the experts' ranks (counts first, then rows),
 // this rank's experts run on what arrives, and the outputs go back the way the rows came.
-at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, const at::Tensor& counts,
-                             ActivationCache* cache, ExpertKernel kernel) {
+at::Tensor exchanged_outputs(const LayerWeights& w, const ExpertPairs& pairs, const at::Tensor& sent,
+                             const at::Tensor& counts, ActivationCache* cache, ExpertKernel kernel) {
   ExpertExchange& exchange = *w.expert_exchange;
   const int ranks = exchange.size();
   const int64_t local = counts.numel() / ranks;
@@ -115,42 +128,24 @@ at::Tensor exchanged_outputs(const LayerWeights& w, const at::Tensor& sent, cons
   const at::Tensor received = exchange_rows(w.expert_exchange, sent, send, receive);  // by rank, then expert
   // Regrouped by expert (each expert's rows in rank order): one run of rows per expert.
   const at::Tensor order = by_expert(arriving);
-  const at::Tensor outputs = local_outputs(w, received.index_select(0, order.to(received.device())),
+  const at::Tensor outputs = local_outputs(w, pairs, received.index_select(0, order.to(received.device())),
                                            arriving.sum(0).contiguous(), exchange.rank() * local, counts.numel(), cache,
                                            kernel);
   const at::Tensor returned = at::zeros_like(outputs).index_copy(0, order.to(outputs.device()), outputs);
   return exchange_rows(w.expert_exchange, returned, receive, send);
 }
 
-// One of the shared expert's projections, with its adapter where it has one (on such a model the
-// MLP's targets and shared_expert_gate adapt these: hf/param_table.h adapted_layer_param).
-at::Tensor shared_projection(const at::Tensor& x, LayerParam weight, LoraTarget target, const LayerWeights& w,
-                             ActivationCache* cache) {
-  const at::Tensor output = linear_op(x, w[weight], {}, cache);
-  const LoraPair& pair = w.lora[static_cast<size_t>(target)];
-  if (!pair.a.defined()) return output;
-  return output + lora_delta(x, pair, w.adapter, lora_stream(w.layer, target), w.token_places);
-}
-
 // The shared expert every token runs beside its routed ones (Experts::qwen_shared), its output
-// scaled by sigmoid(shared_expert_gate x) as transformers' Qwen3_5MoeSparseMoeBlock scales it.
+// scaled by sigmoid(shared_expert_gate x) as transformers' Qwen3_5MoeSparseMoeBlock scales it; on
+// such a model the MLP's targets and shared_expert_gate adapt these projections
+// (hf/param_table.h adapted_layer_param).
 at::Tensor shared_expert(const LayerWeights& w, const at::Tensor& tokens, ActivationCache* cache) {
-  const at::Tensor gate = shared_projection(tokens, LayerParam::shared_gate, LoraTarget::gate, w, cache);
-  const at::Tensor up = shared_projection(tokens, LayerParam::shared_up, LoraTarget::up, w, cache);
-  const at::Tensor out = shared_projection(swiglu(gate, up), LayerParam::shared_down, LoraTarget::down, w, cache);
-  return at::sigmoid(shared_projection(tokens, LayerParam::shared_expert_gate, LoraTarget::shared_expert_gate, w,
-                                       cache)) *
+  const at::Tensor gate = adapted_linear(tokens, w[LayerParam::shared_gate], {}, w, LoraTarget::gate, cache);
+  const at::Tensor up = adapted_linear(tokens, w[LayerParam::shared_up], {}, w, LoraTarget::up, cache);
+  const at::Tensor out = adapted_linear(swiglu(gate, up), w[LayerParam::shared_down], {}, w, LoraTarget::down, cache);
+  return at::sigmoid(adapted_linear(tokens, w[LayerParam::shared_expert_gate], {}, w, LoraTarget::shared_expert_gate,
+                                    cache)) *
          out;
-}
-
-// The layer's weights as its routed experts see them: without the MLP targets' pairs where those
-// are the shared expert's (a copy of the handles, no tensor copied).
-LayerWeights routed_only(const LayerWeights& w) {
-  LayerWeights routed = w;
-  for (LoraTarget target : {LoraTarget::gate, LoraTarget::up, LoraTarget::down}) {
-    routed.lora[static_cast<size_t>(target)] = {};
-  }
-  return routed;
 }
 
 }  // namespace
@@ -167,7 +162,8 @@ Routing route(const at::Tensor& tokens, const at::Tensor& router, const ExpertSh
 }
 
 at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const Routing& routing,
-                          ActivationCache* cache, ExpertKernel kernel) {
+                          ActivationCache* cache, ExpertKernel kernel, bool pairs_are_experts) {
+  const ExpertPairs pairs = expert_pairs(w, pairs_are_experts);
   const int64_t k = routing.experts.size(1);
   const int64_t experts = routing.probs.size(1);
   const at::Tensor picks = routing.experts.reshape(-1);  // [N * k], token-major
@@ -177,8 +173,8 @@ at::Tensor expert_outputs(const LayerWeights& w, const at::Tensor& tokens, const
   const at::Tensor weight_of = routing.weights.reshape(-1).index_select(0, order).unsqueeze(1);
   const at::Tensor counts = at::bincount(picks, {}, experts);
   const at::Tensor sent = tokens.index_select(0, token_of);  // by expert, so by the rank that holds it
-  const at::Tensor outputs = w.expert_exchange ? exchanged_outputs(w, sent, counts, cache, kernel)
-                                               : local_outputs(w, sent, counts.cpu(), 0, experts, cache, kernel);
+  const at::Tensor outputs = w.expert_exchange ? exchanged_outputs(w, pairs, sent, counts, cache, kernel)
+                                               : local_outputs(w, pairs, sent, counts.cpu(), 0, experts, cache, kernel);
   // Each token's outputs summed in expert order, as transformers sums them.
   return at::zeros_like(tokens).index_add(0, token_of, outputs * weight_of);
 }
@@ -189,9 +185,8 @@ at::Tensor moe_block(const LayerWeights& w, const at::Tensor& x, const ModelConf
   const bool shared = config.experts.shared_intermediate_size > 0;
   const at::Tensor shared_out = shared ? shared_expert(w, tokens, cache) : at::Tensor();
   Routing routed = route(tokens, w[LayerParam::router], config.experts, cache);
-  const bool shared_adapted = shared && (w.lora[kGateUp].a.defined() || w.lora[kDown].a.defined() ||
-                                         w.lora[static_cast<size_t>(LoraTarget::up)].a.defined());
-  at::Tensor out = expert_outputs(shared_adapted ? routed_only(w) : w, tokens, routed, cache);
+  at::Tensor out =
+      expert_outputs(w, tokens, routed, cache, ExpertKernel::automatic, lora_adapts_routed_experts(config));
   if (shared) out = out + shared_out;  // transformers' order: the routed experts' sum, then the shared one
   out = out.view(x.sizes());
   if (routing) *routing = std::move(routed);

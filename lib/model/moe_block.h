@@ -35,9 +35,12 @@ enum class ExpertKernel { automatic, looped };
 // its tokens, or one grouped GEMM over all, never one per token), each output scaled by its
 // weight and summed per token in expert order, as transformers sums them. Under expert
 // parallelism (weights.expert_exchange) each token row travels to the rank holding its expert
-// and its output back (dropless).
+// and its output back (dropless). `pairs_are_experts`: the layer's gate and down LoRA pairs, where
+// bound, are the experts' stacked ones (hf/param_table.h lora_adapts_routed_experts); false where
+// they are a shared expert's, the routed experts then unadapted.
 at::Tensor expert_outputs(const LayerWeights& weights, const at::Tensor& tokens, const Routing& routing,
-                          ActivationCache* cache = nullptr, ExpertKernel kernel = ExpertKernel::automatic);
+                          ActivationCache* cache = nullptr, ExpertKernel kernel = ExpertKernel::automatic,
+                          bool pairs_are_experts = true);
 
 // x [B, T, D] (already normalised) -> [B, T, D]: the routed experts' weighted sum, plus the shared
 // expert's output times sigmoid(its gate) where the family has one (Experts::qwen_shared). `routing`,
