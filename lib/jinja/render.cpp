@@ -345,9 +345,11 @@ class Renderer {
       if (flow == Flow::loop_break) break;
     }
     // As Jinja2 compiles it: `else` runs unless some pass through the body reached its end (a
-    // break or continue before the end of every pass leaves it to run too).
-    if (!completed) return exec(stmt.else_body, scope);
-    return Flow::normal;
+    // break or continue before the end of every pass leaves it to run too), in a scope of its own
+    // (Jinja2's else frame: what it sets is gone after the loop).
+    if (completed) return Flow::normal;
+    Scope otherwise{{}, &scope};
+    return exec(stmt.else_body, otherwise);
   }
 
   // A macro as a callable: its parameters bound from the call's arguments (defaults evaluated

@@ -46,6 +46,9 @@ ok("{% for x in l if x > 1 %}{{ x }}{{ loop.length }}{% endfor %}", "2232", l=[1
 ok("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}{% for k in d %}{{ k }}{% endfor %}", "a=1;b=2;ab", d={"a": 1, "b": 2})
 ok("{% for x in l %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 4 %}{% break %}{% endif %}{{ x }}{% endfor %}", "13", l=[1, 2, 3, 4, 5])
 ok("{% set x = 1 %}{% for i in [1] %}{% set x = 2 %}{% endfor %}{{ x }}", "1")
+# A loop's else block is a scope of its own too (Jinja2's else frame): what it sets stays there.
+ok("{% set a = 5 %}{% for x in [] %}{% else %}{% set a = 1 %}{{ a }}{% set b = 2 %}{% endfor %}{{ a }}{{ b is defined }}", "15False")
+ok("{% macro m() %}{% for x in [] %}{% else %}{% set ns = namespace(t=1) %}{% endfor %}{{ ns is defined }}{% endmacro %}{{ m() }}", "False")
 ok("{% set ns = namespace(x=1) %}{% for i in [1, 2] %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}", "4")
 ok("{% set ns = namespace({'a': 1}, b=2) %}{{ ns.a }}{{ ns.b }}", "12")
 ok("{% set a, b = [1, 2] %}{{ b }}{{ a }}", "21")
