@@ -29,6 +29,9 @@
 #   bench-moe             a ~2B Qwen3-MoE (bench-moe-2b: 64 experts, 8 per token; the experts as grouped
 #                         GEMMs) DPO on real lengths vs transformers' own model under TRL's DPOTrainer:
 #                         tokens/s, MFU on active parameters, peak GiB (plan "moe": a lease for it alone)
+#   bench-gated-delta     one Qwen3.5-style Gated DeltaNet layer at 4096 tokens vs transformers' torch
+#                         path on the GPU, and the rule alone: cuda/'s kernels vs the libtorch ops
+#                         (plan "hybrid": build, cuda, this)
 # GPU_CHECK_LIMIT overrides every step's limit [s]. GPU_CHECK_DRY_RUN=1: the plan here, on the CPU,
 # with the GPU stubbed: the CPU build (build/) for build-gpu, the debug preset, TRL on the CPU
 # (bench/vs_trl.sh's PEER_DEVICE=cpu), no .deps-debs; the wheels install as on the machine.
@@ -42,7 +45,7 @@ summary=$out/summary.md
 dry=${GPU_CHECK_DRY_RUN:-0}
 if [ "$dry" = 1 ]; then
   build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug preset_moe=debug-moe qlora_steps=2 memory_steps=2 memory_seq=256
-  trl_steps=2
+  trl_steps=2 gated_delta_tokens=256 bench_device=cpu
   export PARITY_DEVICE=cpu PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4
   # shellcheck disable=SC2086 # GPU_BUILD_TARGETS: a list of targets
   gpu_build() { cmake --build build -j"$(nproc)" --target ${GPU_BUILD_TARGETS:-all} >"$1/build.log" 2>&1; }
@@ -51,7 +54,7 @@ if [ "$dry" = 1 ]; then
 else
   build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b preset_moe=bench-moe-2b qlora_steps=4
   memory_steps=10 memory_seq=2048
-  trl_steps=10
+  trl_steps=10 gated_delta_tokens=4096 bench_device=cuda
   # shellcheck disable=SC1091
   source scripts/gpu-env.sh
 fi
@@ -169,14 +172,21 @@ step_bench_moe() {
   LIGER=off TRL_LADDER=${TRL_LADDER:-4,8} bench/vs_trl.sh "$build_dir" "$preset_moe" ultrafeedback "$trl_steps"
 }
 
+# The hybrid row: bench/gated_delta.sh on the lease's device (the CPU in a dry run).
+step_bench_gated_delta() {
+  mkdir -p "$logs/bench-build"
+  GPU_BUILD_TARGETS=bench_gated_delta gpu_build "$logs/bench-build" || return 1
+  ST_ORACLE_PYTHON=${ST_ORACLE_PYTHON:-python3} bench/gated_delta.sh "$build_dir" "$gated_delta_tokens" "$bench_device"
+}
+
 declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570
                   [bench-fixed]=570 [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570
-                  [bench-long]=400 [bench-moe]=570)
+                  [bench-long]=400 [bench-moe]=570 [bench-gated-delta]=200)
 # A lease's calls: the steps with their shares [s] and the call's whole budget [s] (the device
 # call's timeout_s leaves a minute above it for the unpacking and the bundle).
 declare -A plan=([call1]="build:180 cuda:150 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40"
-                 [moe]="build:180 cuda:120 bench-moe:170")
-declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470)
+                 [moe]="build:180 cuda:120 bench-moe:170" [hybrid]="build:180 cuda:150 bench-gated-delta:140")
+declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470 [hybrid]=470)
 budget=0
 if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
   budget=${plan_budget[$1]}
@@ -184,7 +194,7 @@ if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
 else
   steps=("$@")
   [ ${#steps[@]} -gt 0 ] || steps=(build cuda bench-trl-dpo parity bench-memory bench-optimizer bench-real-dpo bench-real-sft
-                                   bench-fixed bench-8b bench-qlora bench-long bench-moe)
+                                   bench-fixed bench-8b bench-qlora bench-long bench-moe bench-gated-delta)
 fi
 started=$SECONDS
 failed=0
@@ -204,7 +214,8 @@ for entry in "${steps[@]}"; do
   start=$SECONDS
   echo "gpu-check: $step (limit $share s) -> $log"
   export -f "step_${step//-/_}" gpu_build bench_real
-  export bin work out logs build_dir preset_1b preset_3b preset_8b preset_moe qlora_steps memory_steps memory_seq trl_steps
+  export bin work out logs build_dir preset_1b preset_3b preset_8b preset_moe qlora_steps memory_steps memory_seq trl_steps \
+    gated_delta_tokens bench_device
   timeout "$share" bash -c "step_${step//-/_}" >"$log" 2>&1
   code=$?
   status=passed

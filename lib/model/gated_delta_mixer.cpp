@@ -87,14 +87,14 @@ at::Tensor mix_after_conv(const at::Tensor& conv, const Projections& p, const Ga
   in.initial_state = initial_state;
   at::Tensor core;  // [B, Hv, T, Dv]
   if (!starts) {
-    GatedDeltaOutputs rule = gated_delta_rule_chunked(in, s.chunk);
+    GatedDeltaOutputs rule = gated_delta_rule(in, s.chunk);
     core = rule.out.to(dtype);
     if (final_state) *final_state = rule.final_state;
   } else {  // each sequence from a zero state
     std::vector<at::Tensor> parts;
     for (size_t i = 0; i + 1 < starts->size(); ++i) {
       const int64_t begin = (*starts)[i], count = (*starts)[i + 1] - (*starts)[i];
-      if (count > 0) parts.push_back(gated_delta_rule_chunked(token_range(in, begin, count), s.chunk).out);
+      if (count > 0) parts.push_back(gated_delta_rule(token_range(in, begin, count), s.chunk).out);
     }
     core = at::cat(parts, 2).to(dtype);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/gated_delta_kernel.h"
 #include "util/errors.h"
 
 namespace st {
@@ -86,6 +87,11 @@ GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t c
   }
   at::Tensor out = at::stack(outs, 2).view({batch, heads, chunks * chunk, value_dim}).narrow(2, 0, length);
   return {out.to(in.v.scalar_type()), state};
+}
+
+GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk) {
+  check_shapes(in);
+  return gated_delta_kernel_applies(in) ? gated_delta_rule_kernel(in, chunk) : gated_delta_rule_chunked(in, chunk);
 }
 
 GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in) {

@@ -5,6 +5,8 @@
 // Computed in chunks of `chunk` tokens as transformers' torch_chunk_gated_delta_rule does (a
 // triangular solve inside each chunk, a scan over chunks), forward and backward through
 // autograd; gated_delta_rule_recurrent is the token-by-token definition, the tests' judge.
+// gated_delta_rule() is what the token mixer calls: the GPU's kernels for CUDA fp32 inputs
+// (model/gated_delta_kernel.h), else the chunked libtorch path.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -33,6 +35,10 @@ struct GatedDeltaOutputs {
 // model's dtype); `out` in the inputs' dtype, `final_state` in the computing dtype.
 // Differentiable in every input.
 GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t chunk = 64);
+
+// The rule as the model runs it: gated_delta_rule_kernel for CUDA fp32 inputs, else
+// gated_delta_rule_chunked.
+GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk = 64);
 
 // The definition, one token at a time (slow: tests only).
 GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in);

@@ -64,7 +64,8 @@ check "an image-text checkpoint's language model" 'multimodal_text|MultimodalWra
   lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/expert_checkpoint.cpp \
   lib/ckpt/hf_export.cpp lib/train/run_setup.cpp
 # The hybrids' Gated DeltaNet: a token mixer beside attention. Its config part (hf/gated_delta_config),
-# its parameter rows, the mixer itself (model/gated_delta_*), the decoder layer that picks it per
+# its parameter rows, the mixer itself (model/gated_delta_*, its rule's GPU kernels in
+# cuda/gated_delta_*), the decoder layer that picks it per
 # layer, generation's cache of its state and the refusal of context parallelism; nothing else
 # names it.
 check "the Gated DeltaNet token mixer" 'gated_delta|GatedDelta|TokenMixer|token_mixers|linear_attention|hybrid\(\)' \
@@ -72,7 +73,9 @@ check "the Gated DeltaNet token mixer" 'gated_delta|GatedDelta|TokenMixer|token_
   lib/hf/model_config_export.cpp lib/hf/model_family.h lib/hf/param_table.h lib/hf/param_table.cpp \
   lib/model/gated_delta_rule.h lib/model/gated_delta_rule.cpp lib/model/gated_delta_mixer.h lib/model/gated_delta_mixer.cpp \
   lib/model/gated_delta_layer.h lib/model/gated_delta_layer.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp \
-  lib/model/generation.cpp lib/train/run_setup.cpp lib/hf/presets.cpp lib/fsdp/memory_estimate.cpp
+  lib/model/generation.cpp lib/train/run_setup.cpp lib/hf/presets.cpp lib/fsdp/memory_estimate.cpp \
+  lib/model/gated_delta_kernel.h lib/model/gated_delta_kernel.cpp cuda/CMakeLists.txt cuda/gated_delta_programs.h \
+  cuda/gated_delta_rule.h cuda/gated_delta_rule.cu
 # Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert
 # naming styles (param_table.h) and the config keys only their style has (read in model_config.cpp,
 # written in model_config_export.cpp); the expert MLP is a module beside the dense one, which the
