@@ -46,6 +46,7 @@ dry=${GPU_CHECK_DRY_RUN:-0}
 if [ "$dry" = 1 ]; then
   build_dir=build preset_1b=debug preset_3b=debug preset_8b=debug preset_moe=debug-moe qlora_steps=2 memory_steps=2 memory_seq=256
   trl_steps=2 gated_delta_tokens=256 bench_device=cpu
+  bench_python=${ST_ORACLE_PYTHON:-$HOME/.cache/shardtune/python-env/bin/python}
   export PARITY_DEVICE=cpu PEER_DEVICE=cpu LIGER=off TRL_LADDER=1,2 TRL_STEPS=2 TRL_WARMUP=1 BUDGET_PAIRS=4
   # shellcheck disable=SC2086 # GPU_BUILD_TARGETS: a list of targets
   gpu_build() { cmake --build build -j"$(nproc)" --target ${GPU_BUILD_TARGETS:-all} >"$1/build.log" 2>&1; }
@@ -54,7 +55,7 @@ if [ "$dry" = 1 ]; then
 else
   build_dir=build-gpu preset_1b=llama-3.2-1b preset_3b=llama-3.2-3b preset_8b=llama-3.1-8b preset_moe=bench-moe-2b qlora_steps=4
   memory_steps=10 memory_seq=2048
-  trl_steps=10 gated_delta_tokens=4096 bench_device=cuda
+  trl_steps=10 gated_delta_tokens=4096 bench_device=cuda bench_python=python3
   # shellcheck disable=SC1091
   source scripts/gpu-env.sh
 fi
@@ -176,7 +177,7 @@ step_bench_moe() {
 step_bench_gated_delta() {
   mkdir -p "$logs/bench-build"
   GPU_BUILD_TARGETS=bench_gated_delta gpu_build "$logs/bench-build" || return 1
-  ST_ORACLE_PYTHON=${ST_ORACLE_PYTHON:-python3} bench/gated_delta.sh "$build_dir" "$gated_delta_tokens" "$bench_device"
+  ST_ORACLE_PYTHON=$bench_python bench/gated_delta.sh "$build_dir" "$gated_delta_tokens" "$bench_device"
 }
 
 declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570
@@ -215,7 +216,7 @@ for entry in "${steps[@]}"; do
   echo "gpu-check: $step (limit $share s) -> $log"
   export -f "step_${step//-/_}" gpu_build bench_real
   export bin work out logs build_dir preset_1b preset_3b preset_8b preset_moe qlora_steps memory_steps memory_seq trl_steps \
-    gated_delta_tokens bench_device
+    gated_delta_tokens bench_device bench_python
   timeout "$share" bash -c "step_${step//-/_}" >"$log" 2>&1
   code=$?
   status=passed
