@@ -19,6 +19,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <vector>
+
 #if defined(__CUDACC__)
 #define ST_PROGRAM __device__
 #define ST_HOST_DEVICE __host__ __device__
@@ -45,6 +47,13 @@ struct Problem {
   Real *grad_q = nullptr, *grad_k = nullptr, *grad_v = nullptr, *grad_g = nullptr, *grad_beta = nullptr;
   Real* grad_initial_state = nullptr;      // [N, K, V]; null: not wanted
   Real* workspace = nullptr;               // workspace_elements(problem, backward) of them
+  // Packed rows (several sequences one after another in each row, the same in every row): the
+  // chunks' first tokens [chunks + 1] (the row's end last; no chunk crosses a sequence start) and
+  // whether each chunk starts a sequence [chunks], which then starts from a zero state (its
+  // gradient goes nowhere). null: every row one sequence in chunks of `chunk` tokens.
+  const int64_t* chunk_first = nullptr;
+  const uint8_t* chunk_opens = nullptr;
+  int64_t chunks = 0;                      // with chunk_first: how many
 };
 
 // Value columns one scan block carries (the scans are independent per value column).
@@ -52,7 +61,7 @@ constexpr int64_t kValueBlock = 32;
 
 template <typename Real>
 ST_HOST_DEVICE inline int64_t chunks_of(const Problem<Real>& p) {
-  return (p.length + p.chunk - 1) / p.chunk;
+  return p.chunk_first ? p.chunks : (p.length + p.chunk - 1) / p.chunk;
 }
 template <typename Real>
 ST_HOST_DEVICE inline int64_t value_blocks_of(const Problem<Real>& p) {
@@ -119,10 +128,35 @@ struct ChunkPlace {
 
 template <typename Real>
 ST_PROGRAM inline ChunkPlace chunk_place(const Problem<Real>& p, int64_t n, int64_t c) {
-  const int64_t first = c * p.chunk;
-  const int64_t rest = p.length - first;
-  return {n * p.length + first, (n * chunks_of(p) + c) * p.chunk * p.chunk,
-          static_cast<int>(rest < p.chunk ? rest : p.chunk)};
+  const int64_t first = p.chunk_first ? p.chunk_first[c] : c * p.chunk;
+  const int64_t end = p.chunk_first ? p.chunk_first[c + 1] : first + p.chunk;
+  const int64_t length = (end < p.length ? end : p.length) - first;
+  return {n * p.length + first, (n * chunks_of(p) + c) * p.chunk * p.chunk, static_cast<int>(length)};
+}
+
+// Problem::chunk_first and chunk_opens of packed rows whose sequences start at `starts` (0, ...,
+// then the row's length): each sequence cut into chunks of `chunk` tokens from its start.
+struct ChunkTable {
+  std::vector<int64_t> first;
+  std::vector<uint8_t> opens;
+};
+
+inline ChunkTable chunk_table(const std::vector<int64_t>& starts, int64_t chunk) {
+  ChunkTable table;
+  for (size_t s = 0; s + 1 < starts.size(); ++s) {
+    for (int64_t first = starts[s]; first < starts[s + 1]; first += chunk) {
+      table.first.push_back(first);
+      table.opens.push_back(first == starts[s] ? 1 : 0);
+    }
+  }
+  table.first.push_back(starts.empty() ? 0 : starts.back());
+  return table;
+}
+
+// Whether chunk c starts a sequence after the row's first (its state restarts from zeros).
+template <typename Real>
+ST_PROGRAM inline bool restarts(const Problem<Real>& p, int64_t c) {
+  return c > 0 && p.chunk_opens && p.chunk_opens[c];
 }
 
 // The value columns [first, first + width) of scan block b, and the place in a [K, V] state of the
@@ -218,6 +252,10 @@ struct ScanStates {
     }
     lanes.sync();
     for (int64_t c = 0; c < C; ++c) {
+      if (restarts(p, c)) {  // the previous sequence's end state is not this one's start
+        for (int64_t e = lanes.rank(); e < K * width; e += lanes.count()) S[c * K * V + slice.state_at(e, V)] = 0;
+        lanes.sync();
+      }
       const ChunkPlace place = chunk_place(p, n, c);
       const int len = place.length;
       const Real *S0 = S + c * K * V, *k = p.k + place.row * K, *W = w.w + place.row * K;
@@ -282,6 +320,12 @@ struct ReverseScan {
     }
     lanes.sync();
     for (int64_t c = C - 1; c >= 0; --c) {
+      if (c + 1 < C && restarts(p, c + 1)) {  // a sequence's end state feeds nothing
+        for (int64_t e = lanes.rank(); e < K * width; e += lanes.count()) {
+          dS[(c + 1) * K * V + slice.state_at(e, V)] = 0;
+        }
+        lanes.sync();
+      }
       const ChunkPlace place = chunk_place(p, n, c);
       const int len = place.length;
       const Real *dS1 = dS + (c + 1) * K * V, *q = p.q + place.row * K, *k = p.k + place.row * K;

@@ -21,9 +21,11 @@ bool cuda_fp32(const at::Tensor& t) { return t.is_cuda() && t.scalar_type() == a
 
 const float* data_or_null(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
 
-// The problem's shape and inputs; q, k, v, g, beta, initial_state contiguous fp32.
+// The problem's shape and inputs; q, k, v, g, beta, initial_state contiguous fp32; chunk_first
+// and chunk_opens packed rows' chunk table on the device (undefined: one sequence per row).
 Problem problem_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                   const at::Tensor& beta, const at::Tensor& initial_state, int64_t chunk) {
+                   const at::Tensor& beta, const at::Tensor& initial_state, int64_t chunk,
+                   const at::Tensor& chunk_first, const at::Tensor& chunk_opens) {
   Problem p;
   p.heads = q.size(0) * q.size(1);
   p.length = q.size(2);
@@ -33,6 +35,11 @@ Problem problem_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
   p.q = q.data_ptr<float>(), p.k = k.data_ptr<float>(), p.v = v.data_ptr<float>();
   p.g = g.data_ptr<float>(), p.beta = beta.data_ptr<float>();
   p.initial_state = data_or_null(initial_state);
+  if (chunk_first.defined()) {
+    p.chunk_first = chunk_first.data_ptr<int64_t>();
+    p.chunk_opens = chunk_opens.data_ptr<uint8_t>();
+    p.chunks = chunk_first.numel() - 1;
+  }
   return p;
 }
 
@@ -46,12 +53,14 @@ at::Tensor state_shaped(const at::Tensor& q, const at::Tensor& v) {
 
 class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
  public:
-  // Inputs contiguous fp32 CUDA tensors (initial_state may be undefined); returns {out, final_state}.
+  // Inputs contiguous fp32 CUDA tensors (initial_state and the chunk table may be undefined);
+  // returns {out, final_state}.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* context, const at::Tensor& q,
                                                 const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                                                 const at::Tensor& beta, const at::Tensor& initial_state,
-                                                int64_t chunk) {
-    Problem p = problem_of(q, k, v, g, beta, initial_state, chunk);
+                                                int64_t chunk, const at::Tensor& chunk_first,
+                                                const at::Tensor& chunk_opens) {
+    Problem p = problem_of(q, k, v, g, beta, initial_state, chunk, chunk_first, chunk_opens);
     const at::Tensor out = at::empty_like(v), final_state = state_shaped(q, v);
     const at::Tensor workspace = workspace_for(p, false, q);
     p.out = out.data_ptr<float>(), p.final_state = final_state.data_ptr<float>();
@@ -59,6 +68,8 @@ class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
     ST_CHECK_CUDA(st_gated_delta_forward(p, compat::current_cuda_stream()));
     context->save_for_backward({q, k, v, g, beta, initial_state});
     context->saved_data["chunk"] = chunk;
+    context->saved_data["chunk_first"] = chunk_first;
+    context->saved_data["chunk_opens"] = chunk_opens;
     return {out, final_state};
   }
 
@@ -67,7 +78,8 @@ class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
     const auto saved = context->get_saved_variables();
     const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &g = saved[3], &beta = saved[4];
     const at::Tensor& initial_state = saved[5];
-    Problem p = problem_of(q, k, v, g, beta, initial_state, context->saved_data["chunk"].toInt());
+    Problem p = problem_of(q, k, v, g, beta, initial_state, context->saved_data["chunk"].toInt(),
+                           context->saved_data["chunk_first"].toTensor(), context->saved_data["chunk_opens"].toTensor());
     const at::Tensor grad_out = grads[0].defined() ? grads[0].to(at::kFloat).contiguous() : at::zeros_like(v);
     const at::Tensor grad_final = grads[1].defined() ? grads[1].to(at::kFloat).contiguous() : at::Tensor();
     const at::Tensor out = at::empty_like(v), final_state = state_shaped(q, v);
@@ -82,7 +94,7 @@ class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
     p.grad_initial_state = d_initial.defined() ? d_initial.data_ptr<float>() : nullptr;
     p.workspace = workspace.data_ptr<float>();
     ST_CHECK_CUDA(st_gated_delta_backward(p, compat::current_cuda_stream()));
-    return {dq, dk, dv, dg, dbeta, d_initial, at::Tensor()};
+    return {dq, dk, dv, dg, dbeta, d_initial, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 #endif
@@ -99,16 +111,27 @@ bool gated_delta_kernel_applies(const GatedDeltaInputs& in) {
 #endif
 }
 
-GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t chunk) {
+GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t chunk,
+                                          const std::vector<int64_t>* sequence_starts) {
 #if ST_HAVE_CUDA
-  const at::Tensor state = in.initial_state.defined() ? in.initial_state.contiguous() : at::Tensor();
+  at::Tensor state = in.initial_state.defined() ? in.initial_state.contiguous() : at::Tensor();
+  at::Tensor chunk_first, chunk_opens;
+  if (sequence_starts) {
+    const st_gated_delta::ChunkTable table = st_gated_delta::chunk_table(*sequence_starts, chunk);
+    const auto on_device = [&](at::Tensor host) { return host.to(in.q.device()); };
+    chunk_first = on_device(at::tensor(table.first, at::kLong));
+    chunk_opens = on_device(at::tensor(std::vector<int64_t>(table.opens.begin(), table.opens.end()), at::kLong)
+                                .to(at::kByte));
+    state = at::Tensor();
+  }
   const torch::autograd::variable_list outs =
       GatedDeltaKernel::apply(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), in.g.contiguous(),
-                              in.beta.contiguous(), state, chunk);
-  return {outs[0], outs[1]};
+                              in.beta.contiguous(), state, chunk, chunk_first, chunk_opens);
+  return {outs[0], sequence_starts ? at::Tensor() : outs[1]};
 #else
   (void)in;
   (void)chunk;
+  (void)sequence_starts;
   throw std::logic_error("gated_delta_rule_kernel: built without CUDA");
 #endif
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/gated_delta_rule.h"
 
@@ -14,6 +15,9 @@ bool gated_delta_kernel_applies(const GatedDeltaInputs& in);
 
 // The rule by the kernels: values and gradients as gated_delta_rule_chunked's, in fp32, with
 // nothing but the inputs kept for the backward (it recomputes the chunks' states).
-GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t chunk);
+// `sequence_starts` (0, ..., T): packed rows in one launch, each sequence from a zero state
+// (final_state then undefined).
+GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t chunk,
+                                          const std::vector<int64_t>* sequence_starts = nullptr);
 
 }  // namespace st

@@ -85,19 +85,9 @@ at::Tensor mix_after_conv(const at::Tensor& conv, const Projections& p, const Ga
   // g in fp32 at least, as transformers computes it (an fp16 A would overflow).
   in.g = (-w.A_log.to(compute).exp() * at::softplus(p.a.to(compute) + w.dt_bias.to(compute))).transpose(1, 2);
   in.initial_state = initial_state;
-  at::Tensor core;  // [B, Hv, T, Dv]
-  if (!starts) {
-    GatedDeltaOutputs rule = gated_delta_rule(in, s.chunk);
-    core = rule.out.to(dtype);
-    if (final_state) *final_state = rule.final_state;
-  } else {  // each sequence from a zero state
-    std::vector<at::Tensor> parts;
-    for (size_t i = 0; i + 1 < starts->size(); ++i) {
-      const int64_t begin = (*starts)[i], count = (*starts)[i + 1] - (*starts)[i];
-      if (count > 0) parts.push_back(gated_delta_rule(token_range(in, begin, count), s.chunk).out);
-    }
-    core = at::cat(parts, 2).to(dtype);
-  }
+  GatedDeltaOutputs rule = gated_delta_rule(in, s.chunk, starts);  // with starts: each sequence from zeros
+  const at::Tensor core = rule.out.to(dtype);  // [B, Hv, T, Dv]
+  if (final_state && !starts) *final_state = rule.final_state;
   // RMSNorm per value head in fp32, the weight applied in the model's dtype, gated by silu(z).
   const at::Tensor x = core.transpose(1, 2).to(compute);  // [B, T, Hv, Dv]
   const at::Tensor normed = (x * at::rsqrt(x.pow(2).mean(-1, true) + s.norm_eps)).to(dtype);

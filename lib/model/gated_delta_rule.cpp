@@ -89,9 +89,17 @@ GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t c
   return {out.to(in.v.scalar_type()), state};
 }
 
-GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk) {
+GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk,
+                                   const std::vector<int64_t>* sequence_starts) {
   check_shapes(in);
-  return gated_delta_kernel_applies(in) ? gated_delta_rule_kernel(in, chunk) : gated_delta_rule_chunked(in, chunk);
+  if (gated_delta_kernel_applies(in)) return gated_delta_rule_kernel(in, chunk, sequence_starts);
+  if (!sequence_starts) return gated_delta_rule_chunked(in, chunk);
+  std::vector<at::Tensor> parts;  // each sequence from a zero state
+  for (size_t i = 0; i + 1 < sequence_starts->size(); ++i) {
+    const int64_t begin = (*sequence_starts)[i], count = (*sequence_starts)[i + 1] - begin;
+    if (count > 0) parts.push_back(gated_delta_rule_chunked(token_range(in, begin, count), chunk).out);
+  }
+  return {at::cat(parts, 2), at::Tensor()};
 }
 
 GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in) {

@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace st {
 
@@ -37,8 +38,10 @@ struct GatedDeltaOutputs {
 GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t chunk = 64);
 
 // The rule as the model runs it: gated_delta_rule_kernel for CUDA fp32 inputs, else
-// gated_delta_rule_chunked.
-GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk = 64);
+// gated_delta_rule_chunked. `sequence_starts` (0, ..., T): packed rows, each sequence from a zero
+// state (`initial_state` unused) and `final_state` undefined.
+GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk = 64,
+                                   const std::vector<int64_t>* sequence_starts = nullptr);
 
 // The definition, one token at a time (slow: tests only).
 GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in);

@@ -2,7 +2,8 @@
 // the float64 token-by-token definition: outputs, final state and every input's gradient, no
 // farther from it than 10x what the CPU path (libtorch's fp32 chunked rule, the same algorithm
 // in the same precision) is, in the same run. Lengths around and across the 64-token chunk, two
-// value blocks (37 columns), and Qwen3.5's head dims (128 x 128). Skipped without a GPU and a
+// value blocks (37 columns), packed rows (one launch, each sequence from zeros), and Qwen3.5's
+// head dims (128 x 128). Skipped without a GPU and a
 // CUDA libtorch; the programs' arithmetic is checked on the host in every tier
 // (tests/unit/model/test_gated_delta_programs.cpp).
 #include <ATen/ATen.h>
@@ -80,6 +81,48 @@ TEST(GatedDeltaKernels, AsCloseToFloat64AsTheCpuPathAroundAndAcrossTheChunk) {
   if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
   for (const int64_t length : {1, 63, 64, 65, 150}) {
     for (const bool with_state : {false, true}) expect_as_close_as_the_cpu_path(3, length, 16, 37, with_state, length);
+  }
+}
+
+// Packed rows in one launch: each sequence from a zero state, judged by each sequence's own
+// float64 recurrence, beside the CPU path's packed rule.
+TEST(GatedDeltaKernels, PackedRowsAsCloseToEachSequencesRecurrenceAsTheCpuPath) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU and a CUDA libtorch";
+  const std::vector<int64_t> starts = {0, 1, 64, 134, 150};
+  at::manual_seed(8);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  GatedDeltaInputs in;
+  const at::Tensor q = at::randn({1, 4, 150, 16}, f64), k = at::randn({1, 4, 150, 16}, f64);
+  in.q = q / q.norm(2, -1, true) * 0.25;
+  in.k = k / k.norm(2, -1, true);
+  in.v = at::randn({1, 4, 150, 37}, f64);
+  in.g = -at::rand({1, 4, 150}, f64) * 0.5 - 0.01;
+  in.beta = at::rand({1, 4, 150}, f64) * 0.9 + 0.05;
+  const at::Tensor weight = at::randn(in.v.sizes(), f64);
+  const auto packed = [&](GatedDeltaInputs x, bool recurrent) {
+    std::vector<at::Tensor*> leaves = {&x.q, &x.k, &x.v, &x.g, &x.beta};
+    for (at::Tensor* leaf : leaves) *leaf = leaf->detach().clone().requires_grad_(true);
+    at::Tensor out;
+    if (recurrent) {
+      std::vector<at::Tensor> parts;
+      for (size_t s = 0; s + 1 < starts.size(); ++s) {
+        parts.push_back(gated_delta_rule_recurrent(token_range(x, starts[s], starts[s + 1] - starts[s])).out);
+      }
+      out = at::cat(parts, 2);
+    } else {
+      out = gated_delta_rule(x, 64, &starts).out;
+    }
+    (out * weight.to(out.device(), out.scalar_type())).sum().backward();
+    Results results = {out.detach().cpu()};
+    for (at::Tensor* leaf : leaves) results.push_back(leaf->grad().cpu());
+    return results;
+  };
+  const Results judge = packed(in, true), cpu_path = packed(on(in, at::kFloat, at::kCPU), false);
+  const Results kernels = packed(on(in, at::kFloat, at::kCUDA), false);
+  const char* names[] = {"out", "q", "k", "v", "g", "beta"};
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const double peer = relative(cpu_path[i], judge[i]), ours = relative(kernels[i], judge[i]);
+    EXPECT_LE(ours, 10 * peer) << names[i] << ": kernels " << ours << ", CPU fp32 " << peer;
   }
 }
 

@@ -7,7 +7,10 @@
 // - in float32 against the same float64 judge, no farther than 10x what libtorch's fp32 chunked
 //   path (the CPU path: the same algorithm in the same precision, its own summation order) is;
 // - with 1 and 3 lanes, bit for bit: each element's arithmetic is the same whichever lane runs it,
-//   so a difference is a read racing a write between two syncs.
+//   so a difference is a read racing a write between two syncs;
+// - on packed rows (a chunk table: each sequence's chunks from its start, its state from zeros),
+//   in float64 against each sequence's own recurrence, gradients included (nothing crosses a
+//   sequence start either way).
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -91,10 +94,11 @@ Real* pointer(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<Real>() : nullptr;
 }
 
-// The programs' forward then backward for the upstream gradients weight_out, weight_state.
+// The programs' forward then backward for the upstream gradients weight_out, weight_state;
+// `starts`: packed rows (weight_state and the initial state unused).
 template <typename Real>
 Results run_programs(const GatedDeltaInputs& in, const at::Tensor& weight_out, const at::Tensor& weight_state,
-                     int64_t chunk, int lanes) {
+                     int64_t chunk, int lanes, const std::vector<int64_t>* starts = nullptr) {
   const at::ScalarType type = c10::CppTypeToScalarType<Real>::value;
   const auto host = [&](const at::Tensor& t) { return t.defined() ? t.to(type).contiguous() : at::Tensor(); };
   const at::Tensor q = host(in.q), k = host(in.k), v = host(in.v), g = host(in.g), beta = host(in.beta);
@@ -104,6 +108,12 @@ Results run_programs(const GatedDeltaInputs& in, const at::Tensor& weight_out, c
   p.chunk = chunk;
   p.q = pointer<Real>(q), p.k = pointer<Real>(k), p.v = pointer<Real>(v), p.g = pointer<Real>(g);
   p.beta = pointer<Real>(beta), p.initial_state = pointer<Real>(state);
+  st_gated_delta::ChunkTable table;
+  if (starts) {
+    table = st_gated_delta::chunk_table(*starts, chunk);
+    p.chunk_first = table.first.data(), p.chunk_opens = table.opens.data();
+    p.chunks = static_cast<int64_t>(table.opens.size());
+  }
   const at::Tensor out = at::empty_like(v);
   const at::Tensor final_state = at::empty({q.size(0), q.size(1), q.size(3), v.size(3)}, v.options());
   p.out = pointer<Real>(out), p.final_state = pointer<Real>(final_state);
@@ -111,7 +121,7 @@ Results run_programs(const GatedDeltaInputs& in, const at::Tensor& weight_out, c
   p.workspace = pointer<Real>(forward_space);
   run_on_host(p, false, lanes);
 
-  const at::Tensor grad_out = host(weight_out), grad_final = host(weight_state);
+  const at::Tensor grad_out = host(weight_out), grad_final = starts ? at::Tensor() : host(weight_state);
   Results results = {out, final_state, at::empty_like(q), at::empty_like(k), at::empty_like(v), at::empty_like(g),
                      at::empty_like(beta), state.defined() ? at::empty_like(state) : at::Tensor()};
   // The backward's own out and final state, written again: not the forward's.
@@ -188,6 +198,33 @@ TEST(GatedDeltaPrograms, Float64EqualsTheRecurrenceAroundAndAcrossTheChunk) {
             << kNames[i] << ", length " << length << (with_state ? ", from a state" : "");
       }
     }
+  }
+}
+
+TEST(GatedDeltaPrograms, PackedRowsEqualEachSequencesOwnRecurrence) {
+  const std::vector<int64_t> starts = {0, 1, 64, 134, 150};  // 1, 63, 70 (two chunks) and 16 tokens
+  GatedDeltaInputs in = random_inputs(2, 150, 8, 37, 21, false);
+  const Upstream up = upstream_for(in);
+  const Results got = run_programs<double>(in, up.out, up.state, 64, 1, &starts);
+  std::vector<at::Tensor*> leaves = {&in.q, &in.k, &in.v, &in.g, &in.beta};
+  for (at::Tensor* leaf : leaves) *leaf = leaf->detach().clone().requires_grad_(true);
+  std::vector<at::Tensor> parts;
+  for (size_t s = 0; s + 1 < starts.size(); ++s) {
+    parts.push_back(gated_delta_rule_recurrent(token_range(in, starts[s], starts[s + 1] - starts[s])).out);
+  }
+  const at::Tensor out = at::cat(parts, 2);
+  (out * up.out).sum().backward();
+  EXPECT_LE(relative(got[0], out.detach()), kFloat64Bound) << "out";
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    EXPECT_LE(relative(got[i + 2], leaves[i]->grad()), kFloat64Bound) << kNames[i + 2];
+  }
+  // Not the unpacked run: the restarts matter.
+  const Results whole = run_programs<double>(in, up.out, up.state, 64, 1);
+  EXPECT_GT(relative(whole[0], out.detach()), 1e-3);
+  const Results three = run_programs<double>(in, up.out, up.state, 64, 3, &starts);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!got[i].defined() || i == 1) continue;  // no initial state; the final state is unused
+    EXPECT_TRUE(at::equal(got[i], three[i])) << kNames[i] << ", 3 lanes";
   }
 }
 
