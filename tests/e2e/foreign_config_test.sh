@@ -70,7 +70,8 @@ case "$case_name" in
     expect_output "dpo \(sigmoid, reference online\) on 2 rank\(s\), sharding full, compute fp32; 270 training / 30 validation pairs; global batch 32; 2 steps"
     # Each step line with the time spent and left; the closing summary.
     expect_output "step 1/2  loss .* s/step  elapsed [0-9]+s  left [0-9]+s  mem "
-    expect_output "train: 2 steps in [0-9.]+ s \([0-9]+s\); [0-9]+ tokens, [0-9]+ tokens/s"
+    # The duration as duration_text writes it: 59s, 1m13s, 2h05m (a loaded machine takes minutes).
+    expect_output "train: 2 steps in [0-9.]+ s \(([0-9]+[dhm])?[0-9]+[hms]\); [0-9]+ tokens, [0-9]+ tokens/s"
     expect_output "train: final loss [0-9.]+, reward accuracy [0-9.]+; eval loss [0-9.]+, eval reward accuracy [0-9.]+; best eval loss [0-9.]+ at step 2"
     expect_output "train: checkpoint $work/saves/checkpoints/step_00000002; export $work/saves/export; metrics $work/saves/metrics.jsonl"
     expect_output "train: more steps: shardtune train --config $work/saves/config.resolved.ini --resume auto"
