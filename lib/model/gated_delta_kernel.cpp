@@ -82,12 +82,14 @@ class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
                            context->saved_data["chunk_first"].toTensor(), context->saved_data["chunk_opens"].toTensor());
     const at::Tensor grad_out = grads[0].defined() ? grads[0].to(at::kFloat).contiguous() : at::zeros_like(v);
     const at::Tensor grad_final = grads[1].defined() ? grads[1].to(at::kFloat).contiguous() : at::Tensor();
-    const at::Tensor out = at::empty_like(v), final_state = state_shaped(q, v);
+    // The backward reruns the state scan, which writes the final state again (its own scratch);
+    // the outputs are not rewritten.
+    const at::Tensor final_state = state_shaped(q, v);
     const at::Tensor dq = at::empty_like(q), dk = at::empty_like(k), dv = at::empty_like(v);
     const at::Tensor dg = at::empty_like(g), dbeta = at::empty_like(beta);
     const at::Tensor d_initial = initial_state.defined() ? at::empty_like(initial_state) : at::Tensor();
     const at::Tensor workspace = workspace_for(p, true, q);
-    p.out = out.data_ptr<float>(), p.final_state = final_state.data_ptr<float>();
+    p.final_state = final_state.data_ptr<float>();
     p.grad_out = grad_out.data_ptr<float>(), p.grad_final_state = data_or_null(grad_final);
     p.grad_q = dq.data_ptr<float>(), p.grad_k = dk.data_ptr<float>(), p.grad_v = dv.data_ptr<float>();
     p.grad_g = dg.data_ptr<float>(), p.grad_beta = dbeta.data_ptr<float>();
@@ -114,15 +116,13 @@ bool gated_delta_kernel_applies(const GatedDeltaInputs& in) {
 GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t chunk,
                                           const std::vector<int64_t>* sequence_starts) {
 #if ST_HAVE_CUDA
-  at::Tensor state = in.initial_state.defined() ? in.initial_state.contiguous() : at::Tensor();
-  at::Tensor chunk_first, chunk_opens;
+  at::Tensor state, chunk_first, chunk_opens;  // packed rows start from zeros: no initial state
   if (sequence_starts) {
     const st_gated_delta::ChunkTable table = st_gated_delta::chunk_table(*sequence_starts, chunk);
-    const auto on_device = [&](at::Tensor host) { return host.to(in.q.device()); };
-    chunk_first = on_device(at::tensor(table.first, at::kLong));
-    chunk_opens = on_device(at::tensor(std::vector<int64_t>(table.opens.begin(), table.opens.end()), at::kLong)
-                                .to(at::kByte));
-    state = at::Tensor();
+    chunk_first = at::tensor(table.first, at::kLong).to(in.q.device());
+    chunk_opens = at::tensor(table.opens, at::kByte).to(in.q.device());
+  } else if (in.initial_state.defined()) {
+    state = in.initial_state.contiguous();
   }
   const torch::autograd::variable_list outs =
       GatedDeltaKernel::apply(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), in.g.contiguous(),
