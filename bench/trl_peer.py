@@ -14,7 +14,7 @@ rung, and stops at the first rung that runs out of memory or gains less than --m
 one below: the best rung is TRL's best micro-batch that fits. Per rung it prints logical tokens/s
 (the attention masks' real tokens over the measured steps' time) and peak memory; then the best.
 
-usage: trl_peer.py --config WORK/config.json --data WORK/data/train [--micro-batches 4,8,16,32]
+usage: trl_peer.py --config WORK/config.json --data WORK/data/train [--micro-batches 4,8,16,32,64,128]
                    [--steps 6 --warmup 2 --beta 0.1 --liger --min-gain 0.03 --device cuda|cpu]
 --device cpu runs the same path in fp32 without memory figures: the dry run of the GPU plan.
 """
@@ -40,7 +40,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", required=True, help="HF config.json of the shape (shardtune bench's WORK/config.json)")
     parser.add_argument("--data", required=True, help="the pairs: a shardtune dataset directory (manifest.json + shards)")
-    parser.add_argument("--micro-batches", default="4,8,16,32", help="the ladder of pairs per step, climbed in order")
+    parser.add_argument("--micro-batches", default="4,8,16,32,64,128", help="the ladder of pairs per step, climbed in order")
     parser.add_argument("--steps", type=int, default=6, help="measured steps per rung")
     parser.add_argument("--warmup", type=int, default=2, help="steps run first and not measured")
     parser.add_argument("--beta", type=float, default=0.1)

@@ -8,7 +8,7 @@
 # and the goals: >= 40,000 logical tokens/s, >= 2.0x TRL's best, at <= its peak memory.
 # MFU of a peer = ours x (its tokens/s / ours): the same rows, the same FLOPs per logical token.
 # Usage: bench/vs_trl.sh BUILD_DIR [preset=llama-3.2-1b] [lengths=ultrafeedback] [steps=10] [-- bench args]
-# TRL_LADDER=4,8,16,32 TRL_STEPS=4 TRL_WARMUP=2 LIGER="off on" (Liger's ladder starts at the best
+# TRL_LADDER=4,8,16,32,64,128 TRL_STEPS=4 TRL_WARMUP=2 LIGER="off on" (Liger's ladder starts at the best
 # rung without it). PEER_DEVICE=cpu is the dry run of the GPU plan: TRL and the P0 loop on the CPU in
 # fp32, Liger refused (its kernels are Triton): a run that fails leaves its row "did not finish".
 set -euo pipefail
@@ -52,7 +52,7 @@ data=$work/ours/data/train config=$work/ours/config.json
 if [ ! -f "$data/manifest.json" ] || [ ! -f "$config" ]; then echo "vs_trl: no pairs for TRL in $data" >&2; exit 1; fi
 
 trl_best_tok=0 trl_best_mem=0 trl_best_mb=0 trl_best_run=""
-ladder=${TRL_LADDER:-4,8,16,32}
+ladder=${TRL_LADDER:-4,8,16,32,64,128}
 for liger in ${LIGER:-off on}; do
   flags=(--config "$config" --data "$data" --device "$device" --micro-batches "$ladder"
          --steps "${TRL_STEPS:-4}" --warmup "${TRL_WARMUP:-2}")

@@ -58,6 +58,7 @@ else
   trl_steps=10 gated_delta_tokens=4096 bench_device=cuda bench_python=python3
   # shellcheck disable=SC1091
   source scripts/gpu-env.sh
+  set +e  # unpack-debs.sh sets -e: a failing step must not end the plan (nor lose its summary row)
 fi
 bin=$build_dir/app/shardtune
 work=${ST_GPU_WORK:-/tmp/shardtune-gpu-check}

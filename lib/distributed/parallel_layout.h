@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "distributed/mpi_comm.h"
 
 namespace st {

@@ -19,10 +19,18 @@ using Problem = st_gated_delta::Problem<float>;
 
 bool cuda_fp32(const at::Tensor& t) { return t.is_cuda() && t.scalar_type() == at::kFloat; }
 
-const float* data_or_null(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
+// Autograd functions take no undefined tensor argument (libtorch 2.x: "tensor does not have a
+// device"): an absent initial state or chunk table travels as an empty placeholder.
+at::Tensor placeholder_for(const at::Tensor& t, const at::Tensor& like) {
+  return t.defined() ? t : at::empty({0}, like.options());
+}
+
+bool present(const at::Tensor& t) { return t.defined() && t.numel() > 0; }
+
+const float* data_or_null(const at::Tensor& t) { return present(t) ? t.data_ptr<float>() : nullptr; }
 
 // The problem's shape and inputs; q, k, v, g, beta, initial_state contiguous fp32; chunk_first
-// and chunk_opens packed rows' chunk table on the device (undefined: one sequence per row).
+// and chunk_opens packed rows' chunk table on the device (empty: one sequence per row).
 Problem problem_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                    const at::Tensor& beta, const at::Tensor& initial_state, int64_t chunk,
                    const at::Tensor& chunk_first, const at::Tensor& chunk_opens) {
@@ -35,7 +43,7 @@ Problem problem_of(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v
   p.q = q.data_ptr<float>(), p.k = k.data_ptr<float>(), p.v = v.data_ptr<float>();
   p.g = g.data_ptr<float>(), p.beta = beta.data_ptr<float>();
   p.initial_state = data_or_null(initial_state);
-  if (chunk_first.defined()) {
+  if (present(chunk_first)) {
     p.chunk_first = chunk_first.data_ptr<int64_t>();
     p.chunk_opens = chunk_opens.data_ptr<uint8_t>();
     p.chunks = chunk_first.numel() - 1;
@@ -53,7 +61,7 @@ at::Tensor state_shaped(const at::Tensor& q, const at::Tensor& v) {
 
 class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
  public:
-  // Inputs contiguous fp32 CUDA tensors (initial_state and the chunk table may be undefined);
+  // Inputs contiguous fp32 CUDA tensors (initial_state and the chunk table may be empty);
   // returns {out, final_state}.
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* context, const at::Tensor& q,
                                                 const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
@@ -87,7 +95,7 @@ class GatedDeltaKernel : public torch::autograd::Function<GatedDeltaKernel> {
     const at::Tensor final_state = state_shaped(q, v);
     const at::Tensor dq = at::empty_like(q), dk = at::empty_like(k), dv = at::empty_like(v);
     const at::Tensor dg = at::empty_like(g), dbeta = at::empty_like(beta);
-    const at::Tensor d_initial = initial_state.defined() ? at::empty_like(initial_state) : at::Tensor();
+    const at::Tensor d_initial = present(initial_state) ? at::empty_like(initial_state) : at::Tensor();
     const at::Tensor workspace = workspace_for(p, true, q);
     p.final_state = final_state.data_ptr<float>();
     p.grad_out = grad_out.data_ptr<float>(), p.grad_final_state = data_or_null(grad_final);
@@ -124,9 +132,9 @@ GatedDeltaOutputs gated_delta_rule_kernel(const GatedDeltaInputs& in, int64_t ch
   } else if (in.initial_state.defined()) {
     state = in.initial_state.contiguous();
   }
-  const torch::autograd::variable_list outs =
-      GatedDeltaKernel::apply(in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), in.g.contiguous(),
-                              in.beta.contiguous(), state, chunk, chunk_first, chunk_opens);
+  const torch::autograd::variable_list outs = GatedDeltaKernel::apply(
+      in.q.contiguous(), in.k.contiguous(), in.v.contiguous(), in.g.contiguous(), in.beta.contiguous(),
+      placeholder_for(state, in.q), chunk, placeholder_for(chunk_first, in.q), placeholder_for(chunk_opens, in.q));
   return {outs[0], sequence_starts ? at::Tensor() : outs[1]};
 #else
   (void)in;

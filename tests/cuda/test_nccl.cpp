@@ -96,7 +96,8 @@ TEST(NcclCommunicator, AllToAllDeliversEachPeersRowsIncludingNone) {
 TEST(NcclCommunicator, DestroyedRightAfterCollectivesLeavesNoTicket) {
   ST_REQUIRE_GPUS();
   World& world = test_world();
-  const auto options = at::TensorOptions().device(at::kCUDA, world.local_device());
+  // fp32 named: an integer fill value makes at::full's tensor int64 in libtorch 2.x.
+  const auto options = at::TensorOptions().device(at::kCUDA, world.local_device()).dtype(at::kFloat);
   for (int round = 0; round < 10; ++round) {
     {
       NcclCommunicator comm(world.comm(), world.local_device(), world.watchdog());

@@ -29,6 +29,7 @@ QuantizedUnit random_unit(int group, bool double_quant, at::Tensor& gathered) {
   gathered = at::randint(0, 256, {group, q.shard_bytes}, at::kByte);
   if (!double_quant) {
     gathered.narrow(1, q.absmax_begin, q.shard_blocks() * 4).view(at::kFloat).uniform_(0.01, 2.0);
+    unit.statistics.nested_absmax = at::empty({0}, at::kFloat);  // as a unit gathered without it holds
   } else {
     int64_t nested = 0;
     for (const ParamSlot& slot : q.blocks.params) {
