@@ -186,7 +186,7 @@ declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench
                   [bench-long]=400 [bench-moe]=570 [bench-gated-delta]=200)
 # A lease's calls: the steps with their shares [s] and the call's whole budget [s] (the device
 # call's timeout_s leaves a minute above it for the unpacking and the bundle).
-declare -A plan=([call1]="build:180 cuda:150 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40"
+declare -A plan=([call1]="build:180 cuda:110 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40"
                  [moe]="build:180 cuda:120 bench-moe:170" [hybrid]="build:180 cuda:150 bench-gated-delta:140")
 declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470 [hybrid]=470)
 budget=0
