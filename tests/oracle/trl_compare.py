@@ -23,6 +23,7 @@ from float64 where shardtune's are 2e-9 off). The table counts the values so jud
 
 usage: trl_compare.py SHARDTUNE_METRICS.jsonl TRL_LOG.jsonl BETA(0 for SFT) LABEL [--loss-is-a-difference]
            [--defined-otherwise NAME,... WHY] [--float64 TRL_FLOAT64_LOG.jsonl] [--noise-grows]
+           [--fp32-draws TRL_LOG.jsonl,...]
 
 --defined-otherwise: metrics the two log by another definition (named in the table with why),
 not compared; everything else still is.
@@ -35,6 +36,11 @@ steps, which the Gated DeltaNet's long decay products amplify: Qwen3.5's TRL gra
 to 6.5e-5 from float64 over 8 steps, measured), each fp32 run's error at a step is an independent
 draw of that growing spread; against one draw of TRL's a correct run fails the x2 rule about a
 third of the time wherever TRL's draw happens to be small. The spread TRL already showed is not.
+
+--fp32-draws (with --noise-grows): more fp32 runs of TRL's case (the same run under other
+micro-batch splits); the spread is the largest any of TRL's draws showed so far, a better scale
+than one draw where a single draw can sit far below the others (Qwen3.5's SFT grad norms at step
+6: 4.4e-7, 1.1e-5, 1.4e-5 from float64 in three of TRL's draws, measured).
 """
 import json
 import os
@@ -68,6 +74,7 @@ def main():
     spread = {}  # per metric, TRL's largest own fp32 error so far (--noise-grows)
     skipped, why = [], ""
     exact = read(options[options.index("--float64") + 1]) if "--float64" in options else {}
+    draws = [read(path) for path in options[options.index("--fp32-draws") + 1].split(",")] if "--fp32-draws" in options else []
     judged = 0
     if "--defined-otherwise" in options:
         at = options.index("--defined-otherwise")
@@ -101,7 +108,8 @@ def main():
                 worst[name] = (error, step, x, y)
             if noise_grows and step in exact and name in RELATIVE:
                 truth = exact[step][NAMES.get(name, name)]
-                spread[name] = max(spread.get(name, 0.0), abs(y - truth) / max(abs(truth), 1e-12))  # relative
+                for draw in [y] + [other[step][NAMES.get(name, name)] for other in draws if step in other]:
+                    spread[name] = max(spread.get(name, 0.0), abs(draw - truth) / max(abs(truth), 1e-12))  # relative
             if error <= TOLERANCE:
                 screened[name] = max(screened.get(name, 0.0), error)
             if error > TOLERANCE and step in exact and name != "rewards/accuracies":
