@@ -30,11 +30,17 @@ MiB: a PEFT adapter_config.json names its base's path). Output paths are names, 
   what it produced, within KIND, or this fails naming the first number that differs.
 - A record whose outputs no longer match the checksum it carries was edited by hand: refused.
   Delete it to rerun the peer.
+- Variants: where an input is shardtune's own trained output, its bytes follow the machine's
+  arithmetic (BLAS kernels), so another CPU makes another key. ST_PEER_RECORD_VARIANT=1 writes a
+  refreshed record whose case already has one of another key beside it, as <name>~<key[:12]>.json,
+  and every run takes the variant of its key where the case's own record is not of it. A refresh
+  of the case's own record (its inputs changed) deletes its variants: their inputs changed too.
 Exit status: the peer's when it fails, 3 for a record refused or contradicted, else 0.
 """
 import argparse
 import ast
 import datetime
+import glob
 import hashlib
 import json
 import math
@@ -188,6 +194,10 @@ def round_float64(text):
     return NUMBER.sub(rounded, text)
 
 
+# A variant record: <name><VARIANT><the first 12 hex digits of its key>.json beside <name>.json.
+VARIANT = "~"
+
+
 def outputs_checksum(outputs):
     text = json.dumps(outputs, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -277,16 +287,25 @@ def main():
             raise SystemExit(f"peer_record.py: --output {spec}: the kind is exact, float64 or fp32=PATH")
         outputs[path] = (kind, judge)
     records = os.environ.get("ST_PEER_RECORDS") or os.path.join(HERE, "records")
-    record_path = os.path.join(records, args.name + ".json")
     key, shown = command_key(command, work, outputs)
     names = {path: normalised(path) for path in outputs}
     checking = os.environ.get("ST_PEERS") == "1"
 
+    # The record of this key: the case's own, else its variant of this key (another machine's
+    # arithmetic, where an input is shardtune's own trained output).
+    record_path = os.path.join(records, args.name + ".json")
+    variant_path = os.path.join(records, f"{args.name}{VARIANT}{key[:12]}.json")
     try:
         record = read_record(record_path) if os.path.exists(record_path) else None
+        if (record is None or record["key"] != key) and os.path.exists(variant_path):
+            record_path, record = variant_path, read_record(variant_path)
     except Refused as refused:
         print(f"peer_record.py: {refused}", file=sys.stderr)
         return 3
+    why = "missing" if record is None else "its inputs changed"
+    if record is not None and record["key"] != key and os.environ.get("ST_PEER_RECORD_VARIANT") == "1":
+        # kept beside the case's own record, not over it
+        record_path, record, why = variant_path, None, "a variant of another key beside the case's record"
     if record is not None and record["key"] == key and not checking:
         for path, name in names.items():
             with open(path, "w") as f:
@@ -326,7 +345,6 @@ def main():
         print(f"peer_record.py: {args.name}: the peer reran ({seconds:.1f} s) and its record holds")
         return 0
 
-    why = "missing" if record is None else "its inputs changed"
     record = {
         "format": FORMAT,
         "name": args.name,
@@ -345,6 +363,9 @@ def main():
         json.dump(record, f, indent=1, sort_keys=True)
         f.write("\n")
     os.replace(temporary, record_path)
+    if record_path != variant_path:  # the case's own inputs changed: its variants' did too
+        for stale in glob.glob(os.path.join(records, glob.escape(args.name) + VARIANT + "*.json")):
+            os.remove(stale)
     print(f"peer_record.py: {args.name}: record refreshed ({why}; the peer took {seconds:.1f} s): commit it")
     log = os.environ.get("ST_PEER_RECORDS_LOG")
     if log:

@@ -11,6 +11,9 @@
 # - peers_noise: ST_PEERS=1 accepts a fresh fp32 run within what the float64 judge allows and
 #   refuses one past it, and a float64 record must hold to its 12 digits;
 # - peer_fails: a peer that fails writes no record and its exit status is the tool's;
+# - variant: with ST_PEER_RECORD_VARIANT=1 another key's record is written beside the case's own
+#   (<name>~<key[:12]>.json), which stays; each key then reads its own record without a rerun;
+#   without it, a stale key still replaces the case's own record, and its variants go;
 # - records_intact: every record under tests/oracle/records/ carries its format, the command that
 #   made it and outputs that match its checksum.
 # shellcheck source=../e2e/harness.sh
@@ -129,6 +132,29 @@ PY
   peer_fails)
     run --exit 7 "$python" "$tool" fake/failing --work "$work" --output "$work/x:exact" -- sh -c 'echo partial >"$0"; exit 7' "$work/x"
     [ ! -e "$work/records/fake/failing.json" ] || fail "a failed peer wrote a record"
+    ;;
+  variant)
+    run --exit 0 peer
+    own=$(grep '"key"' "$record")
+    echo 0.5 >"$work/input.txt"  # another machine's input: another key
+    ST_PEER_RECORD_VARIANT=1 run --exit 0 peer
+    expect_output "record refreshed \(a variant of another key beside the case's record; .*\): commit it"
+    [ "$(grep '"key"' "$record")" = "$own" ] || fail "the variant replaced the case's own record"
+    variant=$(find "$work/records/fake" -name 'case~*.json')
+    [ "$(echo "$variant" | wc -l)" = 1 ] && [ -n "$variant" ] || fail "no one variant beside the record: $variant"
+    grep -qF "$(basename "$variant" .json | cut -d~ -f2)" "$variant" || fail "the variant is not named by its key"
+    run --exit 0 peer
+    expect_output "fake/case: recorded"
+    grep -q '"loss": 0.5' "$work/b.jsonl" || fail "the variant's outputs were not read"
+    echo 0.693147180559945 >"$work/input.txt"
+    run --exit 0 peer
+    expect_output "fake/case: recorded"
+    grep -q '"loss": 0.6931471805' "$work/b.jsonl" || fail "the case's own outputs were not read"
+    [ "$(runs)" = 2 ] || fail "the peer ran $(runs) times, not once per key"
+    echo 0.25 >"$work/input.txt"  # without the variable: a stale key replaces the case's own record
+    run --exit 0 peer
+    [ "$(grep '"key"' "$record")" != "$own" ] || fail "a stale key did not replace the case's own record"
+    [ ! -e "$variant" ] || fail "the case's own inputs changed, and its variant stayed"
     ;;
   records_intact)
     "$python" - "$ST_SOURCE_DIR/tests/oracle/records" <<'PY' || fail "a record is not as the peer wrote it"
