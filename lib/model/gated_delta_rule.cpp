@@ -89,21 +89,21 @@ GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t c
   return {out.to(in.v.scalar_type()), state};
 }
 
-GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk,
-                                   const std::vector<int64_t>* sequence_starts) {
-  check_shapes(in);
-  if (gated_delta_kernel_applies(in)) return gated_delta_rule_kernel(in, chunk, sequence_starts);
-  if (!sequence_starts) return gated_delta_rule_chunked(in, chunk);
-  std::vector<at::Tensor> parts;  // each sequence from a zero state
-  for (size_t i = 0; i + 1 < sequence_starts->size(); ++i) {
-    const int64_t begin = (*sequence_starts)[i], count = (*sequence_starts)[i + 1] - begin;
-    if (count > 0) parts.push_back(gated_delta_rule_chunked(token_range(in, begin, count), chunk).out);
+namespace {
+
+// Packed rows: `rule` on each sequence from a zero state, the outputs joined again (no final state).
+template <typename Rule>
+GatedDeltaOutputs each_sequence(const GatedDeltaInputs& in, const std::vector<int64_t>& starts, Rule rule) {
+  std::vector<at::Tensor> parts;
+  for (size_t i = 0; i + 1 < starts.size(); ++i) {
+    const int64_t begin = starts[i], count = starts[i + 1] - begin;
+    if (count > 0) parts.push_back(rule(token_range(in, begin, count)).out);
   }
   return {at::cat(parts, 2), at::Tensor()};
 }
 
-GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in) {
-  check_shapes(in);
+// The definition on one sequence, one token at a time.
+GatedDeltaOutputs recurrent_one_sequence(const GatedDeltaInputs& in) {
   const at::ScalarType dtype = computing_dtype(in.q);
   const at::Tensor q = in.q.to(dtype), k = in.k.to(dtype), v = in.v.to(dtype);
   const at::Tensor g = in.g.to(dtype), beta = in.beta.to(dtype);
@@ -118,6 +118,23 @@ GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in) {
     outs.push_back((state * q.select(2, t).unsqueeze(-1)).sum(-2));
   }
   return {at::stack(outs, 2).to(in.v.scalar_type()), state};
+}
+
+}  // namespace
+
+GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk,
+                                   const std::vector<int64_t>* sequence_starts) {
+  check_shapes(in);
+  if (gated_delta_kernel_applies(in)) return gated_delta_rule_kernel(in, chunk, sequence_starts);
+  if (!sequence_starts) return gated_delta_rule_chunked(in, chunk);
+  return each_sequence(in, *sequence_starts, [chunk](const GatedDeltaInputs& one) {
+    return gated_delta_rule_chunked(one, chunk);
+  });
+}
+
+GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in, const std::vector<int64_t>* sequence_starts) {
+  check_shapes(in);
+  return sequence_starts ? each_sequence(in, *sequence_starts, recurrent_one_sequence) : recurrent_one_sequence(in);
 }
 
 }  // namespace st

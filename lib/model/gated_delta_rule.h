@@ -43,7 +43,8 @@ GatedDeltaOutputs gated_delta_rule_chunked(const GatedDeltaInputs& in, int64_t c
 GatedDeltaOutputs gated_delta_rule(const GatedDeltaInputs& in, int64_t chunk = 64,
                                    const std::vector<int64_t>* sequence_starts = nullptr);
 
-// The definition, one token at a time (slow: tests only).
-GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in);
+// The definition, one token at a time (slow: tests only); `sequence_starts` as gated_delta_rule's.
+GatedDeltaOutputs gated_delta_rule_recurrent(const GatedDeltaInputs& in,
+                                             const std::vector<int64_t>* sequence_starts = nullptr);
 
 }  // namespace st

@@ -102,16 +102,7 @@ TEST(GatedDeltaKernels, PackedRowsAsCloseToEachSequencesRecurrenceAsTheCpuPath) 
   const auto packed = [&](GatedDeltaInputs x, bool recurrent) {
     std::vector<at::Tensor*> leaves = {&x.q, &x.k, &x.v, &x.g, &x.beta};
     for (at::Tensor* leaf : leaves) *leaf = leaf->detach().clone().requires_grad_(true);
-    at::Tensor out;
-    if (recurrent) {
-      std::vector<at::Tensor> parts;
-      for (size_t s = 0; s + 1 < starts.size(); ++s) {
-        parts.push_back(gated_delta_rule_recurrent(token_range(x, starts[s], starts[s + 1] - starts[s])).out);
-      }
-      out = at::cat(parts, 2);
-    } else {
-      out = gated_delta_rule(x, 64, &starts).out;
-    }
+    const at::Tensor out = recurrent ? gated_delta_rule_recurrent(x, &starts).out : gated_delta_rule(x, 64, &starts).out;
     (out * weight.to(out.device(), out.scalar_type())).sum().backward();
     Results results = {out.detach().cpu()};
     for (at::Tensor* leaf : leaves) results.push_back(leaf->grad().cpu());

@@ -208,11 +208,7 @@ TEST(GatedDeltaPrograms, PackedRowsEqualEachSequencesOwnRecurrence) {
   const Results got = run_programs<double>(in, up.out, up.state, 64, 1, &starts);
   std::vector<at::Tensor*> leaves = {&in.q, &in.k, &in.v, &in.g, &in.beta};
   for (at::Tensor* leaf : leaves) *leaf = leaf->detach().clone().requires_grad_(true);
-  std::vector<at::Tensor> parts;
-  for (size_t s = 0; s + 1 < starts.size(); ++s) {
-    parts.push_back(gated_delta_rule_recurrent(token_range(in, starts[s], starts[s + 1] - starts[s])).out);
-  }
-  const at::Tensor out = at::cat(parts, 2);
+  const at::Tensor out = gated_delta_rule_recurrent(in, &starts).out;
   (out * up.out).sum().backward();
   EXPECT_LE(relative(got[0], out.detach()), kFloat64Bound) << "out";
   for (size_t i = 0; i < leaves.size(); ++i) {
