@@ -4,15 +4,10 @@
 
 #include <fstream>
 
+#include "util/text.h"
+
 namespace st {
 namespace {
-
-std::string trim(const std::string& text) {
-  const auto begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  const auto end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
 
 std::string strip_comment(const std::string& text) { return text.substr(0, text.find('#')); }
 
@@ -24,16 +19,16 @@ std::optional<IniLocation> locate_ini_key(const std::string& path, const std::st
   std::string section;
   std::optional<IniLocation> found;
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string text = trim(strip_comment(line));
+    const std::string text = trimmed(strip_comment(line));
     if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
-      section = trim(text.substr(1, text.size() - 2));
+      section = trimmed(text.substr(1, text.size() - 2));
       continue;
     }
     const auto equals = text.find('=');
     if (equals == std::string::npos) continue;
-    const std::string key = trim(text.substr(0, equals));
+    const std::string key = trimmed(text.substr(0, equals));
     const std::string name = section.empty() ? key : section + "." + key;
-    if (name == dotted_name) found = IniLocation{number, trim(text.substr(equals + 1))};
+    if (name == dotted_name) found = IniLocation{number, trimmed(text.substr(equals + 1))};
   }
   return found;
 }
@@ -41,9 +36,9 @@ std::optional<IniLocation> locate_ini_key(const std::string& path, const std::st
 std::optional<int> locate_ini_line(const std::string& path, const std::string& text) {
   std::ifstream in(path);
   std::string line;
-  const std::string wanted = trim(text);
+  const std::string wanted = trimmed(text);
   for (int number = 1; std::getline(in, line); ++number) {
-    if (trim(line) == wanted || trim(strip_comment(line)) == wanted) return number;
+    if (trimmed(line) == wanted || trimmed(strip_comment(line)) == wanted) return number;
   }
   return std::nullopt;
 }

@@ -7,15 +7,13 @@
 
 #include "data/sampler.h"
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
 
-std::string trimmed(const std::string& text) {
-  const size_t first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
+// A list's items lose spaces and tabs only.
+std::string item_text(const std::string& text) { return trimmed(text, " \t"); }
 
 // Dataset k's permutation for its `cycle`-th pass: a stream of its own per (seed, k).
 std::vector<uint64_t> pass_order(uint64_t size, uint64_t seed, size_t k, uint64_t cycle, bool shuffle) {
@@ -36,19 +34,19 @@ std::vector<MixtureEntry> parse_mixture(const std::string& text, const std::stri
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = trimmed(text.substr(start, comma - start));
+    const std::string item = item_text(text.substr(start, comma - start));
     start = comma + 1;
     if (item.empty()) throw ConfigError(key + " = '" + text + "' has an empty entry; write dir or dir_a:0.7, dir_b:0.3");
     MixtureEntry entry{item, 1.0};
     const size_t colon = item.rfind(':');
     if (colon != std::string::npos) {
-      const std::string weight = trimmed(item.substr(colon + 1));
+      const std::string weight = item_text(item.substr(colon + 1));
       char* end = nullptr;
       const double value = std::strtod(weight.c_str(), &end);
       if (weight.empty() || *end != '\0' || !std::isfinite(value) || value <= 0.0) {
         throw ConfigError(key + ": weight '" + weight + "' of '" + item + "' must be a number > 0");
       }
-      entry = {trimmed(item.substr(0, colon)), value};
+      entry = {item_text(item.substr(0, colon)), value};
     }
     if (!seen.insert(entry.directory).second) {
       throw ConfigError(key + ": " + entry.directory + " is listed twice; give it one weight");

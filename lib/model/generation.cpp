@@ -5,7 +5,6 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
-#include <limits>
 
 #include "model/llama_units.h"
 #include "model/rope.h"
@@ -100,24 +99,10 @@ at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const M
   return logits;
 }
 
-// A token from `logits` [V] (fp32, host): argmax, or a draw from the tempered, truncated softmax.
+// A token from `logits` [V] (fp32, host): argmax, or a draw from the warped softmax.
 int64_t pick_token(const at::Tensor& logits, const SamplingOptions& sampling, at::Generator& generator) {
   if (sampling.temperature <= 0.0) return logits.argmax().item<int64_t>();
-  at::Tensor scaled = logits / sampling.temperature;
-  const int64_t vocab = scaled.size(0);
-  if (sampling.top_k > 0 && sampling.top_k < vocab) {
-    const at::Tensor kth = std::get<0>(scaled.topk(sampling.top_k)).min();
-    scaled = scaled.masked_fill(scaled < kth, -std::numeric_limits<float>::infinity());
-  }
-  if (sampling.top_p < 1.0) {
-    const auto sorted = scaled.sort(/*dim=*/0, /*descending=*/true);
-    const at::Tensor probabilities = at::softmax(std::get<0>(sorted), 0);
-    // Drop a token when the more likely ones already reach top_p; the most likely always stays.
-    const at::Tensor before = probabilities.cumsum(0) - probabilities;
-    const at::Tensor dropped = before.ge(sampling.top_p);
-    scaled = scaled.index_fill(0, std::get<1>(sorted).masked_select(dropped), -std::numeric_limits<float>::infinity());
-  }
-  return at::multinomial(at::softmax(scaled, 0), 1, false, generator).item<int64_t>();
+  return at::multinomial(at::softmax(warped_logits(logits, sampling), 0), 1, false, generator).item<int64_t>();
 }
 
 uint64_t request_seed(uint64_t seed, size_t index) {

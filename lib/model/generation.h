@@ -1,7 +1,8 @@
 // Autoregressive decoding with a KV cache: prompts in batches, left-padded, prefilled in one
 // forward pass, then one token per step for every row still going. Greedy or sampled
-// (temperature, top-k, top-p); each request draws from its own generator seeded by (seed, its
-// index), so what a prompt yields does not depend on its batch or on the rank that decodes it.
+// (temperature, top-k, top-p, min-p: logits_warpers.h); each request draws from its own
+// generator seeded by (seed, its index), so what a prompt yields does not depend on its batch or
+// on the rank that decodes it.
 // The blocks are llama_blocks' (with their KvCache); the tokenizer stays outside (stop strings
 // come in as a predicate).
 #pragma once
@@ -12,6 +13,7 @@
 
 #include "hf/model_config.h"
 #include "model/llama_blocks.h"
+#include "model/logits_warpers.h"
 #include "util/enum_names.h"
 
 namespace st {
@@ -21,13 +23,6 @@ template <>
 struct EnumNames<FinishReason> {
   static constexpr NamedValue<FinishReason> table[] = {
       {FinishReason::eos, "eos"}, {FinishReason::stop, "stop"}, {FinishReason::length, "length"}};
-};
-
-struct SamplingOptions {
-  double temperature = 0.0;  // 0: greedy (argmax); else logits / temperature are sampled
-  int64_t top_k = 0;         // sample among the k most likely tokens; 0: all
-  double top_p = 1.0;        // ... among the fewest whose probabilities reach top_p (nucleus)
-  uint64_t seed = 0;
 };
 
 struct GenerationOptions {

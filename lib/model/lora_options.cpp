@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 namespace {
@@ -18,9 +19,8 @@ std::vector<LoraTarget> lora_targets(const std::string& target_modules) {
   std::stringstream words(target_modules);
   std::string word;
   while (std::getline(words, word, ',')) {
-    const auto first = word.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    word = word.substr(first, word.find_last_not_of(" \t") - first + 1);
+    word = trimmed(word, " \t");
+    if (word.empty()) continue;
     LoraTarget target{};
     if (!find_enum(word, target)) {
       throw ConfigError("lora.target_modules = '" + target_modules + "': '" + word + "' is not one of " +

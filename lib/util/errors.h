@@ -32,6 +32,10 @@ class TokenizerError : public Error {  // tokenizer.json, tiktoken files, chat t
  public:
   using Error::Error;
 };
+class RewardError : public Error {      // reward functions, reward models and the reward program
+ public:
+  using Error::Error;
+};
 class IoError : public Error {          // files and libraries below the formats (HDF5 calls, fs)
  public:
   using Error::Error;

@@ -1,4 +1,4 @@
-// Prefix and suffix tests on strings (std::string gains them only in C++20).
+// Prefix and suffix tests on strings (std::string gains them only in C++20), and trimming.
 #pragma once
 
 #include <string>
@@ -11,6 +11,13 @@ inline bool starts_with(const std::string& text, const std::string& prefix) {
 
 inline bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// `text` without the `blanks` at either end ("" when it holds nothing else).
+inline std::string trimmed(const std::string& text, const char* blanks = " \t\r\n") {
+  const size_t first = text.find_first_not_of(blanks);
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
 }
 
 }  // namespace st

@@ -14,3 +14,17 @@ recorded() {
 made_once() {
   "${ST_REFERENCE_PYTHON:-python3}" "$ST_SOURCE_DIR/tests/oracle/made_once.py" --work "$work" "$@"
 }
+# inputs_peer_and_ours <inputs.py> <name> <peer.py> <kind>: the shape of the small oracles whose
+# inputs a standard-library script writes: $work/inputs.json from tests/oracle/<inputs.py>, the
+# peer's $work/peer.json (<kind> as --output takes it) from its record or from running
+# tests/oracle/<peer.py> INPUTS OUT in $ST_ORACLE_PYTHON (skipped, 77, without it), and $bin's
+# $work/ours.json from the same inputs.
+inputs_peer_and_ours() {
+  local here=$ST_SOURCE_DIR/tests/oracle python=${ST_ORACLE_PYTHON:-}
+  [ -x "$python" ] || { echo "SKIP: no oracle python ($python)"; exit 77; }
+  python3 "$here/$1" "$work/inputs.json" || fail "could not write the inputs ($1)"
+  recorded "$2" --output "$work/peer.json:$4" -- "$python" "$here/$3" "$work/inputs.json" "$work/peer.json" \
+    >"$work/peer.log" 2>&1 || fail "the peer ($3) failed: $(tail -5 "$work/peer.log")"
+  grep "^peer_record.py:" "$work/peer.log"
+  run --exit 0 "$bin" "$work/inputs.json" "$work/ours.json"
+}
