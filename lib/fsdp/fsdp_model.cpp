@@ -452,8 +452,11 @@ at::Tensor FsdpModel::run_units(const TokenBatch& batch) {
     saved_inputs_ = 0;
   }
   differentiating_ = false;
-  // Each rank's lines hold its chunks' targets: the group's lines, summed along each sequence.
-  return batch.positions.context ? sum_over_context(batch.positions.context, hidden).sum(1) : hidden;
+  // Each rank's lines hold its chunks' targets: the group's lines, for sums then summed along
+  // each sequence.
+  if (!batch.positions.context) return hidden;
+  const at::Tensor lines = sum_over_context(batch.positions.context, hidden);
+  return batch.head_output == HeadOutput::sequence_sums ? lines.sum(1) : lines;
 }
 
 RouterLoss FsdpModel::router_loss(const at::Tensor& output) {

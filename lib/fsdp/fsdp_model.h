@@ -69,11 +69,12 @@ class FsdpModel {
   // The micro-batch's shared inputs on this model's device (input_ids, targets [R, T] on the
   // host; targets and layout as in collate.h). Built once and given to the policy and the reference.
   // With a context group (groups.context) this rank's chunks of the rows (model/context_split.h),
-  // and sequence_logps returns the sums over the group. `token_weights` (MicroBatch's): a model
+  // and sequence_logps returns the group's sums (or lines). `token_weights` (MicroBatch's): a model
   // with experts then tallies its routing in differentiated forwards, for router_loss.
   TokenBatch make_batch(const at::Tensor& input_ids, const at::Tensor& targets, const RowLayout& layout = {},
                         const at::Tensor& token_weights = {}) const;
-  // Summed response log-probs per sequence [S], differentiable: a backward() through it adds the
+  // Summed response log-probs per sequence [S], or the per-token lines batch.head_output asks
+  // ([HeadLine count, S, L], llama_units.h), differentiable: a backward() through it adds the
   // parameter gradients, summed over the data-parallel ranks, to grad_shards(). Collective
   // (every rank must call it, and run backward, the same number of times).
   at::Tensor sequence_logps(const TokenBatch& batch);

@@ -87,6 +87,26 @@ at::Tensor prefill(const LlamaWeights& w, const ModelConfig& config, const Model
   return logits;
 }
 
+// Each row becomes `copies` rows in a run (a prompt's cache forked to its group), `logits` too.
+void fork_rows(DecodeBatch& batch, at::Tensor& logits, int64_t copies) {
+  if (copies == 1) return;
+  const at::Tensor rows = at::arange(logits.size(0), at::TensorOptions(at::kLong).device(logits.device()))
+                              .repeat_interleave(copies);
+  const auto fork = [&](at::Tensor& tensor) {
+    if (tensor.defined()) tensor = tensor.index_select(0, rows);
+  };
+  for (at::Tensor& keys : batch.cache.keys) fork(keys);
+  for (at::Tensor& values : batch.cache.values) fork(values);
+  for (GatedDeltaCarry& carry : batch.cache.carries) {
+    fork(carry.conv_inputs);
+    fork(carry.state);
+  }
+  fork(batch.key_positions);
+  fork(batch.key_valid);
+  fork(batch.next_position);
+  fork(logits);
+}
+
 // One token per row at its next position; returns the logits [B, V].
 at::Tensor decode_step(const LlamaWeights& w, const ModelConfig& config, const ModelAttention& kinds,
                        const at::Tensor& tokens, DecodeBatch& batch) {
@@ -130,28 +150,33 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
                                        const std::vector<std::vector<int64_t>>& prompts,
                                        const GenerationOptions& options, size_t first_index) {
   c10::NoGradGuard no_grad;
-  if (options.max_new_tokens <= 0 || options.batch_size <= 0) {
-    throw ModelError("generate: max_new_tokens and batch_size must be > 0");
+  if (options.max_new_tokens <= 0 || options.batch_size <= 0 || options.completions_per_prompt <= 0) {
+    throw ModelError("generate: max_new_tokens, batch_size and completions_per_prompt must be > 0");
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     if (prompts[i].empty()) throw ModelError("generate: prompt " + std::to_string(first_index + i) + " has no token");
   }
   const ModelAttention kinds = model_attention(config, weights.embed.device());
-  std::vector<GenerationResult> results(prompts.size());
-  for (size_t first = 0; first < prompts.size(); first += static_cast<size_t>(options.batch_size)) {
-    const size_t last = std::min(prompts.size(), first + static_cast<size_t>(options.batch_size));
+  const auto group = static_cast<size_t>(options.completions_per_prompt);
+  const size_t prompts_per_batch = std::max<size_t>(1, static_cast<size_t>(options.batch_size) / group);
+  std::vector<GenerationResult> results(prompts.size() * group);
+  for (size_t first = 0; first < prompts.size(); first += prompts_per_batch) {
+    const size_t last = std::min(prompts.size(), first + prompts_per_batch);
+    const size_t first_row = first * group;  // rows [first_row, last * group) of the results
     std::vector<at::Generator> generators;
-    for (size_t i = first; i < last; ++i) {
-      generators.push_back(at::make_generator<at::CPUGeneratorImpl>(request_seed(options.sampling.seed, first_index + i)));
+    for (size_t request = first_row; request < last * group; ++request) {
+      generators.push_back(
+          at::make_generator<at::CPUGeneratorImpl>(request_seed(options.sampling.seed, first_index * group + request)));
     }
     DecodeBatch batch;
     at::Tensor logits = prefill(weights, config, kinds, prompts, first, last, options.max_new_tokens, batch);
-    std::vector<bool> done(last - first, false);
+    fork_rows(batch, logits, options.completions_per_prompt);
+    std::vector<bool> done(generators.size(), false);
     for (int64_t step = 0; step < options.max_new_tokens; ++step) {
       const at::Tensor host = logits.cpu();
-      std::vector<int64_t> tokens(last - first, 0);
+      std::vector<int64_t> tokens(generators.size(), 0);
       for (size_t r = 0; r < tokens.size(); ++r) {
-        GenerationResult& result = results[first + r];
+        GenerationResult& result = results[first_row + r];
         if (done[r]) {
           tokens[r] = result.ids.back();  // a finished row idles on its last token
           continue;
@@ -161,7 +186,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
         const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), tokens[r]) != options.eos_ids.end();
         if (eos) {
           result.finish = FinishReason::eos;
-        } else if (options.stop && options.stop(first_index + first + r, result.ids)) {
+        } else if (options.stop && options.stop(first_index * group + first_row + r, result.ids)) {
           result.finish = FinishReason::stop;
         }
         done[r] = result.finish != FinishReason::length;

@@ -28,7 +28,11 @@ struct EnumNames<FinishReason> {
 struct GenerationOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 256;
-  int64_t batch_size = 8;        // prompts decoded together
+  int64_t batch_size = 8;        // rows (completions) decoded together; at least one prompt's group
+  // Completions sampled from each prompt (GRPO's num_generations): the prompt is prefilled once
+  // and its cache copied to the group's rows. Completion j of prompt i is request i * G + j: its
+  // seed and stop index, and what the same prompt listed G times would yield.
+  int64_t completions_per_prompt = 1;
   std::vector<int64_t> eos_ids;  // a row ends after emitting one (kept in its ids)
   // Asked after each new token of request `index` with its tokens so far: true ends the row
   // (FinishReason::stop). Stop strings, which need the tokenizer.
@@ -41,7 +45,8 @@ struct GenerationResult {
 };
 
 // Runs on the weights' device and dtype. `prompts` are non-empty id lists; `first_index` is the
-// global index of prompts[0] (the seeds and the stop predicate use global indices).
+// global index of prompts[0] (the seeds and the stop predicate use global request indices).
+// Returns prompts.size() * completions_per_prompt results, each prompt's group in a run.
 std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
                                        const std::vector<std::vector<int64_t>>& prompts,
                                        const GenerationOptions& options, size_t first_index = 0);

@@ -13,14 +13,19 @@ namespace {
 
 WeightGradSink sink_for(const UnitGradSinks& sinks, ModelParam param) { return {sinks[param], sinks.overwrite}; }
 
-// hidden [R, T, D] -> log p of each target [N] (fp32): only target positions are normed and
-// go through the lm_head.
-at::Tensor head_target_logps(const ModelConfig& config, const UnitWeights& weights, const at::Tensor& hidden,
+// hidden [R, T, D] -> log p of each target [N] (fp32), and their entropies where the batch asks:
+// only target positions are normed and go through the lm_head.
+TokenLogps head_target_logps(const ModelConfig& config, const UnitWeights& weights, const at::Tensor& hidden,
                              const TokenBatch& batch, const UnitGradSinks& sinks) {
   const at::Tensor selected = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.target_positions);
   const at::Tensor normed = head_normed(config, weights[ModelParam::final_norm], selected);
   const ModelParam head = lm_head_param(config);
-  return chunked_token_logps(normed, weights[head], batch.target_ids, batch.logp_chunk_tokens, sink_for(sinks, head));
+  TokenLogpOptions options;
+  options.chunk_tokens = batch.logp_chunk_tokens;
+  options.temperature = batch.logit_temperature;
+  options.entropies = batch.head_output == HeadOutput::token_lines_with_entropies;
+  options.sink = sink_for(sinks, head);
+  return chunked_token_logps(normed, weights[head], batch.target_ids, options);
 }
 
 // hidden [R, T, D] -> each sequence's reward [S] fp32: the final norm and the score at the
@@ -43,13 +48,20 @@ at::Tensor placed_logps(const TokenBatch& batch, const at::Tensor& target_logps)
       .view({batch.sequences, length});
 }
 
-// Per sequence: its line summed in position order (deterministic on a GPU, where an index_add
-// would sum in any order). A context group's rank returns its lines instead, zero where other
-// ranks hold the targets: the group adds them (exact, every slot has one writer) and sums the
-// lines in the same order as one rank would.
-at::Tensor sequence_sums(const TokenBatch& batch, const at::Tensor& target_logps) {
-  const at::Tensor lines = placed_logps(batch, target_logps);
-  return batch.positions.context ? lines : lines.sum(1);
+// What the head returns (batch.head_output). Sums: each sequence's line summed in position order
+// (deterministic on a GPU, where an index_add would sum in any order). A context group's rank
+// returns its lines instead, zero where other ranks hold the targets: the group adds them (exact,
+// every slot has one writer) and sums the lines in the same order as one rank would.
+at::Tensor head_output(const TokenBatch& batch, const TokenLogps& targets) {
+  const at::Tensor logps = placed_logps(batch, targets.logps);
+  switch (batch.head_output) {
+    case HeadOutput::sequence_sums: return batch.positions.context ? logps : logps.sum(1);
+    case HeadOutput::token_lines:
+      return at::stack({logps, placed_logps(batch, at::ones_like(targets.logps))});
+    case HeadOutput::token_lines_with_entropies:
+      return at::stack({logps, placed_logps(batch, at::ones_like(targets.logps)), placed_logps(batch, targets.entropies)});
+  }
+  throw ModelError("head: unknown output");
 }
 
 // Rows that each hold one sequence on one branch (packing found nothing to pack): plain causal
@@ -255,7 +267,7 @@ at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const Unit
     }
     case UnitRole::head:
       if (config.head == ModelHead::score) return head_rewards(config, weights, input, batch);
-      return sequence_sums(batch, head_target_logps(config, weights, input, batch, sinks));
+      return head_output(batch, head_target_logps(config, weights, input, batch, sinks));
     case UnitRole::experts: break;  // runs inside its layer's
   }
   throw ModelError("unit " + std::to_string(unit) + " is not a unit the model runs");
@@ -320,11 +332,22 @@ at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& co
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                               std::vector<Routing>* routing) {
   const at::Tensor hidden = hidden_before_head(weights, config, batch, routing);
-  return head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {});
+  return head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {}).logps;
 }
 
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
-  return sequence_sums(batch, llama_target_logps(weights, config, batch));
+  const at::Tensor hidden = hidden_before_head(weights, config, batch);
+  return head_output(batch,
+                     head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {}));
+}
+
+int64_t head_line_count(HeadOutput output) {
+  switch (output) {
+    case HeadOutput::sequence_sums: return 0;
+    case HeadOutput::token_lines: return 2;
+    case HeadOutput::token_lines_with_entropies: return 3;
+  }
+  return 0;
 }
 
 at::Tensor llama_sequence_rewards(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {

@@ -19,6 +19,7 @@
 #include "model/model_options.h"
 #include "model/rope.h"
 #include "model/token_logp.h"
+#include "util/enum_names.h"
 
 namespace st {
 
@@ -37,6 +38,21 @@ struct ModelAttention {
 };
 ModelAttention model_attention(const ModelConfig& config, const at::Device& device);
 
+// What an lm head returns: each sequence's summed target log-probs [S] (the offline objectives'),
+// or its per-token lines [HeadLine count, S, L] (online objectives': GRPO's ratio per token), L
+// the slot length (TokenBatch::slot_length), a target at its slot and 0 elsewhere.
+enum class HeadOutput { sequence_sums, token_lines, token_lines_with_entropies };
+template <>
+struct EnumNames<HeadOutput> {
+  static constexpr NamedValue<HeadOutput> table[] = {{HeadOutput::sequence_sums, "sequence_sums"},
+                                                     {HeadOutput::token_lines, "token_lines"},
+                                                     {HeadOutput::token_lines_with_entropies, "token_lines_with_entropies"}};
+};
+// The lines of a per-token output: the log-probs (differentiable), 1 at each target's slot, and
+// with token_lines_with_entropies each target position's entropy (detached).
+enum class HeadLine : int64_t { logps = 0, targets = 1, entropies = 2 };
+int64_t head_line_count(HeadOutput output);
+
 // What every unit of one micro-batch's forward shares.
 struct TokenBatch {
   at::Tensor input_ids;         // [R, T] int64 on the device
@@ -49,6 +65,8 @@ struct TokenBatch {
   int64_t slot_length = 0;      // the T of target_slots; 0: input_ids' (context_split.h pads the rows)
   at::Tensor reward_positions;  // [S] int64 on the device, a score head's: reward_positions.h
   int64_t logp_chunk_tokens = 1024;
+  HeadOutput head_output = HeadOutput::sequence_sums;
+  double logit_temperature = 1.0;  // the lm head's logits are divided by it (TokenLogpOptions)
   AdapterForward adapter;       // how LoRA pairs among the parameters apply (scale 0: none given)
   at::Tensor token_places;      // [R * T] int64 on the device: each token's place r * T + t in the whole
                                 // rows (context_split.h; undefined: these rows are whole)
@@ -113,12 +131,13 @@ struct UnitGradSinks {
 };
 
 // Runs unit `unit` with `weights`. Embedding: input ignored, returns [R, T, D]; layer:
-// [R, T, D] -> [R, T, D] (matmuls through `cache` when given); head: hidden [R, T, D] -> summed
-// target log-probs per sequence [S] fp32, the lm_head's gradient into its sink when present, or
-// with a score head each sequence's reward [S] fp32 (at batch.reward_positions). Under context
-// parallelism (batch.positions.context) the head returns each sequence's log-probs by slot
-// [S, slot_length] instead, this rank's targets only: the caller sums them over the group and then
-// along each line. A sparse layer writes its tokens' routing into `routing` when given.
+// [R, T, D] -> [R, T, D] (matmuls through `cache` when given); head: hidden [R, T, D] -> what
+// batch.head_output asks (summed target log-probs per sequence [S] fp32, or the per-token lines),
+// the lm_head's gradient into its sink when present, or with a score head each sequence's reward
+// [S] fp32 (at batch.reward_positions). Under context parallelism (batch.positions.context) the
+// head returns lines whatever it is asked, this rank's targets only: the caller sums them over
+// the group, and for sums then along each line. A sparse layer writes its tokens' routing into `routing`
+// when given.
 at::Tensor llama_unit_forward(const ModelConfig& config, size_t unit, const UnitWeights& weights,
                               const at::Tensor& input, const TokenBatch& batch, ActivationCache* cache = nullptr,
                               const UnitGradSinks& sinks = {}, Routing* routing = nullptr);
@@ -144,7 +163,8 @@ void embedding_backward(const ModelConfig& config, const TokenBatch& batch, cons
                         const UnitGradSinks& sinks);
 
 // The whole model in one call, through the same unit forwards: log p of every target [N] fp32
-// in (row, position) order (the scorer), and their sums per sequence [S] (tests, benches).
+// in (row, position) order (the scorer), and the head's output (batch.head_output: their sums per
+// sequence [S], or the per-token lines) (tests, benches).
 // `routing`, when given, receives each sparse layer's routing of the batch's tokens, in layer order.
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                               std::vector<Routing>* routing = nullptr);

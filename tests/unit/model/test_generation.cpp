@@ -1,6 +1,7 @@
 // Generation: KV-cache decoding against the plain forward (no cache) over the whole sequence,
 // whose argmax must be the token chosen at every step (also under a sliding window shorter than
-// the sequences); batches, per-prompt seeds, EOS and stop predicates. Greedy output against the
+// the sequences); batches, per-prompt seeds, EOS and stop predicates, groups of completions per
+// prompt from one prefill. Greedy output against the
 // independent float64 reference is in test_llama_reference.cpp.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -86,6 +87,47 @@ TEST(Generation, OutputsDoNotDependOnBatchesOrTheirPlaceInThem) {
       EXPECT_EQ(alone[0].ids, together[i].ids) << "temperature " << temperature << ", prompt " << i;
     }
   }
+}
+
+// A group of G completions per prompt (GRPO's num_generations) forks the prompt's prefilled
+// cache: completion j of prompt i yields what request i * G + j yields when the prompt is listed
+// G times and prefilled for each, in any batch size, in a dense model and in a hybrid one (whose
+// Gated DeltaNet layers fork their conv inputs and state instead of keys and values). The
+// group's completions differ (each has its own seed).
+TEST(Generation, AGroupForksThePromptsCacheAndYieldsWhatTheRepeatedPromptsWould) {
+  for (const char* preset : {"debug", "debug-qwen3.5"}) {
+    const ModelConfig config = preset_config(preset);
+    const TensorMap tensors = init_preset_weights(config, 11, at::kFloat);
+    const LlamaWeights weights = llama_weights(tensors, config);
+    const int64_t group = 3;
+    std::vector<std::vector<int64_t>> repeated;
+    for (const auto& prompt : kPrompts) repeated.insert(repeated.end(), group, prompt);
+    GenerationOptions options;
+    options.max_new_tokens = 8;
+    options.sampling = {1.0, 0, 1.0, 5};
+    options.batch_size = 5;
+    const auto expected = generate(weights, config, repeated, options, /*first_index=*/group);
+    options.completions_per_prompt = group;
+    for (const int64_t batch_size : {1, 4, 7, 100}) {
+      options.batch_size = batch_size;
+      const auto grouped = generate(weights, config, kPrompts, options, /*first_index=*/1);
+      ASSERT_EQ(grouped.size(), repeated.size()) << preset;
+      for (size_t r = 0; r < grouped.size(); ++r) {
+        EXPECT_EQ(grouped[r].ids, expected[r].ids) << preset << ", batch " << batch_size << ", completion " << r;
+      }
+    }
+    EXPECT_NE(expected[0].ids, expected[1].ids) << preset << ": the group's completions are one draw";
+  }
+  // The stop predicate sees the completion's request index.
+  const Model model;
+  GenerationOptions options;
+  options.max_new_tokens = 6;
+  options.completions_per_prompt = 2;
+  options.stop = [](size_t index, const std::vector<int64_t>& ids) { return index == 3 && ids.size() == 2; };
+  const auto stopped = generate(model.weights(), model.config, kPrompts, options);
+  EXPECT_EQ(stopped[3].finish, FinishReason::stop);
+  EXPECT_EQ(stopped[3].ids.size(), 2u);
+  EXPECT_EQ(stopped[2].ids.size(), 6u);
 }
 
 TEST(Generation, SamplingFollowsItsSeedAndTopKOfOneIsGreedy) {

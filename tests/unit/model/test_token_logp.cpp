@@ -1,5 +1,6 @@
 // Chunked target-token log-probs against the naive full-logits path: values and gradients, at
-// odd sizes, every chunking, ignored targets, fp32 and bf16.
+// odd sizes, every chunking, ignored targets, fp32 and bf16, under a temperature, and the
+// entropies the same pass computes.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -105,6 +106,57 @@ TEST(TokenLogp, AnEmptyBatchOverwritesTheSinkWithZeros) {
   EXPECT_EQ(sink.abs().sum().item<float>(), 0.0f);
 }
 
+// GRPO scores completions at the sampling temperature: log_softmax(logits / T). Both paths in
+// float64, each value a sum of V = 211 terms in another order: they differ by a few hundred units
+// of 2^-53 (~1e-14 relative); 1e-12 leaves a 50x margin and still fails any missed 1/T factor.
+TEST(TokenLogp, TemperedLogpsAndGradientsEqualTheFullLogitsOverTemperature) {
+  const Inputs in = make_inputs(597, 43, 211, at::kDouble);
+  for (const double temperature : {0.3, 0.7, 1.9}) {
+    const auto expected = evaluate(in, [&] { return full_logits_token_logps(in.hidden, in.weight, in.targets, temperature); });
+    for (const int64_t chunk : {7, 597}) {
+      TokenLogpOptions options;
+      options.chunk_tokens = chunk;
+      options.temperature = temperature;
+      const auto got = evaluate(in, [&] { return chunked_token_logps(in.hidden, in.weight, in.targets, options).logps; });
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(at::allclose(got[i], expected[i], 1e-12, 1e-12))
+            << "T " << temperature << ", chunk " << chunk << ", output " << i << ": max difference "
+            << (got[i] - expected[i]).abs().max().item<double>();
+      }
+    }
+  }
+  // The temperature reaches the values: T = 0.7 is not T = 1.
+  const at::Tensor plain = full_logits_token_logps(in.hidden, in.weight, in.targets);
+  EXPECT_GT((full_logits_token_logps(in.hidden, in.weight, in.targets, 0.7) - plain).abs().max().item<double>(), 0.1);
+}
+
+// Entropies of the tempered softmax, -sum p log p per position (TRL's entropy_from_logits), from
+// the same pass: against the full softmax in float64 (the bound argued above), detached, and
+// leaving the log-probs' values and gradients as they are without them.
+TEST(TokenLogp, EntropiesAreTheTemperedSoftmaxEntropiesAndCarryNoGradient) {
+  const Inputs in = make_inputs(101, 24, 173, at::kDouble);
+  const double temperature = 0.6;
+  const at::Tensor logits = at::matmul(in.hidden.detach(), in.weight.detach().t()) / temperature;
+  const at::Tensor expected = -(at::softmax(logits, -1) * at::log_softmax(logits, -1)).sum(-1);
+  TokenLogpOptions options;
+  options.chunk_tokens = 17;
+  options.temperature = temperature;
+  const auto without = evaluate(in, [&] { return chunked_token_logps(in.hidden, in.weight, in.targets, options).logps; });
+  options.entropies = true;
+  TokenLogps out;
+  const auto with = evaluate(in, [&] {
+    out = chunked_token_logps(in.hidden, in.weight, in.targets, options);
+    return out.logps;
+  });
+  ASSERT_TRUE(out.entropies.defined());
+  EXPECT_FALSE(out.entropies.requires_grad());
+  EXPECT_TRUE(at::allclose(out.entropies, expected, 1e-12, 1e-12))
+      << "max difference " << (out.entropies - expected).abs().max().item<double>();
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(at::equal(with[i], without[i])) << "output " << i;
+  options.entropies = false;
+  EXPECT_FALSE(chunked_token_logps(in.hidden, in.weight, in.targets, options).entropies.defined());
+}
+
 TEST(TokenLogp, ShapeErrorsAreReported) {
   const at::Tensor hidden = at::randn({4, 8});
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 9}), at::zeros({4}, at::kLong), 2));
@@ -112,6 +164,9 @@ TEST(TokenLogp, ShapeErrorsAreReported) {
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({4}, at::kLong), 0));
   EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({4}, at::kLong), 2,
                                        {at::zeros({10, 8}, at::kDouble), true}));
+  TokenLogpOptions frozen;
+  frozen.temperature = 0.0;  // a sampling temperature of 0 is greedy: nothing to score it with
+  EXPECT_ANY_THROW(chunked_token_logps(hidden, at::randn({10, 8}), at::zeros({4}, at::kLong), frozen));
 }
 
 }  // namespace
