@@ -1,5 +1,6 @@
 #include "train/group_advantages.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -61,6 +62,43 @@ Normalised normalise(const std::vector<double>& values, size_t group_size, Rewar
   return out;
 }
 
+// Each completion's weighted reward sum; NaN where no function scored it (unscorable).
+std::vector<double> weighted_totals(const RewardTable& rewards, const std::vector<double>& weights) {
+  std::vector<double> totals(rewards.completions());
+  for (size_t i = 0; i < totals.size(); ++i) {
+    const std::vector<double> row = slice(rewards.values, i * rewards.functions, rewards.functions);
+    totals[i] = any_valid(row) ? weighted_nansum(row, weights) : kNan;
+  }
+  return totals;
+}
+
+// Throws std::invalid_argument unless the table holds whole groups and one weight per function.
+void check_table(const RewardTable& rewards, const std::vector<double>& weights, int64_t group_size, const char* what) {
+  const size_t functions = rewards.functions;
+  if (functions == 0 || weights.size() != functions) {
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(weights.size()) + " reward weights for " +
+                                std::to_string(functions) + " reward functions");
+  }
+  const size_t completions = rewards.completions();
+  const auto group = static_cast<size_t>(std::max<int64_t>(group_size, 0));
+  if (group == 0 || rewards.values.size() != completions * functions || completions % group != 0) {
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(completions) +
+                                " completions are not whole groups of " + std::to_string(group_size));
+  }
+}
+
+// The logged reward statistics: the weighted sums' (`totals`, NaN where unscorable) and each
+// function's over its valid values.
+void add_reward_statistics(const RewardTable& rewards, const std::vector<double>& totals, GroupAdvantages& out) {
+  out.reward_mean = nan_mean(totals);
+  out.reward_std = nan_std(totals);
+  for (size_t f = 0; f < rewards.functions; ++f) {
+    const std::vector<double> values = column(rewards, f);
+    out.function_means.push_back(nan_mean(values));
+    out.function_stds.push_back(nan_std(values));
+  }
+}
+
 }  // namespace
 
 double nan_mean(const std::vector<double>& values) {
@@ -87,24 +125,11 @@ double nan_std(const std::vector<double>& values) {
 }
 
 GroupAdvantages group_advantages(const RewardTable& rewards, const AdvantageOptions& options) {
+  check_table(rewards, options.weights, options.group_size, "group advantages");
   const size_t functions = rewards.functions;
-  const size_t group = static_cast<size_t>(options.group_size);
-  if (functions == 0 || options.weights.size() != functions) {
-    throw std::invalid_argument("group advantages: " + std::to_string(options.weights.size()) +
-                                " reward weights for " + std::to_string(functions) + " reward functions");
-  }
+  const auto group = static_cast<size_t>(options.group_size);
   const size_t completions = rewards.completions();
-  if (group == 0 || rewards.values.size() != completions * functions || completions % group != 0) {
-    throw std::invalid_argument("group advantages: " + std::to_string(completions) +
-                                " completions are not whole groups of " + std::to_string(group));
-  }
-  std::vector<bool> scorable(completions);  // some function gave it a reward
-  std::vector<double> totals(completions);  // weighted sums; NaN: unscorable
-  for (size_t i = 0; i < completions; ++i) {
-    const std::vector<double> row = slice(rewards.values, i * functions, functions);
-    scorable[i] = any_valid(row);
-    totals[i] = scorable[i] ? weighted_nansum(row, options.weights) : kNan;
-  }
+  const std::vector<double> totals = weighted_totals(rewards, options.weights);  // NaN: unscorable
   Normalised scaled;
   if (options.aggregation == RewardAggregation::sum_then_normalize) {
     scaled = normalise(totals, group, options.scaling);
@@ -117,7 +142,7 @@ GroupAdvantages group_advantages(const RewardTable& rewards, const AdvantageOpti
     for (size_t i = 0; i < completions; ++i) {
       std::vector<double> row(functions);
       for (size_t f = 0; f < functions; ++f) row[f] = per_function[f].values[i];
-      sums[i] = scorable[i] ? weighted_nansum(row, options.weights) : kNan;
+      sums[i] = std::isnan(totals[i]) ? kNan : weighted_nansum(row, options.weights);
     }
     scaled = normalise(sums, completions, RewardScaling::group);  // the whole batch as one group
   }
@@ -129,13 +154,56 @@ GroupAdvantages group_advantages(const RewardTable& rewards, const AdvantageOpti
     zero_scales += is_zero_scale(scaled.scales[i]);
   }
   out.zero_std_fraction = static_cast<double>(zero_scales) / static_cast<double>(completions);
-  out.reward_mean = nan_mean(totals);
-  out.reward_std = nan_std(totals);
-  for (size_t f = 0; f < functions; ++f) {
-    const std::vector<double> values = column(rewards, f);
-    out.function_means.push_back(nan_mean(values));
-    out.function_stds.push_back(nan_std(values));
+  add_reward_statistics(rewards, totals, out);
+  return out;
+}
+
+GroupAdvantages leave_one_out_advantages(const RewardTable& rewards, const std::vector<double>& kl,
+                                         const LeaveOneOutOptions& options) {
+  check_table(rewards, options.weights, options.group_size, "leave-one-out advantages");
+  const auto group = static_cast<size_t>(options.group_size);
+  const size_t completions = rewards.completions();
+  const bool penalised = options.beta != 0.0;
+  if (penalised && kl.size() != completions) {
+    throw std::invalid_argument("leave-one-out advantages: " + std::to_string(kl.size()) + " KL sums for " +
+                                std::to_string(completions) + " completions (beta " + std::to_string(options.beta) + ")");
   }
+  const std::vector<double> totals = weighted_totals(rewards, options.weights);  // NaN: unscorable
+  std::vector<double> penalised_rewards = totals;
+  for (size_t i = 0; i < completions; ++i) {
+    double& r = penalised_rewards[i];
+    if (options.clip_range) r = std::clamp(r, options.clip_range->first, options.clip_range->second);  // NaN stays
+    if (penalised) r -= options.beta * kl[i];
+  }
+  GroupAdvantages out;
+  out.advantages.assign(completions, 0.0);
+  size_t zero_std_groups = 0;
+  for (size_t first = 0; first < completions; first += group) {
+    const std::vector<double> values = slice(penalised_rewards, first, group);
+    zero_std_groups += group > 1 ? is_zero_scale(nan_std(values)) : 1;
+    if (group == 1) continue;  // no sibling: no baseline (TRL's zeros)
+    double sum = 0.0;
+    size_t valid = 0;
+    for (const double v : values) {
+      if (std::isnan(v)) continue;
+      sum += v;
+      ++valid;
+    }
+    // The siblings' mean: NaN for an unscorable completion and for a lone scorable one (0 / 0).
+    for (size_t k = 0; k < group; ++k) {
+      const double baseline = (sum - values[k]) / (static_cast<double>(valid) - 1.0);
+      out.advantages[first + k] = values[k] - baseline;
+    }
+  }
+  if (group > 1 && options.normalize) {  // over the scorable completions of the batch
+    const double mean = nan_mean(out.advantages), scale = nan_std(out.advantages) + kScaleFloor;
+    for (double& a : out.advantages) a = (a - mean) / scale;
+  }
+  for (double& a : out.advantages) {
+    if (std::isnan(a)) a = 0.0;
+  }
+  out.zero_std_fraction = static_cast<double>(zero_std_groups) / static_cast<double>(completions / group);
+  add_reward_statistics(rewards, totals, out);
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Group-relative advantages (GRPO and the online objectives after it): a pure function of the
+// Group-relative advantages (GRPO, RLOO and the online objectives after them): a pure function of the
 // completions' rewards, their groups (the G completions of one prompt lie consecutively) and the
 // options, as TRL's GRPOTrainer (1.16) computes them over the whole generation batch of every
 // rank. A reward a function could not give is NaN (TRL's None); a completion with no reward at
@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/enum_names.h"
@@ -64,6 +66,25 @@ struct GroupAdvantages {
 // Throws std::invalid_argument when the table does not fit the options (its size is not a
 // multiple of the group, or the weights are not one per function).
 GroupAdvantages group_advantages(const RewardTable& rewards, const AdvantageOptions& options);
+
+// RLOO (TRL's RLOOTrainer, 1.16): each completion's reward (weighted sum, clipped to
+// `clip_range` where given, minus beta x its KL sum, the first-order estimate: sum of old - ref
+// log-probs over its tokens) less the mean of its group's other scorable completions; optionally
+// normalised over the batch's scorable completions. An unscorable completion, and the only
+// scorable one of its group, get advantage 0. frac_reward_zero_std counts groups here (TRL's
+// RLOO logs the share of groups), the reward statistics leave the KL and the clipping out.
+struct LeaveOneOutOptions {
+  int64_t group_size = 2;        // rloo.num_generations
+  std::vector<double> weights;   // one per reward function
+  double beta = 0.05;            // the KL penalty in the reward; 0: none (no KL sums needed)
+  bool normalize = false;        // normalize_advantages
+  std::optional<std::pair<double, double>> clip_range;  // reward_clip_range: [low, high]
+};
+
+// `kl`: each completion's KL sum (one per completion; may be empty with beta 0). Throws
+// std::invalid_argument as group_advantages does, and for KL sums that do not fit.
+GroupAdvantages leave_one_out_advantages(const RewardTable& rewards, const std::vector<double>& kl,
+                                         const LeaveOneOutOptions& options);
 
 // The n-1 standard deviation over the non-NaN values (NaN with fewer than two), TRL's nanstd.
 double nan_std(const std::vector<double>& values);

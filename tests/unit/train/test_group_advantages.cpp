@@ -1,6 +1,7 @@
 // Group-relative advantages (train/group_advantages.h) on rewards small enough to compute by
 // hand: each scaling, the two aggregations of several reward functions, and TRL's handling of
-// rewards a function could not give (NaN) and of completions no function scored.
+// rewards a function could not give (NaN) and of completions no function scored; RLOO's
+// leave-one-out baselines with its KL penalty, clipping and normalisation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -98,6 +99,56 @@ TEST(GroupAdvantages, RefusesTablesThatAreNotWholeGroups) {
   EXPECT_THROW(group_advantages(one_function({1, 2, 3}), options(2)), std::invalid_argument);
   EXPECT_THROW(group_advantages(RewardTable{{1, 2}, 2}, options(1, RewardScaling::group, {1.0})), std::invalid_argument)
       << "two functions, one weight";
+}
+
+LeaveOneOutOptions rloo(int64_t group, double beta = 0.0, std::vector<double> weights = {1.0}) {
+  LeaveOneOutOptions o;
+  o.group_size = group;
+  o.beta = beta;
+  o.weights = std::move(weights);
+  return o;
+}
+
+TEST(LeaveOneOutAdvantages, EachRewardLessItsSiblingsMean) {
+  // Group 1 {1, 0, 0, 3}: siblings' means 1, 4/3, 4/3, 1/3. Group 2 {2, 2, 2, 2}: 0 each.
+  const GroupAdvantages a = leave_one_out_advantages(one_function({1, 0, 0, 3, 2, 2, 2, 2}), {}, rloo(4));
+  const std::vector<double> expected{0.0, -4.0 / 3.0, -4.0 / 3.0, 8.0 / 3.0, 0, 0, 0, 0};
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(a.advantages[i], expected[i], kTight) << i;
+  EXPECT_DOUBLE_EQ(a.zero_std_fraction, 0.5) << "one of two groups has no spread";
+  EXPECT_NEAR(a.reward_mean, 12.0 / 8.0, kTight);
+}
+
+TEST(LeaveOneOutAdvantages, TheKlPenaltyEntersTheRewardButNotItsStatistics) {
+  // beta 0.1, KL sums {2, -1, 0, 4}: penalised rewards {0.8, 1.1, 1, -0.4}.
+  const GroupAdvantages a = leave_one_out_advantages(one_function({1, 1, 1, 0}), {2, -1, 0, 4}, rloo(2, 0.1));
+  EXPECT_NEAR(a.advantages[0], 0.8 - 1.1, kTight);
+  EXPECT_NEAR(a.advantages[1], 1.1 - 0.8, kTight);
+  EXPECT_NEAR(a.advantages[2], 1.0 - (-0.4), kTight);
+  EXPECT_NEAR(a.reward_mean, 0.75, kTight) << "the logged reward is the functions' weighted sum";
+  EXPECT_DOUBLE_EQ(a.zero_std_fraction, 0.0) << "the first group's rewards are equal, its penalised ones not";
+  EXPECT_THROW(leave_one_out_advantages(one_function({1, 1}), {}, rloo(2, 0.1)), std::invalid_argument)
+      << "beta without KL sums";
+}
+
+TEST(LeaveOneOutAdvantages, ClippedThenNormalisedOverTheScorableCompletions) {
+  LeaveOneOutOptions o = rloo(2);
+  o.clip_range = std::make_pair(-1.0, 1.0);
+  o.normalize = true;
+  // Clipped: {1, 0, -1, 0.5, missing, 3 -> 1}; the third group has one scorable completion.
+  const GroupAdvantages a = leave_one_out_advantages(one_function({5, 0, -2, 0.5, kNan, 3}), {}, o);
+  const std::vector<double> raw{1.0, -1.0, -1.5, 1.5};  // the unscorable one and its lone sibling: NaN
+  const double mean = nan_mean(raw), scale = nan_std(raw) + 1e-4;
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(a.advantages[i], (raw[i] - mean) / scale, kTight) << i;
+  EXPECT_EQ(a.advantages[4], 0.0) << "unscorable";
+  EXPECT_EQ(a.advantages[5], 0.0) << "no scorable sibling: no baseline";
+  EXPECT_NEAR(a.reward_mean, (5 + 0 - 2 + 0.5 + 3) / 5.0, kTight) << "unclipped, the unscorable left out";
+}
+
+TEST(LeaveOneOutAdvantages, AGroupOfOneHasNoBaseline) {
+  const GroupAdvantages a = leave_one_out_advantages(one_function({3, -1}), {}, rloo(1));
+  EXPECT_EQ(a.advantages[0], 0.0);
+  EXPECT_EQ(a.advantages[1], 0.0);
+  EXPECT_DOUBLE_EQ(a.zero_std_fraction, 1.0);
 }
 
 }  // namespace
