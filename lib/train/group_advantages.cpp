@@ -62,6 +62,21 @@ Normalised normalise(const std::vector<double>& values, size_t group_size, Rewar
   return out;
 }
 
+// The sum and count of the non-NaN values (torch.nansum and the valid count).
+struct ValidSum {
+  double sum = 0.0;
+  size_t count = 0;
+};
+ValidSum valid_sum(const std::vector<double>& values) {
+  ValidSum valid;
+  for (const double v : values) {
+    if (std::isnan(v)) continue;
+    valid.sum += v;
+    ++valid.count;
+  }
+  return valid;
+}
+
 // Each completion's weighted reward sum; NaN where no function scored it (unscorable).
 std::vector<double> weighted_totals(const RewardTable& rewards, const std::vector<double>& weights) {
   std::vector<double> totals(rewards.completions());
@@ -102,14 +117,8 @@ void add_reward_statistics(const RewardTable& rewards, const std::vector<double>
 }  // namespace
 
 double nan_mean(const std::vector<double>& values) {
-  double sum = 0.0;
-  size_t count = 0;
-  for (const double v : values) {
-    if (std::isnan(v)) continue;
-    sum += v;
-    ++count;
-  }
-  return count == 0 ? kNan : sum / static_cast<double>(count);
+  const ValidSum valid = valid_sum(values);
+  return valid.count == 0 ? kNan : valid.sum / static_cast<double>(valid.count);
 }
 
 double nan_std(const std::vector<double>& values) {
@@ -182,16 +191,10 @@ GroupAdvantages leave_one_out_advantages(const RewardTable& rewards, const std::
     const std::vector<double> values = slice(penalised_rewards, first, group);
     zero_std_groups += group > 1 ? is_zero_scale(nan_std(values)) : 1;
     if (group == 1) continue;  // no sibling: no baseline (TRL's zeros)
-    double sum = 0.0;
-    size_t valid = 0;
-    for (const double v : values) {
-      if (std::isnan(v)) continue;
-      sum += v;
-      ++valid;
-    }
+    const ValidSum valid = valid_sum(values);
     // The siblings' mean: NaN for an unscorable completion and for a lone scorable one (0 / 0).
     for (size_t k = 0; k < group; ++k) {
-      const double baseline = (sum - values[k]) / (static_cast<double>(valid) - 1.0);
+      const double baseline = (valid.sum - values[k]) / (static_cast<double>(valid.count) - 1.0);
       out.advantages[first + k] = values[k] - baseline;
     }
   }
