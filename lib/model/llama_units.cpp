@@ -54,14 +54,10 @@ at::Tensor placed_logps(const TokenBatch& batch, const at::Tensor& target_logps)
 // every slot has one writer) and sums the lines in the same order as one rank would.
 at::Tensor head_output(const TokenBatch& batch, const TokenLogps& targets) {
   const at::Tensor logps = placed_logps(batch, targets.logps);
-  switch (batch.head_output) {
-    case HeadOutput::sequence_sums: return batch.positions.context ? logps : logps.sum(1);
-    case HeadOutput::token_lines:
-      return at::stack({logps, placed_logps(batch, at::ones_like(targets.logps))});
-    case HeadOutput::token_lines_with_entropies:
-      return at::stack({logps, placed_logps(batch, at::ones_like(targets.logps)), placed_logps(batch, targets.entropies)});
-  }
-  throw ModelError("head: unknown output");
+  if (batch.head_output == HeadOutput::sequence_sums) return batch.positions.context ? logps : logps.sum(1);
+  std::vector<at::Tensor> lines{logps, placed_logps(batch, at::ones_like(targets.logps))};  // HeadLine order
+  if (batch.head_output == HeadOutput::token_lines_with_entropies) lines.push_back(placed_logps(batch, targets.entropies));
+  return at::stack(lines);
 }
 
 // Rows that each hold one sequence on one branch (packing found nothing to pack): plain causal
@@ -320,6 +316,13 @@ at::Tensor hidden_before_head(const LlamaWeights& weights, const ModelConfig& co
   return hidden;
 }
 
+// The whole model's target log-probs (and entropies where the batch asks), through the head unit.
+TokenLogps whole_model_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
+                                    std::vector<Routing>* routing = nullptr) {
+  const at::Tensor hidden = hidden_before_head(weights, config, batch, routing);
+  return head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {});
+}
+
 }  // namespace
 
 at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& config, const at::Tensor& input_ids) {
@@ -331,14 +334,11 @@ at::Tensor llama_final_hidden(const LlamaWeights& weights, const ModelConfig& co
 
 at::Tensor llama_target_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch,
                               std::vector<Routing>* routing) {
-  const at::Tensor hidden = hidden_before_head(weights, config, batch, routing);
-  return head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {}).logps;
+  return whole_model_target_logps(weights, config, batch, routing).logps;
 }
 
 at::Tensor llama_sequence_logps(const LlamaWeights& weights, const ModelConfig& config, const TokenBatch& batch) {
-  const at::Tensor hidden = hidden_before_head(weights, config, batch);
-  return head_output(batch,
-                     head_target_logps(config, unit_params(weights, config, run_unit_count(config) - 1), hidden, batch, {}));
+  return head_output(batch, whole_model_target_logps(weights, config, batch));
 }
 
 int64_t head_line_count(HeadOutput output) {
