@@ -8,6 +8,7 @@
 
 #include "distributed/mpi_comm.h"
 #include "distributed/roll_call.h"
+#include "distributed/singleton_session_dir.h"
 #include "distributed/watchdog.h"
 
 namespace st {
@@ -43,6 +44,8 @@ class World {
   Watchdog& watchdog() { return watchdog_; }
 
  private:
+  // First: made before MPI_Init, removed after MPI_Finalize (~World's body).
+  SingletonSessionDir session_dir_;
   int rank_ = 0;
   int size_ = 1;
   std::string hostname_;

@@ -134,6 +134,27 @@ case "$case_name" in
     run --exit 2 "$mpiexec" -np 2 "$bin" env --bench --bench-repeats 0
     expect_output 'env: --bench-repeats must be >= 1'
     ;;
+  singletons_side_by_side)
+    # Open MPI 4 gives every command started without a launcher the same session directory,
+    # so one's MPI_Finalize could remove it under another's MPI_Init: each gets its own under
+    # TMPDIR (distributed/singleton_session_dir.h). A file where the shared tree would start
+    # shows which one a command used, and nothing is left behind.
+    mkdir -p "$work/tmp"
+    blocker="$work/tmp/ompi.$(hostname -s).$(id -u)"
+    : >"$blocker"
+    run --exit 0 env TMPDIR="$work/tmp" "$bin" env
+    expect_output '^shardtune env: 1 rank on 1 node'
+    [ "$(ls -A "$work/tmp")" = "$(basename "$blocker")" ] || fail "left in TMPDIR: $(ls -A "$work/tmp")"
+    # The user's orte_tmpdir_base stands: there the blocker is in the way (and Open MPI says so).
+    run --exit 1 env TMPDIR="$work/tmp" OMPI_MCA_orte_tmpdir_base="$work/tmp" "$bin" env
+    expect_output 'orte_session_dir failed'
+    # Side by side: 24 commands, 8 at a time, all start.
+    for round in 1 2 3; do
+      for k in 1 2 3 4 5 6 7 8; do "$bin" env >"$work/side.$round.$k" 2>&1 & done
+      wait
+    done
+    for log in "$work"/side.*; do grep -q '^shardtune env: 1 rank on 1 node' "$log" || fail "$log: $(tail -5 "$log")"; done
+    ;;
   bench_two_ranks)
     # The throughput harness: warm-up steps logged but not counted, medians printed, no state kept.
     run --exit 0 "$mpiexec" -np 2 "$bin" bench --preset debug --seq 64 --micro-batch 2 --steps 3 --warmup 2 \
