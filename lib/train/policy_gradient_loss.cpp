@@ -7,6 +7,23 @@ namespace {
 
 at::Tensor detached_sum(const at::Tensor& values) { return values.detach().sum().to(at::kDouble); }
 
+// TRL's clip metrics: where the ratio left the clip region on the side the advantage's sign
+// makes binding, counted over `units` ([S, T] masked tokens, or [S, 1] each completion once).
+void count_clipped(const at::Tensor& ratio, const at::Tensor& advantages, const at::Tensor& units,
+                   const PolicyGradientOptions& options, PolicyGradientTerms& terms) {
+  const at::Tensor r = ratio.detach();
+  const at::Tensor low = (r < 1.0 - options.epsilon_low).logical_and(advantages < 0).to(units.scalar_type());
+  const at::Tensor high = (r > 1.0 + options.epsilon_high).logical_and(advantages > 0).to(units.scalar_type());
+  const at::Tensor region = low.add(high).clamp_max(1.0);
+  const at::Tensor units_per_sequence = units.sum(1);
+  terms.low_clipped = detached_sum(low * units);
+  terms.high_clipped = detached_sum(high * units);
+  terms.region_clipped = detached_sum(region * units);
+  terms.clip_units = detached_sum(units);
+  terms.low_per_sequence = (low * units).sum(1) / units_per_sequence;  // 0 / 0: NaN, as TRL's
+  terms.high_per_sequence = (high * units).sum(1) / units_per_sequence;
+}
+
 }  // namespace
 
 at::Tensor high_entropy_mask(const at::Tensor& entropies, const at::Tensor& mask, double quantile,
@@ -45,21 +62,24 @@ PolicyGradientTerms policy_gradient_terms(const PolicyGradientInputs& in, const 
   terms.sequence_losses = (token_losses * mask).sum(1);
   terms.tokens = tokens.detach();
 
-  // TRL's clip metrics count where the ratio (capped at delta) left the clip region on the side
-  // the advantage's sign makes binding.
-  const at::Tensor r = capped.detach();
-  const at::Tensor low = (r < 1.0 - options.epsilon_low).logical_and(advantages < 0).to(mask.scalar_type());
-  const at::Tensor high = (r > 1.0 + options.epsilon_high).logical_and(advantages > 0).to(mask.scalar_type());
-  const at::Tensor region = low.add(high).clamp_max(1.0);
-  // What they are counted over: the masked tokens, or with the sequence ratio each completion once.
-  const at::Tensor units = options.level == RatioLevel::token ? mask : at::ones_like(low);
-  const at::Tensor units_per_sequence = units.sum(1);
-  terms.low_clipped = detached_sum(low * units);
-  terms.high_clipped = detached_sum(high * units);
-  terms.region_clipped = detached_sum(region * units);
-  terms.clip_units = detached_sum(units);
-  terms.low_per_sequence = (low * units).sum(1) / units_per_sequence;  // 0 / 0: NaN, as TRL's
-  terms.high_per_sequence = (high * units).sum(1) / units_per_sequence;
+  // Counted on the ratio as capped at delta; over the masked tokens, or with the sequence ratio
+  // each completion once.
+  const at::Tensor units = options.level == RatioLevel::token ? mask : at::ones_like(capped);
+  count_clipped(capped, advantages, units, options, terms);
+  return terms;
+}
+
+PolicyGradientTerms leave_one_out_terms(const PolicyGradientInputs& in, const PolicyGradientOptions& options) {
+  const at::Tensor mask = in.mask.to(in.logps.scalar_type());
+  const at::Tensor old_logps = in.old_logps.defined() ? in.old_logps.to(in.logps.scalar_type()) : in.logps.detach();
+  const at::Tensor advantages = in.advantages.to(in.logps.scalar_type()).unsqueeze(1);
+  const at::Tensor log_ratio = ((in.logps - old_logps) * mask).sum(1, /*keepdim=*/true);  // [S, 1]
+  const at::Tensor ratio = at::exp(log_ratio);
+  const at::Tensor clipped = ratio.clamp(1.0 - options.epsilon_low, 1.0 + options.epsilon_high);
+  PolicyGradientTerms terms;
+  terms.sequence_losses = (-at::min(ratio * advantages, clipped * advantages)).squeeze(1);
+  terms.tokens = mask.sum(1).detach();
+  count_clipped(ratio, advantages, at::ones_like(ratio), options, terms);
   return terms;
 }
 
@@ -73,6 +93,10 @@ at::Tensor policy_gradient_summed_loss(const PolicyGradientTerms& terms, const P
     case GrpoLoss::dapo: return losses.sum() * scale.dapo;
   }
   return losses.sum();
+}
+
+at::Tensor leave_one_out_summed_loss(const PolicyGradientTerms& terms, const StepScale& scale) {
+  return terms.sequence_losses.mean() * scale.completions_per_micro_batch;
 }
 
 }  // namespace st

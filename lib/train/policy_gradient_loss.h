@@ -70,6 +70,13 @@ at::Tensor high_entropy_mask(const at::Tensor& entropies, const at::Tensor& mask
 
 PolicyGradientTerms policy_gradient_terms(const PolicyGradientInputs& inputs, const PolicyGradientOptions& options);
 
+// RLOO (TRL 1.16's RLOOTrainer._compute_loss): one ratio per completion from its summed masked
+// log-probs, exp(sum logps - sum old_logps), clipped to [1 - low, 1 + high]; each completion's loss
+// counted once, not per token, and no KL term (RLOO puts the KL in the reward). The clip metrics
+// count each completion once; kl_sum stays undefined. options.loss / level / delta / beta are
+// not read.
+PolicyGradientTerms leave_one_out_terms(const PolicyGradientInputs& inputs, const PolicyGradientOptions& options);
+
 // What a micro-batch's loss is scaled by so that the step's loss is the sum over its
 // micro-batches and ranks divided by the step's completions (on all ranks).
 struct StepScale {
@@ -85,5 +92,8 @@ struct StepScale {
 // completions_per_micro_batch; dapo the token sums x scale.dapo.
 at::Tensor policy_gradient_summed_loss(const PolicyGradientTerms& terms, const PolicyGradientOptions& options,
                                        const StepScale& scale);
+// RLOO's: the micro-batch's mean completion loss x completions_per_micro_batch (TRL's Trainer
+// averages the micro-batches' means).
+at::Tensor leave_one_out_summed_loss(const PolicyGradientTerms& terms, const StepScale& scale);
 
 }  // namespace st

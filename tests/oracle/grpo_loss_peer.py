@@ -1,8 +1,10 @@
-"""TRL 1.16's GRPOTrainer._compute_loss itself on fixed per-token inputs, in float64: the peer of
-the GRPO loss oracle (grpo_loss_test.sh). The trainer's method runs on a stand-in for the trainer
-(its attributes as __init__ sets them from the case's GRPOConfig values, one process) whose
-_get_per_token_logps_and_entropies returns the case's log-probs as a leaf tensor, so the loss,
-its gradient in the log-probs and the metrics TRL logs are TRL's own code's.
+"""TRL 1.16's GRPOTrainer._compute_loss (and RLOOTrainer's for the "rloo" cases) itself on fixed
+per-token inputs, in float64: the peer of the GRPO and RLOO loss oracle (grpo_loss_test.sh). The
+trainer's method runs on a stand-in for the trainer (its attributes as __init__ sets them from the
+case's config values, one process) whose _get_per_token_logps_and_entropies returns the case's
+log-probs as a leaf tensor, so the loss, its gradient in the log-probs and the metrics TRL logs are
+TRL's own code's. RLOO's loss is recorded as _compute_loss returns it: the micro-batch's mean,
+which TRL's Trainer then divides by gradient accumulation.
 
 usage: grpo_loss_peer.py INPUTS.json OUT.json
 """
@@ -12,8 +14,9 @@ import types
 from collections import defaultdict
 
 import torch
-from trl import GRPOConfig
+from trl import GRPOConfig, RLOOConfig
 from trl.trainer.grpo_trainer import GRPOTrainer
+from trl.trainer.rloo_trainer import RLOOTrainer
 
 
 class OneProcess:
@@ -59,23 +62,46 @@ def trainer_for(case, logps, entropies):
     return t
 
 
+def rloo_trainer_for(case, logps, entropies):
+    args = RLOOConfig(output_dir="/tmp/unused", epsilon=case["epsilon"], epsilon_high=case["epsilon_high"],
+                      per_device_train_batch_size=6, num_generations=2,
+                      gradient_accumulation_steps=case["gradient_accumulation_steps"], report_to="none",
+                      use_cpu=True, bf16=False)
+    t = types.SimpleNamespace()
+    t.args = args
+    t.epsilon_low = args.epsilon
+    t.epsilon_high = args.epsilon_high if args.epsilon_high is not None else args.epsilon
+    t.accelerator = OneProcess()
+    t.model = types.SimpleNamespace(training=True)
+    t.aux_loss_enabled = False
+    t._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
+    t._get_per_token_logps_and_entropies = lambda *a, **k: (logps, entropies, None)
+    return t
+
+
 def main():
     data = json.load(open(sys.argv[1]))
     tensors = {k: torch.tensor(v, dtype=torch.float64) for k, v in data["tensors"].items()}
     out = {}
     for case in data["cases"]:
         logps = tensors["logps"].clone().requires_grad_(True)
-        trainer = trainer_for(case, logps, tensors["entropies"])
         B, T = logps.shape
         inputs = {"prompt_ids": torch.zeros(B, 1, dtype=torch.long), "prompt_mask": torch.ones(B, 1, dtype=torch.long),
                   "completion_ids": torch.zeros(B, T, dtype=torch.long), "completion_mask": tensors["mask"].long(),
-                  "advantages": tensors["advantages"],
+                  "advantages": tensors["advantages"] * case.get("advantage_scale", 1.0),
                   "num_items_in_batch": torch.tensor(case["num_items_in_batch"], dtype=torch.float64)}
         if case["old"]:
             inputs["old_per_token_logps"] = tensors["old_logps"]
         if case.get("beta", 0.0) != 0.0:
             inputs["ref_per_token_logps"] = tensors["ref_logps"]
-        loss = GRPOTrainer._compute_loss(trainer, None, inputs)
+        if case["trainer"] == "rloo":
+            trainer = rloo_trainer_for(case, logps, tensors["entropies"])
+            old = tensors["old_logps"] if case["old"] else logps.detach()
+            inputs["old_logps"] = (old * tensors["mask"]).sum(1)
+            loss = RLOOTrainer._compute_loss(trainer, None, inputs)
+        else:
+            trainer = trainer_for(case, logps, tensors["entropies"])
+            loss = GRPOTrainer._compute_loss(trainer, None, inputs)
         loss.backward()
         metrics = {k: v[-1] for k, v in trainer._metrics["train"].items()}
         out[case["name"]] = {"loss": loss.item(), "grad": logps.grad.tolist(), "metrics": metrics}

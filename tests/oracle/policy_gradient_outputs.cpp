@@ -1,8 +1,9 @@
-// policy_gradient_outputs INPUTS.json OUT.json: the shardtune side of the GRPO loss oracle
-// (grpo_loss_test.sh): train/policy_gradient_loss.h on grpo_loss_inputs.py's cases in float64,
-// with a micro-batch's share of the step's loss as TRL's _compute_loss returns it (one process:
-// the step holds gradient_accumulation_steps micro-batches of these completions), its gradient in
-// the log-probs, and the metrics TRL logs from it.
+// policy_gradient_outputs INPUTS.json OUT.json: the shardtune side of the GRPO and RLOO loss
+// oracle (grpo_loss_test.sh): train/policy_gradient_loss.h on grpo_loss_inputs.py's cases in
+// float64, with a micro-batch's share of the step's loss as TRL's _compute_loss returns it (one
+// process: the step holds gradient_accumulation_steps micro-batches of these completions; RLOO's
+// is not yet divided by them, which TRL's Trainer does after), its gradient in the log-probs, and
+// the metrics TRL logs from it.
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -39,26 +40,28 @@ double nan_extreme(const at::Tensor& values, bool max) {
 }
 
 json run_case(const json& c, const json& t) {
+  const bool rloo = c["trainer"].get<std::string>() == "rloo";
   st::PolicyGradientOptions options;
-  if (!st::find_enum(c["loss_type"].get<std::string>(), options.loss)) throw std::runtime_error("loss_type");
+  if (!rloo && !st::find_enum(c["loss_type"].get<std::string>(), options.loss)) throw std::runtime_error("loss_type");
   if (!st::find_enum(c.value("importance_sampling_level", "token"), options.level)) throw std::runtime_error("level");
   options.epsilon_low = c["epsilon"].get<double>();
   options.epsilon_high = c["epsilon_high"].get<double>();
   options.delta = c.value("delta", 0.0);
   options.beta = c.value("beta", 0.0);
   options.bias_correction_kl = c.value("use_bias_correction_kl", false);
-  options.max_completion_length = c["max_completion_length"].get<int64_t>();
+  options.max_completion_length = c.value("max_completion_length", int64_t{0});
   st::PolicyGradientInputs in;
   in.logps = tensor_of(t["logps"]).requires_grad_(true);
   in.mask = tensor_of(t["mask"]);
-  in.advantages = at::tensor(t["advantages"].get<std::vector<double>>(), at::kDouble);
+  in.advantages = at::tensor(t["advantages"].get<std::vector<double>>(), at::kDouble) * c.value("advantage_scale", 1.0);
   if (c["old"].get<bool>()) in.old_logps = tensor_of(t["old_logps"]);
   if (options.beta != 0.0) in.ref_logps = tensor_of(t["ref_logps"]);
   const at::Tensor entropies = tensor_of(t["entropies"]);
   const double quantile = c.value("top_entropy_quantile", 1.0);
   if (quantile < 1.0) in.entropy_mask = st::high_entropy_mask(entropies, in.mask, quantile);
 
-  const st::PolicyGradientTerms terms = st::policy_gradient_terms(in, options);
+  const st::PolicyGradientTerms terms =
+      rloo ? st::leave_one_out_terms(in, options) : st::policy_gradient_terms(in, options);
   // One process: the step's completions are gradient_accumulation_steps micro-batches of these.
   const double completions = static_cast<double>(in.logps.size(0));
   const double accumulation = c["gradient_accumulation_steps"].get<double>();
@@ -67,7 +70,8 @@ json run_case(const json& c, const json& t) {
   scale.dapo = step_completions * c["steps_per_generation"].get<double>() /
                (c["num_items_in_batch"].get<double>() * accumulation);
   scale.completions_per_micro_batch = completions;
-  const at::Tensor share = st::policy_gradient_summed_loss(terms, options, scale) / step_completions;
+  const at::Tensor share = rloo ? st::leave_one_out_summed_loss(terms, scale) / step_completions * accumulation
+                                : st::policy_gradient_summed_loss(terms, options, scale) / step_completions;
   share.backward();
 
   json metrics;
