@@ -76,7 +76,7 @@ Manifest read_manifest(const std::string& directory) {
                  std::to_string(kPairFormatVersion) + "); upgrade shardtune");
     }
     Manifest manifest;
-    if (!find_enum(in.at("kind").get<std::string>(), manifest.kind)) throw fail("field 'kind' must be dpo or sft");
+    if (!find_enum(in.at("kind").get<std::string>(), manifest.kind)) throw fail("field 'kind' must be one of " + enum_choices<PairKind>());
     manifest.vocab_size = integer(in, "vocab_size", int64_t{});
     if (manifest.vocab_size <= 0) throw fail("field 'vocab_size' is " + std::to_string(manifest.vocab_size) + ", not positive");
     manifest.split = in.value("split", "");

@@ -21,10 +21,20 @@ int32_t max_token(const PairTable& pairs) {
   return found;
 }
 
+DataError shard_error(const std::string& path, const std::string& what) {
+  return DataError(path + ": " + what + "; regenerate it with `shardtune prep` or `shardtune synth`");
+}
+
+std::string unstored(const std::string& dataset, const DatasetShape& shape) {
+  return "dataset '" + dataset + "' claims " + std::to_string(shape.length) + " entries but stores " +
+         std::to_string(shape.stored_bytes) + " bytes (the file is truncated or damaged)";
+}
+
 }  // namespace
 
 std::vector<std::string> shard_columns(PairKind kind) {
   const ExampleSchema& schema = schema_of(kind);
+  if (schema.completion_column == nullptr) return {"prompt"};
   if (schema.second == SecondSequence::stored) return {"prompt", schema.completion_column, schema.second_column};
   return {"prompt", schema.completion_column};
 }
@@ -34,6 +44,7 @@ std::string example_kinds_text() {
   for (const ExampleSchema& schema : kExampleSchemas) {
     std::vector<std::string> columns = shard_columns(schema.kind);
     if (schema.labelled) columns.emplace_back(kLabelDataset);
+    if (schema.keeps_record) columns.emplace_back(kRecordDataset);
     std::string held;
     for (const std::string& column : columns) held += (held.empty() ? "" : ", ") + column;
     text += (text.empty() ? "" : " | ") + std::string(enum_name(schema.kind)) + " (" + held + ")";
@@ -46,7 +57,8 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
   const Hdf5Handle file = create_hdf5_file(path);
   const hid_t root = file.get();
   write_attribute(root, "format", std::string(kPairFormatName));
-  write_attribute(root, "format_version", pairs.has_loss_mask() ? kPairFormatVersion : int64_t{1});
+  const bool keeps_record = schema_of(info.kind).keeps_record;
+  write_attribute(root, "format_version", keeps_record ? int64_t{3} : pairs.has_loss_mask() ? int64_t{2} : int64_t{1});
   write_attribute(root, "kind", std::string(enum_name(info.kind)));
   write_attribute(root, "vocab_size", info.vocab_size);
   write_attribute(root, "bos_id", info.bos_id);
@@ -68,6 +80,11 @@ void write_pair_shard(const std::string& path, const PairTable& pairs, const Sha
     write_1d_dataset(root, kLossMaskDataset, pairs.loss_mask, layout);
   }
   if (schema_of(info.kind).labelled) write_1d_dataset(root, kLabelDataset, pairs.labels, layout);
+  if (keeps_record) {
+    if (pairs.records.size() != pairs.size()) throw DataError(path + ": a prompt example without its source record");
+    write_1d_dataset(root, kRecordDataset, pairs.records.bytes, layout);
+    write_1d_dataset(root, std::string(kRecordDataset) + "_offsets", pairs.records.offsets, layout);
+  }
   if (pairs.has_margins()) write_1d_dataset(root, kMarginDataset, pairs.margins, layout);
   if (pairs.has_ref_logps()) {
     write_1d_dataset(root, "ref_chosen_logp", pairs.ref_chosen_logp, layout);
@@ -84,13 +101,7 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
     throw DataError(error.what());
   }
   const hid_t root = file_.get();
-  auto fail = [&](const std::string& what) -> DataError {
-    return DataError(path + ": " + what + "; regenerate it with `shardtune prep` or `shardtune synth`");
-  };
-  auto unstored = [](const std::string& dataset, const DatasetShape& shape) {
-    return "dataset '" + dataset + "' claims " + std::to_string(shape.length) + " entries but stores " +
-           std::to_string(shape.stored_bytes) + " bytes (the file is truncated or damaged)";
-  };
+  auto fail = [&](const std::string& what) { return shard_error(path, what); };
   const auto format = read_string_attribute(root, "format");
   if (format != std::string(kPairFormatName)) {
     throw fail("attribute 'format' is " + (format ? "'" + *format + "'" : std::string("missing")) +
@@ -125,36 +136,13 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
   info_.chat_template = read_string_attribute(root, "chat_template").value_or("");
 
   for (const std::string& name : shard_columns(info_.kind)) {
-    const auto tokens = inspect_1d_dataset(root, name, H5T_NATIVE_INT32);
-    const auto offsets = inspect_1d_dataset(root, name + "_offsets", H5T_NATIVE_UINT64);
-    if (!tokens || !tokens->matches_type) throw fail("dataset '" + name + "' (1-D int32) is missing or mistyped");
-    if (!offsets || !offsets->matches_type || offsets->length != pairs_ + 1) {
-      throw fail("dataset '" + name + "_offsets' must be 1-D uint64 of num_pairs + 1 = " +
-                 std::to_string(pairs_ + 1) + " entries");
-    }
-    for (const auto& [dataset, shape, bytes] : {std::tuple{name, *tokens, 4}, {name + "_offsets", *offsets, 8}}) {
-      if (!shape.storage_holds(bytes)) throw fail(unstored(dataset, shape));
-    }
-    Column column;
-    column.tokens = open_dataset_for_reads(root, name, kTokenChunkCacheBytes);
-    const Hdf5Handle offset_set =
-        hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, (name + "_offsets").c_str(), H5P_DEFAULT)));
-    column.offsets = read_1d_dataset<uint64_t>(offset_set.get(), 0, pairs_ + 1);
-    if (column.offsets.front() != 0 || column.offsets.back() != tokens->length) {
-      throw fail("dataset '" + name + "_offsets' must start at 0 and end at the token count " +
-                 std::to_string(tokens->length));
-    }
-    for (size_t i = 0; i < pairs_; ++i) {
-      if (column.offsets[i + 1] < column.offsets[i]) {
-        throw fail("dataset '" + name + "_offsets' decreases at index " + std::to_string(i));
-      }
-    }
-    const Hdf5Handle create_list = hdf5_plist(ST_CHECK_HDF5(H5Dget_create_plist(column.tokens.get())));
+    columns_.push_back(open_ragged(name, H5T_NATIVE_INT32, 4, "token"));
+    const Hdf5Handle create_list = hdf5_plist(ST_CHECK_HDF5(H5Dget_create_plist(columns_.back().tokens.get())));
     compressed_ = compressed_ || ST_CHECK_HDF5(H5Pget_nfilters(create_list.get())) > 0;
-    columns_.push_back(std::move(column));
   }
+  if (schema_of(info_.kind).keeps_record) records_ = open_ragged(kRecordDataset, H5T_NATIVE_UINT8, 1, "byte");
   if (const auto mask = inspect_1d_dataset(root, kLossMaskDataset, H5T_NATIVE_UINT8)) {
-    const uint64_t completion_tokens = columns_[1].offsets.back();
+    const uint64_t completion_tokens = stores_completion(info_.kind) ? columns_[1].offsets.back() : 0;
     if (!schema_of(info_.kind).maskable || !mask->matches_type || mask->length != completion_tokens) {
       throw fail(std::string("dataset '") + kLossMaskDataset + "' must be 1-D uint8 with one entry per completion token (" +
                  std::to_string(completion_tokens) + "), in an sft shard");
@@ -203,6 +191,38 @@ PairShardReader::PairShardReader(const std::string& path) try : path_(path) {
   throw DataError(path + ": " + error.what());
 }
 
+PairShardReader::Column PairShardReader::open_ragged(const std::string& name, hid_t type, int bytes, const char* what) {
+  const hid_t root = file_.get();
+  auto fail = [&](const std::string& problem) { return shard_error(path_, problem); };
+  const std::string offsets_name = name + "_offsets";
+  const auto values = inspect_1d_dataset(root, name, type);
+  const auto offsets = inspect_1d_dataset(root, offsets_name, H5T_NATIVE_UINT64);
+  if (!values || !values->matches_type) {
+    throw fail("dataset '" + name + "' (1-D " + (bytes == 4 ? "int32" : "uint8") + ") is missing or mistyped");
+  }
+  if (!offsets || !offsets->matches_type || offsets->length != pairs_ + 1) {
+    throw fail("dataset '" + offsets_name + "' must be 1-D uint64 of num_pairs + 1 = " + std::to_string(pairs_ + 1) +
+               " entries");
+  }
+  for (const auto& [dataset, shape, size] : {std::tuple{name, *values, bytes}, {offsets_name, *offsets, 8}}) {
+    if (!shape.storage_holds(size)) throw fail(unstored(dataset, shape));
+  }
+  Column column;
+  column.tokens = open_dataset_for_reads(root, name, kTokenChunkCacheBytes);
+  const Hdf5Handle offset_set = hdf5_dataset(ST_CHECK_HDF5(H5Dopen2(root, offsets_name.c_str(), H5P_DEFAULT)));
+  column.offsets = read_1d_dataset<uint64_t>(offset_set.get(), 0, pairs_ + 1);
+  if (column.offsets.front() != 0 || column.offsets.back() != values->length) {
+    throw fail("dataset '" + offsets_name + "' must start at 0 and end at the " + what + " count " +
+               std::to_string(values->length));
+  }
+  for (size_t i = 0; i < pairs_; ++i) {
+    if (column.offsets[i + 1] < column.offsets[i]) {
+      throw fail("dataset '" + offsets_name + "' decreases at index " + std::to_string(i));
+    }
+  }
+  return column;
+}
+
 int64_t PairShardReader::row_length(size_t index) const {
   int64_t longest = 0;
   for (size_t c = 1; c < columns_.size(); ++c) {
@@ -229,6 +249,15 @@ void PairShardReader::check_index(size_t index) const {
   }
 }
 
+std::string PairShardReader::read_record(size_t index) const {
+  check_index(index);
+  if (!records_) throw DataError(path_ + ": a " + std::string(enum_name(info_.kind)) + " shard keeps no source records");
+  std::vector<uint8_t> bytes;
+  const uint64_t first = records_->offsets[index];
+  read_1d_dataset_into(records_->tokens.get(), first, records_->offsets[index + 1] - first, bytes);
+  return {bytes.begin(), bytes.end()};
+}
+
 std::vector<int32_t> PairShardReader::read_completion(size_t index) const {
   check_index(index);
   std::vector<int32_t> completion;
@@ -240,7 +269,8 @@ Pair PairShardReader::read(size_t index) const {
   check_index(index);
   Pair pair;
   read_column(columns_[0], index, pair.prompt);
-  read_column(columns_[1], index, pair.chosen);
+  if (stores_completion(info_.kind)) read_column(columns_[1], index, pair.chosen);
+  if (records_) pair.record = read_record(index);
   if (stores_rejected(info_.kind)) read_column(columns_[2], index, pair.rejected);
   if (schema_of(info_.kind).labelled) pair.label = labels_[index] != 0;
   if (has_loss_mask()) {

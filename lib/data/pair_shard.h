@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,16 @@
 namespace st {
 
 inline constexpr const char* kPairFormatName = "shardtune.pairs";
-// Version 2 adds the optional `completion_loss_mask` (written only when present, so files
-// without one stay version 1 and readable by older builds).
-inline constexpr int64_t kPairFormatVersion = 2;
+// Version 2 adds the optional `completion_loss_mask`, version 3 the prompt kind and its `record`
+// (each written only where used, so other files stay version 1 and readable by older builds).
+inline constexpr int64_t kPairFormatVersion = 3;
 inline constexpr const char* kLossMaskDataset = "completion_loss_mask";
 // A labelled kind's shards: uint8 per example, 1 = the completion is desirable (TRL's `label`).
 inline constexpr const char* kLabelDataset = "label";
 // Optional in a paired kind's shards: float32 per pair, TRL's `margin` (PairTable::margins).
 inline constexpr const char* kMarginDataset = "margin";
+// A prompt shard's source records: uint8 JSON text per example and its uint64 `record_offsets`.
+inline constexpr const char* kRecordDataset = "record";
 
 struct ShardInfo {
   PairKind kind = PairKind::dpo;
@@ -61,6 +64,8 @@ class PairShardReader {
   // after collation.
   int64_t row_length(size_t index) const;
   Pair read(size_t index) const;
+  // The example's source record (kinds that keep one): JSON text.
+  std::string read_record(size_t index) const;
   // Only the example's (first) completion: what a KTO example reads of its mismatched partner.
   std::vector<int32_t> read_completion(size_t index) const;
   PairTable read_all() const;
@@ -68,9 +73,11 @@ class PairShardReader {
  private:
   void check_index(size_t index) const;  // throws DataError past the last pair
   struct Column {
-    Hdf5Handle tokens;
+    Hdf5Handle tokens;  // or the record's bytes
     std::vector<uint64_t> offsets;
   };
+  // A ragged dataset `name` of `type` (`bytes` each) and its `<name>_offsets`, checked.
+  Column open_ragged(const std::string& name, hid_t type, int bytes, const char* what);
   void read_column(const Column& column, size_t index, std::vector<int32_t>& out) const;
 
   std::string path_;
@@ -81,6 +88,7 @@ class PairShardReader {
   bool has_ref_ = false;
   bool compressed_ = false;
   std::vector<Column> columns_;
+  std::optional<Column> records_;  // kinds that keep their source record
   std::vector<float> ref_chosen_, ref_rejected_;
   std::vector<uint8_t> labels_;  // kto
   std::vector<float> margins_;   // empty: the shard has none

@@ -18,6 +18,15 @@ std::vector<int32_t> TokenColumn::at(size_t i) const {
           tokens.begin() + static_cast<int64_t>(offsets[i + 1])};
 }
 
+void TextColumn::append(const std::string& text) {
+  bytes.insert(bytes.end(), text.begin(), text.end());
+  offsets.push_back(bytes.size());
+}
+
+std::string TextColumn::at(size_t i) const {
+  return {bytes.begin() + static_cast<int64_t>(offsets[i]), bytes.begin() + static_cast<int64_t>(offsets[i + 1])};
+}
+
 void PairTable::append(const Pair& pair) {
   const bool with_ref = pair.ref_chosen_logp.has_value() && pair.ref_rejected_logp.has_value();
   if (size() > 0 && with_ref != has_ref_logps()) {
@@ -45,8 +54,16 @@ void PairTable::append(const Pair& pair) {
   if (labelled && !pair.label.has_value()) {
     throw DataError(std::string("a ") + enum_name(kind) + " example has no desirable / undesirable label");
   }
+  const bool keeps_record = schema_of(kind).keeps_record;
+  if (keeps_record && pair.record.empty()) {
+    throw DataError(std::string("a ") + enum_name(kind) + " example has no source record");
+  }
+  if (!stores_completion(kind) && !pair.chosen.empty()) {
+    throw DataError(std::string("a ") + enum_name(kind) + " example holds a prompt alone, not a completion");
+  }
   prompt.append(pair.prompt);
   chosen.append(pair.chosen);
+  if (keeps_record) records.append(pair.record);
   if (stores_rejected(kind)) rejected.append(pair.rejected);
   if (labelled) labels.push_back(*pair.label ? 1 : 0);
   if (pair.margin) margins.push_back(*pair.margin);
@@ -69,6 +86,7 @@ Pair PairTable::at(size_t i) const {
     pair.ref_rejected_logp = ref_rejected_logp[i];
   }
   if (has_margins()) pair.margin = margins[i];
+  if (schema_of(kind).keeps_record) pair.record = records.at(i);
   return pair;
 }
 

@@ -2,6 +2,8 @@
 // layout as the HDF5 shards. DPO pairs have prompt, chosen and rejected; SFT pairs have a prompt
 // and a completion (held in the `chosen` column, stored as `completion`), and optionally a loss
 // mask over it (multi-turn SFT: the assistant's turns are trained, the turns between are not).
+// Prompt examples hold a prompt alone (their completions are sampled in training) and their
+// source record as JSON, which the reward functions read.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +17,13 @@ namespace st {
 
 // dpo: a prompt with a chosen and a rejected completion; sft: one completion; kto: one
 // completion labelled desirable or not (unpaired), scored beside its mismatched partner's
-// completion for KTO's reference point (pair_dataset.h).
-enum class PairKind { dpo, sft, kto };
+// completion for KTO's reference point (pair_dataset.h); prompt: a prompt whose completions an
+// online objective samples (GRPO), with its source record (TRL's prompt-only data).
+enum class PairKind { dpo, sft, kto, prompt };
 template <>
 struct EnumNames<PairKind> {
-  static constexpr NamedValue<PairKind> table[] = {{PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}, {PairKind::kto, "kto"}};
+  static constexpr NamedValue<PairKind> table[] = {
+      {PairKind::dpo, "dpo"}, {PairKind::sft, "sft"}, {PairKind::kto, "kto"}, {PairKind::prompt, "prompt"}};
 };
 
 // An example's second sequence in a batch: none; its own stored one (dpo's rejected); or its
@@ -29,16 +33,18 @@ enum class SecondSequence { none, stored, partner };
 // batch's rows follow this table, not the kind's name.
 struct ExampleSchema {
   PairKind kind;
-  const char* completion_column;  // the shard column (and `<name>_ids` token-id field) of its completion
+  const char* completion_column;  // the shard column (and `<name>_ids` token-id field) of its completion; null: none stored
   SecondSequence second;
   const char* second_column;      // with SecondSequence::stored
   bool labelled;                  // a desirable / undesirable label per example (kLabelDataset)
   bool maskable;                  // its completion may carry a loss mask (multi-turn SFT)
+  bool keeps_record;              // its source record is stored as JSON (kRecordDataset) for the reward functions
 };
 inline constexpr ExampleSchema kExampleSchemas[] = {
-    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, false},
-    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, true},
-    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, false}};
+    {PairKind::dpo, "chosen", SecondSequence::stored, "rejected", false, false, false},
+    {PairKind::sft, "completion", SecondSequence::none, nullptr, false, true, false},
+    {PairKind::kto, "completion", SecondSequence::partner, nullptr, true, false, false},
+    {PairKind::prompt, nullptr, SecondSequence::none, nullptr, false, false, true}};
 constexpr const ExampleSchema& schema_of(PairKind kind) {
   for (const ExampleSchema& schema : kExampleSchemas) {
     if (schema.kind == kind) return schema;
@@ -48,6 +54,8 @@ constexpr const ExampleSchema& schema_of(PairKind kind) {
 // The sequences (rows) an example of `kind` becomes in a batch.
 constexpr int64_t sequences_of(PairKind kind) { return schema_of(kind).second == SecondSequence::none ? 1 : 2; }
 constexpr bool stores_rejected(PairKind kind) { return schema_of(kind).second == SecondSequence::stored; }
+// Whether its examples carry a completion (the prompt kind's are sampled in training).
+constexpr bool stores_completion(PairKind kind) { return schema_of(kind).completion_column != nullptr; }
 // The kind whose examples carry a label (what a dataset with a label column is).
 constexpr PairKind labelled_kind() {
   for (const ExampleSchema& schema : kExampleSchemas) {
@@ -68,6 +76,8 @@ struct Pair {
   // Paired kinds, optional: how much the chosen completion is preferred (TRL's `margin`), which a
   // reward model's loss subtracts from its reward gap.
   std::optional<float> margin{};
+  // Prompt examples: the source record as JSON text (its prompt and every other column).
+  std::string record{};
 
   int64_t token_count() const;  // prompt + chosen + rejected
 };
@@ -83,6 +93,16 @@ struct TokenColumn {
   std::vector<int32_t> at(size_t i) const;
 };
 
+// Byte strings the same way (a prompt example's source record).
+struct TextColumn {
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> offsets{0};
+
+  size_t size() const { return offsets.size() - 1; }
+  void append(const std::string& text);
+  std::string at(size_t i) const;
+};
+
 struct PairTable {
   PairKind kind = PairKind::dpo;
   TokenColumn prompt, chosen, rejected;
@@ -90,6 +110,7 @@ struct PairTable {
   std::vector<uint8_t> loss_mask;  // empty, or one per chosen token (offsets: chosen's)
   std::vector<uint8_t> labels;  // labelled kinds: one per example (1 = desirable)
   std::vector<float> margins;   // empty, or one per pair
+  TextColumn records;           // kinds that keep their source record: one per example
 
   bool has_margins() const { return !margins.empty(); }
 

@@ -48,6 +48,10 @@ std::vector<std::string> example_lines(const Pair& pair, PairKind kind, const To
   std::vector<std::string> lines;
   lines.push_back("prompt: " + cut(decoded(pair.prompt, 0, pair.prompt.size(), tokenizer), max_chars));
   const std::vector<std::string> columns = shard_columns(kind);  // prompt, the completion, a stored second one
+  if (!stores_completion(kind)) {
+    lines.push_back(std::string(kRecordDataset) + ": " + cut(visible(pair.record), max_chars));
+    return lines;
+  }
   lines.push_back(columns.at(1) + ": " + cut(completion_text(pair.chosen, pair.loss_mask, tokenizer), max_chars) +
                   (pair.label ? (*pair.label ? " (desirable)" : " (undesirable)") : ""));
   if (!pair.rejected.empty() && columns.size() > 2) {

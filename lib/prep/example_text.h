@@ -10,7 +10,8 @@
 
 namespace st {
 
-// One line per part ("prompt: ...", "chosen: [[...]]", "rejected: ..."), each part cut to
+// One line per part ("prompt: ...", "chosen: [[...]]", "rejected: ..."; a prompt example's
+// "record: {...}"), each part cut to
 // `max_chars` characters of its middle (" ... ") when longer.
 std::vector<std::string> example_lines(const Pair& pair, PairKind kind, const Tokenizer& tokenizer,
                                        size_t max_chars = 400);

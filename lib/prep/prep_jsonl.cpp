@@ -43,7 +43,8 @@ std::variant<Pair, LineProblem> read_id_record(const json& line, const RecordRea
   const ExampleSchema& schema = schema_of(reading.kind);
   const bool second = schema.second == SecondSequence::stored;
   for (const auto& [field, target] : std::vector<std::pair<std::string, std::vector<int32_t>*>>{
-           {"prompt_ids", &pair.prompt}, {std::string(schema.completion_column) + "_ids", &pair.chosen},
+           {"prompt_ids", &pair.prompt},
+           {stores_completion(reading.kind) ? std::string(schema.completion_column) + "_ids" : "", &pair.chosen},
            {second ? std::string(schema.second_column) + "_ids" : "", &pair.rejected}}) {
     if (field.empty()) continue;
     if (auto problem = read_ids(line, field, reading.vocab_size, *target)) return *problem;
@@ -103,6 +104,8 @@ std::variant<Pair, LineProblem> parse_pair_record(const std::string& text, const
   Pair& pair = std::get<Pair>(parsed);
   const bool dpo = stores_rejected(reading.kind);
   if (pair.prompt.empty()) return LineProblem{LineReason::empty_prompt, "the prompt is empty"};
+  if (schema_of(reading.kind).keeps_record) pair.record = line.dump();  // every column, for the reward functions
+  if (!stores_completion(reading.kind)) return parsed;
   if (pair.chosen.empty() || (dpo && pair.rejected.empty())) {
     return LineProblem{LineReason::empty_completion, "a response is empty"};
   }

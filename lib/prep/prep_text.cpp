@@ -12,6 +12,10 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
                                                       const ChatTemplate& chat, TrainOn train_on) {
   Pair pair;
   try {
+    if (!stores_completion(kind)) {  // a prompt alone, ready for the sampled reply
+      pair.prompt = chat.prompt_ids(conversation.messages);
+      return pair;
+    }
     if (stores_rejected(kind)) {
       pair.prompt = chat.prompt_ids(conversation.messages);
       pair.chosen = chat.completion_ids(conversation.messages, conversation.chosen);

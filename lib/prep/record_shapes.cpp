@@ -194,6 +194,10 @@ std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairK
   Conversation out;
   out.last_turn_only = true;
   if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
+  if (!stores_completion(kind)) {  // prompt-only: the completions are sampled in training
+    if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
+    return out;
+  }
   if (kind == PairKind::sft) {
     std::string completion;
     if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
@@ -320,8 +324,13 @@ std::optional<RecordFormat> detect_record_format(const json& record, const Recor
 
 std::variant<Conversation, LineProblem> read_conversation(const json& record, RecordFormat format, PairKind kind,
                                                           const RecordSchema& schema) {
-  // A labelled example (KTO) is an SFT shape plus its label.
-  const PairKind shape = stores_rejected(kind) ? PairKind::dpo : PairKind::sft;
+  // A labelled example (KTO) is an SFT shape plus its label; a prompt alone is TRL's prompt-only shape.
+  if (!stores_completion(kind) && format != RecordFormat::trl) {
+    return LineProblem{LineReason::wrong_kind, std::string(enum_name(kind)) + " examples are TRL's prompt-only records "
+                       "{\"prompt\": text or messages, ...} or {\"prompt_ids\": [...], ...}; this record is " +
+                       enum_name(format)};
+  }
+  const PairKind shape = stores_rejected(kind) ? PairKind::dpo : stores_completion(kind) ? PairKind::sft : kind;
   std::variant<Conversation, LineProblem> read = LineProblem{LineReason::wrong_shape, "token-id records are not text"};
   switch (format) {
     case RecordFormat::messages: read = read_messages_shape(record, shape, schema); break;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "util/errors.h"
 
 namespace st {
@@ -84,6 +86,11 @@ PairTable synthesize_pairs(const SynthOptions& o, uint64_t first, uint64_t count
     if (schema_of(o.kind).labelled) {  // unpaired: a third of the examples keep the corrupted response
       pair.label = draw(0, 2) != 0;
       if (!*pair.label) pair.chosen = pair.rejected;
+      pair.rejected.clear();
+    }
+    if (!stores_completion(o.kind)) {  // a prompt alone; the chosen response is its record's answer
+      pair.record = nlohmann::json{{"prompt_ids", pair.prompt}, {"answer_ids", pair.chosen}}.dump();
+      pair.chosen.clear();
       pair.rejected.clear();
     }
     table.append(pair);

@@ -3,7 +3,8 @@
 // function of them (copy / reverse / sort) + EOS; the rejected one is the chosen with a fraction
 // of its tokens replaced. Replacements come from a "noise" band at the top of the vocabulary
 // that prompts never use, so a tiny model learns the preference in seconds (and the copy
-// structure more slowly). Ids 0, 1, 2 are pad, BOS, EOS.
+// structure more slowly). Ids 0, 1, 2 are pad, BOS, EOS. Prompt examples keep the prompt alone;
+// their record holds {"prompt_ids", "answer_ids"} (the chosen response) for the reward functions.
 #pragma once
 
 #include <cstdint>

@@ -83,6 +83,57 @@ case "$case_name" in
     run --exit 2 "$bin" prep --input "$work/pairs.jsonl" --output "$work/new" --vocab 0
     expect_output "--vocab \(> 0\) are required"
     ;;
+  prep_prompt_only)
+    # TRL's prompt-only records (GRPO's data): the prompt rendered with the generation header,
+    # nothing after it, and every column kept as the record the reward functions read; token-id
+    # records the same way; a file of another shape refused by kind.
+    byte_tokenizer "$work/model"
+    {
+      echo '{"prompt": "Hi", "answer": "4"}'
+      echo '{"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "2+2?"}], "solution": "\\boxed{4}", "level": 3}'
+      echo '{"prompt": [{"role": "assistant", "content": "x"}]}'
+      echo '{"answer": "no prompt"}'
+    } >"$work/prompts.jsonl"
+    run --exit 0 "$mpiexec" -np 2 "$bin" prep --kind prompt --input "$work/prompts.jsonl" --output "$work/data" \
+      --tokenizer "$work/model" --template llama3
+    expect_output "prep: 4 lines -> 2 train \+ 0 val pairs"
+    expect_output "prompts.jsonl:3: message 0 has role 'assistant', expected 'user'"
+    expect_output ' record: \{"answer":"4","prompt":"Hi"\}$'
+    printf '%s\n' '{"prompt_ids": [1, 5, 9], "target": 7}' '{"prompt_ids": [], "target": 7}' >"$work/ids.jsonl"
+    run --exit 0 "$bin" prep --kind prompt --input "$work/ids.jsonl" --output "$work/ids" --vocab 300
+    expect_output "prep: 2 lines -> 1 train \+ 0 val pairs"
+    /usr/bin/python3 - "$work/data/train" "$work/prompts.jsonl" "$work/ids/train" <<'PY' || fail "prompt shards differ from the llama3 rendering and the records"
+import glob, h5py, json, os, sys
+sys.path.insert(0, os.environ["ST_SOURCE_DIR"] + "/tests/e2e")
+from llama3_bytes import prompt
+lines = [json.loads(line) for line in open(sys.argv[2])]
+def read(directory):
+    got = []
+    for path in sorted(glob.glob(directory + "/*.h5")):
+        with h5py.File(path) as f:
+            assert f.attrs["kind"] in ("prompt", b"prompt") and f.attrs["format_version"] == 3, dict(f.attrs)
+            assert sorted(k for k in f.keys()) == ["prompt", "prompt_offsets", "record", "record_offsets"], list(f.keys())
+            col = lambda name, i: f[name][f[name + "_offsets"][i]:f[name + "_offsets"][i + 1]]
+            got += [(col("prompt", i).tolist(), json.loads(bytes(col("record", i)).decode()))
+                    for i in range(f.attrs["num_pairs"])]
+    return got
+expected = [(prompt([("user", "Hi")]), lines[0]), (prompt([("system", "S"), ("user", "2+2?")]), lines[1])]
+got = read(sys.argv[1])
+print("prompts:", got)
+assert got == expected
+ids = read(sys.argv[3])
+assert ids == [([1, 5, 9], {"prompt_ids": [1, 5, 9], "target": 7})], ids
+PY
+    printf '%s\n' '{"conversations": [{"from": "human", "value": "Hi"}]}' >"$work/sharegpt.jsonl"
+    run --exit 1 "$bin" prep --kind prompt --input "$work/sharegpt.jsonl" --output "$work/sharegpt" \
+      --tokenizer "$work/model" --template llama3 --strict
+    expect_output "prompt examples are TRL's prompt-only records \{\"prompt\": text or messages, ...\} or \{\"prompt_ids\": \[...\], ...\}; this record is sharegpt"
+    [ ! -e "$work/sharegpt" ] || fail "a refused prep left a dataset"
+    # A stage that trains on stored completions refuses a prompt dataset by name.
+    run --exit 1 "$bin" train --model.preset=debug --data.train="$work/ids/train" --train.output_dir="$work/run" \
+      --train.max_steps=1
+    expect_output "holds prompt pairs but the stage trains on dpo pairs"
+    ;;
   prep_from_text)
     byte_tokenizer "$work/model"
     {
@@ -108,14 +159,9 @@ case "$case_name" in
     expect_output "text.jsonl:3: message 0 has role 'assistant', expected 'user'"
     # The shards hold the llama3 rendering, prompt and completions tokenized apart.
     /usr/bin/python3 - "$work/data/train" <<'PY' || fail "tokenized pairs differ from the llama3 rendering"
-import glob, h5py, sys
-BOT, SH, EH, EOT = 256, 257, 258, 259
-text = lambda s: list(s.encode())
-def prompt(messages):
-    ids = [BOT]
-    for role, content in messages:
-        ids += [SH] + text(role) + [EH] + text("\n\n" + content) + [EOT]
-    return ids + [SH] + text("assistant") + [EH] + text("\n\n")
+import glob, h5py, os, sys
+sys.path.insert(0, os.environ["ST_SOURCE_DIR"] + "/tests/e2e")
+from llama3_bytes import EOT, prompt, text
 expected = [(prompt([("user", "Hi")]), text("4") + [EOT], text("5") + [EOT]),
             (prompt([("system", "S"), ("user", "é?")]), text("ok") + [EOT], text("no") + [EOT]),
             (prompt([("system", "Sys")]), text("a") + [EOT], text("b") + [EOT])]  # system-only prompt

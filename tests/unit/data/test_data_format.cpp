@@ -60,13 +60,15 @@ void expect_same_pairs(const PairTable& a, const PairTable& b) {
     EXPECT_EQ(x.ref_rejected_logp, y.ref_rejected_logp) << i;
     EXPECT_EQ(x.label, y.label) << i;
     EXPECT_EQ(x.margin, y.margin) << i;
+    EXPECT_EQ(x.record, y.record) << i;
   }
 }
 
 TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
-  for (PairKind kind : {PairKind::dpo, PairKind::sft, PairKind::kto}) {
+  for (PairKind kind : {PairKind::dpo, PairKind::sft, PairKind::kto, PairKind::prompt}) {
     for (bool compress : {false, true}) {
       for (bool with_ref : {false, true}) {
+        if (with_ref && !stores_completion(kind)) continue;  // nothing to score
         const PairTable table = sample(kind, 57, with_ref);
         const std::string path = (dir_ / "s.h5").string();
         ShardInfo info{kind, 100, 1, 2, 0, "tok", "test", "llama3"};
@@ -86,6 +88,48 @@ TEST_F(DataFormat, ShardRoundTripForEveryKindAndLayout) {
       }
     }
   }
+}
+
+// A prompt shard holds the prompt and the source record (version 3); a record dataset that is
+// missing or whose offsets run past its bytes is refused by name, and a prompt example needs one.
+TEST_F(DataFormat, PromptExamplesKeepTheirRecord) {
+  const PairTable table = sample(PairKind::prompt, 9, false);
+  ASSERT_EQ(table.records.size(), 9u);
+  EXPECT_TRUE(table.chosen.tokens.empty());
+  const Pair first = table.at(0);
+  EXPECT_EQ(first.record.rfind("{\"answer_ids\":[", 0), 0u) << first.record;
+  const std::string path = (dir_ / "q.h5").string();
+  write_pair_shard(path, table, {PairKind::prompt, 100, 1, 2, 0, "", "test"});
+  {
+    const PairShardReader reader(path);
+    expect_same_pairs(reader.read_all(), table);
+    EXPECT_EQ(reader.read_record(4), table.at(4).record);
+    EXPECT_EQ(reader.row_length(4), static_cast<int64_t>(table.prompt.length(4)));
+    const Hdf5Handle handle = open_hdf5_file(path);
+    EXPECT_EQ(read_int_attribute(handle.get(), "format_version"), 3);
+  }
+  EXPECT_EQ(shard_columns(PairKind::prompt), std::vector<std::string>{"prompt"});
+  EXPECT_NE(example_kinds_text().find("prompt (prompt, record)"), std::string::npos) << example_kinds_text();
+  Pair bare = first;
+  bare.record.clear();
+  PairTable refused;
+  refused.kind = PairKind::prompt;
+  EXPECT_NE(error_of([&] { refused.append(bare); }).find("a prompt example has no source record"), std::string::npos);
+  Pair answered = first;
+  answered.chosen = {5, 2};
+  EXPECT_NE(error_of([&] { refused.append(answered); }).find("holds a prompt alone"), std::string::npos);
+
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  H5Ldelete(file, "record_offsets", H5P_DEFAULT);
+  write_1d_dataset(file, "record_offsets", std::vector<uint64_t>(10, 0), {});
+  H5Fclose(file);
+  const std::string why = error_of([&] { PairShardReader reader(path); });
+  EXPECT_NE(why.find("q.h5: dataset 'record_offsets' must start at 0 and end at the byte count"), std::string::npos) << why;
+  const hid_t again = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  H5Ldelete(again, "record", H5P_DEFAULT);
+  H5Fclose(again);
+  const std::string missing = error_of([&] { PairShardReader reader(path); });
+  EXPECT_NE(missing.find("dataset 'record' (1-D uint8) is missing"), std::string::npos) << missing;
 }
 
 // A kto shard carries one label per example; without it (or mistyped) it is refused by name.
