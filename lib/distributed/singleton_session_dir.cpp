@@ -20,15 +20,16 @@ void remove_quietly(const std::string& path) {
   std::filesystem::remove_all(path, ignored);
 }
 
-}  // namespace
-
+// Whether an MPI launcher started this process: mpirun sets the first variable, srun --mpi=pmix
+// the second, --mpi=pmi2 (and MPICH's hydra) the third.
 bool started_by_mpi_launcher() {
-  // mpirun sets the first; srun --mpi=pmix the second; --mpi=pmi2 (and MPICH's hydra) the third.
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"}) {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
 }
+
+}  // namespace
 
 SingletonSessionDir::SingletonSessionDir() {
   if (started_by_mpi_launcher() || std::getenv(kTmpdirBaseVariable) != nullptr) return;

@@ -31,7 +31,4 @@ class SingletonSessionDir {
   int abort_hook_ = -1;
 };
 
-// Whether this process was started by an MPI launcher (mpirun, srun's PMIx or PMI-2).
-bool started_by_mpi_launcher();
-
 }  // namespace st

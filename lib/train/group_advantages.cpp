@@ -23,13 +23,6 @@ double weighted_nansum(const std::vector<double>& row, const std::vector<double>
   return sum;
 }
 
-bool any_valid(const std::vector<double>& row) {
-  for (const double v : row) {
-    if (!std::isnan(v)) return true;
-  }
-  return false;
-}
-
 std::vector<double> slice(const std::vector<double>& values, size_t first, size_t count) {
   return {values.begin() + static_cast<std::ptrdiff_t>(first), values.begin() + static_cast<std::ptrdiff_t>(first + count)};
 }
@@ -82,7 +75,7 @@ std::vector<double> weighted_totals(const RewardTable& rewards, const std::vecto
   std::vector<double> totals(rewards.completions());
   for (size_t i = 0; i < totals.size(); ++i) {
     const std::vector<double> row = slice(rewards.values, i * rewards.functions, rewards.functions);
-    totals[i] = any_valid(row) ? weighted_nansum(row, weights) : kNan;
+    totals[i] = valid_sum(row).count > 0 ? weighted_nansum(row, weights) : kNan;
   }
   return totals;
 }

@@ -7,6 +7,18 @@ namespace {
 
 at::Tensor detached_sum(const at::Tensor& values) { return values.detach().sum().to(at::kDouble); }
 
+// The inputs beside the log-probs, in their dtype: the mask, the generating policy's log-probs
+// (the policy's own, detached, where none are given: one update per generation) and the
+// advantages as a column [S, 1].
+struct AlignedInputs {
+  at::Tensor mask, old_logps, advantages;
+};
+AlignedInputs aligned(const PolicyGradientInputs& in) {
+  const auto type = in.logps.scalar_type();
+  return {in.mask.to(type), in.old_logps.defined() ? in.old_logps.to(type) : in.logps.detach(),
+          in.advantages.to(type).unsqueeze(1)};
+}
+
 // TRL's clip metrics: where the ratio left the clip region on the side the advantage's sign
 // makes binding, counted over `units` ([S, T] masked tokens, or [S, 1] each completion once).
 void count_clipped(const at::Tensor& ratio, const at::Tensor& advantages, const at::Tensor& units,
@@ -36,9 +48,7 @@ at::Tensor high_entropy_mask(const at::Tensor& entropies, const at::Tensor& mask
 }
 
 PolicyGradientTerms policy_gradient_terms(const PolicyGradientInputs& in, const PolicyGradientOptions& options) {
-  const at::Tensor mask = in.mask.to(in.logps.scalar_type());
-  const at::Tensor old_logps = in.old_logps.defined() ? in.old_logps.to(in.logps.scalar_type()) : in.logps.detach();
-  const at::Tensor advantages = in.advantages.to(in.logps.scalar_type()).unsqueeze(1);
+  const auto [mask, old_logps, advantages] = aligned(in);
   const at::Tensor tokens = mask.sum(1);
   const at::Tensor log_ratio = in.logps - old_logps;
   // [S, T] per token, or [S, 1] per completion (its mean token log-ratio: GSPO).
@@ -70,9 +80,7 @@ PolicyGradientTerms policy_gradient_terms(const PolicyGradientInputs& in, const 
 }
 
 PolicyGradientTerms leave_one_out_terms(const PolicyGradientInputs& in, const PolicyGradientOptions& options) {
-  const at::Tensor mask = in.mask.to(in.logps.scalar_type());
-  const at::Tensor old_logps = in.old_logps.defined() ? in.old_logps.to(in.logps.scalar_type()) : in.logps.detach();
-  const at::Tensor advantages = in.advantages.to(in.logps.scalar_type()).unsqueeze(1);
+  const auto [mask, old_logps, advantages] = aligned(in);
   const at::Tensor log_ratio = ((in.logps - old_logps) * mask).sum(1, /*keepdim=*/true);  // [S, 1]
   const at::Tensor ratio = at::exp(log_ratio);
   const at::Tensor clipped = ratio.clamp(1.0 - options.epsilon_low, 1.0 + options.epsilon_high);
