@@ -42,6 +42,13 @@ struct MicroBatch {
   // mismatched partner's, 2 a shared prompt's, else 1): what the router's load-balancing loss
   // counts, as TRL counts the tokens of the rows it pads (KTO's partners it runs without gradient).
   at::Tensor token_weights;
+  // Completions of an online objective (train/rollout_phase.h): each one's advantage [S] fp32,
+  // and, on the device, the per-token log-probs [S, L] of the policy that generated them
+  // (undefined: the policy's own, detached) and of the reference (undefined without a KL term),
+  // in the head's per-token layout; `generation_tokens_per_completion`: the loss-carrying tokens
+  // of the whole generation on all ranks over its completions (dapo's normaliser).
+  at::Tensor advantages, old_token_logps, ref_token_logps;
+  double generation_tokens_per_completion = 0.0;
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.
   std::vector<int64_t> segment_lengths;

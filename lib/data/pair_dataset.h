@@ -45,6 +45,7 @@ class PairDataset {
   // Every shard carries ref_chosen_logp / ref_rejected_logp (shardtune precompute-ref).
   bool has_ref_logps() const;
   int64_t pad_id() const { return shards_.empty() ? 0 : shards_.front()->info().pad_id; }
+  int64_t eos_id() const { return shards_.empty() ? -1 : shards_.front()->info().eos_id; }  // -1: none
   // The chat template the pairs were rendered with ("" for token-id input).
   std::string chat_template() const { return shards_.empty() ? "" : shards_.front()->info().chat_template; }
   Pair get(uint64_t index) const;

@@ -37,6 +37,9 @@ struct CommBytes {
 // device at each phase's end (EngineOptions::sync_phases); on the CPU they always are.
 struct StepPhases {
   double data = 0.0;       // waiting for the loader's batch (timed by the trainer)
+  // An online objective's generation (rollout_phase.h, timed by it): the completions sampled or
+  // replayed, their rewards, and the generating policy's log-probs where a step needs them.
+  double rollout = 0.0, reward = 0.0, old_logps = 0.0;
   double reference = 0.0;  // the online DPO reference's forward (timed by the trainer)
   double forward = 0.0;    // the micro-batches' forward and loss, gathers included
   double backward = 0.0;   // their backward (recomputation, gathers, reduce-scatters queued)
@@ -48,7 +51,9 @@ struct StepPhases {
     const char* name;
     double StepPhases::*seconds;
   };
-  static constexpr Field kFields[] = {{"data", &StepPhases::data},         {"reference", &StepPhases::reference},
+  static constexpr Field kFields[] = {{"data", &StepPhases::data},         {"rollout", &StepPhases::rollout},
+                                      {"reward", &StepPhases::reward},     {"old_logps", &StepPhases::old_logps},
+                                      {"reference", &StepPhases::reference},
                                       {"forward", &StepPhases::forward},   {"backward", &StepPhases::backward},
                                       {"grad_sync", &StepPhases::grad_sync}, {"optimizer", &StepPhases::optimizer}};
 

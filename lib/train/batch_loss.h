@@ -97,6 +97,14 @@ LossSums with_output_sums(LossSums sums, const at::Tensor& host_output_sums);
 // same number of forward and backward passes). Its loss and sums are zero.
 MicroBatch padding_micro_batch(PairKind kind, int64_t pad_id, bool with_ref_logps);
 
+// A metric column an online objective reports per micro-batch (Objective::micro_metric_columns),
+// and how the ranks' values of one micro-batch combine: summed, or TRL's nanmin / nanmax.
+enum class RankCombine { sum, min, max };
+struct MicroMetric {
+  const char* name;
+  RankCombine combine;
+};
+
 struct MicroBatchResult {
   at::Tensor summed_loss;  // differentiable (when the log-probs are)
   at::Tensor output_sums;  // [kOutputSums] fp64 on the log-probs' device
@@ -106,6 +114,9 @@ struct MicroBatchResult {
   // does), and each sparse layer's top-k picks per expert [L, E] over every rank's tokens. Else
   // undefined.
   at::Tensor router_loss, expert_picks;
+  // [K] fp64 on the device: the objective's micro_metric_columns for this micro-batch; undefined
+  // for objectives without any, and for padding.
+  at::Tensor micro_metrics;
 
   LossSums read_sums() const;  // counts + output sums: a host read (util/host_sync.h)
 };

@@ -26,6 +26,11 @@ MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::
     return result;
   }
   outputs[output_slot(&LossSums::loss)] = result.summed_loss.detach().sum().to(at::kDouble);
+  // Entries past the output sums are the micro-batch metrics (micro_metric_columns' order).
+  if (outputs.size() > kOutputSums) {
+    result.micro_metrics = at::stack(std::vector<at::Tensor>(outputs.begin() + kOutputSums, outputs.end()));
+    outputs.resize(kOutputSums);
+  }
   result.output_sums = at::stack(outputs);
   result.counts.pairs = static_cast<double>(batch.pairs);
   result.counts.target_tokens = static_cast<double>(batch.target_tokens);
@@ -38,6 +43,8 @@ MicroBatchResult Objective::micro_batch_loss(const MicroBatch& batch, const at::
 }
 
 void Objective::add_derived_metrics(const LossSums&, const std::string&, nlohmann::ordered_json&) const {}
+void Objective::add_micro_batch_metrics(const std::vector<std::vector<double>>&, const ObjectiveSections&,
+                                        nlohmann::ordered_json&) const {}
 
 void check_objective_config(const TrainConfig& config) {
   const TrainOptions& t = config.train;
@@ -47,6 +54,7 @@ void check_objective_config(const TrainConfig& config) {
                       std::to_string(objective.min_micro_batch()) + " for train.stage = " + enum_name(t.stage) + " (" +
                       objective.why_min_micro_batch() + ")");
   }
+  objective.check_config(config);
 }
 
 ModelConfig trained_model_config(const TrainConfig& config, ModelConfig base, int64_t pad_id) {
@@ -67,6 +75,7 @@ const Objective& sft_objective();
 const Objective& dpo_objective();
 const Objective& kto_objective();
 const Objective& rm_objective();
+const Objective& grpo_objective();
 
 const Objective& objective_for(Stage stage) {
   switch (stage) {
@@ -74,6 +83,7 @@ const Objective& objective_for(Stage stage) {
     case Stage::dpo: return dpo_objective();
     case Stage::kto: return kto_objective();
     case Stage::rm: return rm_objective();
+    case Stage::grpo: return grpo_objective();
   }
   throw ConfigError("train.stage: no objective for this stage");
 }

@@ -16,6 +16,7 @@
 
 #include "data/collate.h"
 #include "hf/model_config.h"
+#include "model/llama_units.h"
 #include "train/batch_loss.h"
 #include "train/train_config.h"
 
@@ -35,6 +36,13 @@ class Objective {
   // Whether TRL's trainer of it adds a mixture-of-experts router's load-balancing loss unless
   // told otherwise (moe.aux_loss_coef = -1, moe_options.h).
   virtual bool adds_router_loss_by_default() const { return true; }
+  // An online objective reads prompts and trains on completions a rollout phase makes of them
+  // (rollout_phase.h), each micro-batch carrying its advantages and per-token log-probs.
+  bool online() const { return example_kind() == PairKind::prompt; }
+  // What the head returns for micro_batch_loss's `policy` and `reference` (per-token lines for an
+  // online objective), on logits divided by logit_temperature.
+  virtual HeadOutput head_output() const { return HeadOutput::sequence_sums; }
+  virtual double logit_temperature(const ObjectiveSections&) const { return 1.0; }
   // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.
@@ -42,6 +50,9 @@ class Objective {
   // The fewest examples a micro-batch must hold for its loss to be what it says, and why.
   virtual int64_t min_micro_batch() const { return 1; }
   virtual const char* why_min_micro_batch() const { return ""; }
+  // What it asks of the rest of the config beyond min_micro_batch; throws ConfigError naming the
+  // key, its value and why (check_objective_config).
+  virtual void check_config(const TrainConfig&) const {}
   // "dpo (sigmoid, reference online)" for the logs; `reference` names the reference mode.
   virtual std::string describe(const TrainConfig& config, const char* reference) const = 0;
 
@@ -58,10 +69,17 @@ class Objective {
   virtual bool reports(const LossSums::Field& field) const = 0;
   virtual void add_derived_metrics(const LossSums& sums, const std::string& prefix,
                                    nlohmann::ordered_json& record) const;
+  // Metrics TRL's online trainers take per micro-batch over the ranks and average over a logging
+  // window (kl, entropy, clip ratios): the columns of MicroBatchResult::micro_metrics, each
+  // combined over the ranks as its MicroMetric says; `combined` holds one row per micro-batch.
+  virtual std::vector<MicroMetric> micro_metric_columns() const { return {}; }
+  virtual void add_micro_batch_metrics(const std::vector<std::vector<double>>& combined, const ObjectiveSections& sections,
+                                       nlohmann::ordered_json& record) const;
 
  protected:
   // The summed loss of a batch (differentiable); for a real batch, fills the output sums
-  // (LossSums::Source::output, by output_slot) it reports besides the loss.
+  // (LossSums::Source::output, by output_slot) it reports besides the loss, and appends its
+  // micro_metric_columns' values (fp64 scalars on the device) after them.
   virtual at::Tensor summed_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
                                  const at::Tensor& target_tokens, const ObjectiveSections& sections,
                                  double micro_batch_weight, std::vector<at::Tensor>* outputs) const = 0;

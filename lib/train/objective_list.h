@@ -5,6 +5,7 @@
 #pragma once
 
 #include "train/dpo_options.h"
+#include "train/grpo_options.h"
 #include "train/kto_options.h"
 #include "train/rm_options.h"
 #include "util/enum_names.h"
@@ -12,11 +13,12 @@
 namespace st {
 
 // train.stage: the objective.
-enum class Stage { sft, dpo, kto, rm };
+enum class Stage { sft, dpo, kto, rm, grpo };
 template <>
 struct EnumNames<Stage> {
   static constexpr NamedValue<Stage> table[] = {
-      {Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"}};
+      {Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"},
+      {Stage::grpo, "grpo"}};
 };
 constexpr Stage kDefaultStage = Stage::dpo;  // train.stage's default
 
@@ -25,11 +27,13 @@ struct ObjectiveSections {
   DpoOptions dpo;
   KtoOptions kto;
   RmOptions rm;
+  GrpoOptions grpo;
 
   void bind_objective_sections(ConfigSchema& schema) {
     dpo.bind(schema);
     kto.bind(schema);
     rm.bind(schema);
+    grpo.bind(schema);
   }
 };
 

@@ -51,7 +51,7 @@ class MathAnswer : public RewardFunction {
   std::vector<double> rewards(const RewardBatch& batch) const override {
     if (!batch.columns.contains(column_)) {
       throw RewardError("reward math_answer: the dataset has no column '" + column_ +
-                        "' holding the reference answers; name it with rewards.answer_column");
+                        "' holding the reference answers; name it with grpo.answer_column");
     }
     const nlohmann::json& references = batch.columns[column_];
     std::vector<double> out;

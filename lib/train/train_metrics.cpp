@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <iterator>
 
@@ -50,6 +52,7 @@ nlohmann::ordered_json loss_metrics(const Objective& objective, const LossSums& 
 
 void WindowStats::add(const MicroBatchResult& micro) {
   sums += micro.counts;
+  if (micro.micro_metrics.defined()) micro_metrics.push_back(micro.micro_metrics);
   output_sums = output_sums.defined() ? output_sums + micro.output_sums : micro.output_sums;
   if (micro.expert_picks.defined()) {
     expert_picks = expert_picks.defined() ? expert_picks + micro.expert_picks : micro.expert_picks;
@@ -73,6 +76,37 @@ struct Columns {
     return values.size() - 1;
   }
 };
+
+// Collective: the window's micro-batch metrics (Objective::micro_metric_columns), micro-batch m
+// of every rank combined into row m. Ranks with fewer micro-batches add rows that change nothing.
+std::vector<std::vector<double>> combined_micro_metrics(Communicator& world, const std::vector<at::Tensor>& mine,
+                                                        const std::vector<MicroMetric>& columns) {
+  const size_t width = columns.size();
+  const auto rows = static_cast<size_t>(max_over_ranks(world, static_cast<double>(mine.size())));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> values(rows * width, 0.0);
+  for (size_t m = rows == 0 ? 0 : mine.size(); m < rows; ++m) {
+    for (size_t k = 0; k < width; ++k) values[m * width + k] = columns[k].combine == RankCombine::sum ? 0.0 : nan;
+  }
+  if (!mine.empty()) {
+    const at::Tensor host = read_to_host(at::stack(mine)).to(at::kDouble).contiguous();
+    std::copy(host.data_ptr<double>(), host.data_ptr<double>() + host.numel(), values.begin());
+  }
+  const std::vector<double> all = all_gather_values(world, values);
+  std::vector<std::vector<double>> combined(rows, std::vector<double>(width, 0.0));
+  for (size_t m = 0; m < rows; ++m) {
+    for (size_t k = 0; k < width; ++k) {
+      double& out = combined[m][k];
+      out = columns[k].combine == RankCombine::sum ? 0.0 : nan;
+      for (int r = 0; r < world.size(); ++r) {
+        const double v = all[static_cast<size_t>(r) * rows * width + m * width + k];
+        if (columns[k].combine == RankCombine::sum) out += v;
+        else if (!std::isnan(v) && (std::isnan(out) || (columns[k].combine == RankCombine::min ? v < out : v > out))) out = v;
+      }
+    }
+  }
+  return combined;
+}
 
 }  // namespace
 
@@ -124,6 +158,10 @@ TrainRecord reduce_train_record(Communicator& world, const WindowStats& w, const
   record["step"] = c.step;
   record["epoch"] = c.epoch;
   record.update(loss_metrics(*c.objective, sums, ""));
+  const std::vector<MicroMetric> columns = c.objective->micro_metric_columns();
+  if (!columns.empty()) {
+    c.objective->add_micro_batch_metrics(combined_micro_metrics(world, w.micro_metrics, columns), *c.sections, record);
+  }
   record["lr"] = c.lr;
   record["grad_norm"] = c.grad_norm;
   record["tokens"] = typed.tokens;

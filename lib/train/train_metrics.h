@@ -26,6 +26,7 @@ struct WindowStats {
   int64_t steps = 0;
   CommBytes comm;        // collective payload bytes, summed over the steps
   StepPhases phases;     // summed over the steps
+  std::vector<at::Tensor> micro_metrics;  // MicroBatchResult's, one per micro-batch that has them
 
   void add(const MicroBatchResult& micro);
   void settle();  // one host read (util/host_sync.h)
@@ -33,6 +34,7 @@ struct WindowStats {
 
 struct RecordContext {
   const Objective* objective = nullptr;  // train.stage's (objective_for); required
+  const ObjectiveSections* sections = nullptr;  // the objectives' settings; required
   int64_t step = 0;           // optimizer steps done
   double epoch = 0.0;         // fractional epochs done
   double lr = 0.0, grad_norm = 0.0;

@@ -9,6 +9,7 @@
 #include "data/holdout.h"
 #include "train/objective.h"
 #include "train/objectives.h"
+#include "train/rollout_geometry.h"
 #include "util/errors.h"
 #include "util/log.h"
 
@@ -206,6 +207,9 @@ TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int wo
   plan.val_pairs = data.val_pairs();
   const auto batch = static_cast<uint64_t>(plan.global_batch);
   plan.steps_per_epoch = static_cast<int64_t>((plan.train_pairs + batch - 1) / batch);
+  if (objective_for(t.stage).online()) {  // its batches are completions of the prompts' generations
+    plan.steps_per_epoch = rollout_steps_per_epoch(rollout_geometry(config, plan.grad_accum, world_size, 0), plan.train_pairs);
+  }
   plan.total_steps = t.max_steps > 0 ? t.max_steps
                                      : static_cast<int64_t>(std::ceil(t.epochs * static_cast<double>(plan.steps_per_epoch)));
   plan.reference = resolve_reference(config, *data.train, data.val.get());

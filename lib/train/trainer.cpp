@@ -70,7 +70,9 @@ Trainer::Trainer(const TrainConfig& config, World& world, const RunOptions& opti
       world_(world),
       tasks_(config),
       run_(setup_run(config, world, options)),
-      router_coefficient_(router_loss_coefficient(config.moe, objective_.adds_router_loss_by_default(), run_.engine->model().config())) {}
+      router_coefficient_(router_loss_coefficient(config.moe, objective_.adds_router_loss_by_default(), run_.engine->model().config())) {
+  if (objective_.online()) rollouts_ = std::make_unique<RolloutPhase>(config_, objective_, run_);
+}
 
 Trainer::~Trainer() = default;
 
@@ -95,11 +97,15 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
   // Training forwards of a model with experts tally their routing: the router's loss (when its
   // coefficient is not 0) and the expert load (always). Evaluations do not.
   const bool routed = run_.engine->model().config().experts.num_experts > 0 && at::GradMode::is_enabled();
-  const TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout,
-                                                           routed ? micro.token_weights : at::Tensor());
+  TokenBatch batch = run_.engine->model().make_batch(micro.input_ids, micro.targets, micro.layout,
+                                                     routed ? micro.token_weights : at::Tensor());
+  batch.head_output = objective_.head_output();
+  batch.logit_temperature = objective_.logit_temperature(config_);
   at::Tensor reference_logps;
   if (run_.plan.reference == ReferenceMode::precomputed) reference_logps = to_device_async(micro.ref_logps, run_.device);
-  if (run_.plan.reference == ReferenceMode::online) {
+  if (objective_.online()) {
+    reference_logps = micro.ref_token_logps;  // the rollout phase's, once per generation
+  } else if (run_.plan.reference == ReferenceMode::online) {
     const Timer timer;
     reference_logps = run_.reference->logps(batch);
     if (options_.sync_phases) compat::synchronize_compute(run_.device);
@@ -174,6 +180,7 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
                                 int64_t steps, int64_t skipped) {
   RecordContext context;
   context.objective = &objective_;
+  context.sections = &config_;
   context.step = steps;
   context.epoch = static_cast<double>(batch.global.next.epoch) +
                   static_cast<double>(batch.global.next.consumed) / static_cast<double>(run_.plan.train_pairs);
@@ -188,6 +195,7 @@ TrainRecord Trainer::log_window(WindowStats& window, const StepOutcome& outcome,
   context.exact_phases = !run_.device.is_cuda() || options_.sync_phases;
   window.settle();
   TrainRecord record = reduce_train_record(*run_.host, window, context);
+  if (rollouts_) record.json.update(rollouts_->take_metrics());
   window = {};
   return record;
 }
@@ -334,15 +342,19 @@ TrainResult Trainer::run(const TrainObserver& observer) {
   };
 
   const Timer run_timer;
-  PairLoader loader(run_.data.train, loader_options(true), run_.parallel.data_rank, run_.parallel.data_size,
-                    run_.progress.cursor);
+  // An online objective's steps come from its rollout phase; the others' from the shards.
+  std::optional<PairLoader> loader;
+  if (!rollouts_) {
+    loader.emplace(run_.data.train, loader_options(true), run_.parallel.data_rank, run_.parallel.data_size,
+                   run_.progress.cursor);
+  }
   WindowStats window;
   int64_t skipped = run_.progress.scaler.skipped;
   catch_stop_signals();
   for (int64_t step = first; step < total; ++step) {
     const Timer step_timer;
-    const StepBatch batch = loader.next();
-    window.phases.data += step_timer.seconds();
+    const StepBatch batch = rollouts_ ? rollouts_->step_batch(step, window.phases) : loader->next();
+    if (!rollouts_) window.phases.data += step_timer.seconds();
     const double lr = learning_rate(config_.optim, step, total);
     const ScopedCollectiveContext collective_context(step + 1, -1);  // timeouts name the step
     const StepOutcome outcome = train_step(batch, lr, window);

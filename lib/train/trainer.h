@@ -14,6 +14,7 @@
 #include "data/pair_loader.h"
 #include "distributed/world.h"
 #include "train/objective.h"
+#include "train/rollout_phase.h"
 #include "train/run_setup.h"
 #include "train/stop_request.h"
 #include "train/task_evaluation.h"
@@ -93,6 +94,7 @@ class Trainer {
   std::vector<uint64_t> mixture_seen_;    // samples of each data.train dataset trained by this process
   std::unique_ptr<MicroBatch> padding_;   // a zero-weight micro-batch for ranks with fewer
   double router_coefficient_ = 0.0;       // moe.aux_loss_coef as it applies (moe_options.h)
+  std::unique_ptr<RolloutPhase> rollouts_;  // an online objective's (else null): its steps' batches
 };
 
 }  // namespace st

@@ -1,0 +1,29 @@
+// A GRPO run's reward functions (grpo.reward_funcs) and their weights (grpo.reward_weights),
+// and a generation's rewards from them: one column per function, NaN where a function gives
+// none (TRL's None).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "train/group_advantages.h"
+#include "train/grpo_options.h"
+#include "train/reward_functions.h"
+
+namespace st {
+
+struct RewardSet {
+  std::vector<std::unique_ptr<RewardFunction>> functions;
+  std::vector<double> weights;  // one per function
+  bool reads_text = false;      // a function reads the completions' text (they must be decoded)
+};
+
+// Throws ConfigError naming grpo.reward_funcs or grpo.reward_weights: an unknown word (with
+// the words there are), none at all, or weights that are not one number per function.
+RewardSet reward_set(const GrpoOptions& options);
+
+// Every function's rewards of `batch`; throws RewardError naming the function when it answers
+// another count than the batch's completions.
+RewardTable score_batch(const RewardSet& set, const RewardBatch& batch);
+
+}  // namespace st

@@ -1,0 +1,251 @@
+#include "train/rollout_phase.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "data/padded_rows.h"
+#include "distributed/value_gather.h"
+#include "train/group_advantages.h"
+#include "util/errors.h"
+#include "util/timer.h"
+
+namespace st {
+namespace {
+
+// Completions longer than any prompt + completion: collate must cut nothing.
+constexpr int64_t kNoCutoff = std::numeric_limits<int32_t>::max();
+
+double mean_of(const std::vector<double>& values) {
+  double sum = 0.0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
+}
+
+// What a reward function sees of a record's `prompt` (TRL passes messages as they are).
+std::string prompt_text(const nlohmann::json& record) {
+  if (!record.contains("prompt")) return "";
+  const nlohmann::json& prompt = record["prompt"];
+  return prompt.is_string() ? prompt.get<std::string>() : prompt.dump();
+}
+
+}  // namespace
+
+RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective, RunSetup& run)
+    : config_(config),
+      objective_(objective),
+      run_(run),
+      geometry_(rollout_geometry(config, run.plan.grad_accum, run.parallel.data_size, run.parallel.data_rank)),
+      rewards_(reward_set(config.grpo)),
+      sampler_(run.data.train->size(), static_cast<uint64_t>(geometry_.prompts()), config.train.seed,
+               config.data.shuffle) {
+  const ModelConfig& model = run.engine->model().config();
+  if (config.grpo.rollouts.empty()) {
+    throw ConfigError("grpo.rollouts is empty: sampling the completions on the training ranks is not built yet; give "
+                      "a replay file (line i: {\"completion_ids\": [[...], ...]}, the completions of dataset row i)");
+  }
+  replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
+  if (rewards_.reads_text) {
+    if (!holds_tokenizer(config.model.path)) {
+      throw ConfigError("grpo.reward_funcs reads the completions' text, but model.path (" + config.model.path +
+                        ") holds no tokenizer to decode them; use a model directory with tokenizer.json");
+    }
+    tokenizer_ = Tokenizer::from_file(config.model.path);
+  }
+  eos_ids_ = model.eos_token_ids;
+  if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
+}
+
+RolloutPhase::~RolloutPhase() = default;
+
+GlobalBatch RolloutPhase::prompts_of(int64_t generation) {
+  if (generation < sampled_generations_) {  // an earlier one (not in a run: restart the walk)
+    sampled_generations_ = 0;
+    sampler_cursor_ = {};
+  }
+  const auto wanted = static_cast<size_t>(geometry_.prompts());
+  GlobalBatch batch;
+  while (true) {
+    batch = sampler_.batch_at(sampler_cursor_);
+    if (batch.indices.size() < wanted) {  // an epoch's short end: dropped
+      sampler_cursor_ = {sampler_cursor_.epoch + 1, 0};
+      continue;
+    }
+    if (sampled_generations_ == generation) break;
+    sampler_cursor_ = batch.next;
+    ++sampled_generations_;
+  }
+  return batch;
+}
+
+void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
+  Timer timer;
+  const GlobalBatch prompts = prompts_of(generation);
+  const PairDataset& data = *run_.data.train;
+  const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
+  const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
+  std::vector<Pair> pairs;
+  RewardBatch batch;
+  std::vector<nlohmann::json> records;
+  std::vector<double> lengths, truncated;
+  uint64_t last_index = UINT64_MAX;
+  Pair prompt;
+  std::vector<std::vector<int64_t>> completions;
+  for (int64_t c = first; c < first + block; ++c) {
+    const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
+    if (index != last_index) {
+      prompt = data.get(index);
+      completions = replay_->group(index);
+      last_index = index;
+    }
+    const std::vector<int64_t>& ids = completions[static_cast<size_t>(c % group)];
+    Pair pair;
+    pair.prompt = prompt.prompt;
+    pair.chosen.assign(ids.begin(), ids.end());
+    pairs.push_back(std::move(pair));
+    const nlohmann::json record = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
+    batch.prompts.push_back(prompt_text(record));
+    batch.completions.push_back(tokenizer_ ? tokenizer_->decode(ids, true) : std::string());
+    batch.completion_ids.push_back(ids);
+    for (const auto& [key, value] : record.items()) {
+      if (key != "prompt") batch.columns[key].push_back(value);
+    }
+    lengths.push_back(static_cast<double>(ids.size()));
+    const bool ends = std::find(eos_ids_.begin(), eos_ids_.end(), ids.back()) != eos_ids_.end() ||
+                      ids.back() == data.pad_id();
+    truncated.push_back(ends ? 0.0 : 1.0);
+  }
+  phases.rollout += timer.seconds();
+
+  // Every rank's rewards, lengths and truncation flags, in the generation's order.
+  timer = Timer();
+  const RewardTable mine = score_batch(rewards_, batch);
+  std::vector<double> values = mine.values;
+  values.insert(values.end(), lengths.begin(), lengths.end());
+  values.insert(values.end(), truncated.begin(), truncated.end());
+  const std::vector<double> all = all_gather_values(*run_.host, values);
+  const size_t functions = rewards_.functions.size(), width = values.size();
+  RewardTable table;
+  table.functions = functions;
+  std::vector<double> all_lengths, all_truncated;
+  for (int r = 0; r < geometry_.ranks; ++r) {
+    const double* row = all.data() + static_cast<size_t>(r) * width;
+    table.values.insert(table.values.end(), row, row + block * static_cast<int64_t>(functions));
+    all_lengths.insert(all_lengths.end(), row + block * static_cast<int64_t>(functions),
+                       row + block * static_cast<int64_t>(functions + 1));
+    all_truncated.insert(all_truncated.end(), row + block * static_cast<int64_t>(functions + 1), row + width);
+  }
+  AdvantageOptions options;
+  options.group_size = group;
+  options.scaling = config_.grpo.scale_rewards;
+  options.aggregation = config_.grpo.multi_objective_aggregation;
+  options.weights = rewards_.weights;
+  const GroupAdvantages advantages = group_advantages(table, options);
+  phases.reward += timer.seconds();
+
+  // The generation's loss tokens on all ranks (TRL's num_items_in_batch, at least 1).
+  const bool masking = config_.grpo.mask_truncated_completions;
+  double loss_tokens = 0.0;
+  for (size_t i = 0; i < all_lengths.size(); ++i) loss_tokens += masking && all_truncated[i] > 0.0 ? 0.0 : all_lengths[i];
+  const double tokens_per_completion = std::max(loss_tokens, 1.0) / static_cast<double>(all_lengths.size());
+
+  // This rank's micro-batches.
+  timer = Timer();
+  CollateOptions collate;
+  collate.cutoff_len = kNoCutoff;
+  collate.pad_id = data.pad_id();
+  collate.micro_batch = geometry_.micro_batch;
+  buffer_.clear();
+  FsdpModel& model = run_.engine->model();
+  const c10::NoGradGuard no_grad;
+  double reference_seconds = 0.0;
+  for (int64_t m = 0; m < geometry_.steps_per_generation; ++m) {
+    const int64_t begin = m * geometry_.micro_batch, end = begin + geometry_.micro_batch;
+    std::vector<Pair> slice(pairs.begin() + begin, pairs.begin() + end);
+    MicroBatch micro = collate_pairs(std::move(slice), PairKind::sft, collate);
+    std::vector<float> slice_advantages;
+    for (int64_t i = begin; i < end; ++i) {
+      slice_advantages.push_back(static_cast<float>(advantages.advantages[static_cast<size_t>(first + i)]));
+      if (masking && truncated[static_cast<size_t>(i)] > 0.0) {  // no loss: no targets
+        const int64_t row = i - begin;
+        micro.target_tokens -= micro.target_counts[row].item<int64_t>();
+        micro.targets[row].fill_(kIgnoreTarget);
+        micro.target_counts[row].fill_(0);
+      }
+    }
+    micro.advantages = at::tensor(slice_advantages, at::kFloat);
+    micro.generation_tokens_per_completion = tokens_per_completion;
+    if (geometry_.needs_old_logps() || run_.reference) {
+      TokenBatch tokens = model.make_batch(micro.input_ids, micro.targets, micro.layout);
+      tokens.head_output = HeadOutput::token_lines;
+      tokens.logit_temperature = objective_.logit_temperature(config_);
+      if (geometry_.needs_old_logps()) {
+        const Timer old_timer;
+        micro.old_token_logps = model.sequence_logps(tokens)[static_cast<int64_t>(HeadLine::logps)].detach();
+        phases.old_logps += old_timer.seconds();
+      }
+      if (run_.reference) {
+        const Timer reference_timer;
+        micro.ref_token_logps = run_.reference->logps(tokens)[static_cast<int64_t>(HeadLine::logps)].detach();
+        reference_seconds += reference_timer.seconds();
+      }
+    }
+    buffer_.push_back(std::move(micro));
+  }
+  phases.reference += reference_seconds;
+  buffered_ = generation;
+  buffered_prompts_ = prompts;
+
+  // What TRL logs of the generation (all ranks hold the same values).
+  nlohmann::ordered_json record;
+  record["reward"] = advantages.reward_mean;
+  record["reward_std"] = advantages.reward_std;
+  for (size_t f = 0; f < functions; ++f) {
+    const std::string name = rewards_.functions[f]->name();
+    record["rewards/" + name + "/mean"] = advantages.function_means[f];
+    record["rewards/" + name + "/std"] = advantages.function_stds[f];
+  }
+  record["frac_reward_zero_std"] = advantages.zero_std_fraction;
+  std::vector<double> terminated;
+  for (size_t i = 0; i < all_lengths.size(); ++i) {
+    if (all_truncated[i] == 0.0) terminated.push_back(all_lengths[i]);
+  }
+  if (terminated.empty()) terminated.push_back(0.0);  // TRL's edge case: zeros
+  record["completions/mean_length"] = mean_of(all_lengths);
+  record["completions/min_length"] = *std::min_element(all_lengths.begin(), all_lengths.end());
+  record["completions/max_length"] = *std::max_element(all_lengths.begin(), all_lengths.end());
+  record["completions/clipped_ratio"] = mean_of(all_truncated);
+  record["completions/mean_terminated_length"] = mean_of(terminated);
+  record["completions/min_terminated_length"] = *std::min_element(terminated.begin(), terminated.end());
+  record["completions/max_terminated_length"] = *std::max_element(terminated.begin(), terminated.end());
+  metrics_.push_back(std::move(record));
+}
+
+StepBatch RolloutPhase::step_batch(int64_t step, StepPhases& phases) {
+  StepBatch out;
+  for (int64_t i = 0; i < geometry_.grad_accum; ++i) {
+    const int64_t k = step * geometry_.grad_accum + i;  // this rank's micro-batch over the run
+    const int64_t generation = k / geometry_.generate_every();
+    if (generation != buffered_) generate(generation, phases);
+    out.micro_batches.push_back(buffer_[static_cast<size_t>(k % geometry_.steps_per_generation)]);
+  }
+  out.global = buffered_prompts_;
+  return out;
+}
+
+nlohmann::ordered_json RolloutPhase::take_metrics() {
+  nlohmann::ordered_json averaged;
+  if (metrics_.empty()) return averaged;
+  for (const auto& [key, value] : metrics_.front().items()) {
+    double sum = 0.0;
+    for (const nlohmann::ordered_json& record : metrics_) sum += record[key].get<double>();
+    averaged[key] = sum / static_cast<double>(metrics_.size());
+  }
+  metrics_.clear();
+  return averaged;
+}
+
+}  // namespace st
