@@ -5,6 +5,8 @@
 // head's per-token lines, and kl, entropy and the clip ratios are TRL's per-micro-batch metrics.
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -146,24 +148,27 @@ void GrpoObjective::add_micro_batch_metrics(const std::vector<std::vector<double
   if (combined.empty()) return;
   // TRL's global_masked_mean: a sum over the count clamped at 1.
   const auto over = [](double sum, double count) { return sum / std::max(count, 1.0); };
-  double kl = 0.0, entropy = 0.0, low_mean = 0.0, high_mean = 0.0, region_mean = 0.0, lowest = 0.0, highest = 0.0;
-  for (const std::vector<double>& row : combined) {
-    kl += over(row[kl_sum], row[tokens]);
-    entropy += over(row[entropy_sum], row[tokens]);
-    low_mean += over(row[low], row[clip_units]);
-    high_mean += over(row[high], row[clip_units]);
-    region_mean += over(row[region], row[clip_units]);
-    lowest += row[low_min];
-    highest += row[high_max];
+  const std::vector<std::pair<const char*, std::function<double(const std::vector<double>&)>>> metrics = {
+      {"kl", [&](const std::vector<double>& r) { return over(r[kl_sum], r[tokens]); }},
+      {"entropy", [&](const std::vector<double>& r) { return over(r[entropy_sum], r[tokens]); }},
+      {"clip_ratio/low_mean", [&](const std::vector<double>& r) { return over(r[low], r[clip_units]); }},
+      {"clip_ratio/low_min", [](const std::vector<double>& r) { return r[low_min]; }},
+      {"clip_ratio/high_mean", [&](const std::vector<double>& r) { return over(r[high], r[clip_units]); }},
+      {"clip_ratio/high_max", [](const std::vector<double>& r) { return r[high_max]; }},
+      {"clip_ratio/region_mean", [&](const std::vector<double>& r) { return over(r[region], r[clip_units]); }}};
+  for (const auto& [name, value] : metrics) {
+    if (std::string(name) == "kl" && sections.grpo.beta == 0.0) continue;  // TRL logs it with a KL term only
+    // TRL averages a window's values leaving NaN out (a micro-batch whose completions all lack
+    // tokens has no clip_ratio/low_min), and logs null when none is left.
+    double sum = 0.0, count = 0.0;
+    for (const std::vector<double>& row : combined) {
+      const double v = value(row);
+      if (std::isnan(v)) continue;
+      sum += v;
+      count += 1.0;
+    }
+    record[name] = count > 0.0 ? nlohmann::ordered_json(sum / count) : nlohmann::ordered_json(nullptr);
   }
-  const auto rows = static_cast<double>(combined.size());
-  if (sections.grpo.beta > 0.0) record["kl"] = kl / rows;
-  record["entropy"] = entropy / rows;
-  record["clip_ratio/low_mean"] = low_mean / rows;
-  record["clip_ratio/low_min"] = lowest / rows;
-  record["clip_ratio/high_mean"] = high_mean / rows;
-  record["clip_ratio/high_max"] = highest / rows;
-  record["clip_ratio/region_mean"] = region_mean / rows;
 }
 
 const Objective& grpo_objective() {

@@ -237,12 +237,18 @@ StepBatch RolloutPhase::step_batch(int64_t step, StepPhases& phases) {
 }
 
 nlohmann::ordered_json RolloutPhase::take_metrics() {
-  nlohmann::ordered_json averaged;
+  nlohmann::ordered_json averaged = nlohmann::ordered_json::object();
   if (metrics_.empty()) return averaged;
+  // As TRL averages a window's values: NaN left out (a reward no completion got), null when none is left.
   for (const auto& [key, value] : metrics_.front().items()) {
-    double sum = 0.0;
-    for (const nlohmann::ordered_json& record : metrics_) sum += record[key].get<double>();
-    averaged[key] = sum / static_cast<double>(metrics_.size());
+    double sum = 0.0, count = 0.0;
+    for (const nlohmann::ordered_json& record : metrics_) {
+      const double v = record[key].get<double>();
+      if (std::isnan(v)) continue;
+      sum += v;
+      count += 1.0;
+    }
+    averaged[key] = count > 0.0 ? nlohmann::ordered_json(sum / count) : nlohmann::ordered_json(nullptr);
   }
   metrics_.clear();
   return averaged;

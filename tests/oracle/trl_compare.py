@@ -1,11 +1,15 @@
 """Per-step agreement of a shardtune run's metrics.jsonl with TRL's log of the same run
-(trl_dpo.py, trl_sft.py, trl_kto.py): every step present in both, and for each metric TRL logs
+(trl_dpo.py, trl_sft.py, trl_kto.py, trl_grpo.py): every step present in both, and for each metric TRL logs
 
   loss, logps/chosen, logps/rejected, grad_norm, learning rate,
   aux_loss (a mixture-of-experts model's router loss)            relative 1e-5
   rewards/chosen, rejected, margins                              1e-5 x beta x |logps| (below)
   rewards/accuracies                                             equal
-  kl (KTO's reference point)                                     1e-5 x |logps|
+  kl (KTO's reference point; GRPO's mean token KL)              1e-5 x |logps| (GRPO: 1e-5 absolute)
+  entropy (GRPO)                                                 relative 1e-5
+  reward, reward_std, rewards/<f>/mean|std, frac_reward_zero_std,
+  completions/* (GRPO's generation statistics)                   1e-5 x max(|value|, 1)
+  clip_ratio/* (GRPO)                                            1e-5 absolute
 
 A reward is beta x (policy log-prob - reference log-prob): a difference of two sums of about
 |logps| nats each, so two correct fp32 computations of it differ by fp32 noise on |logps|, not on
@@ -58,7 +62,22 @@ RELATIVE = ["loss", "logps/chosen", "logps/rejected", "grad_norm", "lr", "aux_lo
 REWARDS = ["rewards/chosen", "rewards/rejected", "rewards/margins"]
 # KTO's reference point: a mean of (policy - reference) log-prob sums, as a reward without beta.
 KL = ["kl"]
-COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"]
+# GRPO's (trl_grpo.py): the generation's statistics, of rewards and lengths of order 1 or more
+# computed from the same values on both sides, to 1e-5 of max(|value|, 1); the clip ratios,
+# shares of counted tokens, to 1e-5 absolute (a token flipping sides moves them by 1/tokens);
+# rewards/<function>/mean and /std are found by name.
+GENERATION = ["reward", "reward_std", "frac_reward_zero_std", "completions/mean_length", "completions/min_length",
+              "completions/max_length", "completions/clipped_ratio", "completions/mean_terminated_length",
+              "completions/min_terminated_length", "completions/max_terminated_length"]
+CLIP = ["clip_ratio/low_mean", "clip_ratio/low_min", "clip_ratio/high_mean", "clip_ratio/high_max",
+        "clip_ratio/region_mean"]
+RELATIVE += ["entropy"]
+COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"] + GENERATION + CLIP
+
+
+def reward_function_metrics(record):
+    """rewards/<function>/mean and /std of a GRPO log."""
+    return [k for k in record if k.startswith("rewards/") and k.count("/") == 2 and k.split("/")[2] in ("mean", "std")]
 
 
 def read(path):
@@ -90,7 +109,7 @@ def main():
     for step in steps:
         a, b = ours[step], theirs[step]
         scale = beta * max(abs(b.get("logps/chosen", 0.0)), abs(b.get("logps/rejected", 0.0)), 1.0)
-        for name in COMPARED:
+        for name in COMPARED + reward_function_metrics(b):
             if name in skipped or NAMES.get(name, name) not in b:  # SFT: loss, grad norm, lr
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
@@ -100,6 +119,10 @@ def main():
                 error = abs(x - y) / scale
             elif name in KL:
                 error = abs(x - y) / (scale / beta)
+            elif name in GENERATION or name.startswith("rewards/"):
+                error = abs(x - y) / max(abs(y), 1.0)
+            elif name in CLIP:
+                error = abs(x - y)
             elif name == "loss" and loss_is_a_difference:
                 error = abs(x - y) / max(abs(y), 1.0)
             else:
@@ -128,14 +151,14 @@ def main():
     # The deciding comparisons. With a float64 run: the 1e-5 screen over the values it passed,
     # the float64 judge over the values past it (in units of what the rule allows). Without one
     # (trl_test.sh's `differs` controls, unrecorded), 1e-5 is a fixed bound.
-    for name in COMPARED:
+    for name in COMPARED + sorted({k for record in theirs.values() for k in reward_function_metrics(record)}):
         if name in screened and exact:
             tolerance_log.record_screen(f"trl {name}", label, screened[name], TOLERANCE)
         elif name in worst and not exact:
             tolerance_log.record(f"trl {name}", label, "", worst[name][0], TOLERANCE)
         if name in judged_worst:
             tolerance_log.record_judged(f"trl {name}", label, judged_worst[name])
-    summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in COMPARED if name in worst)
+    summary = ", ".join(f"{name} {worst[name][0]:.2g}" for name in worst)
     if skipped:
         summary += f"; not compared: {', '.join(skipped)} ({why})"
     if judged:

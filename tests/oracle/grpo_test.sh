@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# grpo_test.sh <shardtune binary> <case> <vocabularies dir> <smollm2 dir>: `shardtune train
+# --train.stage grpo` on a replay file (grpo.rollouts) against TRL 1.16's own GRPOTrainer
+# (trl_grpo.py: its rollout_func serves the same completions), on the CPU in fp32 with TRL's
+# float64 run as the judge past the screen (trl_harness.sh), step for step: loss, grad norm,
+# learning rate, the rewards' statistics, the completions' lengths, entropy, kl and the clip
+# ratios (trl_compare.py). The tiny llama_gqa fixture, 32 prompts with 4 replayed completions
+# each (2 to 10 tokens, half ending in EOS), the reward DAPO's soft overlong punishment on the
+# ids (limit 8, cache 4: 0, a ramp, -1), 12 steps of 8 completions.
+# - losses: each loss type (dapo on 1 rank and on 2, grpo, dr_grpo, bnpo), on-policy (a
+#   generation per step);
+# - updates: a generation feeding 2 steps of 2 micro-batches twice (steps_per_generation 4,
+#   num_iterations 2: the generating policy's log-probs kept, clipping that bites), with
+#   clip-higher and delta; GSPO's sequence-level ratio; the KL term (beta 0.04) with and without
+#   the bias correction, and temperature 0.7; masked truncated completions; the top-entropy
+#   quantile; rewards scaled by the batch's std and not at all.
+# shellcheck source=../e2e/harness.sh
+source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
+# shellcheck source=../tokenizer/vocabularies.sh
+source "$ST_SOURCE_DIR/tests/tokenizer/vocabularies.sh"
+need_oracles "$3"
+steps=12 beta=0.1  # beta: trl_harness.sh's DPO default (the KL metric's scale is 1 without log-probs)
+# shellcheck source=trl_harness.sh
+source "$ST_SOURCE_DIR/tests/oracle/trl_harness.sh"
+
+"$python" - "$work/prompts.jsonl" "$work/rollouts.jsonl" <<'PY' || fail "could not write the prompts and rollouts"
+import json, random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as prompts, open(sys.argv[2], "w") as rollouts:
+    for row in range(32):
+        prompts.write(json.dumps({"prompt_ids": [1] + [random.randint(3, 96) for _ in range(random.randint(3, 8))]}) + "\n")
+        group = []
+        for _ in range(4):
+            ids = [random.randint(3, 96) for _ in range(random.randint(2, 9))]
+            group.append(ids + [2] if random.random() < 0.5 else ids)
+        rollouts.write(json.dumps({"completion_ids": group}) + "\n")
+PY
+run --exit 0 "$bin" prep --input "$work/prompts.jsonl" --vocab 97 --output "$work/prompts" --kind prompt
+
+# grpo_trl <name> <trl_grpo.py options...>: TRL's run, 8 completions per step unless told ($lr: the
+# learning rate, 5e-3 unless set).
+grpo_trl() {
+  trl_runs trl_grpo.py "$1" "$fixtures/llama_gqa" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" \
+    --steps "$steps" --num-generations 4 --overlong 8,4 --lr "${lr:-5e-3}" --schedule linear --weight-decay 0.01 \
+    --grad-clip 1.0 "${@:2}"
+}
+# grpo_ours <name> <ranks> <train options...>: shardtune's run of the same.
+grpo_ours() {
+  train_data=$work/prompts/train ours "$1" "$2" --train.stage=grpo --grpo.num_generations=4 \
+    --grpo.rollouts="$work/rollouts.jsonl" --grpo.reward_funcs=get_soft_overlong_punishment \
+    --grpo.overlong_max_length=8 --grpo.overlong_cache=4 --optim.lr="${lr:-5e-3}" --optim.schedule=linear \
+    --optim.weight_decay=0.01 --optim.grad_clip=1 "${@:3}"
+}
+# The GRPO loss is a sum of advantage-weighted terms of order 1 with zero-mean advantages: its
+# fp32 error is relative to those terms (1), not to the small sum. Adam at these learning rates
+# turns rounding noise into lr-sized steps: TRL's own fp32 grad norms drift from its float64 run
+# by 1e-4 relative within 10 steps (measured, dapo), so the judge's scale is the spread TRL's
+# fp32 showed so far (trl_compare.py --noise-grows).
+agree_grpo() { agree "$1" "$2" "$3" --loss-is-a-difference --noise-grows; }
+# clip_bites <trl name>: TRL's run clipped some token (the case's clipping is exercised).
+clip_bites() {
+  "$python" - "$work/$1.trl.jsonl" <<'PY' || fail "$1: no step clipped a token; the case does not exercise clipping"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+assert any(r.get("clip_ratio/region_mean", 0) > 0 for r in records)
+PY
+}
+
+one=(--micro-batch 4 --grad-accum 2)
+ours_one=(--train.micro_batch=4 --train.grad_accum=2)
+case "$case_name" in
+  losses)
+    for loss in dapo grpo dr_grpo bnpo; do
+      grpo_trl "$loss" "${one[@]}" --loss-type "$loss" --max-completion-length 12
+      grpo_ours "$loss" 1 "${ours_one[@]}" --grpo.loss_type="$loss" --grpo.max_completion_length=12
+      agree_grpo "$loss" "$loss" "GRPO loss_type $loss, 1 rank, 2 micro-batches of 4"
+    done
+    differs grpo dapo "grpo's per-completion means against TRL's dapo"
+    # 2 ranks of one 4-completion micro-batch: TRL's one process with one 8-completion micro-batch
+    # holds the same completions in the step and in its one micro-batch (dapo: the loss does not
+    # depend on how the step's completions are split).
+    grpo_trl dapo-wide --micro-batch 8 --grad-accum 1 --loss-type dapo
+    grpo_ours dapo-two 2 --train.micro_batch=4 --train.grad_accum=1
+    agree_grpo dapo-two dapo-wide "GRPO dapo, 2 ranks x 4 completions"
+    ;;
+  updates)
+    reuse=(--steps-per-generation 4 --num-iterations 2 --epsilon 0.1 --epsilon-high 0.14 --delta 1.5)
+    ours_reuse=(--grpo.steps_per_generation=4 --grpo.num_iterations=2 --grpo.epsilon=0.1 --grpo.epsilon_high=0.14
+                --grpo.delta=1.5)
+    lr=3e-2 grpo_trl reuse "${one[@]}" "${reuse[@]}"
+    clip_bites reuse
+    lr=3e-2 grpo_ours reuse 1 "${ours_one[@]}" "${ours_reuse[@]}"
+    agree_grpo reuse reuse "GRPO, a generation for 2 steps x 2 iterations, epsilon 0.1, clip-higher 0.14, delta 1.5"
+    lr=3e-2 grpo_trl gspo "${one[@]}" "${reuse[@]}" --importance-sampling-level sequence --loss-type grpo
+    lr=3e-2 grpo_ours gspo 1 "${ours_one[@]}" "${ours_reuse[@]}" --grpo.importance_sampling_level=sequence \
+      --grpo.loss_type=grpo
+    agree_grpo gspo gspo "GSPO (sequence-level ratio), a generation reused"
+    grpo_trl kl "${one[@]}" --beta 0.04 --temperature 0.7
+    grpo_ours kl 1 "${ours_one[@]}" --grpo.beta=0.04 --grpo.temperature=0.7
+    agree_grpo kl kl "GRPO with the KL term (beta 0.04), temperature 0.7"
+    lr=3e-2 grpo_trl kl-corrected "${one[@]}" "${reuse[@]}" --beta 0.04 --bias-correction-kl
+    lr=3e-2 grpo_ours kl-corrected 1 "${ours_one[@]}" "${ours_reuse[@]}" --grpo.beta=0.04 \
+      --grpo.use_bias_correction_kl=true
+    agree_grpo kl-corrected kl-corrected "GRPO with the bias-corrected KL term, a generation reused"
+    grpo_trl masked "${one[@]}" --mask-truncated --top-entropy-quantile 0.5 --scale-rewards batch
+    grpo_ours masked 1 "${ours_one[@]}" --grpo.mask_truncated_completions=true --grpo.top_entropy_quantile=0.5 \
+      --grpo.scale_rewards=batch
+    agree_grpo masked masked "GRPO, truncated completions masked, top-entropy quantile 0.5, batch-scaled rewards"
+    grpo_trl unscaled "${one[@]}" --scale-rewards none
+    grpo_ours unscaled 1 "${ours_one[@]}" --grpo.scale_rewards=none
+    agree_grpo unscaled unscaled "Dr. GRPO's unscaled rewards"
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS [$case_name]"
