@@ -47,6 +47,11 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
     throw ConfigError("grpo.rollouts is empty: sampling the completions on the training ranks is not built yet; give "
                       "a replay file (line i: {\"completion_ids\": [[...], ...]}, the completions of dataset row i)");
   }
+  if (config.grpo.top_entropy_quantile < 1.0 && geometry_.ranks > 1) {
+    throw ConfigError("grpo.top_entropy_quantile = " + std::to_string(config.grpo.top_entropy_quantile) + " on " +
+                      std::to_string(geometry_.ranks) + " ranks: TRL's threshold is a quantile of every rank's "
+                      "entropies, which is not gathered yet; run on 1 rank or set it to 1");
+  }
   replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
   if (rewards_.reads_text) {
     if (!holds_tokenizer(config.model.path)) {

@@ -5,7 +5,9 @@
   aux_loss (a mixture-of-experts model's router loss)            relative 1e-5
   rewards/chosen, rejected, margins                              1e-5 x beta x |logps| (below)
   rewards/accuracies                                             equal
-  kl (KTO's reference point; GRPO's mean token KL)              1e-5 x |logps| (GRPO: 1e-5 absolute)
+  kl (KTO's reference point)                                     1e-5 x |logps|
+  kl (GRPO's mean token KL, exp(d) - d - 1 over tokens: its
+      rounding is relative once d is of order 1)                 relative 1e-5
   entropy (GRPO)                                                 relative 1e-5
   reward, reward_std, rewards/<f>/mean|std, frac_reward_zero_std,
   completions/* (GRPO's generation statistics)                   1e-5 x max(|value|, 1)
@@ -113,11 +115,12 @@ def main():
             if name in skipped or NAMES.get(name, name) not in b:  # SFT: loss, grad norm, lr
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
+            relative = name in RELATIVE or (name == "kl" and "entropy" in b)  # GRPO's kl (above)
             if name == "rewards/accuracies":
                 error = 0.0 if x == y else 1.0
             elif name in REWARDS:
                 error = abs(x - y) / scale
-            elif name in KL:
+            elif name in KL and not relative:
                 error = abs(x - y) / (scale / beta)
             elif name in GENERATION or name.startswith("rewards/"):
                 error = abs(x - y) / max(abs(y), 1.0)
@@ -129,7 +132,7 @@ def main():
                 error = abs(x - y) / max(abs(y), 1e-12) if y != 0 else abs(x)
             if error > worst.get(name, (-1.0,))[0]:
                 worst[name] = (error, step, x, y)
-            if noise_grows and step in exact and name in RELATIVE:
+            if noise_grows and step in exact and relative:
                 truth = exact[step][NAMES.get(name, name)]
                 for draw in [y] + [other[step][NAMES.get(name, name)] for other in draws if step in other]:
                     spread[name] = max(spread.get(name, 0.0), abs(draw - truth) / max(abs(truth), 1e-12))  # relative
@@ -138,7 +141,7 @@ def main():
             if error > TOLERANCE and step in exact and name != "rewards/accuracies":
                 z = exact[step][NAMES.get(name, name)]
                 ours_off, theirs_off = abs(x - z), abs(y - z)
-                if noise_grows and name in RELATIVE:
+                if noise_grows and relative:
                     theirs_off = max(theirs_off, spread.get(name, 0.0) * abs(z))
                 ratio = judged_ratio(ours_off, theirs_off, floor=1e-7 * max(abs(z), 1.0))
                 judged_worst[name] = max(judged_worst.get(name, 0.0), ratio)

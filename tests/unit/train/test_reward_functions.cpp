@@ -95,7 +95,7 @@ TEST(MathAnswer, ReadsItsReferenceColumnAndSaysWhenItIsMissing) {
     FAIL() << "a missing column must stop the step";
   } catch (const RewardError& e) {
     EXPECT_NE(std::string(e.what()).find("'answer'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("rewards.answer_column"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("grpo.answer_column"), std::string::npos) << e.what();
   }
 }
 
