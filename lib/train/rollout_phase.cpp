@@ -53,6 +53,11 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
                       "entropies, which is not gathered yet; run on 1 rank or set it to 1");
   }
   replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
+  if (replay_->rows() < run.data.train->size()) {
+    throw DataError(config.grpo.rollouts + ": " + std::to_string(replay_->rows()) + " lines for the " +
+                    std::to_string(run.data.train->size()) + " rows of data.train (" + run.data.train->directory() +
+                    "); the replay file (grpo.rollouts) needs one line per dataset row, in the dataset's order");
+  }
   if (rewards_.reads_text) {
     if (!holds_tokenizer(config.model.path)) {
       throw ConfigError("grpo.reward_funcs reads the completions' text, but model.path (" + config.model.path +
