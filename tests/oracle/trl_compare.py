@@ -74,6 +74,9 @@ GENERATION = ["reward", "reward_std", "frac_reward_zero_std", "completions/mean_
 CLIP = ["clip_ratio/low_mean", "clip_ratio/low_min", "clip_ratio/high_mean", "clip_ratio/high_max",
         "clip_ratio/region_mean"]
 RELATIVE += ["entropy"]
+# TRL's other trainers log an entropy too, which shardtune's offline objectives do not report:
+# these are compared in GRPO's logs (those with a reward) only.
+GRPO_ONLY = ["entropy"]
 COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"] + GENERATION + CLIP
 
 
@@ -113,6 +116,8 @@ def main():
         scale = beta * max(abs(b.get("logps/chosen", 0.0)), abs(b.get("logps/rejected", 0.0)), 1.0)
         for name in COMPARED + reward_function_metrics(b):
             if name in skipped or NAMES.get(name, name) not in b:  # SFT: loss, grad norm, lr
+                continue
+            if name in GRPO_ONLY and "reward" not in b:
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
             relative = name in RELATIVE or (name == "kl" and "entropy" in b)  # GRPO's kl (above)
