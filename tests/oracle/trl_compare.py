@@ -75,7 +75,7 @@ CLIP = ["clip_ratio/low_mean", "clip_ratio/low_min", "clip_ratio/high_mean", "cl
         "clip_ratio/region_mean"]
 RELATIVE += ["entropy"]
 # TRL's other trainers log an entropy too, which shardtune's offline objectives do not report:
-# these are compared in GRPO's logs (those with a reward) only.
+# these are compared in GRPO's logs (those with clip ratios) only.
 GRPO_ONLY = ["entropy"]
 COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"] + GENERATION + CLIP
 
@@ -117,10 +117,11 @@ def main():
         for name in COMPARED + reward_function_metrics(b):
             if name in skipped or NAMES.get(name, name) not in b:  # SFT: loss, grad norm, lr
                 continue
-            if name in GRPO_ONLY and "reward" not in b:
+            grpo_log = "clip_ratio/region_mean" in b  # on every GRPO step ("reward" only on generating ones)
+            if name in GRPO_ONLY and not grpo_log:
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
-            relative = name in RELATIVE or (name == "kl" and "entropy" in b)  # GRPO's kl (above)
+            relative = name in RELATIVE or (name == "kl" and grpo_log)  # GRPO's kl (above)
             if name == "rewards/accuracies":
                 error = 0.0 if x == y else 1.0
             elif name in REWARDS:
