@@ -40,11 +40,12 @@ struct EnumNames<ForeignTool> {
 };
 
 // The trainer of `trl sft|dpo|kto|reward --config x.yaml`: `shardtune train dpo --config x.yaml`.
-enum class TrlTrainer { sft, dpo, kto, reward };
+enum class TrlTrainer { sft, dpo, kto, reward, grpo };
 template <>
 struct EnumNames<TrlTrainer> {
   static constexpr NamedValue<TrlTrainer> table[] = {
-      {TrlTrainer::sft, "sft"}, {TrlTrainer::dpo, "dpo"}, {TrlTrainer::kto, "kto"}, {TrlTrainer::reward, "reward"}};
+      {TrlTrainer::sft, "sft"}, {TrlTrainer::dpo, "dpo"}, {TrlTrainer::kto, "kto"}, {TrlTrainer::reward, "reward"},
+      {TrlTrainer::grpo, "grpo"}};
 };
 
 // TRL's keys (ScriptArguments, ModelConfig, the trainer's config) with TRL's defaults;

@@ -1,6 +1,6 @@
-// TRL's configs (`trl sft|dpo|kto|reward --config x.yaml`): ScriptArguments, ModelConfig and the
-// trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, all extending Hugging Face's
-// TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
+// TRL's configs (`trl sft|dpo|kto|reward|grpo --config x.yaml`): ScriptArguments, ModelConfig and
+// the trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, GRPOConfig, all extending
+// Hugging Face's TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
 #include <filesystem>
 #include <map>
 
@@ -51,8 +51,10 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"max_length", KeyFate::copied, "data.cutoff_len", ""},
       {"packing", KeyFate::copied, "data.packing", "each packed sequence attends only to itself (TRL's padding_free)"},
       {"padding_free", KeyFate::noted, "", "packed rows (data.packing) never attend across sequences"},
-      {"beta", KeyFate::mapped, "dpo.beta", "kto.beta for kto"},
-      {"loss_type", KeyFate::mapped, "dpo.loss", "dpo: one of sigmoid | hinge | ipo (others refused); sft: nll; kto: kto"},
+      {"beta", KeyFate::mapped, "dpo.beta", "kto.beta for kto, grpo.beta for grpo"},
+      {"loss_type", KeyFate::mapped, "dpo.loss",
+       "dpo: one of sigmoid | hinge | ipo (others refused); sft: nll; kto: kto; grpo: grpo.loss_type (dapo | grpo | "
+       "dr_grpo | bnpo)"},
       {"label_smoothing", KeyFate::copied, "dpo.label_smoothing", ""},
       {"desirable_weight", KeyFate::copied, "kto.desirable_weight", ""},
       {"undesirable_weight", KeyFate::copied, "kto.undesirable_weight", ""},
@@ -71,13 +73,50 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"max_prompt_length", KeyFate::noted, "",
        "TRL 1.16's DPOConfig has none (max_length cuts the row); the row is cut at max_length (data.cutoff_len), "
        "prep keeping the end of the prompt and the start of the completions"},
-      {"max_completion_length", KeyFate::noted, "",
-       "the row is cut at max_length (data.cutoff_len), prep keeping the end of the prompt and the start of the "
-       "completions"},
+      {"max_completion_length", KeyFate::mapped, "grpo.max_completion_length",
+       "grpo: copied; the others: the row is cut at max_length (data.cutoff_len), prep keeping the end of the "
+       "prompt and the start of the completions"},
       {"use_weighting", KeyFate::refused, "dpo.loss", "WPO weighting is not offered"},
       {"sync_ref_model", KeyFate::refused, "dpo.reference", "the reference is the model at its start (TR-DPO not offered)"},
       {"chat_template_path", KeyFate::refused, "prep.template", "the model's own template (prep.template = auto)"},
       {"eos_token", KeyFate::noted, "", "the tokenizer's end-of-turn ends each completion"},
+      // GRPOConfig and TRL's grpo script (trainer grpo only: the others' configs have none)
+      {"num_generations", KeyFate::copied, "grpo.num_generations", ""},
+      {"epsilon", KeyFate::copied, "grpo.epsilon", ""},
+      {"epsilon_high", KeyFate::copied, "grpo.epsilon_high", "null = epsilon"},
+      {"delta", KeyFate::copied, "grpo.delta", "null = none"},
+      {"use_bias_correction_kl", KeyFate::copied, "grpo.use_bias_correction_kl", ""},
+      {"importance_sampling_level", KeyFate::copied, "grpo.importance_sampling_level", ""},
+      {"scale_rewards", KeyFate::mapped, "grpo.scale_rewards", "true = group, false = none, else as written"},
+      {"multi_objective_aggregation", KeyFate::copied, "grpo.multi_objective_aggregation", ""},
+      {"steps_per_generation", KeyFate::copied, "grpo.steps_per_generation", "null = gradient_accumulation_steps"},
+      {"generation_batch_size", KeyFate::refused, "grpo.steps_per_generation",
+       "write steps_per_generation = generation_batch_size / (per_device_train_batch_size x processes)"},
+      {"num_iterations", KeyFate::copied, "grpo.num_iterations", ""},
+      {"mask_truncated_completions", KeyFate::copied, "grpo.mask_truncated_completions", ""},
+      {"top_entropy_quantile", KeyFate::copied, "grpo.top_entropy_quantile", ""},
+      {"temperature", KeyFate::copied, "grpo.temperature", ""},
+      {"reward_funcs", KeyFate::copied, "grpo.reward_funcs", "the rule rewards by their registry words"},
+      {"reward_weights", KeyFate::copied, "grpo.reward_weights", "null = 1 each"},
+      {"reward_model_name_or_path", KeyFate::refused, "grpo.reward_funcs", "reward models are not scored yet: rule rewards"},
+      {"shuffle_dataset", KeyFate::copied, "data.shuffle", ""},
+      {"use_vllm", KeyFate::noted, "", "completions come from grpo.rollouts (sampling on the training ranks, no second "
+                                       "engine, is not built yet)"},
+      {"vllm_mode", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_gpu_memory_utilization", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_tensor_parallel_size", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_server_host", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_server_port", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_enable_sleep_mode", KeyFate::noted, "", "no vLLM: see use_vllm"},
+      {"vllm_importance_sampling_correction", KeyFate::noted, "", "no vLLM: the completions' log-probs are the policy's"},
+      {"top_p", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
+      {"top_k", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
+      {"min_p", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
+      {"repetition_penalty", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
+      {"generation_kwargs", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
+      {"log_completions", KeyFate::noted, "", "the generation's statistics are in metrics.jsonl (docs/grpo.md)"},
+      {"num_completions_to_print", KeyFate::noted, "", "the generation's statistics are in metrics.jsonl"},
+      {"cast_lm_head_to_fp32", KeyFate::noted, "", "the head's log-softmax runs in fp32"},
       {"pad_token", KeyFate::noted, "", "padding never carries loss"},
   };
   return rows;
@@ -178,7 +217,32 @@ void translate_dataset(ForeignTranslator& t) {
   }
 }
 
+// GRPOConfig's keys the other trainers' configs do not have (TRL would refuse them too).
+constexpr const char* kGrpoOnly[] = {"num_generations", "epsilon", "epsilon_high", "delta", "use_bias_correction_kl",
+                                     "importance_sampling_level", "scale_rewards", "multi_objective_aggregation",
+                                     "steps_per_generation", "num_iterations", "mask_truncated_completions",
+                                     "top_entropy_quantile", "temperature", "reward_funcs", "reward_weights",
+                                     "shuffle_dataset", "use_vllm"};
+
+void translate_grpo(ForeignTranslator& t) {
+  if (t.has("beta")) t.set("grpo.beta", t.value("beta"), "beta");
+  if (t.has("loss_type")) t.set("grpo.loss_type", t.value("loss_type"), "loss_type");
+  if (t.has("max_completion_length")) t.set("grpo.max_completion_length", t.value("max_completion_length"), "max_completion_length");
+  if (t.has("scale_rewards")) {
+    const std::string& scale = t.value("scale_rewards");
+    t.set("grpo.scale_rewards", scale == "true" || scale == "True" ? "group" : scale == "false" || scale == "False" ? "none" : scale,
+          "scale_rewards");
+  }
+}
+
 void translate_trainer(ForeignTranslator& t, TrlTrainer trainer) {
+  if (trainer == TrlTrainer::grpo) {
+    translate_grpo(t);
+    return;
+  }
+  for (const char* key : kGrpoOnly) {
+    if (t.has(key)) t.refuse(key, std::string("a GRPOConfig key: trl ") + enum_name(trainer) + "'s config has none");
+  }
   if (t.has("beta")) t.set(trainer == TrlTrainer::kto ? "kto.beta" : "dpo.beta", t.value("beta"), "beta");
   if (t.has("loss_type")) {
     const std::string& loss = t.value("loss_type");
@@ -204,6 +268,7 @@ const char* trl_stage(TrlTrainer trainer) {
     case TrlTrainer::dpo: return "dpo";
     case TrlTrainer::kto: return "kto";
     case TrlTrainer::reward: return "rm";
+    case TrlTrainer::grpo: return "grpo";
   }
   return "sft";
 }

@@ -311,6 +311,62 @@ YAML
       --per_device_train_batch_size 2 --dry-run
     expect_output "dry run: configuration valid for 1 ranks"
     ;;
+  trl_grpo_yaml)
+    # A TRL GRPO config as `trl grpo --config x.yaml` reads it, over TRL's prompt-only records
+    # (conversational, with a solution column), trained 2 steps on a replay file (grpo.rollouts,
+    # shardtune's key: sampling on the ranks is not built yet); the rule rewards read the
+    # completions decoded by the model's tokenizer.
+    tiny_model "$work/model"
+    for i in 1 2 3 4 5 6 7 8; do
+      echo "{\"prompt\": [{\"role\": \"user\", \"content\": \"What is $i + $i?\"}], \"solution\": \"$((i + i))\"}"
+    done >"$work/prompts.jsonl"
+    /usr/bin/python3 - "$work/rollouts.jsonl" <<'PY' || fail "could not write the replay file"
+import json, sys
+think = list(b"<think>ok</think>")
+with open(sys.argv[1], "w") as out:
+    for row in range(8):
+        group = [think + list(b"so 4"), list(b"no"), think + [65] * (row + 1), [66] * (2 * row + 1)]
+        out.write(json.dumps({"completion_ids": group}) + "\n")  # ids 0-255 are the bytes (byte_tokenizer)
+PY
+    cat >"$work/grpo.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/prompts.jsonl
+reward_funcs: [think_format_reward, get_soft_overlong_punishment]
+reward_weights: [1.0, 0.5]
+num_generations: 4
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 2
+max_steps: 2
+learning_rate: 1.0e-5
+beta: 0.04
+loss_type: dr_grpo
+scale_rewards: false
+max_completion_length: 32
+use_vllm: false
+top_p: 0.95
+logging_steps: 1
+output_dir: $work/trl_grpo
+YAML
+    run --exit 0 "$bin" train grpo --config "$work/grpo.yaml" --grpo.rollouts="$work/rollouts.jsonl" --progress off
+    expect_output "prep: prompts: 8 records -> 8 pairs in $work/trl_grpo/data/prompts-"
+    expect_output "grpo.yaml:14: use_vllm = false: completions come from grpo.rollouts"
+    expect_output "train: grpo \(dr_grpo, 4 completions per prompt, beta 0.04, reference online\)"
+    grep -qx "scale_rewards = none  # $work/grpo.yaml:12 (scale_rewards): .*" "$work/trl_grpo/config.resolved.ini" ||
+      fail "resolved: scale_rewards false is none"
+    /usr/bin/python3 - "$work/trl_grpo/metrics.jsonl" <<'PY' || fail "the run's metrics lack TRL's GRPO keys"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert len(records) == 2, records
+for key in ("reward", "rewards/think_format_reward/mean", "rewards/soft_overlong_punishment_reward/mean", "kl",
+            "entropy", "clip_ratio/region_mean", "completions/mean_length"):
+    assert key in records[0], key
+assert records[0]["rewards/think_format_reward/mean"] == 0.5, records[0]  # 2 of each 4 open with <think>
+PY
+    run --exit 2 "$bin" train grpo --config "$work/grpo.yaml" --generation_batch_size 16 --dry-run
+    expect_output "generation_batch_size = 16: write steps_per_generation"
+    run --exit 2 "$bin" train dpo --config "$work/grpo.yaml" --dry-run
+    expect_output "num_generations = 4: a GRPOConfig key: trl dpo's config has none"
+    ;;
   *) fail "unknown case $case_name" ;;
 esac
 echo "PASS [$case_name]"
