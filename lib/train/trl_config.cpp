@@ -243,6 +243,10 @@ void translate_trainer(ForeignTranslator& t, TrlTrainer trainer) {
   for (const char* key : kGrpoOnly) {
     if (t.has(key)) t.refuse(key, std::string("a GRPOConfig key: trl ") + enum_name(trainer) + "'s config has none");
   }
+  if (t.has("max_completion_length")) {
+    t.note("max_completion_length", "the row is cut at max_length (data.cutoff_len), prep keeping the end of the "
+                                    "prompt and the start of the completions");
+  }
   if (t.has("beta")) t.set(trainer == TrlTrainer::kto ? "kto.beta" : "dpo.beta", t.value("beta"), "beta");
   if (t.has("loss_type")) {
     const std::string& loss = t.value("loss_type");
