@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "train/group_advantages.h"
 #include "train/objective.h"
 #include "train/policy_gradient_loss.h"
 #include "util/errors.h"
@@ -160,14 +161,10 @@ void GrpoObjective::add_micro_batch_metrics(const std::vector<std::vector<double
     if (std::string(name) == "kl" && sections.grpo.beta == 0.0) continue;  // TRL logs it with a KL term only
     // TRL averages a window's values leaving NaN out (a micro-batch whose completions all lack
     // tokens has no clip_ratio/low_min), and logs null when none is left.
-    double sum = 0.0, count = 0.0;
-    for (const std::vector<double>& row : combined) {
-      const double v = value(row);
-      if (std::isnan(v)) continue;
-      sum += v;
-      count += 1.0;
-    }
-    record[name] = count > 0.0 ? nlohmann::ordered_json(sum / count) : nlohmann::ordered_json(nullptr);
+    std::vector<double> values;
+    for (const std::vector<double>& row : combined) values.push_back(value(row));
+    const double mean = nan_mean(values);
+    record[name] = std::isnan(mean) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mean);
   }
 }
 

@@ -19,12 +19,6 @@ namespace {
 // Completions longer than any prompt + completion: collate must cut nothing.
 constexpr int64_t kNoCutoff = std::numeric_limits<int32_t>::max();
 
-double mean_of(const std::vector<double>& values) {
-  double sum = 0.0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0.0 : sum / static_cast<double>(values.size());
-}
-
 // What a reward function sees of a record's `prompt` (TRL passes messages as they are).
 std::string prompt_text(const nlohmann::json& record) {
   if (!record.contains("prompt")) return "";
@@ -99,15 +93,16 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
   std::vector<Pair> pairs;
   RewardBatch batch;
-  std::vector<nlohmann::json> records;
   std::vector<double> lengths, truncated;
   uint64_t last_index = UINT64_MAX;
   Pair prompt;
+  nlohmann::json source;  // the prompt's source record, read once for its group
   std::vector<std::vector<int64_t>> completions;
   for (int64_t c = first; c < first + block; ++c) {
     const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
     if (index != last_index) {
       prompt = data.get(index);
+      source = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
       completions = replay_->group(index);
       last_index = index;
     }
@@ -116,11 +111,10 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
     pair.prompt = prompt.prompt;
     pair.chosen.assign(ids.begin(), ids.end());
     pairs.push_back(std::move(pair));
-    const nlohmann::json record = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
-    batch.prompts.push_back(prompt_text(record));
+    batch.prompts.push_back(prompt_text(source));
     batch.completions.push_back(tokenizer_ ? tokenizer_->decode(ids, true) : std::string());
     batch.completion_ids.push_back(ids);
-    for (const auto& [key, value] : record.items()) {
+    for (const auto& [key, value] : source.items()) {
       if (key != "prompt") batch.columns[key].push_back(value);
     }
     lengths.push_back(static_cast<double>(ids.size()));
@@ -163,7 +157,6 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
   const double tokens_per_completion = std::max(loss_tokens, 1.0) / static_cast<double>(all_lengths.size());
 
   // This rank's micro-batches.
-  timer = Timer();
   CollateOptions collate;
   collate.cutoff_len = kNoCutoff;
   collate.pad_id = data.pad_id();
@@ -224,11 +217,11 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
     if (all_truncated[i] == 0.0) terminated.push_back(all_lengths[i]);
   }
   if (terminated.empty()) terminated.push_back(0.0);  // TRL's edge case: zeros
-  record["completions/mean_length"] = mean_of(all_lengths);
+  record["completions/mean_length"] = nan_mean(all_lengths);
   record["completions/min_length"] = *std::min_element(all_lengths.begin(), all_lengths.end());
   record["completions/max_length"] = *std::max_element(all_lengths.begin(), all_lengths.end());
-  record["completions/clipped_ratio"] = mean_of(all_truncated);
-  record["completions/mean_terminated_length"] = mean_of(terminated);
+  record["completions/clipped_ratio"] = nan_mean(all_truncated);
+  record["completions/mean_terminated_length"] = nan_mean(terminated);
   record["completions/min_terminated_length"] = *std::min_element(terminated.begin(), terminated.end());
   record["completions/max_terminated_length"] = *std::max_element(terminated.begin(), terminated.end());
   metrics_.push_back(std::move(record));
@@ -251,14 +244,10 @@ nlohmann::ordered_json RolloutPhase::take_metrics() {
   if (metrics_.empty()) return averaged;
   // As TRL averages a window's values: NaN left out (a reward no completion got), null when none is left.
   for (const auto& [key, value] : metrics_.front().items()) {
-    double sum = 0.0, count = 0.0;
-    for (const nlohmann::ordered_json& record : metrics_) {
-      const double v = record[key].get<double>();
-      if (std::isnan(v)) continue;
-      sum += v;
-      count += 1.0;
-    }
-    averaged[key] = count > 0.0 ? nlohmann::ordered_json(sum / count) : nlohmann::ordered_json(nullptr);
+    std::vector<double> values;
+    for (const nlohmann::ordered_json& record : metrics_) values.push_back(record[key].get<double>());
+    const double mean = nan_mean(values);
+    averaged[key] = std::isnan(mean) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(mean);
   }
   metrics_.clear();
   return averaged;

@@ -83,10 +83,13 @@ std::vector<std::vector<double>> combined_micro_metrics(Communicator& world, con
                                                         const std::vector<MicroMetric>& columns) {
   const size_t width = columns.size();
   const auto rows = static_cast<size_t>(max_over_ranks(world, static_cast<double>(mine.size())));
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // What changes nothing in column k's combination: 0 for a sum, NaN for TRL's nanmin / nanmax.
+  const auto neutral = [&](size_t k) {
+    return columns[k].combine == RankCombine::sum ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  };
   std::vector<double> values(rows * width, 0.0);
-  for (size_t m = rows == 0 ? 0 : mine.size(); m < rows; ++m) {
-    for (size_t k = 0; k < width; ++k) values[m * width + k] = columns[k].combine == RankCombine::sum ? 0.0 : nan;
+  for (size_t m = mine.size(); m < rows; ++m) {
+    for (size_t k = 0; k < width; ++k) values[m * width + k] = neutral(k);
   }
   if (!mine.empty()) {
     const at::Tensor host = read_to_host(at::stack(mine)).to(at::kDouble).contiguous();
@@ -97,7 +100,7 @@ std::vector<std::vector<double>> combined_micro_metrics(Communicator& world, con
   for (size_t m = 0; m < rows; ++m) {
     for (size_t k = 0; k < width; ++k) {
       double& out = combined[m][k];
-      out = columns[k].combine == RankCombine::sum ? 0.0 : nan;
+      out = neutral(k);
       for (int r = 0; r < world.size(); ++r) {
         const double v = all[static_cast<size_t>(r) * rows * width + m * width + k];
         if (columns[k].combine == RankCombine::sum) out += v;
