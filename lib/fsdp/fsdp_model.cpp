@@ -124,6 +124,12 @@ void FsdpModel::check_expert_split() const {
   }
 }
 
+void FsdpModel::refuse_split_experts(const std::string& purpose) const {
+  if (experts_ == nullptr) return;
+  throw ConfigError(purpose + " gather the whole model, and gathering experts split over ranks is not built yet: set "
+                    "dist.expert_parallel = 1 (it is " + std::to_string(groups_.expert->size()) + ")");
+}
+
 bool FsdpModel::splits_experts(size_t unit) const {
   return experts_ != nullptr && unit_role(config_, unit) == UnitRole::experts;
 }

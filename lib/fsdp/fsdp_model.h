@@ -92,6 +92,9 @@ class FsdpModel {
   bool adapters_on() const { return adapters_on_; }
   ShardingGroups& groups() { return groups_; }
   const FsdpModelOptions& options() const { return options_; }
+  // Throws ConfigError, `purpose` first, when the experts are split over ranks (the shard group
+  // alone cannot gather the whole model) and names the setting that splits them.
+  void refuse_split_experts(const std::string& purpose) const;
   // Per unit (plan_recompute); from the next forward on.
   void set_recompute(std::vector<Recompute> plan);
   std::vector<at::Tensor>& master_shards() { return master_; }

@@ -30,9 +30,13 @@ struct GrpoOptions {
   int64_t num_iterations = 1;
   bool mask_truncated_completions = false;
   double top_entropy_quantile = 1.0;
-  double temperature = 1.0;
+  double temperature = 1.0;  // sampling's, and the log-probs' (logits over it)
+  double top_p = 1.0;
+  int64_t top_k = 0;         // 0: every token
+  double min_p = 0.0;        // 0: none (TRL's None)
   int64_t max_completion_length = 256;
-  std::string rollouts;  // the replay file
+  std::string rollouts;  // a replay file; empty: sampled on the training ranks
+  bool log_completions = false;  // train.output_dir/completions.jsonl
   // The rules' settings (reward_functions.h: RuleRewardOptions).
   bool think_prefilled = false;
   int64_t overlong_max_length = 1280;
@@ -68,12 +72,24 @@ struct GrpoOptions {
                "completions that end with neither EOS nor pad carry no loss");
     schema.add(&top_entropy_quantile, "top_entropy_quantile",
                "only the tokens among this top share of entropies carry loss (1: all)", within(0, 1, false));
-    schema.add(&temperature, "temperature", "the log-probs and entropies are of the logits over it", above(0));
+    schema.add(&temperature, "temperature",
+               "completions are sampled from the logits over it, and the log-probs and entropies are of them", above(0));
+    schema.add(&top_p, "top_p", "sampling keeps the fewest most likely tokens whose probabilities reach it (nucleus)",
+               [] {
+                 KeyRule rule = within(0, 1, false);
+                 rule.min_open = true;  // (0, 1]
+                 return rule;
+               }());
+    schema.add(&top_k, "top_k", "sampling keeps the k most likely tokens", at_least(0).meaning("0 = all"));
+    schema.add(&min_p, "min_p", "sampling keeps the tokens at least min_p x the most likely one's probability",
+               within(0, 1, false).meaning("0 = all"));
     schema.add(&max_completion_length, "max_completion_length", "tokens a completion may have (dr_grpo's normaliser)",
                at_least(1).unit("tokens"));
     schema.add(&rollouts, "rollouts",
                "a replay file: line i holds {\"completion_ids\": [[...], ...]}, the num_generations completions of "
-               "dataset row i, used as given");
+               "dataset row i, used as given; empty: completions are sampled on the training ranks");
+    schema.add(&log_completions, "log_completions",
+               "every completion, its rewards and advantage, one JSON line each in train.output_dir/completions.jsonl");
     schema.add(&think_prefilled, "think_prefilled",
                "think_format_reward reads each completion as if it began with <think> (templates that prefill it)");
     schema.add(&overlong_max_length, "overlong_max_length", "get_soft_overlong_punishment's max_completion_len",

@@ -7,6 +7,7 @@
 #include "train/dpo_options.h"
 #include "train/grpo_options.h"
 #include "train/kto_options.h"
+#include "train/reward_options.h"
 #include "train/rm_options.h"
 #include "util/enum_names.h"
 
@@ -28,12 +29,14 @@ struct ObjectiveSections {
   KtoOptions kto;
   RmOptions rm;
   GrpoOptions grpo;
+  RewardOptions reward;  // the online objectives'
 
   void bind_objective_sections(ConfigSchema& schema) {
     dpo.bind(schema);
     kto.bind(schema);
     rm.bind(schema);
     grpo.bind(schema);
+    reward.bind(schema);
   }
 };
 

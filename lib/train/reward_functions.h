@@ -22,9 +22,12 @@ namespace st {
 // completion each: {"solution": [...], ...}.
 struct RewardBatch {
   std::vector<std::string> prompts;
+  nlohmann::json prompt_values = nlohmann::json::array();  // the records' `prompt` values as they are
   std::vector<std::string> completions;
+  bool decoded = false;  // completions hold text (the model has a tokenizer)
   std::vector<std::vector<int64_t>> completion_ids;
   nlohmann::json columns = nlohmann::json::object();
+  std::vector<uint64_t> rows;  // each completion's dataset row (for messages)
 
   size_t size() const { return completions.size(); }
 };

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "train/reward_program.h"
 #include "util/errors.h"
 #include "util/text.h"
 
@@ -22,7 +23,7 @@ std::vector<std::string> comma_items(const std::string& text) {
 
 }  // namespace
 
-RewardSet reward_set(const GrpoOptions& options) {
+RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward) {
   RuleRewardOptions rule_options;
   rule_options.think_prefilled = options.think_prefilled;
   rule_options.overlong_max_length = options.overlong_max_length;
@@ -38,9 +39,10 @@ RewardSet reward_set(const GrpoOptions& options) {
     set.functions.push_back(rule_reward(rule, rule_options));
     set.reads_text = set.reads_text || rule != RuleReward::get_soft_overlong_punishment;
   }
+  if (!reward.command.empty()) set.functions.push_back(std::make_unique<RewardProgram>(reward));
   if (set.functions.empty()) {
-    throw ConfigError("grpo.reward_funcs is empty: name at least one reward function (" + enum_choices<RuleReward>() +
-                      ")");
+    throw ConfigError("grpo.reward_funcs is empty and reward.command is not given: name at least one reward "
+                      "function (" + enum_choices<RuleReward>() + ") or give your program");
   }
   const std::vector<std::string> weights = comma_items(options.reward_weights);
   for (const std::string& weight : weights) {
@@ -57,7 +59,8 @@ RewardSet reward_set(const GrpoOptions& options) {
   if (weights.empty()) set.weights.assign(set.functions.size(), 1.0);
   if (set.weights.size() != set.functions.size()) {
     throw ConfigError("grpo.reward_weights lists " + std::to_string(set.weights.size()) + " weights for " +
-                      std::to_string(set.functions.size()) + " reward functions (grpo.reward_funcs); give one each");
+                      std::to_string(set.functions.size()) +
+                      " reward functions (grpo.reward_funcs, then reward.command); give one each");
   }
   return set;
 }

@@ -8,6 +8,7 @@
 
 #include "train/group_advantages.h"
 #include "train/grpo_options.h"
+#include "train/reward_options.h"
 #include "train/reward_functions.h"
 
 namespace st {
@@ -18,9 +19,10 @@ struct RewardSet {
   bool reads_text = false;      // a function reads the completions' text (they must be decoded)
 };
 
+// The rules of grpo.reward_funcs, then the program of reward.command when given (started here).
 // Throws ConfigError naming grpo.reward_funcs or grpo.reward_weights: an unknown word (with
-// the words there are), none at all, or weights that are not one number per function.
-RewardSet reward_set(const GrpoOptions& options);
+// the words there are), no function at all, or weights that are not one number per function.
+RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward = {});
 
 // Every function's rewards of `batch`; throws RewardError naming the function when it answers
 // another count than the batch's completions.

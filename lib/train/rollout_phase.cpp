@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <numeric>
 
 #include "data/padded_rows.h"
 #include "distributed/value_gather.h"
-#include "train/group_advantages.h"
+#include "fsdp/whole_model.h"
+#include "train/train_checkpoints.h"
 #include "util/errors.h"
 #include "util/timer.h"
 
@@ -33,34 +36,35 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
       objective_(objective),
       run_(run),
       geometry_(rollout_geometry(config, run.plan.grad_accum, run.parallel.data_size, run.parallel.data_rank)),
-      rewards_(reward_set(config.grpo)),
+      rewards_(reward_set(config.grpo, config.reward)),
       sampler_(run.data.train->size(), static_cast<uint64_t>(geometry_.prompts()), config.train.seed,
                config.data.shuffle) {
   const ModelConfig& model = run.engine->model().config();
-  if (config.grpo.rollouts.empty()) {
-    throw ConfigError("grpo.rollouts is empty: sampling the completions on the training ranks is not built yet; give "
-                      "a replay file (line i: {\"completion_ids\": [[...], ...]}, the completions of dataset row i)");
-  }
   if (config.grpo.top_entropy_quantile < 1.0 && geometry_.ranks > 1) {
     throw ConfigError("grpo.top_entropy_quantile = " + std::to_string(config.grpo.top_entropy_quantile) + " on " +
                       std::to_string(geometry_.ranks) + " ranks: TRL's threshold is a quantile of every rank's "
                       "entropies, which is not gathered yet; run on 1 rank or set it to 1");
   }
-  replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
-  if (replay_->rows() < run.data.train->size()) {
-    throw DataError(config.grpo.rollouts + ": " + std::to_string(replay_->rows()) + " lines for the " +
-                    std::to_string(run.data.train->size()) + " rows of data.train (" + run.data.train->directory() +
-                    "); the replay file (grpo.rollouts) needs one line per dataset row, in the dataset's order");
-  }
-  if (rewards_.reads_text) {
-    if (!holds_tokenizer(config.model.path)) {
-      throw ConfigError("grpo.reward_funcs reads the completions' text, but model.path (" + config.model.path +
-                        ") holds no tokenizer to decode them; use a model directory with tokenizer.json");
-    }
-    tokenizer_ = Tokenizer::from_file(config.model.path);
-  }
   eos_ids_ = model.eos_token_ids;
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
+  if (config.grpo.rollouts.empty()) {
+    check_whole_model_gatherable(run.engine->model(), "grpo's rollouts (grpo.rollouts empty: sampled on the ranks)");
+    sampled_ = std::make_unique<SampledCompletions>(config, eos_ids_);
+  } else {
+    replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
+    if (replay_->rows() < run.data.train->size()) {
+      throw DataError(config.grpo.rollouts + ": " + std::to_string(replay_->rows()) + " lines for the " +
+                      std::to_string(run.data.train->size()) + " rows of data.train (" +
+                      run.data.train->directory() +
+                      "); the replay file (grpo.rollouts) needs one line per dataset row, in the dataset's order");
+    }
+  }
+  if (holds_tokenizer(config.model.path)) {
+    tokenizer_ = Tokenizer::from_file(config.model.path);
+  } else if (rewards_.reads_text) {
+    throw ConfigError("grpo.reward_funcs reads the completions' text, but model.path (" + config.model.path +
+                      ") holds no tokenizer to decode them; use a model directory with tokenizer.json");
+  }
 }
 
 RolloutPhase::~RolloutPhase() = default;
@@ -85,42 +89,78 @@ GlobalBatch RolloutPhase::prompts_of(int64_t generation) {
   return batch;
 }
 
-void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
+std::vector<std::vector<int64_t>> RolloutPhase::completions_of(const GlobalBatch& prompts, int64_t generation,
+                                                               std::vector<bool>& truncated) {
+  const PairDataset& data = *run_.data.train;
+  const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
+  const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
+  std::vector<std::vector<int64_t>> completions;
+  truncated.clear();
+  if (sampled_) {
+    std::vector<std::vector<int64_t>> prompt_ids;
+    for (const uint64_t index : prompts.indices) {
+      const std::vector<int32_t> ids = data.get(index).prompt;
+      prompt_ids.emplace_back(ids.begin(), ids.end());
+    }
+    for (GenerationResult& result :
+         sampled_->sample(run_.engine->model(), *run_.host, prompt_ids, generation, first, block)) {
+      truncated.push_back(result.finish != FinishReason::eos);
+      completions.push_back(std::move(result.ids));
+    }
+    return completions;
+  }
+  uint64_t last_index = UINT64_MAX;
+  std::vector<std::vector<int64_t>> replayed;
+  for (int64_t c = first; c < first + block; ++c) {
+    const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
+    if (index != last_index) replayed = replay_->group(index);
+    last_index = index;
+    const std::vector<int64_t>& ids = replayed[static_cast<size_t>(c % group)];
+    // Used as given: truncated when its last id is neither EOS nor pad.
+    truncated.push_back(std::find(eos_ids_.begin(), eos_ids_.end(), ids.back()) == eos_ids_.end() &&
+                        ids.back() != data.pad_id());
+    completions.push_back(ids);
+  }
+  return completions;
+}
+
+void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases) {
   Timer timer;
   const GlobalBatch prompts = prompts_of(generation);
   const PairDataset& data = *run_.data.train;
   const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
+  std::vector<bool> ends_truncated;
+  const std::vector<std::vector<int64_t>> completions = completions_of(prompts, generation, ends_truncated);
   std::vector<Pair> pairs;
   RewardBatch batch;
+  batch.decoded = tokenizer_.has_value();
   std::vector<double> lengths, truncated;
   uint64_t last_index = UINT64_MAX;
   Pair prompt;
   nlohmann::json source;  // the prompt's source record, read once for its group
-  std::vector<std::vector<int64_t>> completions;
   for (int64_t c = first; c < first + block; ++c) {
     const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
     if (index != last_index) {
       prompt = data.get(index);
       source = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
-      completions = replay_->group(index);
       last_index = index;
     }
-    const std::vector<int64_t>& ids = completions[static_cast<size_t>(c % group)];
+    const std::vector<int64_t>& ids = completions[static_cast<size_t>(c - first)];
     Pair pair;
     pair.prompt = prompt.prompt;
     pair.chosen.assign(ids.begin(), ids.end());
     pairs.push_back(std::move(pair));
     batch.prompts.push_back(prompt_text(source));
+    batch.prompt_values.push_back(source.contains("prompt") ? source["prompt"] : nlohmann::json(""));
     batch.completions.push_back(tokenizer_ ? tokenizer_->decode(ids, true) : std::string());
+    batch.rows.push_back(index);
     batch.completion_ids.push_back(ids);
     for (const auto& [key, value] : source.items()) {
       if (key != "prompt") batch.columns[key].push_back(value);
     }
     lengths.push_back(static_cast<double>(ids.size()));
-    const bool ends = std::find(eos_ids_.begin(), eos_ids_.end(), ids.back()) != eos_ids_.end() ||
-                      ids.back() == data.pad_id();
-    truncated.push_back(ends ? 0.0 : 1.0);
+    truncated.push_back(ends_truncated[static_cast<size_t>(c - first)] ? 1.0 : 0.0);
   }
   phases.rollout += timer.seconds();
 
@@ -149,6 +189,7 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
   options.weights = rewards_.weights;
   const GroupAdvantages advantages = group_advantages(table, options);
   phases.reward += timer.seconds();
+  if (config_.grpo.log_completions) log_completions(generation, step, prompts, completions, all_lengths, table, advantages);
 
   // The generation's loss tokens on all ranks (TRL's num_items_in_batch, at least 1).
   const bool masking = config_.grpo.mask_truncated_completions;
@@ -227,12 +268,60 @@ void RolloutPhase::generate(int64_t generation, StepPhases& phases) {
   metrics_.push_back(std::move(record));
 }
 
+void RolloutPhase::log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
+                                   const std::vector<std::vector<int64_t>>& mine, const std::vector<double>& all_lengths,
+                                   const RewardTable& table, const GroupAdvantages& advantages) {
+  // Every rank's ids, each rank's run padded to the longest run (the lengths are known to all).
+  const int64_t block = geometry_.rank_block();
+  double longest = 0.0;
+  for (int r = 0; r < geometry_.ranks; ++r) {
+    const auto begin = all_lengths.begin() + r * block;
+    longest = std::max(longest, std::accumulate(begin, begin + block, 0.0));
+  }
+  std::vector<double> ids;
+  for (const std::vector<int64_t>& completion : mine) ids.insert(ids.end(), completion.begin(), completion.end());
+  ids.resize(static_cast<size_t>(longest), 0.0);
+  const std::vector<double> all_ids = all_gather_values(*run_.host, ids);
+  if (run_.host->rank() != 0) return;
+  if (!completions_log_) {
+    const std::string path = config_.train.output_dir + "/completions.jsonl";
+    std::filesystem::create_directories(config_.train.output_dir);
+    if (run_.progress.step > 0) truncate_metrics_after(path, run_.progress.step);
+    completions_log_ = std::make_unique<MetricsFile>(path, /*append=*/run_.progress.step > 0);
+  }
+  const size_t functions = table.functions;
+  for (int r = 0; r < geometry_.ranks; ++r) {
+    size_t offset = static_cast<size_t>(r) * static_cast<size_t>(longest);
+    for (int64_t i = 0; i < block; ++i) {
+      const size_t c = static_cast<size_t>(r * block + i);  // in the generation's order
+      const auto length = static_cast<size_t>(all_lengths[c]);
+      const std::vector<int64_t> completion(all_ids.begin() + static_cast<std::ptrdiff_t>(offset),
+                                            all_ids.begin() + static_cast<std::ptrdiff_t>(offset + length));
+      offset += length;
+      nlohmann::ordered_json record;
+      record["step"] = step + 1;
+      record["generation"] = generation;
+      record["row"] = prompts.indices[c / static_cast<size_t>(geometry_.group_size)];
+      record["completion_ids"] = completion;
+      if (tokenizer_) record["completion"] = tokenizer_->decode(completion, true);
+      nlohmann::ordered_json rewards = nlohmann::ordered_json::object();
+      for (size_t f = 0; f < functions; ++f) {
+        const double value = table.values[c * functions + f];
+        rewards[rewards_.functions[f]->name()] = std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
+      }
+      record["rewards"] = std::move(rewards);
+      record["advantage"] = advantages.advantages[c];
+      completions_log_->write(record);
+    }
+  }
+}
+
 StepBatch RolloutPhase::step_batch(int64_t step, StepPhases& phases) {
   StepBatch out;
   for (int64_t i = 0; i < geometry_.grad_accum; ++i) {
     const int64_t k = step * geometry_.grad_accum + i;  // this rank's micro-batch over the run
     const int64_t generation = k / geometry_.generate_every();
-    if (generation != buffered_) generate(generation, phases);
+    if (generation != buffered_) generate(generation, step, phases);
     out.micro_batches.push_back(buffer_[static_cast<size_t>(k % geometry_.steps_per_generation)]);
   }
   out.global = buffered_prompts_;

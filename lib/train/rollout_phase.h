@@ -1,5 +1,6 @@
 // The rollout phase of an online objective (GRPO): the prompts of each generation, their
-// completions (replayed from grpo.rollouts; sampled on the ranks next), the rewards and the
+// completions (sampled on the training ranks: sampled_completions.h; or replayed from
+// grpo.rollouts: replay_completions.h), the rewards and the
 // group-relative advantages over every rank's completions, and the micro-batches a step trains on,
 // each carrying its advantages and the per-token log-probs the loss reads beside the policy's.
 //
@@ -25,10 +26,13 @@
 #include "data/sampler.h"
 #include "fsdp/engine_stats.h"
 #include "tokenizer/tokenizer.h"
+#include "train/group_advantages.h"
+#include "train/metrics_file.h"
 #include "train/objective.h"
 #include "train/replay_completions.h"
 #include "train/rollout_geometry.h"
 #include "train/reward_set.h"
+#include "train/sampled_completions.h"
 #include "train/run_setup.h"
 
 namespace st {
@@ -48,8 +52,16 @@ class RolloutPhase {
   nlohmann::ordered_json take_metrics();
 
  private:
-  void generate(int64_t generation, StepPhases& phases);
+  void generate(int64_t generation, int64_t step, StepPhases& phases);
+  // grpo.log_completions: every rank's completions of the generation, one line each (rank 0 writes).
+  void log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
+                       const std::vector<std::vector<int64_t>>& mine, const std::vector<double>& all_lengths,
+                       const RewardTable& table, const GroupAdvantages& advantages);
   GlobalBatch prompts_of(int64_t generation);
+  // This rank's completions of the generation (replayed or sampled); `truncated` gets whether each
+  // ended without EOS.
+  std::vector<std::vector<int64_t>> completions_of(const GlobalBatch& prompts, int64_t generation,
+                                                   std::vector<bool>& truncated);
 
   const TrainConfig& config_;
   const Objective& objective_;
@@ -57,7 +69,8 @@ class RolloutPhase {
   RolloutGeometry geometry_;
   RewardSet rewards_;
   std::optional<Tokenizer> tokenizer_;  // decodes completions for the rewards that read text
-  std::unique_ptr<ReplayCompletions> replay_;
+  std::unique_ptr<ReplayCompletions> replay_;    // grpo.rollouts given
+  std::unique_ptr<SampledCompletions> sampled_;  // else
   GlobalSampler sampler_;
   int64_t sampled_generations_ = 0;  // prompts_of walks the sampler from here
   SamplerCursor sampler_cursor_;
@@ -66,6 +79,7 @@ class RolloutPhase {
   GlobalBatch buffered_prompts_;
   std::vector<nlohmann::ordered_json> metrics_;  // one per generation since take_metrics
   std::vector<int64_t> eos_ids_;
+  std::unique_ptr<MetricsFile> completions_log_;  // rank 0, grpo.log_completions, opened when first written
 };
 
 }  // namespace st

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "distributed/value_gather.h"
+#include "fsdp/whole_model.h"
 #include "util/errors.h"
 
 namespace st {
@@ -38,25 +39,8 @@ std::vector<GenerationResult> ShardedEvalModel::generate(const std::vector<std::
     throw ConfigError("eval.tasks: generate_until tasks need the whole model, which an adapter run does not gather; "
                       "evaluate them after the run with `shardtune eval --checkpoint`");
   }
-  const TensorMap whole = gather_whole_model(model_);
+  const TensorMap whole = gather_whole_model(model_, host_);
   return st::generate(llama_weights(whole, model_.config()), model_.config(), prompts, options, first_index);
-}
-
-TensorMap gather_whole_model(FsdpModel& model) {
-  c10::NoGradGuard no_grad;
-  Communicator& shard_group = *model.groups().shard;
-  const FsdpModelOptions& options = model.options();
-  TensorMap tensors;
-  for (size_t u = 0; u < model.units().size(); ++u) {
-    const UnitLayout& unit = model.units()[u];
-    const at::Tensor shard = model.master_shards()[u].to(options.device, at::kFloat).contiguous();
-    const at::Tensor full = at::empty({unit.padded_numel}, shard.options());
-    shard_group.all_gather_into(full, shard);
-    for (const ParamSlot& slot : unit.params) {
-      tensors[slot.spec.name] = full.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape).to(options.compute_dtype).clone();
-    }
-  }
-  return tensors;
 }
 
 }  // namespace st

@@ -34,8 +34,4 @@ class ShardedEvalModel : public EvalModel {
   bool can_generate_;
 };
 
-// Collective over the shard group: every unit's master shards gathered into whole tensors by
-// Hugging Face name, in the compute dtype on the model's device.
-TensorMap gather_whole_model(FsdpModel& model);
-
 }  // namespace st

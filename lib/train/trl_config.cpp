@@ -1,6 +1,7 @@
 // TRL's configs (`trl sft|dpo|kto|reward|grpo --config x.yaml`): ScriptArguments, ModelConfig and
 // the trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, GRPOConfig, all extending
 // Hugging Face's TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -100,22 +101,23 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"reward_weights", KeyFate::copied, "grpo.reward_weights", "null = 1 each"},
       {"reward_model_name_or_path", KeyFate::refused, "grpo.reward_funcs", "reward models are not scored yet: rule rewards"},
       {"shuffle_dataset", KeyFate::copied, "data.shuffle", ""},
-      {"use_vllm", KeyFate::noted, "", "completions come from grpo.rollouts (sampling on the training ranks, no second "
-                                       "engine, is not built yet)"},
+      {"use_vllm", KeyFate::noted, "", "completions are sampled on the training ranks (no second engine, no weight sync)"},
       {"vllm_mode", KeyFate::noted, "", "no vLLM: see use_vllm"},
       {"vllm_gpu_memory_utilization", KeyFate::noted, "", "no vLLM: see use_vllm"},
       {"vllm_tensor_parallel_size", KeyFate::noted, "", "no vLLM: see use_vllm"},
       {"vllm_server_host", KeyFate::noted, "", "no vLLM: see use_vllm"},
       {"vllm_server_port", KeyFate::noted, "", "no vLLM: see use_vllm"},
       {"vllm_enable_sleep_mode", KeyFate::noted, "", "no vLLM: see use_vllm"},
-      {"vllm_importance_sampling_correction", KeyFate::noted, "", "no vLLM: the completions' log-probs are the policy's"},
-      {"top_p", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
-      {"top_k", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
-      {"min_p", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
-      {"repetition_penalty", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
-      {"generation_kwargs", KeyFate::noted, "", "sampling settings: completions come from grpo.rollouts (see use_vllm)"},
-      {"log_completions", KeyFate::noted, "", "the generation's statistics are in metrics.jsonl (docs/grpo.md)"},
-      {"num_completions_to_print", KeyFate::noted, "", "the generation's statistics are in metrics.jsonl"},
+      {"vllm_importance_sampling_correction", KeyFate::noted, "", "no vLLM: the completions are sampled from the policy itself"},
+      {"top_p", KeyFate::copied, "grpo.top_p", ""},
+      {"top_k", KeyFate::copied, "grpo.top_k", "0 = all"},
+      {"min_p", KeyFate::copied, "grpo.min_p", "null = none"},
+      {"repetition_penalty", KeyFate::mapped, "", "1.0 (TRL's default) only: sampling applies no repetition penalty"},
+      {"generation_kwargs", KeyFate::refused, "grpo.temperature",
+       "sampling takes grpo.temperature, top_p, top_k and min_p (TRL's keys of those names); other settings are not applied"},
+      {"cache_implementation", KeyFate::noted, "", "decoding keeps its own KV cache"},
+      {"log_completions", KeyFate::copied, "grpo.log_completions", "every completion, to train.output_dir/completions.jsonl"},
+      {"num_completions_to_print", KeyFate::noted, "", "completions.jsonl holds every completion (log_completions)"},
       {"cast_lm_head_to_fp32", KeyFate::noted, "", "the head's log-softmax runs in fp32"},
       {"pad_token", KeyFate::noted, "", "padding never carries loss"},
   };
@@ -222,9 +224,21 @@ constexpr const char* kGrpoOnly[] = {"num_generations", "epsilon", "epsilon_high
                                      "importance_sampling_level", "scale_rewards", "multi_objective_aggregation",
                                      "steps_per_generation", "num_iterations", "mask_truncated_completions",
                                      "top_entropy_quantile", "temperature", "reward_funcs", "reward_weights",
-                                     "shuffle_dataset", "use_vllm"};
+                                     "shuffle_dataset", "use_vllm", "top_p", "top_k", "min_p",
+                                     "repetition_penalty", "generation_kwargs", "cache_implementation",
+                                     "log_completions"};
 
 void translate_grpo(ForeignTranslator& t) {
+  if (t.has("repetition_penalty")) {
+    const std::string& penalty = t.value("repetition_penalty");
+    char* end = nullptr;
+    const double value = std::strtod(penalty.c_str(), &end);
+    if (end == penalty.c_str() || *end != '\0' || value != 1.0) {
+      t.refuse("repetition_penalty", "sampling applies no repetition penalty: remove it or set 1.0");
+    } else {
+      t.note("repetition_penalty", "1.0: no penalty, as sampling here");
+    }
+  }
   if (t.has("beta")) t.set("grpo.beta", t.value("beta"), "beta");
   if (t.has("loss_type")) t.set("grpo.loss_type", t.value("loss_type"), "loss_type");
   if (t.has("max_completion_length")) t.set("grpo.max_completion_length", t.value("max_completion_length"), "max_completion_length");

@@ -349,7 +349,9 @@ output_dir: $work/trl_grpo
 YAML
     run --exit 0 "$bin" train grpo --config "$work/grpo.yaml" --grpo.rollouts="$work/rollouts.jsonl" --progress off
     expect_output "prep: prompts: 8 records -> 8 pairs in $work/trl_grpo/data/prompts-"
-    expect_output "grpo.yaml:14: use_vllm = false: completions come from grpo.rollouts"
+    expect_output "grpo.yaml:14: use_vllm = false: completions are sampled on the training ranks"
+    grep -qx "top_p = 0.95  # $work/grpo.yaml:15 (top_p): .*" "$work/trl_grpo/config.resolved.ini" ||
+      fail "resolved: top_p is copied"
     expect_output "train: grpo \(dr_grpo, 4 completions per prompt, beta 0.04, reference online\)"
     grep -qx "scale_rewards = none  # $work/grpo.yaml:12 (scale_rewards): .*" "$work/trl_grpo/config.resolved.ini" ||
       fail "resolved: scale_rewards false is none"

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# grpo_run_test.sh <shardtune binary> <case>: `shardtune train --train.stage grpo` on a replay
-# file as users run it, on the debug preset and synthetic prompts.
+# grpo_run_test.sh <shardtune binary> <case>: `shardtune train --train.stage grpo` as users run
+# it, on the debug preset and synthetic prompts: on a replay file, or sampling on its ranks.
 # - resume_is_identical: a run stopped at step 3 and resumed to 8 on its 2 ranks writes the metrics
 #   of an uninterrupted run to the bit; resumed on 1 rank (the global batch kept) it trains on the
 #   same prompts and completions: the same generation statistics to the bit.
+# - sampled_learns: sampling on its rank with a reward program ("say token 7": the share of 7s),
+#   the mean reward rises from under 0.05 to over 0.5 within 30 steps.
+# - sampled_rollouts_are_rank_invariant: the completions sampled (completions.jsonl) are the same on
+#   1, 2 and 4 ranks with the global batch kept, and a 2-rank run stopped at step 3 and resumed
+#   writes the uninterrupted run's completions and metrics to the bit.
 # - faults: what a user gets wrong is refused by the key or the file and line, with the fix, and
-#   nothing is written: no replay file, a line of the wrong shape, an unknown reward, groups that
-#   do not fit the generation, packing, the entropy quantile on several ranks.
+#   nothing is written: a QLoRA base or split experts to sample from, a short replay file, a line of the wrong
+#   shape, an unknown reward, groups that do not fit the generation, packing, the entropy
+#   quantile on several ranks; a reward program that exits, answers another count, a value that
+#   is not a number, or nothing in time stops the run naming it.
 # shellcheck source=harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 
@@ -24,6 +31,18 @@ grpo=(train --model.preset=debug --data.train="$work/data/train" --train.stage=g
       --grpo.reward_funcs=get_soft_overlong_punishment --grpo.overlong_max_length=10 --grpo.overlong_cache=6
       --optim.lr=1e-3 --optim.schedule=constant)  # constant: the learning rate is not a function of max_steps
 replay=(--grpo.rollouts="$work/rollouts.jsonl")
+# The reward program: the share of 7s among each completion's ids (a reward a policy learns fast).
+cat >"$work/say7.py" <<'PY'
+import json, sys
+for line in sys.stdin:
+    batch = json.loads(line)
+    rewards = [sum(t == 7 for t in ids) / len(ids) for ids in batch["completion_ids"]]
+    print(json.dumps({"rewards": rewards}), flush=True)
+PY
+sampling=(train --model.preset=debug --data.train="$work/data/train" --train.stage=grpo --train.log_every=1
+          --train.dtype=fp32 --progress off --grpo.num_generations=8 --grpo.max_completion_length=8
+          --optim.lr=1e-2 --optim.schedule=constant)
+sampled=("${sampling[@]}" --reward.command="/usr/bin/python3 $work/say7.py")
 
 case "$case_name" in
   resume_is_identical)
@@ -46,9 +65,44 @@ for a, b in zip(whole, one):
     assert all(a[k] == b[k] for k in keys), (a["step"], {k: (a[k], b[k]) for k in keys if a[k] != b[k]})
 PY
     ;;
+  sampled_learns)
+    run --exit 0 "$bin" "${sampled[@]}" --train.micro_batch=8 --train.global_batch=32 --train.max_steps=30 \
+      --train.output_dir="$work/learn"
+    /usr/bin/python3 - "$work/learn/metrics.jsonl" <<'PY' || fail "the mean reward did not rise"
+import json, sys
+rewards = [json.loads(line)["reward"] for line in open(sys.argv[1])]
+first, last = sum(rewards[:3]) / 3, sum(rewards[-5:]) / 5
+print("mean reward, first 3 steps:", first, "last 5:", last)
+assert len(rewards) == 30 and first < 0.05 and last > 0.5, rewards
+PY
+    ;;
+  sampled_rollouts_are_rank_invariant)
+    for n in 1 2 4; do
+      run --exit 0 "$mpiexec" -np $n --oversubscribe "$bin" "${sampled[@]}" --train.micro_batch=2 --train.global_batch=16 \
+        --train.max_steps=6 --grpo.log_completions=true --train.output_dir="$work/r$n"
+    done
+    /usr/bin/python3 - "$work"/r{1,2,4}/completions.jsonl <<'PY' || fail "the rollouts depend on the rank count"
+import json, sys
+runs = [[json.loads(line) for line in open(path)] for path in sys.argv[1:]]
+assert len(runs[0]) == 6 * 16 and sum(any(t == 7 for t in c["completion_ids"]) for c in runs[0]) > 0, len(runs[0])
+for other in runs[1:]:
+    assert [(c["step"], c["row"], c["completion_ids"]) for c in other] == \
+           [(c["step"], c["row"], c["completion_ids"]) for c in runs[0]]
+PY
+    run --exit 0 "$mpiexec" -np 2 "$bin" "${sampled[@]}" --train.micro_batch=2 --train.global_batch=16 \
+      --train.max_steps=3 --grpo.log_completions=true --train.output_dir="$work/parts"
+    run --exit 0 "$mpiexec" -np 2 "$bin" "${sampled[@]}" --train.micro_batch=2 --train.global_batch=16 \
+      --train.max_steps=6 --grpo.log_completions=true --train.output_dir="$work/parts" --train.resume=auto
+    cmp "$work/r2/completions.jsonl" "$work/parts/completions.jsonl" || fail "the resumed run sampled other completions"
+    same_metrics --expected "$work/r2/metrics.jsonl" --actual "$work/parts/metrics.jsonl" --tolerance 0
+    ;;
   faults)
-    run --exit 2 "$bin" "${grpo[@]}" --train.max_steps=2 --train.output_dir="$work/f1"
-    expect_output "grpo.rollouts is empty: sampling the completions on the training ranks is not built yet"
+    run --exit 2 "$bin" "${sampled[@]}" --train.method=qlora --train.micro_batch=2 --train.global_batch=8 \
+      --train.max_steps=2 --train.output_dir="$work/f1"
+    expect_output "grpo's rollouts .* gather the whole model, and a QLoRA base is dequantized one unit at a time only: set train.method = lora or full"
+    run --exit 2 "$mpiexec" -np 2 "$bin" "${sampled[@]/=debug/=debug-moe}" --dist.expert_parallel=2 --train.micro_batch=2 \
+      --train.global_batch=8 --train.max_steps=2 --train.output_dir="$work/f8"
+    expect_output "gathering experts split over ranks is not built yet: set dist.expert_parallel = 1 \(it is 2\)"
     printf '%s\n' '{"completion_ids": [[5, 6], [7]]}' >"$work/short.jsonl"
     run --exit 1 "$bin" "${grpo[@]}" --grpo.rollouts="$work/short.jsonl" --train.max_steps=2 --train.output_dir="$work/f2"
     expect_output "short.jsonl: 1 lines for the 64 rows of data.train .*; the replay file \(grpo.rollouts\) needs one line per dataset row"
@@ -67,9 +121,27 @@ PY
     run --exit 2 "$mpiexec" -np 2 "$bin" "${grpo[@]}" "${replay[@]}" --grpo.top_entropy_quantile=0.5 --train.max_steps=2 \
       --train.output_dir="$work/f7"
     expect_output "grpo.top_entropy_quantile = 0.500000 on 2 ranks"
-    for f in 1 2 4 5 6 7; do  # refused before training: nothing written (f3 failed at its first generation)
+    for f in 1 2 4 5 6 7 8; do  # refused before training: nothing written (f3 failed at its first generation)
       [ ! -e "$work/f$f/metrics.jsonl" ] || fail "refused run f$f wrote metrics"
     done
+    # Reward programs that fail: the run stops at the first generation, naming the program.
+    short=(--train.micro_batch=2 --train.global_batch=8 --train.max_steps=2)
+    run --exit 1 "$bin" "${sampling[@]}" "${short[@]}" --reward.command="exit 3" \
+      --train.output_dir="$work/p1"
+    expect_output "reward.command: .exit 3. (closed its output before answering|stopped reading its input).* \(it exited with status 3\)"
+    echo 'import sys; [print("{\"rewards\": [1]}", flush=True) for _ in sys.stdin]' >"$work/one.py"
+    run --exit 1 "$bin" "${sampling[@]}" "${short[@]}" --reward.command="/usr/bin/python3 $work/one.py" \
+      --train.output_dir="$work/p2"
+    expect_output "reward program .*one.py. \(reward.command\) answered 1 rewards for 8 completions: one per completion"
+    echo 'import sys; [print("{\"rewards\": [\"x\"" + ", 1" * 7 + "]}", flush=True) for _ in sys.stdin]' >"$work/text.py"
+    run --exit 1 "$bin" "${sampling[@]}" "${short[@]}" --reward.command="/usr/bin/python3 $work/text.py" \
+      --train.output_dir="$work/p3"
+    expect_output "answered \"x\" for completion 0 of this rank's 8 \(dataset row [0-9]+\): each reward is a finite number or null"
+    run --exit 1 "$bin" "${sampling[@]}" "${short[@]}" --reward.command="sleep 30" --reward.timeout_s=1 \
+      --train.output_dir="$work/p4"
+    expect_output "reward.command: .sleep 30. gave no answer line within 1s \(killed\)"
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --train.output_dir="$work/p5"
+    expect_output "grpo.reward_funcs is empty and reward.command is not given"
     ;;
   *) fail "unknown case" ;;
 esac

@@ -1,0 +1,28 @@
+// [reward]: the rewards an online objective (grpo) takes beyond its rule words: the user's
+// program (reward_program.h). Declared once: the struct and, in bind(), its keys.
+#pragma once
+
+#include <string>
+
+#include "config/config_schema.h"
+
+namespace st {
+
+struct RewardOptions {
+  std::string command;  // empty: no program
+  std::string name = "reward_program";
+  double timeout_s = 600.0;
+
+  void bind(ConfigSchema& schema) {
+    schema.section("reward", "the online objectives' own reward program (docs/grpo.md, \"The reward program\")");
+    schema.add(&command, "command",
+               "started once per rank (/bin/sh -c); per generation it reads one JSON line (prompts, completions, "
+               "completion_ids, the dataset's other columns) and answers {\"rewards\": [number or null, ...]}; "
+               "weighted after grpo.reward_funcs");
+    schema.add(&name, "name", "what the program's rewards are logged as (rewards/<name>/mean)");
+    schema.add(&timeout_s, "timeout_s", "longest wait for one answer; past it the program is killed and the run stops",
+               above(0).unit("s"));
+  }
+};
+
+}  // namespace st

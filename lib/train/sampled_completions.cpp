@@ -1,0 +1,51 @@
+#include "train/sampled_completions.h"
+
+#include "fsdp/whole_model.h"
+
+namespace st {
+namespace {
+
+// A generation's own seed (splitmix64 of the run's and the generation's).
+uint64_t generation_seed(uint64_t seed, int64_t generation) {
+  uint64_t x = seed ^ (0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(generation) + 1));
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+SampledCompletions::SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids)
+    : seed_(config.train.seed) {
+  const GrpoOptions& grpo = config.grpo;
+  options_.sampling.temperature = grpo.temperature;
+  options_.sampling.top_p = grpo.top_p;
+  options_.sampling.top_k = grpo.top_k;
+  options_.sampling.min_p = grpo.min_p;
+  options_.max_new_tokens = grpo.max_completion_length;
+  options_.completions_per_prompt = grpo.num_generations;
+  options_.eos_ids = std::move(eos_ids);
+}
+
+std::vector<GenerationResult> SampledCompletions::sample(FsdpModel& model, Communicator& host,
+                                                         const std::vector<std::vector<int64_t>>& prompts,
+                                                         int64_t generation, int64_t first, int64_t count) const {
+  const int64_t group = options_.completions_per_prompt;
+  // The prompts this rank's completions come from: a group split between ranks is sampled whole
+  // by each (the same draws), and the other rank's share dropped.
+  const int64_t first_prompt = first / group, end_prompt = (first + count + group - 1) / group;
+  const std::vector<std::vector<int64_t>> mine(prompts.begin() + first_prompt, prompts.begin() + end_prompt);
+  GenerationOptions options = options_;
+  options.sampling.seed = generation_seed(seed_, generation);
+  options.batch_size = static_cast<int64_t>(mine.size()) * group;  // the rank's share at once
+  std::vector<GenerationResult> results;
+  {
+    const TensorMap whole = gather_whole_model(model, host);
+    results = generate(llama_weights(whole, model.config()), model.config(), mine, options,
+                       static_cast<size_t>(first_prompt));
+  }  // the gathered weights are freed before training
+  const int64_t skip = first - first_prompt * group;
+  return {results.begin() + skip, results.begin() + skip + count};
+}
+
+}  // namespace st

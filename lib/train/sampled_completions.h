@@ -1,0 +1,37 @@
+// The sampling source of an online objective: a generation's completions drawn on the training
+// ranks from the policy as the step starts. The whole model is gathered once per generation in
+// the compute dtype (fsdp/whole_model.h) and freed after; each prompt is prefilled once and its
+// cache forked to its group (model/generation.h). TRL's sampling settings (grpo.temperature,
+// top_p, top_k, min_p; logits_warpers.h); a completion ends at EOS (kept) or at
+// grpo.max_completion_length tokens.
+// Completion j of the generation's prompt p is request p x G + j of that generation; its generator
+// is seeded by (train.seed, generation, request), so the rollouts do not depend on the rank count
+// or the batching, and a resumed run draws what the uninterrupted one drew.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "distributed/communicator.h"
+#include "fsdp/fsdp_model.h"
+#include "model/generation.h"
+#include "train/train_config.h"
+
+namespace st {
+
+class SampledCompletions {
+ public:
+  SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids);
+
+  // Collective over the world (`host`: on the CPU backend). Completions [first, first + count) of
+  // generation `generation`, whose prompts are `prompts` in order, each group_size times in a row.
+  std::vector<GenerationResult> sample(FsdpModel& model, Communicator& host,
+                                       const std::vector<std::vector<int64_t>>& prompts, int64_t generation,
+                                       int64_t first, int64_t count) const;
+
+ private:
+  GenerationOptions options_;
+  uint64_t seed_;
+};
+
+}  // namespace st
