@@ -49,6 +49,9 @@ struct MicroBatch {
   // of the whole generation on all ranks over its completions (dapo's normaliser).
   at::Tensor advantages, old_token_logps, ref_token_logps;
   double generation_tokens_per_completion = 0.0;
+  // Sampled completions: the sampler's log-prob of each loss-carrying token [tokens] (fp32, row
+  // by row in order), for TRL's sampling/ metrics; undefined for replayed ones.
+  at::Tensor sampling_token_logps;
   // Tokens of each causal stretch the rows compute (a plain row, a packed sequence, a shared
   // segment's prompt+chosen and its rejected branch): what the FLOP count is made of.
   std::vector<int64_t> segment_lengths;

@@ -172,8 +172,10 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
     at::Tensor logits = prefill(weights, config, kinds, prompts, first, last, options.max_new_tokens, batch);
     fork_rows(batch, logits, options.completions_per_prompt);
     std::vector<bool> done(generators.size(), false);
+    const double temperature = options.sampling.temperature > 0.0 ? options.sampling.temperature : 1.0;
     for (int64_t step = 0; step < options.max_new_tokens; ++step) {
       const at::Tensor host = logits.cpu();
+      const at::Tensor host_logps = at::log_softmax(host / temperature, 1);
       std::vector<int64_t> tokens(generators.size(), 0);
       for (size_t r = 0; r < tokens.size(); ++r) {
         GenerationResult& result = results[first_row + r];
@@ -183,6 +185,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
         }
         tokens[r] = pick_token(host[static_cast<int64_t>(r)], options.sampling, generators[r]);
         result.ids.push_back(tokens[r]);
+        result.logps.push_back(host_logps[static_cast<int64_t>(r)][tokens[r]].item<float>());
         const bool eos = std::find(options.eos_ids.begin(), options.eos_ids.end(), tokens[r]) != options.eos_ids.end();
         if (eos) {
           result.finish = FinishReason::eos;

@@ -42,6 +42,9 @@ struct GenerationOptions {
 struct GenerationResult {
   std::vector<int64_t> ids;  // the new tokens, an EOS included
   FinishReason finish = FinishReason::length;
+  // Each new token's log-prob under the logits over the temperature (1 when greedy), before the
+  // top-k/top-p/min-p cuts: what a training forward at that temperature gives the same token.
+  std::vector<float> logps;
 };
 
 // Runs on the weights' device and dtype. `prompts` are non-empty id lists; `first_index` is the

@@ -20,11 +20,20 @@ namespace st {
 namespace {
 
 // The per-micro-batch metric columns, in micro_metric_columns' order.
-enum Column : size_t { kl_sum, tokens, entropy_sum, low, high, region, clip_units, low_min, high_max, kColumns };
+// The sampling_ columns compare the sampler's log-probs with the generating policy's (sampled
+// completions only; NaN for replayed ones).
+enum Column : size_t {
+  kl_sum, tokens, entropy_sum, low, high, region, clip_units, low_min, high_max,
+  sampling_difference_sum, sampling_difference_max, sampling_ratio_sum, sampling_ratio_min, sampling_ratio_max,
+  kColumns
+};
 constexpr MicroMetric kColumnsTable[kColumns] = {
     {"kl_sum", RankCombine::sum},       {"tokens", RankCombine::sum},     {"entropy_sum", RankCombine::sum},
     {"low_clipped", RankCombine::sum},  {"high_clipped", RankCombine::sum}, {"region_clipped", RankCombine::sum},
-    {"clip_units", RankCombine::sum},   {"low_min", RankCombine::min},    {"high_max", RankCombine::max}};
+    {"clip_units", RankCombine::sum},   {"low_min", RankCombine::min},    {"high_max", RankCombine::max},
+    {"sampling_difference_sum", RankCombine::sum}, {"sampling_difference_max", RankCombine::max},
+    {"sampling_ratio_sum", RankCombine::sum}, {"sampling_ratio_min", RankCombine::min},
+    {"sampling_ratio_max", RankCombine::max}};
 
 class GrpoObjective : public Objective {
  public:
@@ -71,6 +80,26 @@ at::Tensor nan_extreme(const at::Tensor& values, bool lowest) {
   const at::Tensor filled = at::where(v.isnan(), at::full({}, fill, v.options()), v);
   const at::Tensor extreme = filled.numel() == 0 ? at::full({}, fill, v.options()) : (lowest ? filled.min() : filled.max());
   return at::where(extreme.isinf(), at::full({}, std::numeric_limits<double>::quiet_NaN(), v.options()), extreme);
+}
+
+// TRL's sampling/ metrics' sums over this micro-batch's loss tokens: |old - sampled| and
+// exp(old - sampled), old the generating policy's log-probs (the policy's own when on-policy).
+void add_sampling_columns(const MicroBatch& batch, const at::Tensor& logps, const at::Tensor& mask,
+                          std::vector<at::Tensor>& out) {
+  const auto nan = at::full({}, std::numeric_limits<double>::quiet_NaN(), at::TensorOptions(at::kDouble).device(logps.device()));
+  for (size_t c = sampling_difference_sum; c <= sampling_ratio_max; ++c) out[kOutputSums + c] = nan;
+  if (!batch.sampling_token_logps.defined()) return;
+  const at::Tensor taken = mask > 0;
+  const at::Tensor old = (batch.old_token_logps.defined() ? batch.old_token_logps : logps.detach()).to(at::kDouble);
+  const at::Tensor sampled = to_device_async(batch.sampling_token_logps, logps.device()).to(at::kDouble);
+  const at::Tensor generating = old.masked_select(taken);
+  const at::Tensor difference = (generating - sampled).abs();
+  const at::Tensor ratio = (generating - sampled).exp();
+  out[kOutputSums + sampling_difference_sum] = difference.sum();
+  out[kOutputSums + sampling_difference_max] = nan_extreme(difference, false);
+  out[kOutputSums + sampling_ratio_sum] = ratio.sum();
+  out[kOutputSums + sampling_ratio_min] = nan_extreme(ratio, true);
+  out[kOutputSums + sampling_ratio_max] = nan_extreme(ratio, false);
 }
 
 }  // namespace
@@ -141,6 +170,7 @@ at::Tensor GrpoObjective::summed_loss(const MicroBatch& batch, const at::Tensor&
   out[kOutputSums + clip_units] = terms.clip_units;
   out[kOutputSums + low_min] = nan_extreme(terms.low_per_sequence, true);
   out[kOutputSums + high_max] = nan_extreme(terms.high_per_sequence, false);
+  add_sampling_columns(batch, logps, mask, out);
   return policy_gradient_summed_loss(terms, options, scale);
 }
 
@@ -149,6 +179,10 @@ void GrpoObjective::add_micro_batch_metrics(const std::vector<std::vector<double
   if (combined.empty()) return;
   // TRL's global_masked_mean: a sum over the count clamped at 1.
   const auto over = [](double sum, double count) { return sum / std::max(count, 1.0); };
+  // The sampler's metrics of a micro-batch without loss tokens are none (left out of the mean).
+  const auto per_token = [](double sum, double count) {
+    return count > 0.0 ? sum / count : std::numeric_limits<double>::quiet_NaN();
+  };
   const std::vector<std::pair<const char*, std::function<double(const std::vector<double>&)>>> metrics = {
       {"kl", [&](const std::vector<double>& r) { return over(r[kl_sum], r[tokens]); }},
       {"entropy", [&](const std::vector<double>& r) { return over(r[entropy_sum], r[tokens]); }},
@@ -156,9 +190,18 @@ void GrpoObjective::add_micro_batch_metrics(const std::vector<std::vector<double
       {"clip_ratio/low_min", [](const std::vector<double>& r) { return r[low_min]; }},
       {"clip_ratio/high_mean", [&](const std::vector<double>& r) { return over(r[high], r[clip_units]); }},
       {"clip_ratio/high_max", [](const std::vector<double>& r) { return r[high_max]; }},
-      {"clip_ratio/region_mean", [&](const std::vector<double>& r) { return over(r[region], r[clip_units]); }}};
+      {"clip_ratio/region_mean", [&](const std::vector<double>& r) { return over(r[region], r[clip_units]); }},
+      {"sampling/sampling_logp_difference/mean",
+       [&](const std::vector<double>& r) { return per_token(r[sampling_difference_sum], r[tokens]); }},
+      {"sampling/sampling_logp_difference/max", [](const std::vector<double>& r) { return r[sampling_difference_max]; }},
+      {"sampling/importance_sampling_ratio/min", [](const std::vector<double>& r) { return r[sampling_ratio_min]; }},
+      {"sampling/importance_sampling_ratio/mean",
+       [&](const std::vector<double>& r) { return per_token(r[sampling_ratio_sum], r[tokens]); }},
+      {"sampling/importance_sampling_ratio/max", [](const std::vector<double>& r) { return r[sampling_ratio_max]; }}};
+  const bool sampled = sections.grpo.rollouts.empty();
   for (const auto& [name, value] : metrics) {
     if (std::string(name) == "kl" && sections.grpo.beta == 0.0) continue;  // TRL logs it with a KL term only
+    if (std::string(name).rfind("sampling/", 0) == 0 && !sampled) continue;  // replayed: no sampler
     // TRL averages a window's values leaving NaN out (a micro-batch whose completions all lack
     // tokens has no clip_ratio/low_min), and logs null when none is left.
     std::vector<double> values;

@@ -89,37 +89,32 @@ GlobalBatch RolloutPhase::prompts_of(int64_t generation) {
   return batch;
 }
 
-std::vector<std::vector<int64_t>> RolloutPhase::completions_of(const GlobalBatch& prompts, int64_t generation,
-                                                               std::vector<bool>& truncated) {
+std::vector<GenerationResult> RolloutPhase::completions_of(const GlobalBatch& prompts, int64_t generation) {
   const PairDataset& data = *run_.data.train;
   const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
-  std::vector<std::vector<int64_t>> completions;
-  truncated.clear();
   if (sampled_) {
     std::vector<std::vector<int64_t>> prompt_ids;
     for (const uint64_t index : prompts.indices) {
       const std::vector<int32_t> ids = data.get(index).prompt;
       prompt_ids.emplace_back(ids.begin(), ids.end());
     }
-    for (GenerationResult& result :
-         sampled_->sample(run_.engine->model(), *run_.host, prompt_ids, generation, first, block)) {
-      truncated.push_back(result.finish != FinishReason::eos);
-      completions.push_back(std::move(result.ids));
-    }
-    return completions;
+    return sampled_->sample(run_.engine->model(), *run_.host, prompt_ids, generation, first, block);
   }
+  std::vector<GenerationResult> completions;
   uint64_t last_index = UINT64_MAX;
   std::vector<std::vector<int64_t>> replayed;
   for (int64_t c = first; c < first + block; ++c) {
     const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
     if (index != last_index) replayed = replay_->group(index);
     last_index = index;
-    const std::vector<int64_t>& ids = replayed[static_cast<size_t>(c % group)];
+    GenerationResult completion;
+    completion.ids = replayed[static_cast<size_t>(c % group)];
     // Used as given: truncated when its last id is neither EOS nor pad.
-    truncated.push_back(std::find(eos_ids_.begin(), eos_ids_.end(), ids.back()) == eos_ids_.end() &&
-                        ids.back() != data.pad_id());
-    completions.push_back(ids);
+    const int64_t last = completion.ids.back();
+    const bool ends = std::find(eos_ids_.begin(), eos_ids_.end(), last) != eos_ids_.end() || last == data.pad_id();
+    completion.finish = ends ? FinishReason::eos : FinishReason::length;
+    completions.push_back(std::move(completion));
   }
   return completions;
 }
@@ -130,8 +125,7 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
   const PairDataset& data = *run_.data.train;
   const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
-  std::vector<bool> ends_truncated;
-  const std::vector<std::vector<int64_t>> completions = completions_of(prompts, generation, ends_truncated);
+  const std::vector<GenerationResult> completions = completions_of(prompts, generation);
   std::vector<Pair> pairs;
   RewardBatch batch;
   batch.decoded = tokenizer_.has_value();
@@ -146,7 +140,7 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
       source = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
       last_index = index;
     }
-    const std::vector<int64_t>& ids = completions[static_cast<size_t>(c - first)];
+    const std::vector<int64_t>& ids = completions[static_cast<size_t>(c - first)].ids;
     Pair pair;
     pair.prompt = prompt.prompt;
     pair.chosen.assign(ids.begin(), ids.end());
@@ -160,7 +154,7 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
       if (key != "prompt") batch.columns[key].push_back(value);
     }
     lengths.push_back(static_cast<double>(ids.size()));
-    truncated.push_back(ends_truncated[static_cast<size_t>(c - first)] ? 1.0 : 0.0);
+    truncated.push_back(completions[static_cast<size_t>(c - first)].finish == FinishReason::eos ? 0.0 : 1.0);
   }
   phases.rollout += timer.seconds();
 
@@ -221,6 +215,15 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
       }
     }
     micro.advantages = at::tensor(slice_advantages, at::kFloat);
+    if (sampled_) {  // the loss-carrying rows' sampler log-probs, in order
+      std::vector<float> logps;
+      for (int64_t i = begin; i < end; ++i) {
+        if (masking && truncated[static_cast<size_t>(i)] > 0.0) continue;
+        const std::vector<float>& row = completions[static_cast<size_t>(i)].logps;
+        logps.insert(logps.end(), row.begin(), row.end());
+      }
+      micro.sampling_token_logps = at::tensor(logps, at::kFloat);
+    }
     micro.generation_tokens_per_completion = tokens_per_completion;
     if (geometry_.needs_old_logps() || run_.reference) {
       TokenBatch tokens = model.make_batch(micro.input_ids, micro.targets, micro.layout);
@@ -269,7 +272,7 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
 }
 
 void RolloutPhase::log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
-                                   const std::vector<std::vector<int64_t>>& mine, const std::vector<double>& all_lengths,
+                                   const std::vector<GenerationResult>& mine, const std::vector<double>& all_lengths,
                                    const RewardTable& table, const GroupAdvantages& advantages) {
   // Every rank's ids, each rank's run padded to the longest run (the lengths are known to all).
   const int64_t block = geometry_.rank_block();
@@ -279,7 +282,7 @@ void RolloutPhase::log_completions(int64_t generation, int64_t step, const Globa
     longest = std::max(longest, std::accumulate(begin, begin + block, 0.0));
   }
   std::vector<double> ids;
-  for (const std::vector<int64_t>& completion : mine) ids.insert(ids.end(), completion.begin(), completion.end());
+  for (const GenerationResult& completion : mine) ids.insert(ids.end(), completion.ids.begin(), completion.ids.end());
   ids.resize(static_cast<size_t>(longest), 0.0);
   const std::vector<double> all_ids = all_gather_values(*run_.host, ids);
   if (run_.host->rank() != 0) return;

@@ -55,13 +55,12 @@ class RolloutPhase {
   void generate(int64_t generation, int64_t step, StepPhases& phases);
   // grpo.log_completions: every rank's completions of the generation, one line each (rank 0 writes).
   void log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
-                       const std::vector<std::vector<int64_t>>& mine, const std::vector<double>& all_lengths,
+                       const std::vector<GenerationResult>& mine, const std::vector<double>& all_lengths,
                        const RewardTable& table, const GroupAdvantages& advantages);
   GlobalBatch prompts_of(int64_t generation);
-  // This rank's completions of the generation (replayed or sampled); `truncated` gets whether each
-  // ended without EOS.
-  std::vector<std::vector<int64_t>> completions_of(const GlobalBatch& prompts, int64_t generation,
-                                                   std::vector<bool>& truncated);
+  // This rank's completions of the generation, sampled or replayed (finish eos: not truncated;
+  // no log-probs).
+  std::vector<GenerationResult> completions_of(const GlobalBatch& prompts, int64_t generation);
 
   const TrainConfig& config_;
   const Objective& objective_;

@@ -5,7 +5,8 @@
 #   of an uninterrupted run to the bit; resumed on 1 rank (the global batch kept) it trains on the
 #   same prompts and completions: the same generation statistics to the bit.
 # - sampled_learns: sampling on its rank with a reward program ("say token 7": the share of 7s),
-#   the mean reward rises from under 0.05 to over 0.5 within 30 steps.
+#   the mean reward rises from under 0.05 to over 0.5 within 30 steps; on a LoRA run the sampler's
+#   log-probs are the training forward's (TRL's sampling/ metrics).
 # - sampled_rollouts_are_rank_invariant: the completions sampled (completions.jsonl) are the same on
 #   1, 2 and 4 ranks with the global batch kept, and a 2-rank run stopped at step 3 and resumed
 #   writes the uninterrupted run's completions and metrics to the bit.
@@ -74,6 +75,27 @@ rewards = [json.loads(line)["reward"] for line in open(sys.argv[1])]
 first, last = sum(rewards[:3]) / 3, sum(rewards[-5:]) / 5
 print("mean reward, first 3 steps:", first, "last 5:", last)
 assert len(rewards) == 30 and first < 0.05 and last > 0.5, rewards
+PY
+    # The sampler computes what the training forward does: on a LoRA run (its adapters folded
+    # into the gathered weights) at temperature 0.7 with top_k and the generating policy's
+    # log-probs computed at generation (steps_per_generation 4 > grad_accum 2), TRL's
+    # sampling_logp_difference/max stays within 1e-4: the log-probs are about -ln(512) = -6.2,
+    # each carrying fp32 rounding of |logp| x 2^-24 per operation along a forward of under 256
+    # roundings in depth (6.2 x 6e-8 x 256 = 9.5e-5). A wrong merge, temperature or position
+    # shows at 1e-2 and more.
+    run --exit 0 "$mpiexec" -np 2 "$bin" "${sampled[@]}" --train.method=lora --grpo.temperature=0.7 --grpo.top_k=50 \
+      --grpo.steps_per_generation=4 --train.micro_batch=2 --train.global_batch=8 --train.max_steps=6 \
+      --train.output_dir="$work/lora"
+    /usr/bin/python3 - "$work/lora/metrics.jsonl" "$ST_SOURCE_DIR/tests/support" <<'PY' || tolerance_verdict $? "the sampler's log-probs differ from the training forward's"
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import tolerance_log
+records = [json.loads(line) for line in open(sys.argv[1])]
+worst = max(r["sampling/sampling_logp_difference/max"] for r in records)
+assert len(records) == 6 and all(r["sampling/importance_sampling_ratio/mean"] > 0 for r in records), records
+tolerance_log.record("sampling/sampling_logp_difference/max", "training forward", "sampler", worst, 1e-4)
+print("sampling_logp_difference/max, worst over 6 steps:", worst)
+sys.exit(0 if worst <= 1e-4 else 1)
 PY
     ;;
   sampled_rollouts_are_rank_invariant)
