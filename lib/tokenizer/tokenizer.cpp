@@ -30,28 +30,50 @@ bool byte_token(const std::string& token, char& byte) {
   return true;
 }
 
-// `bytes` with every byte that does not start or continue a valid UTF-8 character replaced by
-// U+FFFD (Python's errors="replace", as transformers decodes).
-std::string valid_utf8(const std::string& bytes) {
+}  // namespace
+
+std::string lossy_utf8(const std::string& bytes) {
   std::string out;
   size_t at = 0;
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
   while (at < bytes.size()) {
-    const auto lead = static_cast<unsigned char>(bytes[at]);
-    const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
-    bool whole = length > 0 && at + length <= bytes.size();
-    for (size_t k = 1; whole && k < length; ++k) whole = (static_cast<unsigned char>(bytes[at + k]) & 0xC0) == 0x80;
-    if (whole) {
-      out.append(bytes, at, length);
-      at += length;
-    } else {
+    const unsigned char lead = byte(at);
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    }
+    if (length == 0) {  // a byte no character starts with
       out += "\xEF\xBF\xBD";
       ++at;
+      continue;
     }
+    size_t taken = 1;  // the lead and the continuation bytes that fit
+    while (taken < length && at + taken < bytes.size()) {
+      const unsigned char next = byte(at + taken);
+      const bool fits = taken == 1 ? next >= low && next <= high : (next & 0xC0) == 0x80;
+      if (!fits) break;
+      ++taken;
+    }
+    if (taken == length) {
+      out.append(bytes, at, length);
+    } else {
+      out += "\xEF\xBF\xBD";
+    }
+    at += taken;
   }
   return out;
 }
-
-}  // namespace
 
 std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special) const {
   // Runs of vocabulary tokens are decoded together (byte-level strings and byte tokens cut
@@ -92,7 +114,7 @@ std::string Tokenizer::decode(const std::vector<int64_t>& ids, bool skip_special
     }
   }
   flush();
-  return valid_utf8(out);
+  return lossy_utf8(out);
 }
 
 size_t Tokenizer::find_added(std::string_view text, size_t from, const AddedToken*& token) const {

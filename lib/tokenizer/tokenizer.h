@@ -95,4 +95,9 @@ class Tokenizer {
   std::vector<std::pair<std::string, std::string>> special_tokens_;
 };
 
+// `bytes` with each maximal part that is no valid UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF) replaced by one U+FFFD, as Python's errors="replace" and
+// Rust's from_utf8_lossy (Hugging Face tokenizers) decode: what decode returns.
+std::string lossy_utf8(const std::string& bytes);
+
 }  // namespace st

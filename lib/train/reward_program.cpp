@@ -46,7 +46,8 @@ std::vector<double> RewardProgram::rewards(const RewardBatch& batch) const {
   const std::string who = "reward program `" + options_.command + "` (reward.command)";
   std::string answer;
   try {
-    answer = process_->ask(request(batch).dump(), options_.timeout_s);
+    answer = process_->ask(request(batch).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                           options_.timeout_s);
   } catch (const IoError& error) {
     throw RewardError("reward.command: " + std::string(error.what()) + " while scoring " + std::to_string(batch.size()) +
                       " completions; it must answer each JSON line with one line {\"rewards\": [...]}");

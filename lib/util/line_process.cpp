@@ -39,11 +39,21 @@ LineProcess::LineProcess(std::string command) : command_(std::move(command)) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  // Its own process group: a kill reaches what the shell started too.
+  // Its own process group: a kill reaches what the shell started too. The job's stop signals
+  // (Slurm's USR1 before the time limit, scancel's TERM) are blocked in it: they reach every
+  // process of the step, and the rank that owns it still needs its answers while it saves; it
+  // ends when its input closes. SIGPIPE is its default again (this process ignores it).
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t blocked, defaults;
+  sigemptyset(&blocked);
+  for (const int signal_number : {SIGUSR1, SIGUSR2, SIGTERM, SIGINT}) sigaddset(&blocked, signal_number);
+  posix_spawnattr_setsigmask(&attributes, &blocked);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
   const char* argv[] = {"/bin/sh", "-c", command_.c_str(), nullptr};
   const int spawned = posix_spawn(&pid_, "/bin/sh", &actions, &attributes, const_cast<char**>(argv), environ);
   posix_spawnattr_destroy(&attributes);

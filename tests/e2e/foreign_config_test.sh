@@ -10,21 +10,6 @@ data=$ST_SOURCE_DIR/tests/data/llamafactory
 examples=$ST_SOURCE_DIR/tests/data/llamafactory-examples
 python=${ST_REFERENCE_PYTHON:-/usr/bin/python3}  # Debian's, with h5py
 
-# tiny_model DIR [SPECIAL ...]: a Hugging Face model directory: the debug preset's shape (vocab
-# 512) after one step, exported, with a byte-level tokenizer holding the given chat tokens
-# (default Llama 3's).
-tiny_model() {
-  local dir=$1
-  shift
-  "$bin" synth --output "$work/tiny_data" --pairs 16 --seed 3 >/dev/null || fail "synth"
-  "$bin" train --model.preset=debug --data.train="$work/tiny_data/train" --train.output_dir="$work/tiny_run" \
-    --train.max_steps=1 --ckpt.export=true --ckpt.export_dtype=fp32 --progress off >/dev/null || fail "tiny model"
-  mkdir -p "$dir"
-  cp "$work/tiny_run/export/config.json" "$work/tiny_run/export/model.safetensors" "$dir/"
-  byte_tokenizer "$dir" "$@"
-  rm -rf "$work/tiny_data" "$work/tiny_run"
-}
-
 # same_pairs A B: two prepped datasets hold the same pairs (every shard's token arrays and
 # attributes but the file names they were read from).
 same_pairs() {

@@ -7,6 +7,8 @@
 source "$(dirname "$0")/harness.sh"
 # shellcheck source=slurm_cluster.sh
 source "$(dirname "$0")/slurm_cluster.sh"
+# shellcheck source=byte_tokenizer.sh
+source "$(dirname "$0")/byte_tokenizer.sh"
 if [ "$(id -u)" != 0 ] || ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
   echo "SKIP [$case_name]: needs root and Debian's slurm-wlm + munge (scripts/install-deps.sh installs them)"
   exit 77
@@ -74,6 +76,29 @@ expect_finished_run() {
   [ -f "$dir/export/model.safetensors" ] && [ -f "$dir/export/config.json" ] || fail "no export in $dir/export"
 }
 
+# usr1_requeue_matches_straight <straight job> <job>: the straight job ($work/straight) completes;
+# the other ($work/job), given USR1 mid-run, is requeued by launch.slurm, resumes and completes
+# with the straight job's weights.
+usr1_requeue_matches_straight() {
+  local straight=$1 job=$2 restarts
+  scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 failed"
+  slurm_wait_job "$straight" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
+  expect_finished_run "$work/straight" "$straight"
+  for _ in $(seq 2400); do
+    restarts=$(job_field "$job" Restarts)
+    [ "${restarts:-0}" -ge 1 ] && [ "$(slurm_job_state "$job")" = COMPLETED ] && break
+    [[ "$(slurm_job_state "$job")" =~ ^(FAILED|CANCELLED|TIMEOUT)$ ]] && break
+    sleep 0.25
+  done
+  tail -n 12 "$work/job.out"
+  [ "${restarts:-0}" -ge 1 ] || fail "job $job was not requeued (Restarts=${restarts:-?})"
+  expect_finished_run "$work/job" "$job"
+  grep -q 'requeueing job' "$work/job.out" || fail "launch.slurm did not requeue"
+  grep -q 'resumed from .*step_' "$work/job.out" || fail "the requeued job did not resume"
+  cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
+    fail "preempted + requeued job ends with other weights than an uninterrupted one"
+}
+
 case "$case_name" in
   demo_job_completes)
     job=$(submit "$work/run")
@@ -110,22 +135,7 @@ SCRIPT
     straight=$(submit "$work/straight" --train.max_steps=30)
     job=$(submit "$work/job" --train.max_steps=30)
     wait_for_step "$work/job" 10
-    scancel --signal=USR1 "$job" || fail "scancel --signal=USR1 failed"
-    slurm_wait_job "$straight" 600 'COMPLETED|FAILED|CANCELLED|TIMEOUT'
-    expect_finished_run "$work/straight" "$straight"
-    for _ in $(seq 2400); do
-      restarts=$(scontrol show job "$job" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
-      [ "${restarts:-0}" -ge 1 ] && [ "$(slurm_job_state "$job")" = COMPLETED ] && break
-      [[ "$(slurm_job_state "$job")" =~ ^(FAILED|CANCELLED|TIMEOUT)$ ]] && break
-      sleep 0.25
-    done
-    tail -n 12 "$work/job.out"
-    [ "${restarts:-0}" -ge 1 ] || fail "job $job was not requeued (Restarts=${restarts:-?})"
-    expect_finished_run "$work/job" "$job"
-    grep -q 'requeueing job' "$work/job.out" || fail "launch.slurm did not requeue"
-    grep -q 'resumed from .*step_' "$work/job.out" || fail "the requeued job did not resume"
-    cmp "$work/straight/export/model.safetensors" "$work/job/export/model.safetensors" ||
-      fail "preempted + requeued job ends with other weights than an uninterrupted one"
+    usr1_requeue_matches_straight "$straight" "$job"
     ;;
   scancel_stops_for_good)
     # The reported bug: a user's scancel saved a checkpoint and then requeued the job itself.
@@ -187,6 +197,55 @@ SCRIPT
       fail "the eval job did not score the final checkpoint on 4 ranks"
     grep -q '"acc_norm"' "$work/chain/eval/results.json" || fail "no eval/results.json beside the checkpoints"
     [ "$(wc -l <"$work/chain/eval/results.samples.jsonl")" = 7 ] || fail "expected 7 sample lines"
+    ;;
+  grpo_yaml_with_reward_program_requeues)
+    # TRL's GRPO YAML as `sbatch launch.slurm grpo x.yaml`, 2 ranks sampling their rollouts and
+    # scoring them with the user's program (reward.command after the YAML); a USR1 mid-run (the
+    # ranks save, the script requeues, the job resumes) ends with the uninterrupted job's
+    # completions, metrics and weights to the bit.
+    tiny_model "$work/model"
+    for i in 1 2 3 4 5 6 7 8; do
+      echo "{\"prompt\": [{\"role\": \"user\", \"content\": \"What is $i + $i?\"}], \"solution\": \"$((i + i))\"}"
+    done >"$work/prompts.jsonl"
+    # The program checks it gets what TRL hands a reward function, and scores the digits' share.
+    cat >"$work/reward.py" <<'PY'
+import json, sys
+for line in sys.stdin:
+    batch = json.loads(line)
+    n = len(batch["completion_ids"])
+    assert len(batch["prompts"]) == n and batch["prompts"][0][0]["role"] == "user", batch["prompts"][:1]
+    assert len(batch["solution"]) == n and batch["completions"][0][0]["role"] == "assistant", batch
+    texts = [c[0]["content"] for c in batch["completions"]]
+    print(json.dumps({"rewards": [sum(ch.isdigit() for ch in t) / max(len(t), 1) for t in texts]}), flush=True)
+PY
+    cat >"$work/grpo.yaml" <<YAML
+model_name_or_path: $work/model
+dataset_name: $work/prompts.jsonl
+num_generations: 4
+per_device_train_batch_size: 4
+gradient_accumulation_steps: 2
+max_steps: 60
+learning_rate: 1.0e-3
+max_completion_length: 16
+temperature: 0.9
+log_completions: true
+logging_steps: 1
+save_steps: 1000
+YAML
+    grpo_job() {  # grpo_job <run dir>: prints the job id
+      sbatch --parsable --chdir="$work" --output="$1.out" --error="$1.out" --gpus-per-node=0 --ntasks-per-node=2 \
+        --cpus-per-task=1 --export=ALL,SHARDTUNE="$bin" "$ST_SOURCE_DIR/slurm/launch.slurm" grpo "$work/grpo.yaml" \
+        --output_dir "$1" --reward.command="/usr/bin/python3 $work/reward.py" --progress off --ckpt.export=true \
+        --ckpt.export_dtype=fp32 || fail "sbatch refused launch.slurm grpo"
+    }
+    straight=$(grpo_job "$work/straight")
+    job=$(grpo_job "$work/job")
+    wait_for_step "$work/job" 10
+    usr1_requeue_matches_straight "$straight" "$job"
+    grep -q 'train: grpo (dapo, 4 completions per prompt, beta 0) on 2 rank' "$work/job.out" || fail "not a 2-rank grpo run"
+    cmp "$work/straight/completions.jsonl" "$work/job/completions.jsonl" || fail "the requeued job sampled other completions"
+    same_metrics --expected "$work/straight/metrics.jsonl" --actual "$work/job/metrics.jsonl" --tolerance 0
+    grep -q '"rewards/reward_program/mean"' "$work/job/metrics.jsonl" || fail "no reward program metrics"
     ;;
   *) fail "unknown case" ;;
 esac

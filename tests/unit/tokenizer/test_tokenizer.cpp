@@ -203,3 +203,24 @@ TEST(Tiktoken, MalformedLinesAreNamed) {
 
 }  // namespace
 }  // namespace st
+
+namespace st {
+namespace {
+
+// Python's bytes.decode("utf-8", "replace") on each input (measured), which Hugging Face
+// tokenizers' from_utf8_lossy agrees with: one U+FFFD per maximal invalid part.
+TEST(LossyUtf8, ReplacesAsPythonDoes) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(lossy_utf8("\xE0\x84\x80" "a"), r + r + r + "a") << "overlong";
+  EXPECT_EQ(lossy_utf8("\xE2\x82"), r) << "a cut character is one";
+  EXPECT_EQ(lossy_utf8("\xE2\x82" "a"), r + "a");
+  EXPECT_EQ(lossy_utf8("\xED\xA0\x80"), r + r + r) << "a surrogate";
+  EXPECT_EQ(lossy_utf8("\xF0\x9F\x98"), r);
+  EXPECT_EQ(lossy_utf8("\xF4\x90\x80\x80"), r + r + r + r) << "past U+10FFFF";
+  EXPECT_EQ(lossy_utf8("\xC0\xAF"), r + r);
+  EXPECT_EQ(lossy_utf8("ok\xFF"), "ok" + r);
+  EXPECT_EQ(lossy_utf8("\xF0\x9F\x98\x80 \xC3\xA9"), "\xF0\x9F\x98\x80 \xC3\xA9") << "valid text is kept";
+}
+
+}  // namespace
+}  // namespace st
