@@ -32,6 +32,9 @@
 #   bench-gated-delta     one Qwen3.5-style Gated DeltaNet layer at 4096 tokens vs transformers' torch
 #                         path on the GPU, and the rule alone: cuda/'s kernels vs the libtorch ops
 #                         (plan "hybrid": build, cuda, this)
+#   bench-grpo            1B GRPO, 16 prompts x 8 generations, prompt 256, completion 512, 3 steps after a
+#                         warm-up: TRL's GRPOTrainer (its generate path) vs shardtune sampling on its
+#                         rank, each phase's seconds, tokens/s/GPU, peak GiB (plan "grpo": build, cuda, this)
 # GPU_CHECK_LIMIT overrides every step's limit [s]. GPU_CHECK_DRY_RUN=1: the plan here, on the CPU,
 # with the GPU stubbed: the CPU build (build/) for build-gpu, the debug preset, TRL on the CPU
 # (bench/vs_trl.sh's PEER_DEVICE=cpu), no .deps-debs; the wheels install as on the machine.
@@ -77,6 +80,8 @@ print("python packages:", ", ".join(p + " " + m.version(p) for p in
 step_cuda() { (cd "$build_dir" && ctest --output-on-failure -L cuda -j4); }
 # The principal row: TRL itself, its best micro-batch (Liger off and on), against ours and P0.
 step_bench_trl_dpo() { bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback "$trl_steps"; }
+# GRPO: TRL's GRPOTrainer generating with transformers against shardtune sampling on its rank.
+step_bench_grpo() { PEER_DEVICE=$bench_device bench/vs_trl_grpo.sh "$build_dir" "$preset_1b" 3; }
 step_parity() {
   python3 tests/reference/transformers_parity.py "$bin" "$work/parity" || return 1
   # A LoRA run's adapter loaded by peft onto its base equals shardtune's merged export.
@@ -183,12 +188,13 @@ step_bench_gated_delta() {
 
 declare -A limit=([build]=420 [cuda]=300 [bench-trl-dpo]=570 [parity]=300 [bench-real-dpo]=570 [bench-real-sft]=570
                   [bench-fixed]=570 [bench-memory]=270 [bench-optimizer]=270 [bench-8b]=570 [bench-qlora]=570
-                  [bench-long]=400 [bench-moe]=570 [bench-gated-delta]=200)
+                  [bench-long]=400 [bench-moe]=570 [bench-gated-delta]=200 [bench-grpo]=400)
 # A lease's calls: the steps with their shares [s] and the call's whole budget [s] (the device
 # call's timeout_s leaves a minute above it for the unpacking and the bundle).
 declare -A plan=([call1]="build:180 cuda:110 bench-trl-dpo:300" [call2]="bench-qlora:130 parity:60 bench-memory:40"
-                 [moe]="build:180 cuda:120 bench-moe:170" [hybrid]="build:180 cuda:150 bench-gated-delta:140")
-declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470 [hybrid]=470)
+                 [moe]="build:180 cuda:120 bench-moe:170" [hybrid]="build:180 cuda:150 bench-gated-delta:140"
+                 [grpo]="build:180 cuda:110 bench-grpo:180")
+declare -A plan_budget=([call1]=470 [call2]=230 [moe]=470 [hybrid]=470 [grpo]=470)
 budget=0
 if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
   budget=${plan_budget[$1]}
@@ -196,7 +202,7 @@ if [ $# -eq 1 ] && [ -n "${plan[$1]:-}" ]; then
 else
   steps=("$@")
   [ ${#steps[@]} -gt 0 ] || steps=(build cuda bench-trl-dpo parity bench-memory bench-optimizer bench-real-dpo bench-real-sft
-                                   bench-fixed bench-8b bench-qlora bench-long bench-moe bench-gated-delta)
+                                   bench-fixed bench-8b bench-qlora bench-long bench-moe bench-gated-delta bench-grpo)
 fi
 started=$SECONDS
 failed=0

@@ -40,9 +40,12 @@ LineProcess::LineProcess(std::string command) : command_(std::move(command)) {
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
   // Its own process group: a kill reaches what the shell started too. The job's stop signals
-  // (Slurm's USR1 before the time limit, scancel's TERM) are blocked in it: they reach every
-  // process of the step, and the rank that owns it still needs its answers while it saves; it
-  // ends when its input closes. SIGPIPE is its default again (this process ignores it).
+  // (Slurm's USR1 before the time limit, scancel's TERM) reach every process of the step, and the
+  // rank that owns it still needs its answers while it saves: they are ignored in it (the shell's
+  // trap; ignored signals stay ignored in what it executes, Python included: blocking them alone
+  // did not hold, the shell or Python unblocks them), and blocked until the trap is set. It ends
+  // when its input closes. SIGPIPE is its
+  // default again (this process ignores it).
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -54,7 +57,8 @@ LineProcess::LineProcess(std::string command) : command_(std::move(command)) {
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigdefault(&attributes, &defaults);
-  const char* argv[] = {"/bin/sh", "-c", command_.c_str(), nullptr};
+  const std::string script = "trap '' USR1 USR2 TERM INT; " + command_;
+  const char* argv[] = {"/bin/sh", "-c", script.c_str(), nullptr};
   const int spawned = posix_spawn(&pid_, "/bin/sh", &actions, &attributes, const_cast<char**>(argv), environ);
   posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);

@@ -1,6 +1,6 @@
 // A child program spoken to in lines: started once (`/bin/sh -c COMMAND`, by posix_spawn: no fork
 // of an MPI process), it reads one line on its stdin per request and answers one line on its
-// stdout; its stderr is the job's. The job's stop signals (USR1, USR2, TERM, INT) are blocked in
+// stdout; its stderr is the job's. The job's stop signals (USR1, USR2, TERM, INT) are ignored in
 // it: it ends when its input closes (or is killed half a second later). Used by the user's
 // reward program (reward.command).
 #pragma once

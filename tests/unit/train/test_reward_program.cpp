@@ -118,3 +118,22 @@ TEST(LineProcess, AnswersLineByLineAcrossPartialWrites) {
 
 }  // namespace
 }  // namespace st
+
+namespace st {
+namespace {
+
+// Slurm signals every process of a job step (scancel --signal=USR1, TERM): the program must live
+// on through them while its rank saves. Here the program signals itself, in the shell and in
+// Python, and still answers.
+TEST(LineProcess, OutlivesTheJobsStopSignals) {
+  LineProcess shell("kill -USR1 $$; kill -TERM $$; while read l; do echo \"$l\"; done");
+  EXPECT_EQ(shell.ask("shell", 10.0), "shell");
+  LineProcess python(
+      "python3 -c 'import os, signal, sys\n"
+      "for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT): os.kill(os.getpid(), s)\n"
+      "for l in sys.stdin: print(l.strip(), flush=True)'");
+  EXPECT_EQ(python.ask("python", 10.0), "python");
+}
+
+}  // namespace
+}  // namespace st
