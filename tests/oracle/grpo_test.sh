@@ -14,6 +14,9 @@
 #   clip-higher and delta; GSPO's sequence-level ratio; the KL term (beta 0.04) with and without
 #   the bias correction, and temperature 0.7; masked truncated completions; rewards scaled by the
 #   batch's std and not at all.
+# - lora: LoRA (r 4 on q, v, down), TRL + PEFT training the adapter shardtune starts from (its
+#   seeded A, B = 0: the export of a first step at learning rate 0), with the KL term against the
+#   model with its adapters off, on 1 rank and on 2.
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -118,6 +121,17 @@ case "$case_name" in
     grpo_trl unscaled "${one[@]}" --scale-rewards none
     grpo_ours unscaled 1 "${ours_one[@]}" --grpo.scale_rewards=none
     agree_grpo unscaled unscaled "Dr. GRPO's unscaled rewards"
+    ;;
+  lora)
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down)
+    steps=1 grpo_ours start 1 "${ours_one[@]}" "${lora[@]}" --optim.warmup_steps=2 --ckpt.export=true \
+      --ckpt.export_dtype=fp32
+    lr=1e-2 grpo_trl lora "${one[@]}" --beta 0.04 --adapter "$work/start/export"
+    lr=1e-2 grpo_ours lora 1 "${ours_one[@]}" "${lora[@]}" --grpo.beta=0.04
+    agree_grpo lora lora "GRPO with LoRA (r 4, q v down) and the KL term against the adapters off, 1 rank"
+    lr=1e-2 grpo_ours lora-two 2 --train.micro_batch=4 --train.grad_accum=1 "${lora[@]}" --grpo.beta=0.04
+    lr=1e-2 grpo_trl lora-wide --micro-batch 8 --grad-accum 1 --beta 0.04 --adapter "$work/start/export"
+    agree_grpo lora-two lora-wide "GRPO with LoRA and the KL term, 2 ranks x 4 completions"
     ;;
   *) fail "unknown case" ;;
 esac

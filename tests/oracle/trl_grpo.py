@@ -10,8 +10,10 @@ usage: trl_grpo.py MODEL_DIR PROMPTS.jsonl OUT.jsonl --rollouts ROLLOUTS.jsonl -
            --num-generations G --loss-type dapo|grpo|dr_grpo|bnpo [--beta B] [--epsilon E]
            [--epsilon-high E] [--temperature T] [--scale-rewards group|batch|none]
            [--importance-sampling-level token|sequence] [--mask-truncated] [--bias-correction-kl]
-           [--top-entropy-quantile Q] [--delta D] [--overlong MAX,CACHE] ... (trl_dpo.py's optimizer
-           options)
+           [--top-entropy-quantile Q] [--delta D] [--overlong MAX,CACHE] [--adapter PEFT_DIR]
+           ... (trl_dpo.py's optimizer options)
+--adapter: LoRA, TRL + PEFT training this adapter on the model (the reference, with beta > 0, the
+model with adapters off: TRL's way for a PEFT model).
 
 What is fixed to match shardtune rather than TRL's defaults, and why:
 - the prompts are drawn in file order (shuffle_dataset false; shardtune's data.shuffle = false),
@@ -85,6 +87,7 @@ def main():
     parser.add_argument("--max-completion-length", type=int, default=256)
     parser.add_argument("--overlong", action="append", required=True, help="MAX,CACHE of one overlong reward")
     parser.add_argument("--reward-weights")
+    parser.add_argument("--adapter", help="a PEFT adapter directory trained on the model (LoRA)")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
@@ -94,6 +97,9 @@ def main():
         groups = [json.loads(line)["completion_ids"] for line in f if line.strip()]
     dataset = datasets.Dataset.from_list([{"prompt": f"row {i}"} for i in range(len(prompt_rows))])
     model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
+    if a.adapter:
+        import peft
+        model = peft.PeftModel.from_pretrained(model, a.adapter, is_trainable=True)
     grpo_module.shuffle_sequence_dict = lambda batch: batch  # the completions in their order
     shared = shared_config(a)
     for key in ("max_length", "dataset_num_proc"):
