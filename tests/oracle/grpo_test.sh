@@ -17,6 +17,9 @@
 # - lora: LoRA (r 4 on q, v, down), TRL + PEFT training the adapter shardtune starts from (its
 #   seeded A, B = 0: the export of a first step at learning rate 0), with the KL term against the
 #   model with its adapters off, on 1 rank and on 2.
+# - moe: a tiny Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2) with the router's load-balancing
+#   loss as GRPOTrainer adds it (the config's router_aux_loss_coef, 0.001), on 1 rank and on 2
+#   (TRL's one process accumulating the ranks' two micro-batches).
 # shellcheck source=../e2e/harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
 # shellcheck source=../tokenizer/vocabularies.sh
@@ -132,6 +135,25 @@ case "$case_name" in
     lr=1e-2 grpo_ours lora-two 2 --train.micro_batch=4 --train.grad_accum=1 "${lora[@]}" --grpo.beta=0.04
     lr=1e-2 grpo_trl lora-wide --micro-batch 8 --grad-accum 1 --beta 0.04 --adapter "$work/start/export"
     agree_grpo lora-two lora-wide "GRPO with LoRA and the KL term, 2 ranks x 4 completions"
+    ;;
+  moe)
+    made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \
+      "$work/moe" "$work/moe-stacked" || fail "could not make the tiny Qwen3-MoE"
+    trl_runs trl_grpo.py moe "$work/moe" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" --steps "$steps" \
+      --num-generations 4 --overlong 8,4 --lr 5e-3 --schedule linear --weight-decay 0.01 --grad-clip 1.0 "${one[@]}"
+    grep -q '"aux_loss"' "$work/moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
+    model=$work/moe grpo_ours moe 1 "${ours_one[@]}"
+    agree_grpo moe moe "GRPO on Qwen3-MoE with the router loss, 1 rank"
+    trl_runs trl_grpo.py moe-wide "$work/moe" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" --steps "$steps" \
+      --num-generations 4 --overlong 8,4 --lr 5e-3 --schedule linear --weight-decay 0.01 --grad-clip 1.0 \
+      --micro-batch 4 --grad-accum 2
+    model=$work/moe grpo_ours moe-two 2 --train.micro_batch=4 --train.grad_accum=1
+    # Each rank's router loss is over its own micro-batch, as each of TRL's accumulated ones; the
+    # per-micro-batch metrics (entropy) are over both ranks' tokens at once here, over each of
+    # TRL's two micro-batches there (the same terms, another mean).
+    agree moe-two moe-wide "GRPO on Qwen3-MoE with the router loss, 2 ranks (TRL's micro-batches the ranks')" \
+      --loss-is-a-difference --noise-grows --defined-otherwise entropy \
+      "a token mean over both ranks' micro-batch here, the mean of TRL's two micro-batches' token means there"
     ;;
   *) fail "unknown case" ;;
 esac
