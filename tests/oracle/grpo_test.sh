@@ -17,6 +17,9 @@
 # - lora: LoRA (r 4 on q, v, down), TRL + PEFT training the adapter shardtune starts from (its
 #   seeded A, B = 0: the export of a first step at learning rate 0), with the KL term against the
 #   model with its adapters off, on 1 rank and on 2.
+# - rewards: two weighted rewards, the overlong rule and the user's program (reward.command,
+#   even_share.py: the share of even ids, none for 3-id completions) against the same function in
+#   TRL's reward_funcs, with each scale_rewards and both multi_objective_aggregations.
 # - moe: a tiny Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2) with the router's load-balancing
 #   loss as GRPOTrainer adds it (the config's router_aux_loss_coef, 0.001), on 1 rank and on 2
 #   (TRL's one process accumulating the ranks' two micro-batches).
@@ -135,6 +138,39 @@ case "$case_name" in
     lr=1e-2 grpo_ours lora-two 2 --train.micro_batch=4 --train.grad_accum=1 "${lora[@]}" --grpo.beta=0.04
     lr=1e-2 grpo_trl lora-wide --micro-batch 8 --grad-accum 1 --beta 0.04 --adapter "$work/start/export"
     agree_grpo lora-two lora-wide "GRPO with LoRA and the KL term, 2 ranks x 4 completions"
+    ;;
+  rewards)
+    cat >"$work/even_share.py" <<'PY'
+import json, sys
+for line in sys.stdin:
+    ids = json.loads(line)["completion_ids"]
+    print(json.dumps({"rewards": [None if len(c) == 3 else sum(t % 2 == 0 for t in c) / len(c) for c in ids]}), flush=True)
+PY
+    program=(--reward.command="$python $work/even_share.py" --reward.name=even_share --grpo.reward_weights=1.0,0.5)
+    # Larger advantages than the overlong rule's alone: grad norms of about 5, clipped to 1, whose
+    # fp32 noise grows to 1e-5 of float64 within 7 steps in TRL's own runs (measured); the judge's
+    # scale is TRL's spread over three draws (this split, 8 x 1 and 2 x 4: the same dapo loss).
+    two_rewards() {  # two_rewards <name> <label> <trl options> -- <our options>
+      local name=$1 label=$2 split trl_options=() our_options=()
+      shift 2
+      while [ "$1" != -- ]; do trl_options+=("$1"); shift; done
+      our_options=("${@:2}")
+      grpo_trl "$name" "${one[@]}" --even-share --reward-weights 1.0,0.5 "${trl_options[@]}"
+      for split in "8 1" "2 4"; do
+        grpo_trl "$name.mb${split% *}" --micro-batch "${split% *}" --grad-accum "${split#* }" --even-share \
+          --reward-weights 1.0,0.5 "${trl_options[@]}"
+      done
+      grpo_ours "$name" 1 "${ours_one[@]}" "${program[@]}" "${our_options[@]}"
+      agree "$name" "$name" "$label" --loss-is-a-difference --noise-grows \
+        --fp32-draws "$work/$name.mb8.trl.jsonl,$work/$name.mb2.trl.jsonl"
+    }
+    for scale in group batch none; do
+      two_rewards "two-$scale" "GRPO, the overlong rule and a reward program weighted 1 and 0.5, scale_rewards $scale" \
+        --scale-rewards "$scale" -- --grpo.scale_rewards="$scale"
+    done
+    two_rewards two-gdpo "GRPO, the two rewards each normalised in its group, then summed (GDPO)" \
+      --multi-objective-aggregation normalize_then_sum -- --grpo.multi_objective_aggregation=normalize_then_sum
+    grep -q '"rewards/even_share/mean"' "$work/two-group/metrics.jsonl" || fail "no rewards/even_share/mean logged"
     ;;
   moe)
     made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \

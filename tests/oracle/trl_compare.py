@@ -77,6 +77,9 @@ RELATIVE += ["entropy"]
 # TRL's other trainers log an entropy too, which shardtune's offline objectives do not report:
 # these are compared in GRPO's logs (those with clip ratios) only.
 GRPO_ONLY = ["entropy"]
+# GRPO's per-micro-batch metrics (TRL logs each micro-batch's token mean, averaged): a draw under
+# another micro-batch split (--fp32-draws) defines them otherwise, so its spread does not judge them.
+PER_MICRO_BATCH = ["entropy", "kl"]
 COMPARED = RELATIVE + REWARDS + KL + ["rewards/accuracies"] + GENERATION + CLIP
 
 
@@ -140,7 +143,8 @@ def main():
                 worst[name] = (error, step, x, y)
             if noise_grows and step in exact and relative:
                 truth = exact[step][NAMES.get(name, name)]
-                for draw in [y] + [other[step][NAMES.get(name, name)] for other in draws if step in other]:
+                same_split = grpo_log and name in PER_MICRO_BATCH
+                for draw in [y] + [other[step][NAMES.get(name, name)] for other in draws if step in other and not same_split]:
                     spread[name] = max(spread.get(name, 0.0), abs(draw - truth) / max(abs(truth), 1e-12))  # relative
             if error <= TOLERANCE:
                 screened[name] = max(screened.get(name, 0.0), error)

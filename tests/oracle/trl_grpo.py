@@ -67,6 +67,12 @@ def overlong_rewards(specs):
     return functions
 
 
+def even_share(completion_ids, **kwargs):
+    """The share of even ids in each completion; None (no reward) for 3-id completions: the reward
+    program of grpo_test.sh's `rewards` case (even_share.py) computes the same."""
+    return [None if len(ids) == 3 else sum(t % 2 == 0 for t in ids) / len(ids) for ids in completion_ids]
+
+
 def main():
     parser = training_arguments("prompts")
     parser.add_argument("--rollouts", required=True)
@@ -88,6 +94,8 @@ def main():
     parser.add_argument("--overlong", action="append", required=True, help="MAX,CACHE of one overlong reward")
     parser.add_argument("--reward-weights")
     parser.add_argument("--adapter", help="a PEFT adapter directory trained on the model (LoRA)")
+    parser.add_argument("--even-share", action="store_true", help="the even_share reward after the overlong ones")
+    parser.add_argument("--multi-objective-aggregation", default="sum_then_normalize")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
@@ -110,10 +118,12 @@ def main():
         epsilon_high=a.epsilon_high, delta=a.delta, temperature=a.temperature, scale_rewards=a.scale_rewards,
         importance_sampling_level=a.importance_sampling_level, mask_truncated_completions=a.mask_truncated,
         use_bias_correction_kl=a.bias_correction_kl, top_entropy_quantile=a.top_entropy_quantile,
+        multi_objective_aggregation=a.multi_objective_aggregation,
         max_completion_length=a.max_completion_length, shuffle_dataset=False,
         reward_weights=[float(w) for w in a.reward_weights.split(",")] if a.reward_weights else None,
         **shared)
-    trainer = trl.GRPOTrainer(model=model, reward_funcs=overlong_rewards(a.overlong), args=config,
+    rewards = overlong_rewards(a.overlong) + ([even_share] if a.even_share else [])
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=rewards, args=config,
                               train_dataset=dataset, processing_class=id_tokenizer(model.config.vocab_size),
                               rollout_func=replay_rollout(prompt_rows, groups, a.num_generations),
                               callbacks=[StepLog(a.out)])
