@@ -178,16 +178,15 @@ PY
     trl_runs trl_grpo.py moe "$work/moe" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" --steps "$steps" \
       --num-generations 4 --overlong 8,4 --lr 5e-3 --schedule linear --weight-decay 0.01 --grad-clip 1.0 "${one[@]}"
     grep -q '"aux_loss"' "$work/moe.trl.jsonl" || fail "TRL logged no aux_loss: its router loss was off"
-    model=$work/moe grpo_ours moe 1 "${ours_one[@]}"
-    agree_grpo moe moe "GRPO on Qwen3-MoE with the router loss, 1 rank"
-    trl_runs trl_grpo.py moe-wide "$work/moe" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" --steps "$steps" \
-      --num-generations 4 --overlong 8,4 --lr 5e-3 --schedule linear --weight-decay 0.01 --grad-clip 1.0 \
-      --micro-batch 4 --grad-accum 2
+    # Our runs' names are not the model's directory ($work/moe): a run writes its own directory.
+    model=$work/moe grpo_ours moe-one 1 "${ours_one[@]}"
+    agree_grpo moe-one moe "GRPO on Qwen3-MoE with the router loss, 1 rank"
+    # 2 ranks of one 4-completion micro-batch: TRL's 1-rank run above accumulates the same two.
     model=$work/moe grpo_ours moe-two 2 --train.micro_batch=4 --train.grad_accum=1
     # Each rank's router loss is over its own micro-batch, as each of TRL's accumulated ones; the
     # per-micro-batch metrics (entropy) are over both ranks' tokens at once here, over each of
     # TRL's two micro-batches there (the same terms, another mean).
-    agree moe-two moe-wide "GRPO on Qwen3-MoE with the router loss, 2 ranks (TRL's micro-batches the ranks')" \
+    agree moe-two moe "GRPO on Qwen3-MoE with the router loss, 2 ranks (TRL's micro-batches the ranks')" \
       --loss-is-a-difference --noise-grows --defined-otherwise entropy \
       "a token mean over both ranks' micro-batch here, the mean of TRL's two micro-batches' token means there"
     ;;
