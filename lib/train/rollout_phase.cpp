@@ -89,16 +89,14 @@ GlobalBatch RolloutPhase::prompts_of(int64_t generation) {
   return batch;
 }
 
-std::vector<GenerationResult> RolloutPhase::completions_of(const GlobalBatch& prompts, int64_t generation) {
+std::vector<GenerationResult> RolloutPhase::completions_of(const GlobalBatch& prompts, const std::vector<Pair>& mine,
+                                                           int64_t generation) {
   const PairDataset& data = *run_.data.train;
   const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
   if (sampled_) {
     std::vector<std::vector<int64_t>> prompt_ids;
-    for (const uint64_t index : prompts.indices) {
-      const std::vector<int32_t> ids = data.get(index).prompt;
-      prompt_ids.emplace_back(ids.begin(), ids.end());
-    }
+    for (const Pair& prompt : mine) prompt_ids.emplace_back(prompt.prompt.begin(), prompt.prompt.end());
     return sampled_->sample(run_.engine->model(), *run_.host, prompt_ids, generation, first, block);
   }
   std::vector<GenerationResult> completions;
@@ -125,21 +123,23 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
   const PairDataset& data = *run_.data.train;
   const int64_t block = geometry_.rank_block(), group = geometry_.group_size;
   const int64_t first = geometry_.rank * block;  // this rank's completions in the generation's order
-  const std::vector<GenerationResult> completions = completions_of(prompts, generation);
+  // The prompts this rank's completions come from, each read and its source record parsed once.
+  const int64_t first_prompt = first / group, end_prompt = (first + block + group - 1) / group;
+  std::vector<Pair> rank_prompts;
+  std::vector<nlohmann::json> sources;
+  for (int64_t p = first_prompt; p < end_prompt; ++p) {
+    rank_prompts.push_back(data.get(prompts.indices[static_cast<size_t>(p)]));
+    sources.push_back(nlohmann::json::parse(rank_prompts.back().record.empty() ? "{}" : rank_prompts.back().record));
+  }
+  const std::vector<GenerationResult> completions = completions_of(prompts, rank_prompts, generation);
   std::vector<Pair> pairs;
   RewardBatch batch;
   batch.decoded = tokenizer_.has_value();
   std::vector<double> lengths, truncated;
-  uint64_t last_index = UINT64_MAX;
-  Pair prompt;
-  nlohmann::json source;  // the prompt's source record, read once for its group
   for (int64_t c = first; c < first + block; ++c) {
     const uint64_t index = prompts.indices[static_cast<size_t>(c / group)];
-    if (index != last_index) {
-      prompt = data.get(index);
-      source = nlohmann::json::parse(prompt.record.empty() ? "{}" : prompt.record);
-      last_index = index;
-    }
+    const Pair& prompt = rank_prompts[static_cast<size_t>(c / group - first_prompt)];
+    const nlohmann::json& source = sources[static_cast<size_t>(c / group - first_prompt)];
     const std::vector<int64_t>& ids = completions[static_cast<size_t>(c - first)].ids;
     Pair pair;
     pair.prompt = prompt.prompt;

@@ -59,8 +59,9 @@ class RolloutPhase {
                        const RewardTable& table, const GroupAdvantages& advantages);
   GlobalBatch prompts_of(int64_t generation);
   // This rank's completions of the generation, sampled or replayed (finish eos: not truncated;
-  // no log-probs).
-  std::vector<GenerationResult> completions_of(const GlobalBatch& prompts, int64_t generation);
+  // no log-probs). `mine`: the prompts they come from (the generation's first / group_size onwards).
+  std::vector<GenerationResult> completions_of(const GlobalBatch& prompts, const std::vector<Pair>& mine,
+                                               int64_t generation);
 
   const TrainConfig& config_;
   const Objective& objective_;

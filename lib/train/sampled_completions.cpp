@@ -31,17 +31,16 @@ std::vector<GenerationResult> SampledCompletions::sample(FsdpModel& model, Commu
                                                          const std::vector<std::vector<int64_t>>& prompts,
                                                          int64_t generation, int64_t first, int64_t count) const {
   const int64_t group = options_.completions_per_prompt;
-  // The prompts this rank's completions come from: a group split between ranks is sampled whole
-  // by each (the same draws), and the other rank's share dropped.
-  const int64_t first_prompt = first / group, end_prompt = (first + count + group - 1) / group;
-  const std::vector<std::vector<int64_t>> mine(prompts.begin() + first_prompt, prompts.begin() + end_prompt);
+  // A group split between ranks is sampled whole by each (the same draws), and the other rank's
+  // share dropped.
+  const int64_t first_prompt = first / group;
   GenerationOptions options = options_;
   options.sampling.seed = generation_seed(seed_, generation);
-  options.batch_size = static_cast<int64_t>(mine.size()) * group;  // the rank's share at once
+  options.batch_size = static_cast<int64_t>(prompts.size()) * group;  // the rank's share at once
   std::vector<GenerationResult> results;
   {
     const TensorMap whole = gather_whole_model(model, host);
-    results = generate(llama_weights(whole, model.config()), model.config(), mine, options,
+    results = generate(llama_weights(whole, model.config()), model.config(), prompts, options,
                        static_cast<size_t>(first_prompt));
   }  // the gathered weights are freed before training
   const int64_t skip = first - first_prompt * group;

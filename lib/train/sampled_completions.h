@@ -24,7 +24,8 @@ class SampledCompletions {
   SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids);
 
   // Collective over the world (`host`: on the CPU backend). Completions [first, first + count) of
-  // generation `generation`, whose prompts are `prompts` in order, each group_size times in a row.
+  // generation `generation` (each prompt's group_size completions in a row); `prompts` are the
+  // ones they come from, the generation's prompts first / group_size onwards.
   std::vector<GenerationResult> sample(FsdpModel& model, Communicator& host,
                                        const std::vector<std::vector<int64_t>>& prompts, int64_t generation,
                                        int64_t first, int64_t count) const;

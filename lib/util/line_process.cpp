@@ -75,41 +75,35 @@ LineProcess::LineProcess(std::string command) : command_(std::move(command)) {
 
 LineProcess::~LineProcess() { stop(); }
 
+bool LineProcess::reap(std::chrono::milliseconds wait, int& status) {
+  pid_t done = 0;
+  for (auto waited = std::chrono::milliseconds(0); (done = waitpid(pid_, &status, WNOHANG)) == 0 && waited < wait;
+       waited += std::chrono::milliseconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool exited = done == pid_;
+  if (done == 0) {  // still running: its group killed
+    kill(-pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+  }
+  pid_ = -1;
+  return exited;
+}
+
 void LineProcess::stop() {
   if (to_child_ >= 0) close(to_child_);
   to_child_ = -1;
-  if (pid_ > 0) {
-    int status = 0;
-    for (int i = 0; i < 50 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {  // up to 0.5 s to finish
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (i == 49) {
-        kill(-pid_, SIGKILL);
-        waitpid(pid_, &status, 0);
-      }
-    }
-    pid_ = -1;
-  }
+  int status = 0;
+  if (pid_ > 0) reap(std::chrono::milliseconds(500), status);  // half a second to finish
   if (from_child_ >= 0) close(from_child_);
   from_child_ = -1;
 }
 
 void LineProcess::fail(const std::string& what) {
   std::string message = "`" + command_ + "` " + what;
-  if (pid_ > 0) {
-    // A program that closed its output is usually exiting: a moment to say how, then killed.
-    int status = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 100 && (done = waitpid(pid_, &status, WNOHANG)) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (done == pid_) {
-      message += " (it " + exit_text(status) + ")";
-    } else {
-      kill(-pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-    }
-    pid_ = -1;
-  }
+  // A program that closed its output is usually exiting: a moment to say how, then killed.
+  int status = 0;
+  if (pid_ > 0 && reap(std::chrono::milliseconds(1000), status)) message += " (it " + exit_text(status) + ")";
   stop();
   throw IoError(message);
 }

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 
 namespace st {
@@ -28,6 +29,9 @@ class LineProcess {
  private:
   [[noreturn]] void fail(const std::string& what);
   void stop();
+  // Waits up to `wait` for the program to exit (its status in `status`), then kills its process
+  // group; true when it exited by itself. The process is gone after.
+  bool reap(std::chrono::milliseconds wait, int& status);
 
   std::string command_;
   pid_t pid_ = -1;
