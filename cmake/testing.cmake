@@ -191,11 +191,14 @@ function(st_add_script_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
+  # One command of the script (harness.sh `run`) may take two thirds of the test's time: a hung
+  # one is stopped while its output can still be printed.
+  math(EXPR run_limit "${ARG_TIMEOUT} * 2 / 3")
   st_test_variants(names ${name} "${ARG_BIT_EXACT}")
   foreach(test IN LISTS names)
     add_test(NAME ${test} COMMAND ${ARG_COMMAND})
     set_tests_properties(${test} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
-      ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON};ST_TEST_NAME=${test};ST_TEST_INPUTS_DIR=${CMAKE_BINARY_DIR}/test-inputs")
+      ENVIRONMENT "${ST_MPI_TEST_ENVIRONMENT};ST_RUN_TIMEOUT_S=${run_limit};ST_MPIEXEC=${MPIEXEC_EXECUTABLE};ST_SOURCE_DIR=${CMAKE_SOURCE_DIR};ST_REFERENCE_PYTHON=${ST_REFERENCE_PYTHON};ST_TEST_NAME=${test};ST_TEST_INPUTS_DIR=${CMAKE_BINARY_DIR}/test-inputs")
     st_claim_cores(${test} 1)
     st_label_variant(${test} ${ARG_LABEL} "${ARG_BIT_EXACT}")
   endforeach()

@@ -48,13 +48,24 @@ tensorboard_matches_metrics() {
 }
 
 # run --exit <code> <command...>: runs it, keeps the output in $out, checks the exit code.
+# A command (not a shell function) that runs past ST_RUN_TIMEOUT_S (two thirds of the test's ctest
+# TIMEOUT, cmake/testing.cmake; 600 s by hand) is stopped, so that a
+# hung run fails with its own output (the tail shows where it stopped) instead of leaving ctest to
+# kill the whole script silently at the test's timeout.
 run() {
   [ "$1" = --exit ] || fail "run: usage: run --exit <code> <command...>"
-  local expected=$2
+  local expected=$2 limit=${ST_RUN_TIMEOUT_S:-600}
   shift 2
-  out=$("$@" 2>&1)
+  if declare -F "$1" >/dev/null; then
+    out=$("$@" 2>&1)
+  else
+    out=$(timeout -k 10 "$limit" "$@" 2>&1)
+  fi
   local rc=$?
   echo "$out" | tail -n 30
+  if [ "$rc" -eq 124 ] && [ "$expected" -ne 124 ] && ! declare -F "$1" >/dev/null; then
+    fail "still running after $limit s (ST_RUN_TIMEOUT_S), stopped: $*"
+  fi
   [ "$rc" -eq "$expected" ] || fail "exit code $rc, expected $expected: $*"
 }
 expect_output() { grep -Eq -- "$1" <<<"$out" || fail "output lacks /$1/"; }

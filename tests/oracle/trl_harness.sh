@@ -42,14 +42,15 @@ trl() {
     --beta "$beta" "${@:2}"
 }
 # ours <name> <ranks> <train options...>: shardtune's run of the same, in $work/<name>
-# ($model and $train_data: another model and data than the DPO cases').
+# ($model and $train_data: another model and data than the DPO cases'). A collective that waits
+# 300 s stops every rank naming itself (the watchdog), before harness.sh's `run` limit.
 ours() {
   local name=$1 ranks=$2
   shift 2
   run --exit 0 "$mpiexec" -np "$ranks" "$bin" train --model.path="${model:-$fixtures/llama_gqa}" \
     --data.train="${train_data:-$work/data/train}" \
     --data.shuffle=false --train.output_dir="$work/$name" --train.max_steps="$steps" --dpo.beta="$beta" \
-    --train.log_every=1 --train.eval_every=0 --train.dtype=fp32 --progress off "$@"
+    --train.log_every=1 --train.eval_every=0 --train.dtype=fp32 --dist.timeout_s=300 --progress off "$@"
 }
 # agree <ours> <trl name> <label> [--defined-otherwise NAMES WHY]: against TRL's fp32 run, its
 # float64 run the judge past the screen.
