@@ -13,7 +13,8 @@ std::variant<Pair, LineProblem> tokenize_conversation(const Conversation& conver
   Pair pair;
   try {
     if (!stores_completion(kind)) {  // a prompt alone, ready for the sampled reply
-      pair.prompt = chat.prompt_ids(conversation.messages);
+      pair.prompt = conversation.text_prompt ? chat.tokenizer().encode_with_special_tokens(*conversation.text_prompt)
+                                             : chat.prompt_ids(conversation.messages);
       return pair;
     }
     if (stores_rejected(kind)) {

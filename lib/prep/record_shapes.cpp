@@ -74,33 +74,6 @@ std::optional<LineProblem> read_loss_weight(const json& message, const std::stri
   return std::nullopt;
 }
 
-// A string (one user message) or a list of {"role", "content", "loss_weight"?} objects.
-std::optional<LineProblem> read_role_messages(const json& record, const std::string& field,
-                                              std::vector<ChatMessage>& out) {
-  if (!record.contains(field)) return missing(field);
-  const json& node = record[field];
-  if (node.is_string()) {
-    out.push_back({ChatRole::user, node.get<std::string>()});
-    return std::nullopt;
-  }
-  if (!node.is_array()) return bad(field, "is neither a string nor a list of messages");
-  for (size_t i = 0; i < node.size(); ++i) {
-    const json& m = node[i];
-    const std::string where = field + "[" + std::to_string(i) + "]";
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content")) {
-      return bad(field, "[" + std::to_string(i) + "] is not {\"role\": \"...\", \"content\": \"...\"}");
-    }
-    ChatMessage message;
-    if (!find_enum(m["role"].get<std::string>(), message.role)) {
-      return bad(where + ".role", "is '" + m["role"].get<std::string>() + "'; expected one of " + enum_choices<ChatRole>());
-    }
-    if (auto problem = read_content(m["content"], where + ".content", message.content)) return problem;
-    if (auto problem = read_loss_weight(m, where, message)) return problem;
-    out.push_back(std::move(message));
-  }
-  return std::nullopt;
-}
-
 // The assistant's reply that ends `messages`, taken off it. The preference loss compares it, so
 // it must carry loss.
 std::optional<LineProblem> take_final_reply(std::vector<ChatMessage>& messages, const std::string& field,
@@ -195,6 +168,10 @@ std::variant<Conversation, LineProblem> read_trl_shape(const json& record, PairK
   out.last_turn_only = true;
   if (auto problem = read_system(record, schema.system, out.messages)) return *problem;
   if (!stores_completion(kind)) {  // prompt-only: the completions are sampled in training
+    if (record.contains("prompt") && record["prompt"].is_string()) {
+      out.text_prompt = record["prompt"].get<std::string>();
+      return out;
+    }
     if (auto problem = read_role_messages(record, "prompt", out.messages)) return *problem;
     return out;
   }
@@ -308,6 +285,32 @@ std::variant<Conversation, LineProblem> read_alpaca_shape(const json& record, Pa
 }
 
 }  // namespace
+
+std::optional<LineProblem> read_role_messages(const json& record, const std::string& field,
+                                              std::vector<ChatMessage>& out) {
+  if (!record.contains(field)) return missing(field);
+  const json& node = record[field];
+  if (node.is_string()) {
+    out.push_back({ChatRole::user, node.get<std::string>()});
+    return std::nullopt;
+  }
+  if (!node.is_array()) return bad(field, "is neither a string nor a list of messages");
+  for (size_t i = 0; i < node.size(); ++i) {
+    const json& m = node[i];
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content")) {
+      return bad(field, "[" + std::to_string(i) + "] is not {\"role\": \"...\", \"content\": \"...\"}");
+    }
+    ChatMessage message;
+    if (!find_enum(m["role"].get<std::string>(), message.role)) {
+      return bad(where + ".role", "is '" + m["role"].get<std::string>() + "'; expected one of " + enum_choices<ChatRole>());
+    }
+    if (auto problem = read_content(m["content"], where + ".content", message.content)) return problem;
+    if (auto problem = read_loss_weight(m, where, message)) return problem;
+    out.push_back(std::move(message));
+  }
+  return std::nullopt;
+}
 
 std::optional<RecordFormat> detect_record_format(const json& record, const RecordSchema& schema) {
   if (!record.is_object()) return std::nullopt;

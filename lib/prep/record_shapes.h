@@ -49,11 +49,20 @@ struct Conversation {
   std::vector<ChatMessage> messages;  // SFT: ends with the assistant's reply; DPO: the prompt
   std::string chosen, rejected;       // DPO: the final assistant replies
   bool last_turn_only = false;        // prompt/completion records train the completion only
+  // A prompt-only record's prompt as text (TRL's standard format): tokenized as written, with the
+  // tokenizer's own special tokens, no chat template (TRL's processing_class(text=prompt)).
+  std::optional<std::string> text_prompt;
   std::optional<bool> label;          // labelled examples: true = the completion is desirable
 };
 
 // A labelled example's label (schema.label: true = desirable) into `out`, or the problem.
 std::optional<LineProblem> read_label(const nlohmann::json& record, const RecordSchema& schema, std::optional<bool>& out);
+
+// record[field] read as messages into `out`: a string (one user message) or a list of
+// {"role", "content", "loss_weight"?} objects (TRL's conversational shape); a problem names the
+// field that is wrong.
+std::optional<LineProblem> read_role_messages(const nlohmann::json& record, const std::string& field,
+                                              std::vector<ChatMessage>& out);
 
 // The shape of a record from its fields; nullopt when none fits.
 std::optional<RecordFormat> detect_record_format(const nlohmann::json& record, const RecordSchema& schema);

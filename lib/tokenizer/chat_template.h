@@ -135,6 +135,7 @@ class ChatTemplate {
   RenderedConversation render_conversation(const std::vector<ChatMessage>& messages, TrainOn train_on) const;
 
   TemplateKind kind() const { return kind_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
   // jinja: whether the template writes its generation prompt whether asked or not (Llama 3's
   // first release did): every completion then ends with the next turn's header, as in TRL.
   bool ignores_generation_prompt() const;

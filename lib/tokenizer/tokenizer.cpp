@@ -175,6 +175,19 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
+std::vector<int32_t> Tokenizer::encode_with_special_tokens(std::string_view text) const {
+  if (!unread_post_processor_.empty()) {
+    throw TokenizerError(source_ + ": " + unread_post_processor_ + " is not read, so the special tokens it adds " +
+                         "around a text are unknown (read: TemplateProcessing, BertProcessing, RobertaProcessing, " +
+                         "ByteLevel); give the prompt as messages or as prompt_ids");
+  }
+  std::vector<int32_t> ids = single_prefix_;
+  const std::vector<int32_t> body = encode(text);
+  ids.insert(ids.end(), body.begin(), body.end());
+  ids.insert(ids.end(), single_suffix_.begin(), single_suffix_.end());
+  return ids;
+}
+
 void Tokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out) const {
   if (text.empty()) return;
   std::string normalized, prefixed;

@@ -44,6 +44,11 @@ class Tokenizer {
   // The ids of `text`, added tokens included where they occur; no BOS/EOS (chat templates add
   // them). Throws TokenizerError on invalid UTF-8.
   std::vector<int32_t> encode(std::string_view text) const;
+  // encode, with the special tokens tokenizer.json's post_processor puts around one sequence (a
+  // TemplateProcessing's, BertProcessing's or RobertaProcessing's; ByteLevel's and none add
+  // nothing): transformers' tokenizer(text) with add_special_tokens, as TRL tokenizes a text
+  // prompt. Throws TokenizerError naming a post_processor type it does not read.
+  std::vector<int32_t> encode_with_special_tokens(std::string_view text) const;
   // The text of `ids` as transformers' decode gives it: byte-level and <0xXX> byte tokens back
   // to bytes, the normalizer's replacements undone and its prepended prefix dropped; added
   // tokens as their content, special ones left out when `skip_special`. As in transformers,
@@ -90,6 +95,8 @@ class Tokenizer {
   std::vector<const AddedToken*> added_by_id_;   // by id: into added_, or null
   std::array<std::vector<const AddedToken*>, 256> added_by_first_byte_;  // into added_, same order
   int64_t vocab_size_ = 0;
+  std::vector<int32_t> single_prefix_, single_suffix_;  // the post_processor's, around one sequence
+  std::string unread_post_processor_;                  // "post_processor: 'Type'" of a type not read
   std::string bos_token_, eos_token_;
   std::string chat_template_, chat_template_file_;
   std::vector<std::pair<std::string, std::string>> special_tokens_;

@@ -172,6 +172,53 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
   return from_json(file);
 }
 
+namespace {
+
+// One [token, id] pair of BertProcessing / RobertaProcessing (cls, sep).
+int32_t processing_token_id(const Reader& r, const Json& node, const std::string& field) {
+  if (!node.is_array() || node.size() != 2 || !node[1].is_number_integer()) r.fail(field, "expected [\"token\", id]");
+  return node[1].get<int32_t>();
+}
+
+// The special tokens a post_processor puts before and after a single sequence: TemplateProcessing's
+// `single` (its SpecialToken entries' ids from `special_tokens`), BertProcessing's and
+// RobertaProcessing's cls ... sep, a Sequence's in order; ByteLevel adds none. Another type is
+// kept by name in `unread` (encode_with_special_tokens refuses it; plain encoding never reads it).
+void read_post_processor(const Reader& r, const Json& node, const std::string& field, std::vector<int32_t>& prefix,
+                         std::vector<int32_t>& suffix, std::string& unread) {
+  const std::string type = r.type_of(node, field);
+  if (type == "Sequence") {
+    const Json& parts = node.value("processors", Json::array());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      read_post_processor(r, parts[i], field + ".processors[" + std::to_string(i) + "]", prefix, suffix, unread);
+    }
+  } else if (type == "TemplateProcessing") {
+    const Json& single = node.value("single", Json::array());
+    bool after = false;
+    for (size_t i = 0; i < single.size(); ++i) {
+      const std::string where = field + ".single[" + std::to_string(i) + "]";
+      if (single[i].contains("Sequence")) {
+        after = true;
+        continue;
+      }
+      if (!single[i].contains("SpecialToken") || !single[i]["SpecialToken"].contains("id")) {
+        r.fail(where, "expected {\"SpecialToken\": {\"id\": ...}} or {\"Sequence\": ...}");
+      }
+      const std::string token = single[i]["SpecialToken"]["id"].get<std::string>();
+      const Json& ids = node.value("special_tokens", Json::object()).value(token, Json::object()).value("ids", Json());
+      if (!ids.is_array()) r.fail(field + ".special_tokens", "'" + token + "' has no ids");
+      for (const Json& id : ids) (after ? suffix : prefix).push_back(id.get<int32_t>());
+    }
+  } else if (type == "BertProcessing" || type == "RobertaProcessing") {
+    prefix.push_back(processing_token_id(r, node.value("cls", Json()), field + ".cls"));
+    suffix.push_back(processing_token_id(r, node.value("sep", Json()), field + ".sep"));
+  } else if (type != "ByteLevel") {
+    unread = field + ": '" + type + "'";
+  }
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::from_json(const std::string& file) {
   const Reader r{file};
   std::ifstream in(file);
@@ -266,6 +313,11 @@ Tokenizer Tokenizer::from_json(const std::string& file) {
     tokenizer.added_.push_back(std::move(token));
   }
   tokenizer.index_added_tokens();
+
+  if (json.contains("post_processor") && !json["post_processor"].is_null()) {
+    read_post_processor(r, json["post_processor"], "post_processor", tokenizer.single_prefix_, tokenizer.single_suffix_,
+                        tokenizer.unread_post_processor_);
+  }
 
   const std::string config_file = (std::filesystem::path(file).parent_path() / "tokenizer_config.json").string();
   Json config;

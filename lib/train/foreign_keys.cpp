@@ -317,11 +317,11 @@ void translate_training_arguments(ForeignTranslator& t) {
   translate_outputs(t);
 }
 
-void check_local_model_path(ForeignTranslator& t) {
-  if (!t.has("model_name_or_path") || !looks_like_hub_id(t.value("model_name_or_path"))) return;
-  const std::string& id = t.value("model_name_or_path");
-  t.refuse("model_name_or_path", hub_id_refusal(id) + ", then write model_name_or_path: " + hub_download_directory(id) +
-                                     " on this line (or give --model_name_or_path " + hub_download_directory(id) + ")");
+void check_local_model_path(ForeignTranslator& t, const std::string& key) {
+  if (!t.has(key) || !looks_like_hub_id(t.value(key))) return;
+  const std::string& id = t.value(key);
+  t.refuse(key, hub_id_refusal(id) + ", then write " + key + ": " + hub_download_directory(id) +
+                    " on this line (or give --" + key + " " + hub_download_directory(id) + ")");
 }
 
 std::string peft_target_modules(const std::string& value) {

@@ -61,9 +61,10 @@ const std::vector<ForeignKeyRow>& training_argument_rows();
 // and save strategies, report_to, deepspeed.
 void translate_training_arguments(ForeignTranslator& t);
 
-// model_name_or_path, which both tools' ModelArguments have: a hub id is refused with the
-// command that fetches it and the line to change (shardtune reads local files only).
-void check_local_model_path(ForeignTranslator& t);
+// model_name_or_path, which both tools' ModelArguments have (or another key naming a model, TRL's
+// reward_model_name_or_path): a hub id is refused with the command that fetches it and the line
+// to change (shardtune reads local files only).
+void check_local_model_path(ForeignTranslator& t, const std::string& key = "model_name_or_path");
 
 // TRL's rows that name one shardtune key (trl_config.cpp), for the aliases both tables give.
 std::vector<std::pair<std::string, std::string>> trl_aliases();

@@ -1,5 +1,6 @@
-// [reward]: the rewards an online objective (grpo) takes beyond its rule words: the user's
-// program (reward_program.h). Declared once: the struct and, in bind(), its keys.
+// [reward]: the rewards an online objective (grpo) takes beyond its rule words: a reward model
+// (reward_model.h) and the user's program (reward_program.h). Declared once: the struct and, in
+// bind(), its keys.
 #pragma once
 
 #include <string>
@@ -9,12 +10,17 @@
 namespace st {
 
 struct RewardOptions {
+  std::string model;    // empty: no reward model
   std::string command;  // empty: no program
   std::string name = "reward_program";
   double timeout_s = 600.0;
 
   void bind(ConfigSchema& schema) {
-    schema.section("reward", "the online objectives' own reward program (docs/grpo.md, \"The reward program\")");
+    schema.section("reward", "the online objectives' reward model and reward program (docs/grpo.md, \"Rewards\")");
+    schema.add(&model, "model",
+               "a reward model's directory (a Hugging Face *ForSequenceClassification with num_labels 1, or the "
+               "export of a train.stage = rm run) with its tokenizer: frozen, sharded, it scores prompt + completion "
+               "as TRL does; weighted before grpo.reward_funcs (TRL's reward_model_name_or_path)");
     schema.add(&command, "command",
                "started once per rank (/bin/sh -c); per generation it reads one JSON line (prompts, completions, "
                "completion_ids, the dataset's other columns) and answers {\"rewards\": [number or null, ...]}; "

@@ -23,13 +23,17 @@ std::vector<std::string> comma_items(const std::string& text) {
 
 }  // namespace
 
-RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward) {
+RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward, std::unique_ptr<RewardFunction> model) {
   RuleRewardOptions rule_options;
   rule_options.think_prefilled = options.think_prefilled;
   rule_options.overlong_max_length = options.overlong_max_length;
   rule_options.overlong_cache = options.overlong_cache;
   rule_options.answer_column = options.answer_column;
   RewardSet set;
+  if (model) {
+    set.functions.push_back(std::move(model));
+    set.reads_text = true;
+  }
   for (const std::string& word : comma_items(options.reward_funcs)) {
     RuleReward rule{};
     if (!find_enum(word, rule)) {
@@ -41,8 +45,8 @@ RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward) {
   }
   if (!reward.command.empty()) set.functions.push_back(std::make_unique<RewardProgram>(reward));
   if (set.functions.empty()) {
-    throw ConfigError("grpo.reward_funcs is empty and reward.command is not given: name at least one reward "
-                      "function (" + enum_choices<RuleReward>() + ") or give your program");
+    throw ConfigError("grpo.reward_funcs is empty and neither reward.model nor reward.command is given: name at "
+                      "least one reward function (" + enum_choices<RuleReward>() + "), a reward model or your program");
   }
   const std::vector<std::string> weights = comma_items(options.reward_weights);
   for (const std::string& weight : weights) {
@@ -60,7 +64,7 @@ RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward) {
   if (set.weights.size() != set.functions.size()) {
     throw ConfigError("grpo.reward_weights lists " + std::to_string(set.weights.size()) + " weights for " +
                       std::to_string(set.functions.size()) +
-                      " reward functions (grpo.reward_funcs, then reward.command); give one each");
+                      " reward functions (reward.model, grpo.reward_funcs, then reward.command); give one each");
   }
   return set;
 }

@@ -19,10 +19,12 @@ struct RewardSet {
   bool reads_text = false;      // a function reads the completions' text (they must be decoded)
 };
 
-// The rules of grpo.reward_funcs, then the program of reward.command when given (started here).
-// Throws ConfigError naming grpo.reward_funcs or grpo.reward_weights: an unknown word (with
-// the words there are), no function at all, or weights that are not one number per function.
-RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward = {});
+// `model` (reward.model's, or null), the rules of grpo.reward_funcs, then the program of
+// reward.command when given (started here): TRL's order. Throws ConfigError naming
+// grpo.reward_funcs or grpo.reward_weights: an unknown word (with the words there are), no
+// function at all, or weights that are not one number per function.
+RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward = {},
+                     std::unique_ptr<RewardFunction> model = nullptr);
 
 // Every function's rewards of `batch`; throws RewardError naming the function when it answers
 // another count than the batch's completions.

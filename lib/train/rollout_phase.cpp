@@ -12,6 +12,7 @@
 #include "data/padded_rows.h"
 #include "distributed/value_gather.h"
 #include "fsdp/whole_model.h"
+#include "train/reward_model.h"
 #include "train/train_checkpoints.h"
 #include "util/errors.h"
 #include "util/timer.h"
@@ -29,6 +30,13 @@ std::string prompt_text(const nlohmann::json& record) {
   return prompt.is_string() ? prompt.get<std::string>() : prompt.dump();
 }
 
+// reward.model's, when given: frozen and sharded like the policy, scoring a micro-batch of
+// completions per forward.
+std::unique_ptr<RewardFunction> reward_model_of(const TrainConfig& config, RunSetup& run, int64_t rows) {
+  if (config.reward.model.empty()) return nullptr;
+  return std::make_unique<RewardModel>(config.reward.model, run.engine->model(), rows, config.prep.template_kwargs);
+}
+
 }  // namespace
 
 RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective, RunSetup& run)
@@ -36,7 +44,7 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
       objective_(objective),
       run_(run),
       geometry_(rollout_geometry(config, run.plan.grad_accum, run.parallel.data_size, run.parallel.data_rank)),
-      rewards_(reward_set(config.grpo, config.reward)),
+      rewards_(reward_set(config.grpo, config.reward, reward_model_of(config, run, geometry_.micro_batch))),
       sampler_(run.data.train->size(), static_cast<uint64_t>(geometry_.prompts()), config.train.seed,
                config.data.shuffle) {
   const ModelConfig& model = run.engine->model().config();
@@ -62,8 +70,9 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   if (holds_tokenizer(config.model.path)) {
     tokenizer_ = Tokenizer::from_file(config.model.path);
   } else if (rewards_.reads_text) {
-    throw ConfigError("grpo.reward_funcs reads the completions' text, but model.path (" + config.model.path +
-                      ") holds no tokenizer to decode them; use a model directory with tokenizer.json");
+    throw ConfigError("the rewards read the completions' text (grpo.reward_funcs' rules, reward.model), but "
+                      "model.path (" + config.model.path + ") holds no tokenizer to decode them; use a model "
+                      "directory with tokenizer.json");
   }
 }
 

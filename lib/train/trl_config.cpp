@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "hf/model_config.h"
 #include "train/foreign_keys.h"
 #include "util/hub_id.h"
@@ -99,7 +101,10 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"temperature", KeyFate::copied, "grpo.temperature", ""},
       {"reward_funcs", KeyFate::copied, "grpo.reward_funcs", "the rule rewards by their registry words"},
       {"reward_weights", KeyFate::copied, "grpo.reward_weights", "null = 1 each"},
-      {"reward_model_name_or_path", KeyFate::refused, "grpo.reward_funcs", "reward models are not scored yet: rule rewards"},
+      {"chat_template_kwargs", KeyFate::mapped, "prep.template_kwargs",
+       "the chat templates' extra variables (enable_thinking ...): the prompts' and the reward model's, as TRL"},
+      {"reward_model_name_or_path", KeyFate::copied, "reward.model",
+       "a local reward model directory, scored before reward_funcs (a hub id is refused with its `hf download` command)"},
       {"shuffle_dataset", KeyFate::copied, "data.shuffle", ""},
       {"use_vllm", KeyFate::noted, "", "completions are sampled on the training ranks (no second engine, no weight sync)"},
       {"vllm_mode", KeyFate::noted, "", "no vLLM: see use_vllm"},
@@ -226,9 +231,26 @@ constexpr const char* kGrpoOnly[] = {"num_generations", "epsilon", "epsilon_high
                                      "top_entropy_quantile", "temperature", "reward_funcs", "reward_weights",
                                      "shuffle_dataset", "use_vllm", "top_p", "top_k", "min_p",
                                      "repetition_penalty", "generation_kwargs", "cache_implementation",
-                                     "log_completions"};
+                                     "log_completions", "reward_model_name_or_path", "chat_template_kwargs"};
+
+// chat_template_kwargs (a mapping, one setting per key): one JSON object, its YAML scalars as
+// JSON's where they read as such (false, 1.5), else strings.
+void translate_chat_template_kwargs(ForeignTranslator& t) {
+  const std::string prefix = "chat_template_kwargs.";
+  nlohmann::json kwargs = nlohmann::json::object();
+  const std::vector<std::string> keys = t.children("chat_template_kwargs");
+  for (const std::string& key : keys) {
+    const std::string& text = t.value(key);
+    nlohmann::json value = nlohmann::json::parse(text == "True" ? "true" : text == "False" ? "false" : text, nullptr,
+                                                 /*allow_exceptions=*/false);
+    if (value.is_discarded() || value.is_structured()) value = text;
+    kwargs[key.substr(prefix.size())] = value;
+  }
+  if (!kwargs.empty()) t.set("prep.template_kwargs", kwargs.dump(), keys.front());
+}
 
 void translate_grpo(ForeignTranslator& t) {
+  translate_chat_template_kwargs(t);
   if (t.has("repetition_penalty")) {
     const std::string& penalty = t.value("repetition_penalty");
     char* end = nullptr;
@@ -310,6 +332,7 @@ ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSe
   t.derive("train.stage", trl_stage(trainer), std::string("trl ") + enum_name(trainer));
   translate_model(t);
   check_local_model_path(t);
+  check_local_model_path(t, "reward_model_name_or_path");
   translate_dataset(t);
   translate_trainer(t, trainer);
   translate_training_arguments(t);

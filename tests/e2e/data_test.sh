@@ -84,9 +84,11 @@ case "$case_name" in
     expect_output "--vocab \(> 0\) are required"
     ;;
   prep_prompt_only)
-    # TRL's prompt-only records (GRPO's data): the prompt rendered with the generation header,
-    # nothing after it, and every column kept as the record the reward functions read; token-id
-    # records the same way; a file of another shape refused by kind.
+    # TRL's prompt-only records (GRPO's data): messages rendered with the generation header,
+    # nothing after them; a text prompt tokenized as written, no template (TRL's
+    # processing_class(text=prompt): this tokenizer's post_processor adds nothing, so its bytes);
+    # every column kept as the record the reward functions read; token-id records the same way; a
+    # file of another shape refused by kind.
     byte_tokenizer "$work/model"
     {
       echo '{"prompt": "Hi", "answer": "4"}'
@@ -117,7 +119,7 @@ def read(directory):
             got += [(col("prompt", i).tolist(), json.loads(bytes(col("record", i)).decode()))
                     for i in range(f.attrs["num_pairs"])]
     return got
-expected = [(prompt([("user", "Hi")]), lines[0]), (prompt([("system", "S"), ("user", "2+2?")]), lines[1])]
+expected = [(list(b"Hi"), lines[0]), (prompt([("system", "S"), ("user", "2+2?")]), lines[1])]
 got = read(sys.argv[1])
 print("prompts:", got)
 assert got == expected

@@ -351,6 +351,14 @@ assert records[0]["rewards/think_format_reward/mean"] == 0.5, records[0]  # 2 of
 PY
     run --exit 2 "$bin" train grpo --config "$work/grpo.yaml" --generation_batch_size 16 --dry-run
     expect_output "generation_batch_size = 16: write steps_per_generation"
+    # chat_template_kwargs (a mapping) is the templates' one JSON object; a reward model named by
+    # its hub id is refused with the command that fetches it.
+    { cat "$work/grpo.yaml"; echo "chat_template_kwargs: {enable_thinking: False, mode: fast, depth: 2}"; } >"$work/kwargs.yaml"
+    run --exit 0 "$bin" train grpo --config "$work/kwargs.yaml" --dry-run
+    grep -qx 'template_kwargs = {"depth":2,"enable_thinking":false,"mode":"fast"}  # .*kwargs.yaml:18 .*' \
+      "$work/trl_grpo/config.resolved.ini" || fail "resolved: chat_template_kwargs is prep.template_kwargs"
+    run --exit 2 "$bin" train grpo --config "$work/grpo.yaml" --reward_model_name_or_path OpenAssistant/rm --dry-run
+    expect_output "reward_model_name_or_path = OpenAssistant/rm: a Hugging Face hub id.*hf download OpenAssistant/rm --local-dir models/rm"
     run --exit 2 "$bin" train dpo --config "$work/grpo.yaml" --dry-run
     expect_output "num_generations = 4: a GRPOConfig key: trl dpo's config has none"
     ;;

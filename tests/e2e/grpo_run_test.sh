@@ -14,9 +14,13 @@
 #   nothing is written: a QLoRA base or split experts to sample from, a short replay file, a line of the wrong
 #   shape, an unknown reward, groups that do not fit the generation, packing, the entropy
 #   quantile on several ranks; a reward program that exits, answers another count, a value that
-#   is not a number, or nothing in time stops the run naming it.
+#   is not a number, or nothing in time stops the run naming it; a reward model that is missing, a
+#   hub id, a causal LM, without a tokenizer or a pad/EOS token, or a policy without a tokenizer to
+#   decode for it, refused at start naming reward.model.
 # shellcheck source=harness.sh
 source "$ST_SOURCE_DIR/tests/e2e/harness.sh"
+# shellcheck source=byte_tokenizer.sh
+source "$(dirname "$0")/byte_tokenizer.sh"
 
 run --exit 0 "$bin" synth --output "$work/data" --kind prompt --pairs 64 --seed 4
 /usr/bin/python3 - "$work/rollouts.jsonl" <<'PY' || fail "could not write the replay file"
@@ -163,7 +167,28 @@ PY
       --train.output_dir="$work/p4"
     expect_output "reward.command: .sleep 30. gave no answer line within 1s \(killed\)"
     run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --train.output_dir="$work/p5"
-    expect_output "grpo.reward_funcs is empty and reward.command is not given"
+    expect_output "grpo.reward_funcs is empty and neither reward.model nor reward.command is given"
+    # Reward models that cannot score: refused at start naming reward.model and the fix.
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --reward.model="$work/nowhere" --train.output_dir="$work/r1"
+    expect_output "reward.model = $work/nowhere: no such directory"
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --reward.model=OpenAssistant/rm --train.output_dir="$work/r2"
+    expect_output "reward.model = OpenAssistant/rm: a Hugging Face hub id.*hf download OpenAssistant/rm --local-dir models/rm.*then set reward.model = models/rm"
+    tiny_model "$work/lm"
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --reward.model="$work/lm" --train.output_dir="$work/r3"
+    expect_output "reward.model = $work/lm: a causal LM \(LlamaForCausalLM\), not a reward model"
+    mkdir -p "$work/rm" && cp "$work/lm/config.json" "$work/lm/model.safetensors" "$work/rm/"
+    /usr/bin/python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(architectures=["LlamaForSequenceClassification"], num_labels=1); json.dump(c, open(sys.argv[1], "w"))' "$work/rm/config.json"
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --reward.model="$work/rm" --train.output_dir="$work/r4"
+    expect_output "reward.model = $work/rm: holds no tokenizer \(tokenizer.json\)"
+    cp "$work/lm/tokenizer.json" "$work/rm/"
+    run --exit 1 "$bin" "${sampling[@]}" "${short[@]}" --reward.model="$work/rm" --train.output_dir="$work/r5"
+    expect_output "reward.model = $work/rm: its tokenizer_config.json names no pad_token or eos_token"
+    echo '{"eos_token": "<|eot_id|>"}' >"$work/rm/tokenizer_config.json"
+    run --exit 2 "$bin" "${sampling[@]}" "${short[@]}" --reward.model="$work/rm" --train.output_dir="$work/r6"
+    expect_output "the rewards read the completions' text .* but model.path \(\) holds no tokenizer"
+    for f in 1 2 3 4 5 6; do
+      [ ! -e "$work/r$f/metrics.jsonl" ] || fail "refused run r$f wrote metrics"
+    done
     ;;
   *) fail "unknown case" ;;
 esac

@@ -20,6 +20,12 @@
 # - rewards: two weighted rewards, the overlong rule and the user's program (reward.command,
 #   even_share.py: the share of even ids, none for 3-id completions) against the same function in
 #   TRL's reward_funcs, with each scale_rewards and both multi_objective_aggregations.
+# - reward_model: a tiny Llama reward model (tiny_reward_model.py: its own tokenizer and chat
+#   template, pad = EOS) before the overlong rule, weighted 1 and 0.5, against TRL's reward model
+#   (read by TRL: the template over prompt and completion, chat_template_kwargs included, or the
+#   text prompt and the completion as one text): conversational prompts on 1 rank and on 2 (the
+#   reward model sharded over both), text prompts (tokenized as TRL does, with the BOS the
+#   tokenizer's post_processor adds) on 1.
 # - moe: a tiny Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2) with the router's load-balancing
 #   loss as GRPOTrainer adds it (the config's router_aux_loss_coef, 0.001), on 1 rank and on 2
 #   (TRL's one process accumulating the ranks' two micro-batches).
@@ -47,16 +53,19 @@ PY
 run --exit 0 "$bin" prep --input "$work/prompts.jsonl" --vocab 97 --output "$work/prompts" --kind prompt
 
 # grpo_trl <name> <trl_grpo.py options...>: TRL's run, 8 completions per step unless told ($lr: the
-# learning rate, 5e-3 unless set).
+# learning rate, 5e-3 unless set; $model, $prompts, $rollouts: another model, prompts file and
+# replay file than llama_gqa's).
 grpo_trl() {
-  trl_runs trl_grpo.py "$1" "$fixtures/llama_gqa" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" \
+  trl_runs trl_grpo.py "$1" "${model:-$fixtures/llama_gqa}" "${prompts:-$work/prompts.jsonl}" \
+    --rollouts "${rollouts:-$work/rollouts.jsonl}" \
     --steps "$steps" --num-generations 4 --overlong 8,4 --lr "${lr:-5e-3}" --schedule linear --weight-decay 0.01 \
     --grad-clip 1.0 "${@:2}"
 }
-# grpo_ours <name> <ranks> <train options...>: shardtune's run of the same.
+# grpo_ours <name> <ranks> <train options...>: shardtune's run of the same ($train_data: the
+# prompts prepped from $prompts).
 grpo_ours() {
-  train_data=$work/prompts/train ours "$1" "$2" --train.stage=grpo --grpo.num_generations=4 \
-    --grpo.rollouts="$work/rollouts.jsonl" --grpo.reward_funcs=get_soft_overlong_punishment \
+  train_data=${train_data:-$work/prompts/train} ours "$1" "$2" --train.stage=grpo --grpo.num_generations=4 \
+    --grpo.rollouts="${rollouts:-$work/rollouts.jsonl}" --grpo.reward_funcs=get_soft_overlong_punishment \
     --grpo.overlong_max_length=8 --grpo.overlong_cache=4 --optim.lr="${lr:-5e-3}" --optim.schedule=linear \
     --optim.weight_decay=0.01 --optim.grad_clip=1 "${@:3}"
 }
@@ -171,6 +180,57 @@ PY
     two_rewards two-gdpo "GRPO, the two rewards each normalised in its group, then summed (GDPO)" \
       --multi-objective-aggregation normalize_then_sum -- --grpo.multi_objective_aggregation=normalize_then_sum
     grep -q '"rewards/even_share/mean"' "$work/two-group/metrics.jsonl" || fail "no rewards/even_share/mean logged"
+    ;;
+  reward_model)
+    made_once --output "$work/policy" --output "$work/reward-model" -- \
+      "$python" "$here/tiny_reward_model.py" "$work/policy" "$work/reward-model" >/dev/null ||
+      fail "could not make the tiny policy and reward model"
+    # TRL's conversational prompts, and completions of the bytes' printable ids, half ending in
+    # the tokenizer's EOS (<|eot_id|>, 259: dropped from the text the reward model reads).
+    "$python" - "$work/chat-prompts.jsonl" "$work/chat-rollouts.jsonl" "$work/text-prompts.jsonl" <<'PY' ||
+import json, random, sys
+random.seed(7)
+words = ["two", "plus", "seven", "why", "sky", "blue", "add", "list", "name", "three"]
+with open(sys.argv[1], "w") as prompts, open(sys.argv[2], "w") as rollouts, open(sys.argv[3], "w") as texts:
+    for row in range(32):
+        text = f"row {row}: " + " ".join(random.choice(words) for _ in range(random.randint(1, 4)))
+        prompts.write(json.dumps({"prompt": [{"role": "user", "content": text}]}) + "\n")
+        texts.write(json.dumps({"prompt": text + " ="}) + "\n")
+        group = []
+        for _ in range(4):
+            ids = [random.randint(32, 126) for _ in range(random.randint(2, 9))]
+            group.append(ids + [259] if random.random() < 0.5 else ids)
+        rollouts.write(json.dumps({"completion_ids": group}) + "\n")
+PY
+      fail "could not write the prompts"
+    run --exit 0 "$bin" prep --input "$work/chat-prompts.jsonl" --tokenizer "$work/policy" --output "$work/chat" \
+      --kind prompt --template-kwargs '{"mode": "fast"}'
+    # The reward model first, then the overlong rule, weighted 1 and 0.5 (TRL's order); the
+    # template's `mode` reaches the prompts and the reward model's template (chat_template_kwargs).
+    rm_trl=(--tokenizer "$work/policy" --reward-model "$work/reward-model" --chat-template-kwargs '{"mode": "fast"}'
+            --reward-weights 1.0,0.5)
+    rm_ours=(--reward.model="$work/reward-model" --prep.template_kwargs='{"mode": "fast"}' --grpo.reward_weights=1.0,0.5)
+    model=$work/policy prompts=$work/chat-prompts.jsonl rollouts=$work/chat-rollouts.jsonl \
+      grpo_trl rm-chat "${one[@]}" "${rm_trl[@]}"
+    model=$work/policy train_data=$work/chat/train rollouts=$work/chat-rollouts.jsonl \
+      grpo_ours rm-chat-one 1 "${ours_one[@]}" "${rm_ours[@]}"
+    agree_grpo rm-chat-one rm-chat "GRPO with a reward model and the overlong rule, conversational prompts, 1 rank"
+    grep -q '"rewards/reward-model/mean"' "$work/rm-chat-one/metrics.jsonl" || fail "no rewards/reward-model/mean logged"
+    # 2 ranks, the reward model sharded over both: TRL's 1-rank run accumulates their micro-batches.
+    model=$work/policy train_data=$work/chat/train rollouts=$work/chat-rollouts.jsonl \
+      grpo_ours rm-chat-two 2 --train.micro_batch=4 --train.grad_accum=1 "${rm_ours[@]}"
+    agree rm-chat-two rm-chat "GRPO with a reward model and the overlong rule, conversational prompts, 2 ranks" \
+      --loss-is-a-difference --noise-grows --defined-otherwise entropy \
+      "a token mean over both ranks' micro-batch here, the mean of TRL's two micro-batches' token means there"
+    # TRL's text prompts: tokenized as written with the tokenizer's BOS (no template), and the reward
+    # model reading prompt + completion as one text, without special tokens.
+    run --exit 0 "$bin" prep --input "$work/text-prompts.jsonl" --tokenizer "$work/policy" --output "$work/text" \
+      --kind prompt
+    model=$work/policy prompts=$work/text-prompts.jsonl rollouts=$work/chat-rollouts.jsonl \
+      grpo_trl rm-text "${one[@]}" "${rm_trl[@]}"
+    model=$work/policy train_data=$work/text/train rollouts=$work/chat-rollouts.jsonl \
+      grpo_ours rm-text-one 1 "${ours_one[@]}" "${rm_ours[@]}"
+    agree_grpo rm-text-one rm-text "GRPO with a reward model and the overlong rule, text prompts, 1 rank"
     ;;
   moe)
     made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \

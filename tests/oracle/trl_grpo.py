@@ -39,16 +39,25 @@ from trl.rewards import get_soft_overlong_punishment
 from trl_dpo import StepLog, id_tokenizer, shared_config, training_arguments
 
 
-def replay_rollout(prompt_rows, groups, group_size):
-    """TRL's rollout_func serving the replay file: for each prompt ("row <i>"), the prompt's ids and
-    the completion its place in the generation picks out of row i's group."""
+def replay_rollout(prompt_rows, groups, group_size, rows_by_prompt=None):
+    """TRL's rollout_func serving the replay file: for each prompt ("row <i>", or one of
+    `rows_by_prompt`, the dataset's own prompts by their JSON), the prompt's ids (prompt_rows[i], or
+    None: tokenized as TRL's _tokenize_prompts does) and the completion its place in the generation
+    picks out of row i's group."""
 
     def rollout(prompts, trainer):
         first = trainer.accelerator.process_index * len(prompts)
         prompt_ids, completion_ids = [], []
         for j, prompt in enumerate(prompts):
-            row = int(prompt.split()[1])
-            prompt_ids.append(prompt_rows[row])
+            row = rows_by_prompt[json.dumps(prompt)] if rows_by_prompt else int(prompt.split()[1])
+            if prompt_rows[row] is not None:
+                prompt_ids.append(prompt_rows[row])
+            elif isinstance(prompt, list):
+                prompt_ids.append(trainer.processing_class.apply_chat_template(
+                    prompt, add_generation_prompt=True, tokenize=True, return_dict=True,
+                    **trainer.chat_template_kwargs)["input_ids"])
+            else:
+                prompt_ids.append(trainer.processing_class(text=prompt)["input_ids"])
             completion_ids.append(groups[row][(first + j) % group_size])
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
 
@@ -96,14 +105,26 @@ def main():
     parser.add_argument("--adapter", help="a PEFT adapter directory trained on the model (LoRA)")
     parser.add_argument("--even-share", action="store_true", help="the even_share reward after the overlong ones")
     parser.add_argument("--multi-objective-aggregation", default="sum_then_normalize")
+    parser.add_argument("--reward-model", help="a *ForSequenceClassification directory, the first reward (TRL's "
+                        "reward_model_name_or_path), in the run's precision")
+    parser.add_argument("--tokenizer", help="the policy's tokenizer directory (processing_class); PROMPTS.jsonl "
+                        "then holds TRL's {\"prompt\": text or messages} records, tokenized as TRL does")
+    parser.add_argument("--chat-template-kwargs", default="{}", help="GRPOConfig.chat_template_kwargs, as JSON")
     a = parser.parse_args()
 
     dtype = torch.float64 if a.float64 else torch.float32
     with open(a.prompts) as f:
-        prompt_rows = [json.loads(line)["prompt_ids"] for line in f if line.strip()]
+        records = [json.loads(line) for line in f if line.strip()]
+    prompt_rows = [r.get("prompt_ids") for r in records]
     with open(a.rollouts) as f:
         groups = [json.loads(line)["completion_ids"] for line in f if line.strip()]
-    dataset = datasets.Dataset.from_list([{"prompt": f"row {i}"} for i in range(len(prompt_rows))])
+    if a.tokenizer:
+        dataset = datasets.Dataset.from_list(records)
+        rows_by_prompt = {json.dumps(r["prompt"]): i for i, r in enumerate(records)}
+        processing_class = transformers.AutoTokenizer.from_pretrained(a.tokenizer)
+    else:
+        dataset = datasets.Dataset.from_list([{"prompt": f"row {i}"} for i in range(len(prompt_rows))])
+        rows_by_prompt = None
     model = hf_models.load(transformers.AutoModelForCausalLM, a.model_dir, dtype)
     if a.adapter:
         import peft
@@ -121,11 +142,15 @@ def main():
         multi_objective_aggregation=a.multi_objective_aggregation,
         max_completion_length=a.max_completion_length, shuffle_dataset=False,
         reward_weights=[float(w) for w in a.reward_weights.split(",")] if a.reward_weights else None,
-        **shared)
+        chat_template_kwargs=json.loads(a.chat_template_kwargs), **shared)
     rewards = overlong_rewards(a.overlong) + ([even_share] if a.even_share else [])
+    if a.reward_model:  # first, as trl/scripts/grpo.py puts reward_model_name_or_path
+        rewards = [hf_models.load(transformers.AutoModelForSequenceClassification, a.reward_model, dtype)] + rewards
+    if not a.tokenizer:
+        processing_class = id_tokenizer(model.config.vocab_size)
     trainer = trl.GRPOTrainer(model=model, reward_funcs=rewards, args=config,
-                              train_dataset=dataset, processing_class=id_tokenizer(model.config.vocab_size),
-                              rollout_func=replay_rollout(prompt_rows, groups, a.num_generations),
+                              train_dataset=dataset, processing_class=processing_class,
+                              rollout_func=replay_rollout(prompt_rows, groups, a.num_generations, rows_by_prompt),
                               callbacks=[StepLog(a.out)])
     trainer.train()
     print(f"trl {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}: "

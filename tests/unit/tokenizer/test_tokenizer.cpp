@@ -123,6 +123,39 @@ TEST(Tokenizer, DecodeInvertsEncode) {
   EXPECT_EQ(sentencepiece.decode({62}), "\xEF\xBF\xBD");  // half a character: U+FFFD, as transformers
 }
 
+// tokenizer.json's post_processor, as transformers' tokenizer(text) applies it (add_special_tokens):
+// TemplateProcessing's single template (Llama 2's "<s> $A", here with a suffix too), inside a
+// Sequence; Bert/RobertaProcessing's cls ... sep; ByteLevel's none. encode never adds them.
+TEST(Tokenizer, PostProcessorSpecialTokensAroundOneText) {
+  Json template_processing = tiny();
+  template_processing["post_processor"] = Json::parse(R"({"type": "Sequence", "processors": [
+      {"type": "ByteLevel"},
+      {"type": "TemplateProcessing",
+       "single": [{"SpecialToken": {"id": "<|end|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                  {"SpecialToken": {"id": "!", "type_id": 0}}],
+       "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": [100]}, "!": {"id": "!", "ids": [18]}}}]})");
+  const Tokenizer templated = Tokenizer::from_file(write(template_processing));
+  EXPECT_EQ(templated.encode_with_special_tokens("hello"), (std::vector<int32_t>{100, 11, 18}));
+  EXPECT_EQ(templated.encode("hello"), (std::vector<int32_t>{11}));
+  Json bert = tiny();
+  bert["post_processor"] = Json::parse(R"({"type": "RobertaProcessing", "cls": ["<|end|>", 100], "sep": ["!", 18]})");
+  EXPECT_EQ(Tokenizer::from_file(write(bert)).encode_with_special_tokens("hello"), (std::vector<int32_t>{100, 11, 18}));
+  Json byte_level = tiny();
+  byte_level["post_processor"] = {{"type", "ByteLevel"}};
+  EXPECT_EQ(Tokenizer::from_file(write(byte_level)).encode_with_special_tokens("hello"), (std::vector<int32_t>{11}));
+  EXPECT_EQ(Tokenizer::from_file(write(tiny())).encode_with_special_tokens("hello"), (std::vector<int32_t>{11}));
+  Json unknown = tiny();
+  unknown["post_processor"] = {{"type", "Fancy"}};
+  const Tokenizer unread = Tokenizer::from_file(write(unknown));  // plain encoding does not need it
+  EXPECT_EQ(unread.encode("hello"), (std::vector<int32_t>{11}));
+  try {
+    unread.encode_with_special_tokens("hello");
+    FAIL() << "an unread post_processor was applied as none";
+  } catch (const TokenizerError& e) {
+    EXPECT_NE(std::string(e.what()).find("post_processor: 'Fancy'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Tokenizer, InvalidUtf8IsRefused) { EXPECT_THROW(encode(tiny(), std::string("he\xff")), TokenizerError); }
 
 TEST(Tokenizer, UnsupportedComponentsAreNamed) {
