@@ -277,4 +277,18 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   return e;
 }
 
+SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes) {
+  SamplingMemory out;
+  out.weights = config.parameter_count() * compute_bytes;
+  const LinearAttentionShape& linear = config.linear_attention;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    out.caches += config.gated_delta_layer(layer)
+                      ? rows * (linear.value_heads * linear.key_head_dim * linear.value_head_dim +
+                                linear.conv_channels() * linear.conv_kernel) * compute_bytes
+                      : 2 * rows * tokens * config.kv_size() * compute_bytes;  // keys and values
+  }
+  out.logits = 2 * rows * config.vocab_size * static_cast<int64_t>(sizeof(float));
+  return out;
+}
+
 }  // namespace st

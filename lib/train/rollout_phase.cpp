@@ -12,7 +12,9 @@
 #include "data/padded_rows.h"
 #include "distributed/value_gather.h"
 #include "fsdp/whole_model.h"
+#include "train/recompute_choice.h"
 #include "train/reward_model.h"
+#include "util/device.h"
 #include "train/train_checkpoints.h"
 #include "util/errors.h"
 #include "util/timer.h"
@@ -57,6 +59,9 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
   if (config.grpo.rollouts.empty()) {
     check_whole_model_gatherable(run.engine->model(), "grpo's rollouts (grpo.rollouts empty: sampled on the ranks)");
+    check_sampling_memory(model, geometry_.rank_block(), config.data.cutoff_len + config.grpo.max_completion_length,
+                          static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
+                          device_available_bytes(config, cuda_device_index(run.device)));
     sampled_ = std::make_unique<SampledCompletions>(config, eos_ids_);
   } else {
     replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);

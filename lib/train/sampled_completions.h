@@ -19,6 +19,12 @@
 
 namespace st {
 
+// Throws ConfigError when sampling `rows` completions of up to `tokens` tokens each (prompt and
+// completion) needs more than `available_bytes` on a rank (device_available_bytes; < 0 on the
+// CPU: no limit), naming the estimate (estimate_sampling_memory) and the settings that lower it.
+void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
+                           int64_t available_bytes);
+
 class SampledCompletions {
  public:
   SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids);

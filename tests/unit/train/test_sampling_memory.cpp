@@ -1,0 +1,60 @@
+// What sampling holds on a rank (estimate_sampling_memory) against published figures, and the
+// refusal that names it when it does not fit.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fsdp/memory_estimate.h"
+#include "hf/presets.h"
+#include "train/sampled_completions.h"
+#include "util/errors.h"
+
+namespace st {
+namespace {
+
+// Llama 3.2 1B: 1.24 B parameters; its KV cache is 32 KiB a token in bf16 (16 layers x keys and
+// values x 8 KV heads x 64 dimensions x 2 bytes), so 128 rows of 768 tokens hold 3 GiB.
+TEST(SamplingMemory, Llama32OneBillionAsPublished) {
+  const ModelConfig config = preset_config("llama-3.2-1b");
+  const SamplingMemory need = estimate_sampling_memory(config, 128, 768, 2);
+  EXPECT_GT(config.parameter_count(), 1230000000);
+  EXPECT_LT(config.parameter_count(), 1240000000);
+  EXPECT_EQ(need.weights, config.parameter_count() * 2);
+  EXPECT_EQ(need.caches, 3LL << 30);
+  EXPECT_EQ(need.logits, 2LL * 128 * 128256 * 4);
+}
+
+// A hybrid's Gated DeltaNet layers hold a state of fixed size: only its attention layers (one in
+// four in Qwen3.5) grow with the tokens.
+TEST(SamplingMemory, HybridStateDoesNotGrowWithTokens) {
+  const ModelConfig config = preset_config("qwen3.5-9b");
+  int64_t attention_layers = 0;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) attention_layers += !config.gated_delta_layer(layer);
+  EXPECT_EQ(attention_layers, config.num_hidden_layers / 4);
+  const int64_t grown = estimate_sampling_memory(config, 8, 2000, 2).caches -
+                        estimate_sampling_memory(config, 8, 1000, 2).caches;
+  EXPECT_EQ(grown, attention_layers * 2 * 8 * 1000 * config.kv_size() * 2);
+  // 16 key heads x 32 value heads x 128 x 128 state + the convolution's (2 x 2048 + 4096) x 4, in bf16
+  const int64_t state = estimate_sampling_memory(config, 1, 0, 2).caches;
+  EXPECT_EQ(state, (config.num_hidden_layers - attention_layers) * (32 * 128 * 128 + (2 * 2048 + 4096) * 4) * 2);
+}
+
+TEST(SamplingMemory, RefusedWithTheEstimateWhereItDoesNotFit) {
+  const ModelConfig config = preset_config("llama-3.2-1b");
+  const int64_t need = estimate_sampling_memory(config, 128, 768, 2).total();
+  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, need));
+  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, -1));  // the CPU: no limit
+  try {
+    check_sampling_memory(config, 128, 768, 2, need - 1);
+    FAIL() << "sampling past the free memory was accepted";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    for (const char* part : {"sampling 128 completions of up to 768 tokens", "caches 3.00 GiB", "train.micro_batch",
+                             "grpo.max_completion_length", "grpo.rollouts"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace st
