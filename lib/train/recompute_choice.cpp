@@ -5,19 +5,13 @@
 
 #include "fsdp/memory_estimate.h"
 #include "train/train_plan.h"
+#include "util/text.h"
 #include "util/torch_compat.h"
 
 namespace st {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-
-std::string gib(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / kGiB);
-  return text;
-}
 
 }  // namespace
 
@@ -35,7 +29,7 @@ RecomputeChoice choose_recompute(const TrainConfig& config, const ModelConfig& m
   choice.reason = std::string(enum_name(config.train.recompute)) + " -> " + describe_recompute_plan(choice.plan);
   if (inputs.policy == Recompute::automatic) {
     choice.reason += budget_bytes < 0 ? " (no memory limit on the CPU)"
-                                      : " (" + gib(budget_bytes) + " for kept activations, " +
+                                      : " (" + gib_text(budget_bytes) + " for kept activations, " +
                                             std::to_string(inputs.tokens) + " tokens per micro-batch)";
   }
   return choice;

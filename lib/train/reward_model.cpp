@@ -110,7 +110,6 @@ std::vector<double> RewardModel::rewards(const RewardBatch& batch) const {
   for (size_t first = 0; first < batch.size(); first += static_cast<size_t>(rows_)) {
     const size_t end = std::min(batch.size(), first + static_cast<size_t>(rows_));
     std::vector<std::vector<int32_t>> ids;
-    size_t longest = 1;
     for (size_t i = first; i < end; ++i) {
       ids.push_back(tokenizer_.encode(text_of(batch, i)));
       for (const int32_t id : ids.back()) {
@@ -120,20 +119,15 @@ std::vector<double> RewardModel::rewards(const RewardBatch& batch) const {
                             "reward.model's vocab_size " + std::to_string(vocab) + " (" + path_ + "/config.json)");
         }
       }
-      longest = std::max(longest, ids.back().size());
     }
-    const auto count = static_cast<int64_t>(ids.size());
-    at::Tensor input_ids = at::full({count, static_cast<int64_t>(longest)}, pad_id_, at::kLong);
-    for (int64_t r = 0; r < count; ++r) {
-      const auto& row = ids[static_cast<size_t>(r)];
-      if (!row.empty()) {
-        input_ids[r].narrow(0, 0, static_cast<int64_t>(row.size()))
-            .copy_(at::tensor(std::vector<int64_t>(row.begin(), row.end()), at::kLong));
-      }
-    }
-    // No targets: each row's reward is read at its last token that is not padding.
-    const at::Tensor targets = at::full_like(input_ids, kIgnoreTarget);
-    const at::Tensor scores = model_->sequence_logps(input_ids, targets).to(at::kCPU, at::kDouble).contiguous();
+    // Each text a prompt without a response: no targets, so each row's reward is read at its last
+    // token that is not padding.
+    const std::vector<int32_t> none;
+    std::vector<PromptResponse<int32_t>> rows;
+    for (const std::vector<int32_t>& text : ids) rows.push_back({&text, &none});
+    const PaddedRows padded = pad_prompt_response_rows(rows, pad_id_);
+    const at::Tensor scores =
+        model_->sequence_logps(padded.input_ids, padded.targets).to(at::kCPU, at::kDouble).contiguous();
     out.insert(out.end(), scores.data_ptr<double>(), scores.data_ptr<double>() + scores.numel());
   }
   return out;

@@ -37,10 +37,10 @@ class RewardModel : public RewardFunction {
   // geometry gives each the same number of completions), in forwards of `rows` sequences.
   std::vector<double> rewards(const RewardBatch& batch) const override;
 
+ private:
   // What the model reads for completion i of `batch` (before tokenization).
   std::string text_of(const RewardBatch& batch, size_t i) const;
 
- private:
   std::string path_, name_;
   int64_t rows_;
   Tokenizer tokenizer_;

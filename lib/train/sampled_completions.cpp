@@ -1,11 +1,9 @@
 #include "train/sampled_completions.h"
 
-#include <iomanip>
-#include <sstream>
-
 #include "fsdp/memory_estimate.h"
 #include "fsdp/whole_model.h"
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace st {
 
@@ -14,18 +12,14 @@ void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t toke
   if (available_bytes < 0) return;
   const SamplingMemory need = estimate_sampling_memory(config, rows, tokens, compute_bytes);
   if (need.total() <= available_bytes) return;
-  const auto gib = [](int64_t bytes) {
-    std::ostringstream out;
-    out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / static_cast<double>(1LL << 30) << " GiB";
-    return out.str();
-  };
   throw ConfigError("grpo's rollouts: sampling " + std::to_string(rows) + " completions of up to " +
                     std::to_string(tokens) + " tokens (data.cutoff_len + grpo.max_completion_length) on each rank " +
-                    "needs " + gib(need.total()) + " (the whole model " + gib(need.weights) + ", caches " +
-                    gib(need.caches) + ", logits " + gib(need.logits) + "), and " + gib(available_bytes) + " are " +
-                    "free: lower train.micro_batch or grpo.steps_per_generation (the rows are their product), " +
+                    "needs " + gib_text(need.total()) + " (the whole model " + gib_text(need.weights) +
+                    ", caches " + gib_text(need.caches) + ", logits " + gib_text(need.logits) + "), and " +
+                    gib_text(available_bytes) + " are free: lower train.micro_batch or grpo.steps_per_generation (the rows are their product), " +
                     "grpo.max_completion_length or data.cutoff_len, or replay completions (grpo.rollouts)");
 }
+
 namespace {
 
 // A generation's own seed (splitmix64 of the run's and the generation's).

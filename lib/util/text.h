@@ -1,6 +1,9 @@
-// Prefix and suffix tests on strings (std::string gains them only in C++20), and trimming.
+// Prefix and suffix tests on strings (std::string gains them only in C++20), trimming, and sizes
+// as messages write them.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace st {
@@ -18,6 +21,13 @@ inline std::string trimmed(const std::string& text, const char* blanks = " \t\r\
   const size_t first = text.find_first_not_of(blanks);
   if (first == std::string::npos) return "";
   return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+// `bytes` as "12.34 GiB".
+inline std::string gib_text(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
 }
 
 }  // namespace st
