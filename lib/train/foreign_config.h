@@ -39,13 +39,13 @@ struct EnumNames<ForeignTool> {
                                                       {ForeignTool::trl, "trl"}};
 };
 
-// The trainer of `trl sft|dpo|kto|reward --config x.yaml`: `shardtune train dpo --config x.yaml`.
-enum class TrlTrainer { sft, dpo, kto, reward, grpo };
+// The trainer of `trl sft|dpo|kto|reward|grpo|rloo --config x.yaml`: `shardtune train dpo --config x.yaml`.
+enum class TrlTrainer { sft, dpo, kto, reward, grpo, rloo };
 template <>
 struct EnumNames<TrlTrainer> {
   static constexpr NamedValue<TrlTrainer> table[] = {
       {TrlTrainer::sft, "sft"}, {TrlTrainer::dpo, "dpo"}, {TrlTrainer::kto, "kto"}, {TrlTrainer::reward, "reward"},
-      {TrlTrainer::grpo, "grpo"}};
+      {TrlTrainer::grpo, "grpo"}, {TrlTrainer::rloo, "rloo"}};
 };
 
 // TRL's keys (ScriptArguments, ModelConfig, the trainer's config) with TRL's defaults;

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <stdexcept>
+
 #include "util/errors.h"
 #include "util/host_sync.h"
 
@@ -57,6 +59,34 @@ void check_objective_config(const TrainConfig& config) {
   objective.check_config(config);
 }
 
+GroupAdvantages Objective::generation_advantages(const RewardTable&, const std::vector<double>&,
+                                                const std::vector<double>&, const ObjectiveSections&) const {
+  throw std::logic_error(std::string("train.stage = ") + enum_name(stage()) + " makes no generations");
+}
+
+void Objective::check_online_batches(const TrainConfig& config) const {
+  // Its micro-batches are train.micro_batch completions in the generation's order, one per row.
+  const auto refuse = [&](const std::string& setting, const char* why) {
+    throw ConfigError(setting + " with train.stage = " + enum_name(stage()) + ": " + why);
+  };
+  if (config.data.packing) refuse("data.packing = true", "its completions are one per row; set data.packing = false");
+  if (config.data.micro_batch_tokens != 0) {
+    refuse("data.micro_batch_tokens = " + std::to_string(config.data.micro_batch_tokens),
+           "its micro-batches are train.micro_batch completions; set data.micro_batch_tokens = 0");
+  }
+  if (config.data.group_by_length) {
+    refuse("data.group_by_length = true", "its micro-batches keep the generation's order; set it to false");
+  }
+  if (config.dist.context_parallel != 1) {
+    refuse("dist.context_parallel = " + std::to_string(config.dist.context_parallel),
+           "its rows are not split over ranks yet; set dist.context_parallel = 1");
+  }
+  if (!config.data.val.empty() || config.data.val_size > 0.0) {
+    refuse("validation data (data.val, data.val_size)", "evaluating generates completions, which is not built yet; "
+                                                        "leave data.val empty and data.val_size = 0");
+  }
+}
+
 ModelConfig trained_model_config(const TrainConfig& config, ModelConfig base, int64_t pad_id) {
   const ModelHead head = objective_for(config.train.stage).model_head();
   if (head == ModelHead::lm && base.head == ModelHead::score) {
@@ -76,6 +106,7 @@ const Objective& dpo_objective();
 const Objective& kto_objective();
 const Objective& rm_objective();
 const Objective& grpo_objective();
+const Objective& rloo_objective();
 
 const Objective& objective_for(Stage stage) {
   switch (stage) {
@@ -84,6 +115,7 @@ const Objective& objective_for(Stage stage) {
     case Stage::kto: return kto_objective();
     case Stage::rm: return rm_objective();
     case Stage::grpo: return grpo_objective();
+    case Stage::rloo: return rloo_objective();
   }
   throw ConfigError("train.stage: no objective for this stage");
 }

@@ -18,6 +18,7 @@
 #include "hf/model_config.h"
 #include "model/llama_units.h"
 #include "train/batch_loss.h"
+#include "train/group_advantages.h"
 #include "train/train_config.h"
 
 namespace st {
@@ -43,6 +44,21 @@ class Objective {
   // online objective), on logits divided by logit_temperature.
   virtual HeadOutput head_output() const { return HeadOutput::sequence_sums; }
   virtual double logit_temperature(const ObjectiveSections&) const { return 1.0; }
+  // An online objective's rollout settings (its section's: sampling, geometry, rule rewards);
+  // null for the others.
+  virtual const RolloutOptions* rollout_options(const ObjectiveSections&) const { return nullptr; }
+  // An online objective's advantages of a generation (every rank's completions in the
+  // generation's order) from their rewards and, where it penalizes_rewards_with_kl, each
+  // completion's summed log-ratio of the generating policy to the reference (else empty).
+  virtual GroupAdvantages generation_advantages(const RewardTable& rewards, const std::vector<double>& weights,
+                                                const std::vector<double>& kl_sums,
+                                                const ObjectiveSections& sections) const;
+  // The KL to the reference is a penalty in the reward (RLOO), not a loss term: the generating
+  // policy's and the reference's log-probs come before the advantages.
+  virtual bool penalizes_rewards_with_kl(const ObjectiveSections&) const { return false; }
+  // The generating policy's log-probs are computed at every generation (RLOO's ratio always
+  // reads them), not only when a generation feeds more than one step (GRPO).
+  virtual bool always_computes_old_logps() const { return false; }
   // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.
@@ -77,6 +93,10 @@ class Objective {
                                        nlohmann::ordered_json& record) const;
 
  protected:
+  // An online objective's check_config: its micro-batches are train.micro_batch completions in
+  // the generation's order, one per row (no packing, token budgets, length grouping, context
+  // parallelism or validation data); throws ConfigError naming the key.
+  void check_online_batches(const TrainConfig& config) const;
   // The summed loss of a batch (differentiable); for a real batch, fills the output sums
   // (LossSums::Source::output, by output_slot) it reports besides the loss, and appends its
   // micro_metric_columns' values (fp64 scalars on the device) after them.

@@ -8,18 +8,19 @@
 #include "train/grpo_options.h"
 #include "train/kto_options.h"
 #include "train/reward_options.h"
+#include "train/rloo_options.h"
 #include "train/rm_options.h"
 #include "util/enum_names.h"
 
 namespace st {
 
 // train.stage: the objective.
-enum class Stage { sft, dpo, kto, rm, grpo };
+enum class Stage { sft, dpo, kto, rm, grpo, rloo };
 template <>
 struct EnumNames<Stage> {
   static constexpr NamedValue<Stage> table[] = {
       {Stage::dpo, "dpo"}, {Stage::sft, "sft"}, {Stage::kto, "kto"}, {Stage::rm, "rm"},
-      {Stage::grpo, "grpo"}};
+      {Stage::grpo, "grpo"}, {Stage::rloo, "rloo"}};
 };
 constexpr Stage kDefaultStage = Stage::dpo;  // train.stage's default
 
@@ -29,6 +30,7 @@ struct ObjectiveSections {
   KtoOptions kto;
   RmOptions rm;
   GrpoOptions grpo;
+  RlooOptions rloo;
   RewardOptions reward;  // the online objectives'
 
   void bind_objective_sections(ConfigSchema& schema) {
@@ -36,6 +38,7 @@ struct ObjectiveSections {
     kto.bind(schema);
     rm.bind(schema);
     grpo.bind(schema);
+    rloo.bind(schema);
     reward.bind(schema);
   }
 };

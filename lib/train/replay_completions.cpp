@@ -6,9 +6,9 @@
 
 namespace st {
 
-ReplayCompletions::ReplayCompletions(std::string path, int64_t group_size, int64_t vocab_size)
-    : path_(std::move(path)), group_size_(group_size), vocab_size_(vocab_size), file_(path_, std::ios::binary) {
-  if (!file_) throw DataError(path_ + ": cannot read the replay file (grpo.rollouts); check the path");
+ReplayCompletions::ReplayCompletions(const RolloutOptions& options, int64_t vocab_size)
+    : path_(options.rollouts), section_(options.section), group_size_(options.num_generations), vocab_size_(vocab_size), file_(path_, std::ios::binary) {
+  if (!file_) throw DataError(path_ + ": cannot read the replay file (" + section_ + ".rollouts); check the path");
   std::string line;
   uint64_t offset = 0;
   while (std::getline(file_, line)) {
@@ -33,7 +33,7 @@ std::vector<std::vector<int64_t>> ReplayCompletions::group(uint64_t row) {
   } catch (const nlohmann::json::exception& e) {
     throw DataError(where + ": not JSON (" + e.what() + ")");
   }
-  const auto fix = std::string(": each line is {\"completion_ids\": [[ids...], ...]} with grpo.num_generations = ") +
+  const auto fix = std::string(": each line is {\"completion_ids\": [[ids...], ...]} with ") + section_ + ".num_generations = " +
                    std::to_string(group_size_) + " completions";
   if (!record.is_object() || !record.contains("completion_ids") || !record["completion_ids"].is_array()) {
     throw DataError(where + ": no completion_ids list" + fix);

@@ -1,4 +1,4 @@
-// The replay source of an online objective (grpo.rollouts): completions stored in a JSONL file
+// The replay source of an online objective (grpo.rollouts, rloo.rollouts): completions stored in a JSONL file
 // instead of sampled, for tests and offline RL. Line i holds {"completion_ids": [[...], ...]},
 // the group of completions of dataset row i, each used exactly as given (no cut at EOS or at
 // max_completion_length). The file is indexed once (its line offsets); a row is read when asked.
@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "train/rollout_options.h"
+
 namespace st {
 
 class ReplayCompletions {
  public:
   // Throws DataError naming the file when it cannot be read.
-  ReplayCompletions(std::string path, int64_t group_size, int64_t vocab_size);
+  ReplayCompletions(const RolloutOptions& options, int64_t vocab_size);
 
   // Row `row`'s completions; throws DataError naming the file, the line, the field and the fix
   // (a missing line, a group of another size, an id outside the vocabulary, an empty completion).
@@ -22,7 +24,7 @@ class ReplayCompletions {
   uint64_t rows() const { return line_offsets_.size(); }
 
  private:
-  std::string path_;
+  std::string path_, section_;  // the file, and the section whose keys name it
   int64_t group_size_, vocab_size_;
   std::ifstream file_;
   std::vector<uint64_t> line_offsets_;  // where each non-empty line starts

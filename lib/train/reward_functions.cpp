@@ -46,12 +46,12 @@ class SoftOverlong : public RewardFunction {
 
 class MathAnswer : public RewardFunction {
  public:
-  explicit MathAnswer(std::string column) : column_(std::move(column)) {}
+  MathAnswer(std::string column, std::string key) : column_(std::move(column)), key_(std::move(key)) {}
   std::string name() const override { return "math_answer"; }
   std::vector<double> rewards(const RewardBatch& batch) const override {
     if (!batch.columns.contains(column_)) {
       throw RewardError("reward math_answer: the dataset has no column '" + column_ +
-                        "' holding the reference answers; name it with grpo.answer_column");
+                        "' holding the reference answers; name it with " + key_);
     }
     const nlohmann::json& references = batch.columns[column_];
     std::vector<double> out;
@@ -68,7 +68,7 @@ class MathAnswer : public RewardFunction {
   }
 
  private:
-  std::string column_;
+  std::string column_, key_;
 };
 
 }  // namespace
@@ -91,7 +91,7 @@ std::unique_ptr<RewardFunction> rule_reward(RuleReward rule, const RuleRewardOpt
     case RuleReward::think_format_reward: return std::make_unique<ThinkFormat>(options.think_prefilled);
     case RuleReward::get_soft_overlong_punishment:
       return std::make_unique<SoftOverlong>(options.overlong_max_length, options.overlong_cache);
-    case RuleReward::math_answer: return std::make_unique<MathAnswer>(options.answer_column);
+    case RuleReward::math_answer: return std::make_unique<MathAnswer>(options.answer_column, options.answer_column_key);
   }
   throw RewardError("no rule reward of this kind");
 }

@@ -61,6 +61,7 @@ struct RuleRewardOptions {
   int64_t overlong_max_length = 1280;  // TRL's registry values (max_completion_len, soft_punish_cache)
   int64_t overlong_cache = 256;
   std::string answer_column = "solution";  // TRL's accuracy_reward reads `solution`
+  std::string answer_column_key = "grpo.answer_column";  // the key that names it, for messages
 };
 
 std::unique_ptr<RewardFunction> rule_reward(RuleReward rule, const RuleRewardOptions& options);

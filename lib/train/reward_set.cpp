@@ -23,12 +23,13 @@ std::vector<std::string> comma_items(const std::string& text) {
 
 }  // namespace
 
-RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward, std::unique_ptr<RewardFunction> model) {
+RewardSet reward_set(const RolloutOptions& options, const RewardOptions& reward, std::unique_ptr<RewardFunction> model) {
   RuleRewardOptions rule_options;
   rule_options.think_prefilled = options.think_prefilled;
   rule_options.overlong_max_length = options.overlong_max_length;
   rule_options.overlong_cache = options.overlong_cache;
   rule_options.answer_column = options.answer_column;
+  rule_options.answer_column_key = options.key("answer_column");
   RewardSet set;
   if (model) {
     set.functions.push_back(std::move(model));
@@ -37,7 +38,7 @@ RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward, st
   for (const std::string& word : comma_items(options.reward_funcs)) {
     RuleReward rule{};
     if (!find_enum(word, rule)) {
-      throw ConfigError("grpo.reward_funcs: no reward function '" + word + "'; the rule rewards are " +
+      throw ConfigError(options.key("reward_funcs") + ": no reward function '" + word + "'; the rule rewards are " +
                         enum_choices<RuleReward>());
     }
     set.functions.push_back(rule_reward(rule, rule_options));
@@ -45,7 +46,7 @@ RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward, st
   }
   if (!reward.command.empty()) set.functions.push_back(std::make_unique<RewardProgram>(reward));
   if (set.functions.empty()) {
-    throw ConfigError("grpo.reward_funcs is empty and neither reward.model nor reward.command is given: name at "
+    throw ConfigError(options.key("reward_funcs") + " is empty and neither reward.model nor reward.command is given: name at "
                       "least one reward function (" + enum_choices<RuleReward>() + "), a reward model or your program");
   }
   const std::vector<std::string> weights = comma_items(options.reward_weights);
@@ -57,14 +58,14 @@ RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward, st
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != weight.size()) throw ConfigError("grpo.reward_weights: '" + weight + "' is not a number");
+    if (used != weight.size()) throw ConfigError(options.key("reward_weights") + ": '" + weight + "' is not a number");
     set.weights.push_back(value);
   }
   if (weights.empty()) set.weights.assign(set.functions.size(), 1.0);
   if (set.weights.size() != set.functions.size()) {
-    throw ConfigError("grpo.reward_weights lists " + std::to_string(set.weights.size()) + " weights for " +
+    throw ConfigError(options.key("reward_weights") + " lists " + std::to_string(set.weights.size()) + " weights for " +
                       std::to_string(set.functions.size()) +
-                      " reward functions (reward.model, grpo.reward_funcs, then reward.command); give one each");
+                      " reward functions (reward.model, " + options.key("reward_funcs") + ", then reward.command); give one each");
   }
   return set;
 }

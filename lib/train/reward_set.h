@@ -1,4 +1,5 @@
-// A GRPO run's reward functions (grpo.reward_funcs) and their weights (grpo.reward_weights),
+// An online run's reward functions (<section>.reward_funcs: grpo.reward_funcs, rloo.reward_funcs) and
+// their weights (reward_weights),
 // and a generation's rewards from them: one column per function, NaN where a function gives
 // none (TRL's None).
 #pragma once
@@ -7,8 +8,8 @@
 #include <vector>
 
 #include "train/group_advantages.h"
-#include "train/grpo_options.h"
 #include "train/reward_options.h"
+#include "train/rollout_options.h"
 #include "train/reward_functions.h"
 
 namespace st {
@@ -19,11 +20,11 @@ struct RewardSet {
   bool reads_text = false;      // a function reads the completions' text (they must be decoded)
 };
 
-// `model` (reward.model's, or null), the rules of grpo.reward_funcs, then the program of
+// `model` (reward.model's, or null), the rules of reward_funcs, then the program of
 // reward.command when given (started here): TRL's order. Throws ConfigError naming
-// grpo.reward_funcs or grpo.reward_weights: an unknown word (with the words there are), no
+// reward_funcs or reward_weights (in options.section): an unknown word (with the words there are), no
 // function at all, or weights that are not one number per function.
-RewardSet reward_set(const GrpoOptions& options, const RewardOptions& reward = {},
+RewardSet reward_set(const RolloutOptions& options, const RewardOptions& reward = {},
                      std::unique_ptr<RewardFunction> model = nullptr);
 
 // Every function's rewards of `batch`; throws RewardError naming the function when it answers

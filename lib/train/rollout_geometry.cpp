@@ -7,10 +7,10 @@
 
 namespace st {
 
-RolloutGeometry rollout_geometry(const TrainConfig& config, int64_t grad_accum, int data_ranks, int data_rank) {
-  const GrpoOptions& g = config.grpo;
+RolloutGeometry rollout_geometry(const RolloutOptions& g, int64_t micro_batch, int64_t grad_accum, int data_ranks,
+                                 int data_rank) {
   RolloutGeometry geometry;
-  geometry.micro_batch = config.train.micro_batch;
+  geometry.micro_batch = micro_batch;
   geometry.grad_accum = grad_accum;
   geometry.steps_per_generation = g.steps_per_generation > 0 ? g.steps_per_generation : grad_accum;
   geometry.iterations = g.num_iterations;
@@ -18,10 +18,11 @@ RolloutGeometry rollout_geometry(const TrainConfig& config, int64_t grad_accum, 
   geometry.ranks = data_ranks;
   geometry.rank = data_rank;
   if (geometry.completions() % geometry.group_size != 0) {
-    throw ConfigError("grpo: a generation holds train.micro_batch x grpo.steps_per_generation x ranks = " +
+    throw ConfigError(std::string(g.section) + ": a generation holds train.micro_batch x " +
+                      g.key("steps_per_generation") + " x ranks = " +
                       std::to_string(geometry.micro_batch) + " x " + std::to_string(geometry.steps_per_generation) +
                       " x " + std::to_string(data_ranks) + " = " + std::to_string(geometry.completions()) +
-                      " completions, not a multiple of grpo.num_generations = " + std::to_string(g.num_generations) +
+                      " completions, not a multiple of " + g.key("num_generations") + " = " + std::to_string(g.num_generations) +
                       " (every prompt's group must be whole); change one of them");
   }
   return geometry;

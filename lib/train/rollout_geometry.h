@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "train/train_config.h"
+#include "train/rollout_options.h"
 
 namespace st {
 
@@ -25,9 +25,10 @@ struct RolloutGeometry {
   // TRL computes the generating policy's log-probs unless a generation starts at every step.
   bool needs_old_logps() const { return grad_accum % generate_every() != 0; }
 };
-// From the config and the run's resolved grad_accum; throws ConfigError naming the keys when a
-// generation's completions are not whole groups.
-RolloutGeometry rollout_geometry(const TrainConfig& config, int64_t grad_accum, int data_ranks, int data_rank);
+// From the objective's rollout settings, train.micro_batch and the run's resolved grad_accum;
+// throws ConfigError naming the keys when a generation's completions are not whole groups.
+RolloutGeometry rollout_geometry(const RolloutOptions& options, int64_t micro_batch, int64_t grad_accum, int data_ranks,
+                                 int data_rank);
 
 // Optimizer steps in one pass over `prompts` prompts (a short last generation is dropped, as
 // TRL's sampler drops it).

@@ -45,8 +45,10 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
     : config_(config),
       objective_(objective),
       run_(run),
-      geometry_(rollout_geometry(config, run.plan.grad_accum, run.parallel.data_size, run.parallel.data_rank)),
-      rewards_(reward_set(config.grpo, config.reward, reward_model_of(config, run, geometry_.micro_batch))),
+      options_(*objective.rollout_options(config)),
+      geometry_(rollout_geometry(options_, config.train.micro_batch, run.plan.grad_accum, run.parallel.data_size,
+                                 run.parallel.data_rank)),
+      rewards_(reward_set(options_, config.reward, reward_model_of(config, run, geometry_.micro_batch))),
       sampler_(run.data.train->size(), static_cast<uint64_t>(geometry_.prompts()), config.train.seed,
                config.data.shuffle) {
   const ModelConfig& model = run.engine->model().config();
@@ -57,25 +59,26 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   }
   eos_ids_ = model.eos_token_ids;
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
-  if (config.grpo.rollouts.empty()) {
-    check_whole_model_gatherable(run.engine->model(), "grpo's rollouts (grpo.rollouts empty: sampled on the ranks)");
-    check_sampling_memory(model, geometry_.rank_block(), config.data.cutoff_len + config.grpo.max_completion_length,
+  if (options_.rollouts.empty()) {
+    check_whole_model_gatherable(run.engine->model(), std::string(options_.section) + "'s rollouts (" +
+                                                          options_.key("rollouts") + " empty: sampled on the ranks)");
+    check_sampling_memory(model, geometry_.rank_block(), config.data.cutoff_len + options_.max_completion_length,
                           static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
-                          device_available_bytes(config, cuda_device_index(run.device)));
-    sampled_ = std::make_unique<SampledCompletions>(config, eos_ids_);
+                          device_available_bytes(config, cuda_device_index(run.device)), options_);
+    sampled_ = std::make_unique<SampledCompletions>(options_, config.train.seed, eos_ids_);
   } else {
-    replay_ = std::make_unique<ReplayCompletions>(config.grpo.rollouts, geometry_.group_size, model.vocab_size);
+    replay_ = std::make_unique<ReplayCompletions>(options_, model.vocab_size);
     if (replay_->rows() < run.data.train->size()) {
-      throw DataError(config.grpo.rollouts + ": " + std::to_string(replay_->rows()) + " lines for the " +
+      throw DataError(options_.rollouts + ": " + std::to_string(replay_->rows()) + " lines for the " +
                       std::to_string(run.data.train->size()) + " rows of data.train (" +
                       run.data.train->directory() +
-                      "); the replay file (grpo.rollouts) needs one line per dataset row, in the dataset's order");
+                      "); the replay file (" + options_.key("rollouts") + ") needs one line per dataset row, in the dataset's order");
     }
   }
   if (holds_tokenizer(config.model.path)) {
     tokenizer_ = Tokenizer::from_file(config.model.path);
   } else if (rewards_.reads_text) {
-    throw ConfigError("the rewards read the completions' text (grpo.reward_funcs' rules, reward.model), but "
+    throw ConfigError("the rewards read the completions' text (" + options_.key("reward_funcs") + "' rules, reward.model), but "
                       "model.path (" + config.model.path + ") holds no tokenizer to decode them; use a model "
                       "directory with tokenizer.json");
   }
@@ -172,91 +175,108 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
   }
   phases.rollout += timer.seconds();
 
-  // Every rank's rewards, lengths and truncation flags, in the generation's order.
-  timer = Timer();
-  const RewardTable mine = score_batch(rewards_, batch);
-  std::vector<double> values = mine.values;
-  values.insert(values.end(), lengths.begin(), lengths.end());
-  values.insert(values.end(), truncated.begin(), truncated.end());
-  const std::vector<double> all = all_gather_values(*run_.host, values);
-  const size_t functions = rewards_.functions.size(), width = values.size();
-  RewardTable table;
-  table.functions = functions;
-  std::vector<double> all_lengths, all_truncated;
-  for (int r = 0; r < geometry_.ranks; ++r) {
-    const double* row = all.data() + static_cast<size_t>(r) * width;
-    table.values.insert(table.values.end(), row, row + block * static_cast<int64_t>(functions));
-    all_lengths.insert(all_lengths.end(), row + block * static_cast<int64_t>(functions),
-                       row + block * static_cast<int64_t>(functions + 1));
-    all_truncated.insert(all_truncated.end(), row + block * static_cast<int64_t>(functions + 1), row + width);
-  }
-  AdvantageOptions options;
-  options.group_size = group;
-  options.scaling = config_.grpo.scale_rewards;
-  options.aggregation = config_.grpo.multi_objective_aggregation;
-  options.weights = rewards_.weights;
-  const GroupAdvantages advantages = group_advantages(table, options);
-  phases.reward += timer.seconds();
-  if (config_.grpo.log_completions) log_completions(generation, step, prompts, completions, all_lengths, table, advantages);
-
-  // The generation's loss tokens on all ranks (TRL's num_items_in_batch, at least 1).
-  const bool masking = config_.grpo.mask_truncated_completions;
-  double loss_tokens = 0.0;
-  for (size_t i = 0; i < all_lengths.size(); ++i) loss_tokens += masking && all_truncated[i] > 0.0 ? 0.0 : all_lengths[i];
-  const double tokens_per_completion = std::max(loss_tokens, 1.0) / static_cast<double>(all_lengths.size());
-
-  // This rank's micro-batches.
+  // This rank's micro-batches, with the generating policy's and the reference's log-probs where
+  // the objective reads them, and each completion's summed log-ratio of the two where its reward
+  // carries the KL (RLOO).
+  const bool masking = options_.mask_truncated_completions;
+  const bool kl_penalty = objective_.penalizes_rewards_with_kl(config_);
+  const bool old_logps = geometry_.needs_old_logps() || objective_.always_computes_old_logps();
+  std::vector<double> kl_sums;
   CollateOptions collate;
   collate.cutoff_len = kNoCutoff;
   collate.pad_id = data.pad_id();
   collate.micro_batch = geometry_.micro_batch;
   buffer_.clear();
   FsdpModel& model = run_.engine->model();
-  const c10::NoGradGuard no_grad;
-  double reference_seconds = 0.0;
-  for (int64_t m = 0; m < geometry_.steps_per_generation; ++m) {
-    const int64_t begin = m * geometry_.micro_batch, end = begin + geometry_.micro_batch;
-    std::vector<Pair> slice(pairs.begin() + begin, pairs.begin() + end);
-    MicroBatch micro = collate_pairs(std::move(slice), PairKind::sft, collate);
-    std::vector<float> slice_advantages;
-    for (int64_t i = begin; i < end; ++i) {
-      slice_advantages.push_back(static_cast<float>(advantages.advantages[static_cast<size_t>(first + i)]));
-      if (masking && truncated[static_cast<size_t>(i)] > 0.0) {  // no loss: no targets
-        const int64_t row = i - begin;
-        micro.target_tokens -= micro.target_counts[row].item<int64_t>();
-        micro.targets[row].fill_(kIgnoreTarget);
-        micro.target_counts[row].fill_(0);
+  {
+    const c10::NoGradGuard no_grad;
+    for (int64_t m = 0; m < geometry_.steps_per_generation; ++m) {
+      const int64_t begin = m * geometry_.micro_batch, end = begin + geometry_.micro_batch;
+      std::vector<Pair> slice(pairs.begin() + begin, pairs.begin() + end);
+      MicroBatch micro = collate_pairs(std::move(slice), PairKind::sft, collate);
+      for (int64_t i = begin; i < end; ++i) {
+        if (masking && truncated[static_cast<size_t>(i)] > 0.0) {  // no loss: no targets
+          const int64_t row = i - begin;
+          micro.target_tokens -= micro.target_counts[row].item<int64_t>();
+          micro.targets[row].fill_(kIgnoreTarget);
+          micro.target_counts[row].fill_(0);
+        }
       }
+      if (sampled_) {  // the loss-carrying rows' sampler log-probs, in order
+        std::vector<float> logps;
+        for (int64_t i = begin; i < end; ++i) {
+          if (masking && truncated[static_cast<size_t>(i)] > 0.0) continue;
+          const std::vector<float>& row = completions[static_cast<size_t>(i)].logps;
+          logps.insert(logps.end(), row.begin(), row.end());
+        }
+        micro.sampling_token_logps = at::tensor(logps, at::kFloat);
+      }
+      if (old_logps || run_.reference) {
+        TokenBatch tokens = model.make_batch(micro.input_ids, micro.targets, micro.layout);
+        tokens.head_output = HeadOutput::token_lines;
+        tokens.logit_temperature = objective_.logit_temperature(config_);
+        at::Tensor mask;
+        if (old_logps) {
+          const Timer old_timer;
+          const at::Tensor lines = model.sequence_logps(tokens);
+          micro.old_token_logps = lines[static_cast<int64_t>(HeadLine::logps)].detach();
+          mask = lines[static_cast<int64_t>(HeadLine::targets)].detach();
+          phases.old_logps += old_timer.seconds();
+        }
+        if (run_.reference) {
+          const Timer reference_timer;
+          micro.ref_token_logps = run_.reference->logps(tokens)[static_cast<int64_t>(HeadLine::logps)].detach();
+          phases.reference += reference_timer.seconds();
+        }
+        if (kl_penalty) {  // TRL's first-order estimate, summed over each completion's loss tokens
+          const at::Tensor sums = ((micro.old_token_logps - micro.ref_token_logps).to(at::kDouble) * mask).sum(1).cpu();
+          for (int64_t row = 0; row < sums.size(0); ++row) kl_sums.push_back(sums[row].item<double>());
+          micro.ref_token_logps = at::Tensor();  // in the reward now, not in the loss
+        }
+      }
+      buffer_.push_back(std::move(micro));
+    }
+  }
+
+  // Every rank's rewards, lengths, truncation flags and KL sums, in the generation's order.
+  timer = Timer();
+  const RewardTable mine = score_batch(rewards_, batch);
+  std::vector<double> values = mine.values;
+  values.insert(values.end(), lengths.begin(), lengths.end());
+  values.insert(values.end(), truncated.begin(), truncated.end());
+  values.insert(values.end(), kl_sums.begin(), kl_sums.end());
+  const std::vector<double> all = all_gather_values(*run_.host, values);
+  const size_t functions = rewards_.functions.size(), width = values.size();
+  RewardTable table;
+  table.functions = functions;
+  std::vector<double> all_lengths, all_truncated, all_kl;
+  for (int r = 0; r < geometry_.ranks; ++r) {
+    const double* row = all.data() + static_cast<size_t>(r) * width;
+    const auto take = [&](size_t column, std::vector<double>& out) {  // the rank's column-th run of `block` values
+      out.insert(out.end(), row + column * static_cast<size_t>(block), row + (column + 1) * static_cast<size_t>(block));
+    };
+    table.values.insert(table.values.end(), row, row + block * static_cast<int64_t>(functions));
+    take(functions, all_lengths);
+    take(functions + 1, all_truncated);
+    if (kl_penalty) take(functions + 2, all_kl);
+  }
+  const GroupAdvantages advantages = objective_.generation_advantages(table, rewards_.weights, all_kl, config_);
+  phases.reward += timer.seconds();
+  if (options_.log_completions) log_completions(generation, step, prompts, completions, all_lengths, table, advantages);
+
+  // The generation's loss tokens on all ranks (TRL's num_items_in_batch, at least 1).
+  double loss_tokens = 0.0;
+  for (size_t i = 0; i < all_lengths.size(); ++i) loss_tokens += masking && all_truncated[i] > 0.0 ? 0.0 : all_lengths[i];
+  const double tokens_per_completion = std::max(loss_tokens, 1.0) / static_cast<double>(all_lengths.size());
+  for (int64_t m = 0; m < geometry_.steps_per_generation; ++m) {
+    MicroBatch& micro = buffer_[static_cast<size_t>(m)];
+    std::vector<float> slice_advantages;
+    for (int64_t i = m * geometry_.micro_batch; i < (m + 1) * geometry_.micro_batch; ++i) {
+      slice_advantages.push_back(static_cast<float>(advantages.advantages[static_cast<size_t>(first + i)]));
     }
     micro.advantages = at::tensor(slice_advantages, at::kFloat);
-    if (sampled_) {  // the loss-carrying rows' sampler log-probs, in order
-      std::vector<float> logps;
-      for (int64_t i = begin; i < end; ++i) {
-        if (masking && truncated[static_cast<size_t>(i)] > 0.0) continue;
-        const std::vector<float>& row = completions[static_cast<size_t>(i)].logps;
-        logps.insert(logps.end(), row.begin(), row.end());
-      }
-      micro.sampling_token_logps = at::tensor(logps, at::kFloat);
-    }
     micro.generation_tokens_per_completion = tokens_per_completion;
-    if (geometry_.needs_old_logps() || run_.reference) {
-      TokenBatch tokens = model.make_batch(micro.input_ids, micro.targets, micro.layout);
-      tokens.head_output = HeadOutput::token_lines;
-      tokens.logit_temperature = objective_.logit_temperature(config_);
-      if (geometry_.needs_old_logps()) {
-        const Timer old_timer;
-        micro.old_token_logps = model.sequence_logps(tokens)[static_cast<int64_t>(HeadLine::logps)].detach();
-        phases.old_logps += old_timer.seconds();
-      }
-      if (run_.reference) {
-        const Timer reference_timer;
-        micro.ref_token_logps = run_.reference->logps(tokens)[static_cast<int64_t>(HeadLine::logps)].detach();
-        reference_seconds += reference_timer.seconds();
-      }
-    }
-    buffer_.push_back(std::move(micro));
   }
-  phases.reference += reference_seconds;
   buffered_ = generation;
   buffered_prompts_ = prompts;
 
@@ -270,6 +290,9 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
     record["rewards/" + name + "/std"] = advantages.function_stds[f];
   }
   record["frac_reward_zero_std"] = advantages.zero_std_fraction;
+  if (kl_penalty) {  // TRL's RLOO: the generation's per-token KL over its loss tokens
+    record["kl"] = std::accumulate(all_kl.begin(), all_kl.end(), 0.0) / std::max(loss_tokens, 1.0);
+  }
   std::vector<double> terminated;
   for (size_t i = 0; i < all_lengths.size(); ++i) {
     if (all_truncated[i] == 0.0) terminated.push_back(all_lengths[i]);

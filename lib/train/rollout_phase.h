@@ -1,8 +1,9 @@
-// The rollout phase of an online objective (GRPO): the prompts of each generation, their
-// completions (sampled on the training ranks: sampled_completions.h; or replayed from
-// grpo.rollouts: replay_completions.h), the rewards and the
-// group-relative advantages over every rank's completions, and the micro-batches a step trains on,
-// each carrying its advantages and the per-token log-probs the loss reads beside the policy's.
+// The rollout phase of an online objective (grpo, rloo): the prompts of each generation, their
+// completions (sampled on the training ranks: sampled_completions.h; or replayed from the
+// section's `rollouts`: replay_completions.h), the rewards and the objective's advantages over
+// every rank's completions (Objective::generation_advantages), and the micro-batches a step trains
+// on, each carrying its advantages and the per-token log-probs the loss reads beside the policy's.
+// It reads the objective's RolloutOptions, never its section by name.
 //
 // The geometry is TRL 1.16's GRPOTrainer's on N processes: a generation is train.micro_batch x
 // steps_per_generation completions per rank (N of them in all), the dataset's next prompts
@@ -12,7 +13,7 @@
 // num_iterations). A step's generations are made at its start: the weights are those TRL's
 // would have (they change only at the optimizer step), and the generating policy's log-probs
 // are computed then where TRL computes them (grad_accum is not a multiple of steps_per_generation
-// x num_iterations). The completions keep their order (TRL shuffles them within a generation).
+// x num_iterations, or always for RLOO), with the reference's where the objective needs them. The completions keep their order (TRL shuffles them within a generation).
 #pragma once
 
 #include <cstdint>
@@ -53,7 +54,7 @@ class RolloutPhase {
 
  private:
   void generate(int64_t generation, int64_t step, StepPhases& phases);
-  // grpo.log_completions: every rank's completions of the generation, one line each (rank 0 writes).
+  // log_completions: every rank's completions of the generation, one line each (rank 0 writes).
   void log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
                        const std::vector<GenerationResult>& mine, const std::vector<double>& all_lengths,
                        const RewardTable& table, const GroupAdvantages& advantages);
@@ -66,10 +67,11 @@ class RolloutPhase {
   const TrainConfig& config_;
   const Objective& objective_;
   RunSetup& run_;
+  const RolloutOptions& options_;  // the objective's section's
   RolloutGeometry geometry_;
   RewardSet rewards_;
   std::optional<Tokenizer> tokenizer_;  // decodes completions for the rewards that read text
-  std::unique_ptr<ReplayCompletions> replay_;    // grpo.rollouts given
+  std::unique_ptr<ReplayCompletions> replay_;    // the section's rollouts given
   std::unique_ptr<SampledCompletions> sampled_;  // else
   GlobalSampler sampler_;
   int64_t sampled_generations_ = 0;  // prompts_of walks the sampler from here
@@ -79,7 +81,7 @@ class RolloutPhase {
   GlobalBatch buffered_prompts_;
   std::vector<nlohmann::ordered_json> metrics_;  // one per generation since take_metrics
   std::vector<int64_t> eos_ids_;
-  std::unique_ptr<MetricsFile> completions_log_;  // rank 0, grpo.log_completions, opened when first written
+  std::unique_ptr<MetricsFile> completions_log_;  // rank 0, log_completions, opened when first written
 };
 
 }  // namespace st

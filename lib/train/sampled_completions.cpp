@@ -8,16 +8,18 @@
 namespace st {
 
 void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                           int64_t available_bytes) {
+                           int64_t available_bytes, const RolloutOptions& options) {
   if (available_bytes < 0) return;
   const SamplingMemory need = estimate_sampling_memory(config, rows, tokens, compute_bytes);
   if (need.total() <= available_bytes) return;
-  throw ConfigError("grpo's rollouts: sampling " + std::to_string(rows) + " completions of up to " +
-                    std::to_string(tokens) + " tokens (data.cutoff_len + grpo.max_completion_length) on each rank " +
+  throw ConfigError(std::string(options.section) + "'s rollouts: sampling " + std::to_string(rows) +
+                    " completions of up to " + std::to_string(tokens) + " tokens (data.cutoff_len + " +
+                    options.key("max_completion_length") + ") on each rank " +
                     "needs " + gib_text(need.total()) + " (the whole model " + gib_text(need.weights) +
                     ", caches " + gib_text(need.caches) + ", logits " + gib_text(need.logits) + "), and " +
-                    gib_text(available_bytes) + " are free: lower train.micro_batch or grpo.steps_per_generation (the rows are their product), " +
-                    "grpo.max_completion_length or data.cutoff_len, or replay completions (grpo.rollouts)");
+                    gib_text(available_bytes) + " are free: lower train.micro_batch or " + options.key("steps_per_generation") +
+                    " (the rows are their product), " + options.key("max_completion_length") +
+                    " or data.cutoff_len, or replay completions (" + options.key("rollouts") + ")");
 }
 
 namespace {
@@ -32,15 +34,14 @@ uint64_t generation_seed(uint64_t seed, int64_t generation) {
 
 }  // namespace
 
-SampledCompletions::SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids)
-    : seed_(config.train.seed) {
-  const GrpoOptions& grpo = config.grpo;
-  options_.sampling.temperature = grpo.temperature;
-  options_.sampling.top_p = grpo.top_p;
-  options_.sampling.top_k = grpo.top_k;
-  options_.sampling.min_p = grpo.min_p;
-  options_.max_new_tokens = grpo.max_completion_length;
-  options_.completions_per_prompt = grpo.num_generations;
+SampledCompletions::SampledCompletions(const RolloutOptions& rollout, uint64_t seed, std::vector<int64_t> eos_ids)
+    : seed_(seed) {
+  options_.sampling.temperature = rollout.temperature;
+  options_.sampling.top_p = rollout.top_p;
+  options_.sampling.top_k = rollout.top_k;
+  options_.sampling.min_p = rollout.min_p;
+  options_.max_new_tokens = rollout.max_completion_length;
+  options_.completions_per_prompt = rollout.num_generations;
   options_.eos_ids = std::move(eos_ids);
 }
 

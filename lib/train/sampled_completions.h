@@ -1,9 +1,9 @@
 // The sampling source of an online objective: a generation's completions drawn on the training
 // ranks from the policy as the step starts. The whole model is gathered once per generation in
 // the compute dtype (fsdp/whole_model.h) and freed after; each prompt is prefilled once and its
-// cache forked to its group (model/generation.h). TRL's sampling settings (grpo.temperature,
-// top_p, top_k, min_p; logits_warpers.h); a completion ends at EOS (kept) or at
-// grpo.max_completion_length tokens.
+// cache forked to its group (model/generation.h). TRL's sampling settings (the section's
+// temperature, top_p, top_k, min_p; logits_warpers.h); a completion ends at EOS (kept) or at
+// max_completion_length tokens.
 // Completion j of the generation's prompt p is request p x G + j of that generation; its generator
 // is seeded by (train.seed, generation, request), so the rollouts do not depend on the rank count
 // or the batching, and a resumed run draws what the uninterrupted one drew.
@@ -15,7 +15,7 @@
 #include "distributed/communicator.h"
 #include "fsdp/fsdp_model.h"
 #include "model/generation.h"
-#include "train/train_config.h"
+#include "train/rollout_options.h"
 
 namespace st {
 
@@ -23,11 +23,11 @@ namespace st {
 // completion) needs more than `available_bytes` on a rank (device_available_bytes; < 0 on the
 // CPU: no limit), naming the estimate (estimate_sampling_memory) and the settings that lower it.
 void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                           int64_t available_bytes);
+                           int64_t available_bytes, const RolloutOptions& options);
 
 class SampledCompletions {
  public:
-  SampledCompletions(const TrainConfig& config, std::vector<int64_t> eos_ids);
+  SampledCompletions(const RolloutOptions& options, uint64_t seed, std::vector<int64_t> eos_ids);
 
   // Collective over the world (`host`: on the CPU backend). Completions [first, first + count) of
   // generation `generation` (each prompt's group_size completions in a row); `prompts` are the

@@ -208,7 +208,9 @@ TrainPlan plan_training(const TrainConfig& config, const TrainData& data, int wo
   const auto batch = static_cast<uint64_t>(plan.global_batch);
   plan.steps_per_epoch = static_cast<int64_t>((plan.train_pairs + batch - 1) / batch);
   if (objective_for(t.stage).online()) {  // its batches are completions of the prompts' generations
-    plan.steps_per_epoch = rollout_steps_per_epoch(rollout_geometry(config, plan.grad_accum, world_size, 0), plan.train_pairs);
+    plan.steps_per_epoch = rollout_steps_per_epoch(
+        rollout_geometry(*objective_for(t.stage).rollout_options(config), t.micro_batch, plan.grad_accum, world_size, 0),
+        plan.train_pairs);
   }
   plan.total_steps = t.max_steps > 0 ? t.max_steps
                                      : static_cast<int64_t>(std::ceil(t.epochs * static_cast<double>(plan.steps_per_epoch)));

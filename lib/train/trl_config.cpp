@@ -1,6 +1,8 @@
-// TRL's configs (`trl sft|dpo|kto|reward|grpo --config x.yaml`): ScriptArguments, ModelConfig and
-// the trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, GRPOConfig, all extending
-// Hugging Face's TrainingArguments) in shardtune's keys, with TRL's defaults where they differ from shardtune's.
+// TRL's configs (`trl sft|dpo|kto|reward|grpo|rloo --config x.yaml`): ScriptArguments, ModelConfig
+// and the trainer's config (SFTConfig, DPOConfig, KTOConfig, RewardConfig, GRPOConfig, RLOOConfig,
+// all extending Hugging Face's TrainingArguments) in shardtune's keys, with TRL's defaults where
+// they differ from shardtune's. RLOOConfig shares GRPOConfig's rollout keys: the rows name grpo.*,
+// and an rloo config's land in rloo.* (rloo_options.h), the same keys with RLOOConfig's defaults.
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -54,7 +56,7 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"max_length", KeyFate::copied, "data.cutoff_len", ""},
       {"packing", KeyFate::copied, "data.packing", "each packed sequence attends only to itself (TRL's padding_free)"},
       {"padding_free", KeyFate::noted, "", "packed rows (data.packing) never attend across sequences"},
-      {"beta", KeyFate::mapped, "dpo.beta", "kto.beta for kto, grpo.beta for grpo"},
+      {"beta", KeyFate::mapped, "dpo.beta", "kto.beta for kto, grpo.beta for grpo, rloo.beta for rloo"},
       {"loss_type", KeyFate::mapped, "dpo.loss",
        "dpo: one of sigmoid | hinge | ipo (others refused); sft: nll; kto: kto; grpo: grpo.loss_type (dapo | grpo | "
        "dr_grpo | bnpo)"},
@@ -83,7 +85,8 @@ const std::vector<ForeignKeyRow>& own_rows() {
       {"sync_ref_model", KeyFate::refused, "dpo.reference", "the reference is the model at its start (TR-DPO not offered)"},
       {"chat_template_path", KeyFate::refused, "prep.template", "the model's own template (prep.template = auto)"},
       {"eos_token", KeyFate::noted, "", "the tokenizer's end-of-turn ends each completion"},
-      // GRPOConfig and TRL's grpo script (trainer grpo only: the others' configs have none)
+      // GRPOConfig and TRL's grpo script (trainers grpo and rloo only: the others' configs have none;
+      // rloo's land in rloo.*, and RLOOConfig lacks the loss and scaling keys, kGrpoNotRloo)
       {"num_generations", KeyFate::copied, "grpo.num_generations", ""},
       {"epsilon", KeyFate::copied, "grpo.epsilon", ""},
       {"epsilon_high", KeyFate::copied, "grpo.epsilon_high", "null = epsilon"},
@@ -122,6 +125,9 @@ const std::vector<ForeignKeyRow>& own_rows() {
        "sampling takes grpo.temperature, top_p, top_k and min_p (TRL's keys of those names); other settings are not applied"},
       {"cache_implementation", KeyFate::noted, "", "decoding keeps its own KV cache"},
       {"log_completions", KeyFate::copied, "grpo.log_completions", "every completion, to train.output_dir/completions.jsonl"},
+      // RLOOConfig's own
+      {"normalize_advantages", KeyFate::copied, "rloo.normalize_advantages", ""},
+      {"reward_clip_range", KeyFate::mapped, "rloo.reward_clip_range", "[low, high]; null = none"},
       {"num_completions_to_print", KeyFate::noted, "", "completions.jsonl holds every completion (log_completions)"},
       {"cast_lm_head_to_fp32", KeyFate::noted, "", "the head's log-softmax runs in fp32"},
       {"pad_token", KeyFate::noted, "", "padding never carries loss"},
@@ -232,6 +238,12 @@ constexpr const char* kGrpoOnly[] = {"num_generations", "epsilon", "epsilon_high
                                      "shuffle_dataset", "use_vllm", "top_p", "top_k", "min_p",
                                      "repetition_penalty", "generation_kwargs", "cache_implementation",
                                      "log_completions", "reward_model_name_or_path", "chat_template_kwargs"};
+// GRPOConfig's keys RLOOConfig has not (TRL would refuse them too: its loss is one clipped ratio
+// per completion, its advantages a leave-one-out baseline).
+constexpr const char* kGrpoNotRloo[] = {"loss_type", "delta", "use_bias_correction_kl", "importance_sampling_level",
+                                        "scale_rewards", "multi_objective_aggregation", "top_entropy_quantile"};
+// RLOOConfig's own keys.
+constexpr const char* kRlooOnly[] = {"normalize_advantages", "reward_clip_range"};
 
 // chat_template_kwargs (a mapping, one setting per key): one JSON object, its YAML scalars as
 // JSON's where they read as such (false, 1.5), else strings.
@@ -271,8 +283,26 @@ void translate_grpo(ForeignTranslator& t) {
   }
 }
 
+// RLOOConfig's reward_clip_range, a YAML list of two numbers: rloo.reward_clip_range's "low, high".
+void translate_rloo(ForeignTranslator& t) {
+  for (const char* key : kGrpoNotRloo) {
+    if (t.has(key)) t.refuse(key, "a GRPOConfig key: RLOOConfig has none (trl grpo trains with it)");
+  }
+  if (t.has("reward_clip_range")) {  // a YAML list arrives as "low, high"; a command line's "[low, high]" too
+    std::string bounds = trimmed(t.value("reward_clip_range"));
+    if (bounds.size() >= 2 && bounds.front() == '[' && bounds.back() == ']') bounds = bounds.substr(1, bounds.size() - 2);
+    t.set("rloo.reward_clip_range", bounds, "reward_clip_range");
+  }
+}
+
 void translate_trainer(ForeignTranslator& t, TrlTrainer trainer) {
-  if (trainer == TrlTrainer::grpo) {
+  if (trainer != TrlTrainer::rloo) {
+    for (const char* key : kRlooOnly) {
+      if (t.has(key)) t.refuse(key, std::string("an RLOOConfig key: trl ") + enum_name(trainer) + "'s config has none");
+    }
+  }
+  if (trainer == TrlTrainer::grpo || trainer == TrlTrainer::rloo) {
+    if (trainer == TrlTrainer::rloo) translate_rloo(t);
     translate_grpo(t);
     return;
   }
@@ -309,6 +339,7 @@ const char* trl_stage(TrlTrainer trainer) {
     case TrlTrainer::kto: return "kto";
     case TrlTrainer::reward: return "rm";
     case TrlTrainer::grpo: return "grpo";
+    case TrlTrainer::rloo: return "rloo";
   }
   return "sft";
 }
@@ -337,7 +368,13 @@ ForeignTranslation translate_trl(TrlTrainer trainer, const std::vector<ForeignSe
   translate_trainer(t, trainer);
   translate_training_arguments(t);
   t.derive("ckpt.export", "true", "the trained model is saved at the end (<output_dir>/export)");
-  return t.finish();
+  ForeignTranslation out = t.finish();
+  if (trainer == TrlTrainer::rloo) {  // GRPOConfig's rows, in RLOO's section
+    for (ConfigSetting& setting : out.settings) {
+      if (starts_with(setting.name, "grpo.")) setting.name = "rloo." + setting.name.substr(5);
+    }
+  }
+  return out;
 }
 
 std::string trl_key_table() { return markdown_rows(all_rows(), "TRL"); }

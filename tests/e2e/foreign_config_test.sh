@@ -297,7 +297,7 @@ YAML
     expect_output "dry run: configuration valid for 1 ranks"
     ;;
   trl_grpo_yaml)
-    # A TRL GRPO config as `trl grpo --config x.yaml` reads it, over TRL's prompt-only records
+    # A TRL GRPO config as `trl grpo --config x.yaml` reads it (and as `trl rloo` reads its RLOO twin), over TRL's prompt-only records
     # (conversational, with a solution column), trained 2 steps on a replay file (grpo.rollouts,
     # shardtune's key: sampling on the ranks is not built yet); the rule rewards read the
     # completions decoded by the model's tokenizer.
@@ -361,6 +361,33 @@ PY
     expect_output "reward_model_name_or_path = OpenAssistant/rm: a Hugging Face hub id.*hf download OpenAssistant/rm --local-dir models/rm"
     run --exit 2 "$bin" train dpo --config "$work/grpo.yaml" --dry-run
     expect_output "num_generations = 4: a GRPOConfig key: trl dpo's config has none"
+    # The same prompts under `trl rloo`: RLOOConfig's keys land in rloo.* with RLOO's defaults
+    # (beta 0.05), its own keys copied; GRPOConfig's loss keys are refused, as RLOOConfig has none.
+    sed -e '/^beta:/d' -e '/^loss_type:/d' -e '/^scale_rewards:/d' -e "s|trl_grpo|trl_rloo|" "$work/grpo.yaml" \
+      >"$work/rloo.yaml"
+    printf 'normalize_advantages: true\nreward_clip_range: [-0.5, 1.0]\n' >>"$work/rloo.yaml"
+    run --exit 0 "$bin" train rloo --config "$work/rloo.yaml" --rloo.rollouts="$work/rollouts.jsonl" --progress off
+    expect_output "train: rloo \(4 completions per prompt, beta 0.05, reference online\)"
+    for key in "top_p = 0.95" "normalize_advantages = true" "reward_clip_range = -0.5, 1.0"; do
+      sed -n '/^\[rloo\]/,/^\[/p' "$work/trl_rloo/config.resolved.ini" | grep -q "^$key  # " ||
+        fail "resolved: [rloo] has no $key from the YAML"
+    done
+    /usr/bin/python3 - "$work/trl_rloo/metrics.jsonl" <<'PY' || fail "the run's metrics lack TRL's RLOO keys"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert len(records) == 2, records
+for key in ("reward", "rewards/think_format_reward/mean", "kl", "entropy", "clip_ratio/region_mean",
+            "completions/mean_length"):
+    assert key in records[0], key
+assert not any(key.startswith("sampling/") for key in records[0]), records[0]  # RLOOTrainer logs none
+PY
+    run --exit 2 "$bin" train rloo --config "$work/grpo.yaml" --dry-run
+    expect_output "loss_type = dr_grpo: a GRPOConfig key: RLOOConfig has none"
+    expect_output "scale_rewards = false: a GRPOConfig key: RLOOConfig has none"
+    run --exit 2 "$bin" train grpo --config "$work/rloo.yaml" --dry-run
+    expect_output "normalize_advantages = true: an RLOOConfig key: trl grpo's config has none"
+    run --exit 2 "$bin" train rloo --config "$work/rloo.yaml" --reward_clip_range "[1, 0]" --dry-run
+    expect_output "rloo.reward_clip_range = '1, 0': write the two bounds, low <= high"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -26,6 +26,11 @@
 #   text prompt and the completion as one text): conversational prompts on 1 rank and on 2 (the
 #   reward model sharded over both), text prompts (tokenized as TRL does, with the BOS the
 #   tokenizer's post_processor adds) on 1.
+# - rloo: `--train.stage rloo` against TRL's RLOOTrainer (trl_rloo.py: the same replay served to
+#   its generation): the KL penalty in the reward (beta 0.05, RLOO's default; old log-probs from
+#   the generation, first step included) on 1 rank and on 2; a generation reused (steps_per_generation
+#   4, num_iterations 2) with clipping that bites, normalised advantages and a reward clip range;
+#   masked truncated completions at temperature 0.7 with the KL penalty.
 # - moe: a tiny Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2) with the router's load-balancing
 #   loss as GRPOTrainer adds it (the config's router_aux_loss_coef, 0.001), on 1 rank and on 2
 #   (TRL's one process accumulating the ranks' two micro-batches).
@@ -82,6 +87,19 @@ import json, sys
 records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 assert any(r.get("clip_ratio/region_mean", 0) > 0 for r in records)
 PY
+}
+
+# rloo_trl / rloo_ours <name> ...: grpo_trl / grpo_ours for RLOO (trl_rloo.py, train.stage = rloo).
+rloo_trl() {
+  trl_runs trl_rloo.py "$1" "$fixtures/llama_gqa" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" \
+    --steps "$steps" --num-generations 4 --overlong 8,4 --lr "${lr:-5e-3}" --schedule linear --weight-decay 0.01 \
+    --grad-clip 1.0 "${@:2}"
+}
+rloo_ours() {
+  train_data=$work/prompts/train ours "$1" "$2" --train.stage=rloo --rloo.num_generations=4 \
+    --rloo.rollouts="$work/rollouts.jsonl" --rloo.reward_funcs=get_soft_overlong_punishment \
+    --rloo.overlong_max_length=8 --rloo.overlong_cache=4 --optim.lr="${lr:-5e-3}" --optim.schedule=linear \
+    --optim.weight_decay=0.01 --optim.grad_clip=1 "${@:3}"
 }
 
 one=(--micro-batch 4 --grad-accum 2)
@@ -231,6 +249,30 @@ PY
     model=$work/policy train_data=$work/text/train rollouts=$work/chat-rollouts.jsonl \
       grpo_ours rm-text-one 1 "${ours_one[@]}" "${rm_ours[@]}"
     agree_grpo rm-text-one rm-text "GRPO with a reward model and the overlong rule, text prompts, 1 rank"
+    ;;
+  rloo)
+    rloo_trl kl "${one[@]}"
+    rloo_ours kl 1 "${ours_one[@]}"
+    agree_grpo kl kl "RLOO, the KL penalty in the reward (beta 0.05), 1 rank, 2 micro-batches of 4"
+    grep -q '"kl"' "$work/kl/metrics.jsonl" || fail "RLOO logged no kl"
+    # 2 ranks of one 4-completion micro-batch: TRL's one process with one 8-completion micro-batch
+    # (the loss is each micro-batch's completion mean: the same mean of the same 8).
+    rloo_trl kl-wide --micro-batch 8 --grad-accum 1
+    rloo_ours kl-two 2 --train.micro_batch=4 --train.grad_accum=1
+    agree_grpo kl-two kl-wide "RLOO with the KL penalty, 2 ranks x 4 completions"
+    # The overlong rule's rewards lie in [-1, 0]: clipped to [-0.5, 0], every completion past the
+    # ramp's middle gets the same reward.
+    reuse=(--steps-per-generation 4 --num-iterations 2 --epsilon 0.05 --epsilon-high 0.07 --beta 0
+           --normalize-advantages --reward-clip-range=-0.5,0)
+    ours_reuse=(--rloo.steps_per_generation=4 --rloo.num_iterations=2 --rloo.epsilon=0.05 --rloo.epsilon_high=0.07
+                --rloo.beta=0 --rloo.normalize_advantages=true --rloo.reward_clip_range=-0.5,0)
+    lr=1e-2 rloo_trl reuse "${one[@]}" "${reuse[@]}"
+    clip_bites reuse
+    lr=1e-2 rloo_ours reuse 1 "${ours_one[@]}" "${ours_reuse[@]}"
+    agree_grpo reuse reuse "RLOO, a generation for 2 steps x 2 iterations, clipped ratios, normalised advantages, reward clip range"
+    rloo_trl masked "${one[@]}" --mask-truncated --temperature 0.7
+    rloo_ours masked 1 "${ours_one[@]}" --rloo.mask_truncated_completions=true --rloo.temperature=0.7
+    agree_grpo masked masked "RLOO with the KL penalty, truncated completions masked, temperature 0.7"
     ;;
   moe)
     made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \

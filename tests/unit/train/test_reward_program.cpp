@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "train/grpo_options.h"
 #include "train/reward_program.h"
 #include "train/reward_set.h"
 #include "util/errors.h"
@@ -98,7 +99,7 @@ TEST(RewardProgram, EveryFailureNamesTheProgramAndTheFix) {
 }
 
 TEST(RewardProgram, IsWeightedAfterTheRules) {
-  GrpoOptions grpo;
+  RolloutOptions grpo = GrpoOptions().rollout;
   grpo.reward_funcs = "get_soft_overlong_punishment";
   grpo.reward_weights = "1.0, 0.25";
   const RewardSet set = reward_set(grpo, program("cat"));

@@ -6,7 +6,9 @@
 #include <fstream>
 
 #include "train/replay_completions.h"
+#include "train/grpo_options.h"
 #include "train/reward_set.h"
+#include "train/rloo_options.h"
 #include "train/rollout_geometry.h"
 #include "util/errors.h"
 
@@ -32,10 +34,17 @@ std::string data_error(Read read) {
   return "";
 }
 
+// The rollout settings of a replay of `path`, groups of 2, in `section`'s keys.
+RolloutOptions replay_of(const std::string& path, const char* section = "grpo") {
+  RolloutOptions options(section, 2, 256);
+  options.rollouts = path;
+  return options;
+}
+
 TEST(ReplayCompletions, RowIIsLineIAsGiven) {
   const std::string path =
       replay_file("{\"completion_ids\": [[5, 6], [7]]}\n\n{\"completion_ids\": [[8, 9, 2], [3]], \"extra\": 1}\n");
-  ReplayCompletions replay(path, 2, 10);
+  ReplayCompletions replay(replay_of(path), 10);
   EXPECT_EQ(replay.rows(), 2u) << "blank lines are no rows";
   EXPECT_EQ(replay.group(1), (std::vector<std::vector<int64_t>>{{8, 9, 2}, {3}})) << "used as given: EOS kept";
   EXPECT_EQ(replay.group(0), (std::vector<std::vector<int64_t>>{{5, 6}, {7}})) << "rows in any order";
@@ -48,7 +57,7 @@ TEST(ReplayCompletions, EveryFaultNamesTheFileTheLineAndTheFix) {
       "not json\n"
       "{\"ids\": [[5], [6]]}\n"
       "{\"completion_ids\": [[5], []]}\n");
-  ReplayCompletions replay(path, 2, 10);
+  ReplayCompletions replay(replay_of(path), 10);
   EXPECT_NE(data_error([&] { replay.group(0); }).find(path + ": line 1: completion_ids holds 3 completions"),
             std::string::npos);
   EXPECT_NE(data_error([&] { replay.group(0); }).find("grpo.num_generations = 2"), std::string::npos);
@@ -58,13 +67,16 @@ TEST(ReplayCompletions, EveryFaultNamesTheFileTheLineAndTheFix) {
   EXPECT_NE(data_error([&] { replay.group(4); }).find("line 5: completion 1 is not a non-empty list"), std::string::npos);
   EXPECT_NE(data_error([&] { replay.group(5); }).find("no line for dataset row 5 (the file has 5 lines)"),
             std::string::npos);
-  EXPECT_NE(data_error([] { ReplayCompletions("/nonexistent/replay.jsonl", 2, 10); })
+  EXPECT_NE(data_error([] { ReplayCompletions(replay_of("/nonexistent/replay.jsonl"), 10); })
                 .find("/nonexistent/replay.jsonl: cannot read the replay file (grpo.rollouts)"),
             std::string::npos);
+  EXPECT_NE(data_error([] { ReplayCompletions(replay_of("/nonexistent/replay.jsonl", "rloo"), 10); })
+                .find("(rloo.rollouts)"),
+            std::string::npos) << "named by the objective's section";
 }
 
 TEST(RewardSet, NamesWeightsAndWhatItReads) {
-  GrpoOptions options;
+  RolloutOptions options = GrpoOptions().rollout;
   options.reward_funcs = "get_soft_overlong_punishment , math_answer";
   RewardSet set = reward_set(options);
   ASSERT_EQ(set.functions.size(), 2u);
@@ -85,8 +97,7 @@ TEST(RewardSet, NamesWeightsAndWhatItReads) {
 }
 
 TEST(RewardSet, RefusesWhatItCannotScoreByItsKey) {
-  const auto message = [](const std::string& funcs, const std::string& weights) {
-    GrpoOptions options;
+  const auto message = [](const std::string& funcs, const std::string& weights, RolloutOptions options = GrpoOptions().rollout) {
     options.reward_funcs = funcs;
     options.reward_weights = weights;
     try {
@@ -103,35 +114,41 @@ TEST(RewardSet, RefusesWhatItCannotScoreByItsKey) {
   EXPECT_NE(message("math_answer", "1, 2").find("grpo.reward_weights lists 2 weights for 1 reward functions"),
             std::string::npos);
   EXPECT_NE(message("math_answer", "x").find("grpo.reward_weights: 'x' is not a number"), std::string::npos);
+  EXPECT_NE(message("math_answer", "x", RlooOptions().rollout).find("rloo.reward_weights: 'x' is not a number"),
+            std::string::npos) << "named by the objective's section";
 }
 
 TEST(RolloutGeometry, TrlsLayoutOnNProcesses) {
-  TrainConfig config;
-  config.train.micro_batch = 3;
-  config.grpo.num_generations = 2;
+  RolloutOptions config = GrpoOptions().rollout;
+  config.num_generations = 2;
   // TRL's figure in _get_train_sampler: 2 GPUs x 3 completions x steps_per_generation 4, GA 2.
-  config.grpo.steps_per_generation = 4;
-  RolloutGeometry g = rollout_geometry(config, 2, 2, 1);
+  config.steps_per_generation = 4;
+  RolloutGeometry g = rollout_geometry(config, 3, 2, 2, 1);
   EXPECT_EQ(g.rank_block(), 12);
   EXPECT_EQ(g.completions(), 24);
   EXPECT_EQ(g.prompts(), 12) << "prompts 0 to 11 for the first 4 micro-batches";
   EXPECT_EQ(g.generate_every(), 4);
   EXPECT_TRUE(g.needs_old_logps()) << "a generation spans 2 optimizer steps";
   EXPECT_EQ(rollout_steps_per_epoch(g, 30), 4) << "2 whole generations of 12 prompts (6 dropped), 2 steps each";
-  config.grpo.steps_per_generation = 0;  // TRL's default: grad_accum
-  g = rollout_geometry(config, 2, 2, 0);
+  config.steps_per_generation = 0;  // TRL's default: grad_accum
+  g = rollout_geometry(config, 3, 2, 2, 0);
   EXPECT_EQ(g.steps_per_generation, 2);
   EXPECT_FALSE(g.needs_old_logps()) << "one generation per step: on-policy, no old log-probs";
-  config.grpo.num_iterations = 2;
-  EXPECT_TRUE(rollout_geometry(config, 2, 2, 0).needs_old_logps()) << "a generation trained twice";
-  config.grpo.num_generations = 5;
+  config.num_iterations = 2;
+  EXPECT_TRUE(rollout_geometry(config, 3, 2, 2, 0).needs_old_logps()) << "a generation trained twice";
+  config.num_generations = 5;
   try {
-    rollout_geometry(config, 2, 2, 0);
+    rollout_geometry(config, 3, 2, 2, 0);
     FAIL() << "12 completions are no whole groups of 5";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("= 12 completions, not a multiple of grpo.num_generations = 5"),
               std::string::npos);
   }
+  RolloutOptions rloo = RlooOptions().rollout;
+  EXPECT_EQ(rloo.num_generations, 2) << "RLOOConfig's default";
+  EXPECT_EQ(rloo.max_completion_length, 512) << "RLOOConfig's default";
+  rloo.num_generations = 5;
+  EXPECT_THROW(rollout_geometry(rloo, 3, 2, 2, 0), ConfigError);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "fsdp/memory_estimate.h"
 #include "hf/presets.h"
+#include "train/grpo_options.h"
 #include "train/sampled_completions.h"
 #include "util/errors.h"
 
@@ -42,10 +43,10 @@ TEST(SamplingMemory, HybridStateDoesNotGrowWithTokens) {
 TEST(SamplingMemory, RefusedWithTheEstimateWhereItDoesNotFit) {
   const ModelConfig config = preset_config("llama-3.2-1b");
   const int64_t need = estimate_sampling_memory(config, 128, 768, 2).total();
-  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, need));
-  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, -1));  // the CPU: no limit
+  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, need, GrpoOptions().rollout));
+  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, -1, GrpoOptions().rollout));  // the CPU: no limit
   try {
-    check_sampling_memory(config, 128, 768, 2, need - 1);
+    check_sampling_memory(config, 128, 768, 2, need - 1, GrpoOptions().rollout);
     FAIL() << "sampling past the free memory was accepted";
   } catch (const ConfigError& e) {
     const std::string message = e.what();
