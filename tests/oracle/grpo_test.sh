@@ -89,7 +89,8 @@ assert any(r.get("clip_ratio/region_mean", 0) > 0 for r in records)
 PY
 }
 
-# rloo_trl / rloo_ours <name> ...: grpo_trl / grpo_ours for RLOO (trl_rloo.py, train.stage = rloo).
+# rloo_trl / rloo_ours <name> ...: grpo_trl / grpo_ours for RLOO (trl_rloo.py, train.stage = rloo);
+# agree_rloo: agree_grpo with RLOO's kl, a difference of log-probs, to 1e-5 nats (trl_compare.py).
 rloo_trl() {
   trl_runs trl_rloo.py "$1" "$fixtures/llama_gqa" "$work/prompts.jsonl" --rollouts "$work/rollouts.jsonl" \
     --steps "$steps" --num-generations 4 --overlong 8,4 --lr "${lr:-5e-3}" --schedule linear --weight-decay 0.01 \
@@ -101,6 +102,8 @@ rloo_ours() {
     --rloo.overlong_max_length=8 --rloo.overlong_cache=4 --optim.lr="${lr:-5e-3}" --optim.schedule=linear \
     --optim.weight_decay=0.01 --optim.grad_clip=1 "${@:3}"
 }
+
+agree_rloo() { agree "$1" "$2" "$3" --loss-is-a-difference --noise-grows --kl-is-a-difference; }
 
 one=(--micro-batch 4 --grad-accum 2)
 ours_one=(--train.micro_batch=4 --train.grad_accum=2)
@@ -253,13 +256,13 @@ PY
   rloo)
     rloo_trl kl "${one[@]}"
     rloo_ours kl 1 "${ours_one[@]}"
-    agree_grpo kl kl "RLOO, the KL penalty in the reward (beta 0.05), 1 rank, 2 micro-batches of 4"
+    agree_rloo kl kl "RLOO, the KL penalty in the reward (beta 0.05), 1 rank, 2 micro-batches of 4"
     grep -q '"kl"' "$work/kl/metrics.jsonl" || fail "RLOO logged no kl"
     # 2 ranks of one 4-completion micro-batch: TRL's one process with one 8-completion micro-batch
     # (the loss is each micro-batch's completion mean: the same mean of the same 8).
     rloo_trl kl-wide --micro-batch 8 --grad-accum 1
     rloo_ours kl-two 2 --train.micro_batch=4 --train.grad_accum=1
-    agree_grpo kl-two kl-wide "RLOO with the KL penalty, 2 ranks x 4 completions"
+    agree_rloo kl-two kl-wide "RLOO with the KL penalty, 2 ranks x 4 completions"
     # The overlong rule's rewards lie in [-1, 0]: clipped to [-0.5, 0], every completion past the
     # ramp's middle gets the same reward.
     reuse=(--steps-per-generation 4 --num-iterations 2 --epsilon 0.05 --epsilon-high 0.07 --beta 0
@@ -269,10 +272,10 @@ PY
     lr=1e-2 rloo_trl reuse "${one[@]}" "${reuse[@]}"
     clip_bites reuse
     lr=1e-2 rloo_ours reuse 1 "${ours_one[@]}" "${ours_reuse[@]}"
-    agree_grpo reuse reuse "RLOO, a generation for 2 steps x 2 iterations, clipped ratios, normalised advantages, reward clip range"
+    agree_rloo reuse reuse "RLOO, a generation for 2 steps x 2 iterations, clipped ratios, normalised advantages, reward clip range"
     rloo_trl masked "${one[@]}" --mask-truncated --temperature 0.7
     rloo_ours masked 1 "${ours_one[@]}" --rloo.mask_truncated_completions=true --rloo.temperature=0.7
-    agree_grpo masked masked "RLOO with the KL penalty, truncated completions masked, temperature 0.7"
+    agree_rloo masked masked "RLOO with the KL penalty, truncated completions masked, temperature 0.7"
     ;;
   moe)
     made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \

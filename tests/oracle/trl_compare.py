@@ -8,6 +8,8 @@
   kl (KTO's reference point)                                     1e-5 x |logps|
   kl (GRPO's mean token KL, exp(d) - d - 1 over tokens: its
       rounding is relative once d is of order 1)                 relative 1e-5
+  kl (RLOO's, --kl-is-a-difference: the mean token d = old - ref
+      log-prob itself, below)                                    1e-5 nats absolute
   entropy (GRPO)                                                 relative 1e-5
   reward, reward_std, rewards/<f>/mean|std, frac_reward_zero_std,
   completions/* (GRPO's generation statistics)                   1e-5 x max(|value|, 1)
@@ -17,6 +19,14 @@ A reward is beta x (policy log-prob - reference log-prob): a difference of two s
 |logps| nats each, so two correct fp32 computations of it differ by fp32 noise on |logps|, not on
 the (small) reward; its tolerance is relative 1e-5 of the terms it is the difference of.
 Prints one markdown row and the worst step of each metric; exits 1 on a difference.
+
+RLOO's kl is the mean over tokens of the generating policy's log-prob less the reference's: each
+a log-prob of several nats (-ln 97 = -4.6 on the tiny fixtures' random weights), their difference
+small (0.04 after a step). Two correct fp32 computations of it differ by rounding on the log-probs,
+not on the difference: its tolerance is 1e-5 of 1 nat, absolute (--kl-is-a-difference), stricter
+than the terms' own scale; with --noise-grows the judge's scale is the largest absolute error
+TRL's fp32 showed so far (a run's drift moves the log-probs, hence their difference: TRL's own kl
+is up to 8.9e-6 nats from its float64 run by step 12 of oracle_grpo_rloo's masked case, measured).
 
 The hinge loss max(0, 1 - beta h) is 1 minus a term near 1 once it is small: its error is
 relative 1e-5 of that term (1), not of the small difference (--loss-is-a-difference).
@@ -29,7 +39,7 @@ from float64 where shardtune's are 2e-9 off). The table counts the values so jud
 
 usage: trl_compare.py SHARDTUNE_METRICS.jsonl TRL_LOG.jsonl BETA(0 for SFT) LABEL [--loss-is-a-difference]
            [--defined-otherwise NAME,... WHY] [--float64 TRL_FLOAT64_LOG.jsonl] [--noise-grows]
-           [--fp32-draws TRL_LOG.jsonl,...]
+           [--fp32-draws TRL_LOG.jsonl,...] [--kl-is-a-difference]
 
 --defined-otherwise: metrics the two log by another definition (named in the table with why),
 not compared; everything else still is.
@@ -98,6 +108,7 @@ def main():
     options = sys.argv[5:]
     loss_is_a_difference = "--loss-is-a-difference" in options
     noise_grows = "--noise-grows" in options
+    kl_is_a_difference = "--kl-is-a-difference" in options
     spread = {}  # per metric, TRL's largest own fp32 error so far (--noise-grows)
     skipped, why = [], ""
     exact = read(options[options.index("--float64") + 1]) if "--float64" in options else {}
@@ -124,7 +135,9 @@ def main():
             if name in GRPO_ONLY and not grpo_log:
                 continue
             x, y = a[name], b[NAMES.get(name, name)]
-            relative = name in RELATIVE or (name == "kl" and grpo_log)  # GRPO's kl (above)
+            # GRPO's kl is relative; RLOO's (--kl-is-a-difference) absolute in nats, as KTO's
+            # reference point without log-probs to scale it (above)
+            relative = name in RELATIVE or (name == "kl" and grpo_log and not kl_is_a_difference)
             if name == "rewards/accuracies":
                 error = 0.0 if x == y else 1.0
             elif name in REWARDS:
@@ -141,18 +154,21 @@ def main():
                 error = abs(x - y) / max(abs(y), 1e-12) if y != 0 else abs(x)
             if error > worst.get(name, (-1.0,))[0]:
                 worst[name] = (error, step, x, y)
-            if noise_grows and step in exact and relative:
+            # RLOO's kl drifts with the run as the relative metrics do, its spread absolute (nats).
+            grows = relative or (name == "kl" and kl_is_a_difference)
+            if noise_grows and step in exact and grows:
                 truth = exact[step][NAMES.get(name, name)]
                 same_split = grpo_log and name in PER_MICRO_BATCH
+                unit = max(abs(truth), 1e-12) if relative else 1.0
                 for draw in [y] + [other[step][NAMES.get(name, name)] for other in draws if step in other and not same_split]:
-                    spread[name] = max(spread.get(name, 0.0), abs(draw - truth) / max(abs(truth), 1e-12))  # relative
+                    spread[name] = max(spread.get(name, 0.0), abs(draw - truth) / unit)
             if error <= TOLERANCE:
                 screened[name] = max(screened.get(name, 0.0), error)
             if error > TOLERANCE and step in exact and name != "rewards/accuracies":
                 z = exact[step][NAMES.get(name, name)]
                 ours_off, theirs_off = abs(x - z), abs(y - z)
-                if noise_grows and relative:
-                    theirs_off = max(theirs_off, spread.get(name, 0.0) * abs(z))
+                if noise_grows and grows:
+                    theirs_off = max(theirs_off, spread.get(name, 0.0) * (abs(z) if relative else 1.0))
                 ratio = judged_ratio(ours_off, theirs_off, floor=1e-7 * max(abs(z), 1.0))
                 judged_worst[name] = max(judged_worst.get(name, 0.0), ratio)
                 if ratio <= 1.0:

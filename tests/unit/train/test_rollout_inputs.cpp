@@ -151,5 +151,22 @@ TEST(RolloutGeometry, TrlsLayoutOnNProcesses) {
   EXPECT_THROW(rollout_geometry(rloo, 3, 2, 2, 0), ConfigError);
 }
 
+TEST(RlooOptions, RewardClipRangeIsTwoOrderedBounds) {
+  RlooOptions options;
+  EXPECT_FALSE(reward_clip_bounds(options).has_value()) << "empty: no clipping (TRL's None)";
+  options.reward_clip_range = " -0.5 , 1 ";
+  EXPECT_EQ(reward_clip_bounds(options), std::make_optional(std::make_pair(-0.5, 1.0)));
+  for (const char* bad : {"1", "1, 0", "a, 1", "0, 1, 2", "0,", "nan, 1"}) {
+    options.reward_clip_range = bad;
+    try {
+      reward_clip_bounds(options);
+      FAIL() << "'" << bad << "' was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("rloo.reward_clip_range = '" + std::string(bad) + "'"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace st
