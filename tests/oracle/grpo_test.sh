@@ -30,7 +30,8 @@
 #   its generation): the KL penalty in the reward (beta 0.05, RLOO's default; old log-probs from
 #   the generation, first step included) on 1 rank and on 2; a generation reused (steps_per_generation
 #   4, num_iterations 2) with clipping that bites, normalised advantages and a reward clip range;
-#   masked truncated completions at temperature 0.7 with the KL penalty.
+#   masked truncated completions at temperature 0.7 with the KL penalty; LoRA with the KL penalty
+#   against the model with its adapters off.
 # - moe: a tiny Qwen3-MoE (tiny_moe_model.py: 8 experts, top-2) with the router's load-balancing
 #   loss as GRPOTrainer adds it (the config's router_aux_loss_coef, 0.001), on 1 rank and on 2
 #   (TRL's one process accumulating the ranks' two micro-batches).
@@ -276,6 +277,14 @@ PY
     rloo_trl masked "${one[@]}" --mask-truncated --temperature 0.7
     rloo_ours masked 1 "${ours_one[@]}" --rloo.mask_truncated_completions=true --rloo.temperature=0.7
     agree_rloo masked masked "RLOO with the KL penalty, truncated completions masked, temperature 0.7"
+    # LoRA from the adapter shardtune starts from (its export after a step at learning rate 0),
+    # the KL penalty's reference the model with its adapters off (TRL's way for a PEFT model).
+    lora=(--train.method=lora --lora.r=4 --lora.alpha=8 --lora.target_modules=q,v,down)
+    steps=1 rloo_ours start 1 "${ours_one[@]}" "${lora[@]}" --optim.warmup_steps=2 --ckpt.export=true \
+      --ckpt.export_dtype=fp32
+    lr=1e-2 rloo_trl lora "${one[@]}" --adapter "$work/start/export"
+    lr=1e-2 rloo_ours lora 1 "${ours_one[@]}" "${lora[@]}"
+    agree_rloo lora lora "RLOO with LoRA (r 4, q v down) and the KL penalty against the adapters off"
     ;;
   moe)
     made_once --output "$work/moe" --output "$work/moe-stacked" -- "$python" "$here/tiny_moe_model.py" qwen3_moe \
