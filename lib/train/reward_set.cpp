@@ -1,28 +1,10 @@
 #include "train/reward_set.h"
 
-#include <sstream>
-
 #include "train/reward_program.h"
 #include "util/errors.h"
 #include "util/text.h"
 
 namespace st {
-namespace {
-
-// "a, b ,c" -> {"a", "b", "c"}; "" -> {}.
-std::vector<std::string> comma_items(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    item = trimmed(item);
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
-}  // namespace
-
 RewardSet reward_set(const RolloutOptions& options, const RewardOptions& reward, std::unique_ptr<RewardFunction> model) {
   RuleRewardOptions rule_options;
   rule_options.think_prefilled = options.think_prefilled;
@@ -51,15 +33,9 @@ RewardSet reward_set(const RolloutOptions& options, const RewardOptions& reward,
   }
   const std::vector<std::string> weights = comma_items(options.reward_weights);
   for (const std::string& weight : weights) {
-    size_t used = 0;
-    double value = 0.0;
-    try {
-      value = std::stod(weight, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != weight.size()) throw ConfigError(options.key("reward_weights") + ": '" + weight + "' is not a number");
-    set.weights.push_back(value);
+    const std::optional<double> value = whole_number(weight);
+    if (!value) throw ConfigError(options.key("reward_weights") + ": '" + weight + "' is not a number");
+    set.weights.push_back(*value);
   }
   if (weights.empty()) set.weights.assign(set.functions.size(), 1.0);
   if (set.weights.size() != set.functions.size()) {

@@ -7,6 +7,7 @@
 // computed at every generation, as TRL does, first step included.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -23,21 +24,11 @@ std::optional<std::pair<double, double>> reward_clip_bounds(const RlooOptions& o
   const std::string& text = options.reward_clip_range;
   if (trimmed(text).empty()) return std::nullopt;
   const std::string fix = "rloo.reward_clip_range = '" + text + "': write the two bounds, low <= high (e.g. -1.0, 1.0)";
-  const size_t comma = text.find(',');
-  if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos) throw ConfigError(fix);
-  double bounds[2] = {0.0, 0.0};
-  const std::string parts[2] = {trimmed(text.substr(0, comma)), trimmed(text.substr(comma + 1))};
-  for (int i = 0; i < 2; ++i) {
-    size_t used = 0;
-    try {
-      bounds[i] = std::stod(parts[i], &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != parts[i].size() || !std::isfinite(bounds[i])) throw ConfigError(fix);
-  }
-  if (bounds[0] > bounds[1]) throw ConfigError(fix);
-  return std::make_pair(bounds[0], bounds[1]);
+  const std::vector<std::string> items = comma_items(text);  // which leaves empty items out: count the commas too
+  if (items.size() != 2 || std::count(text.begin(), text.end(), ',') != 1) throw ConfigError(fix);
+  const std::optional<double> low = whole_number(items[0]), high = whole_number(items[1]);
+  if (!low || !high || !std::isfinite(*low) || !std::isfinite(*high) || *low > *high) throw ConfigError(fix);
+  return std::make_pair(*low, *high);
 }
 
 namespace {

@@ -13,7 +13,8 @@
 // num_iterations). A step's generations are made at its start: the weights are those TRL's
 // would have (they change only at the optimizer step), and the generating policy's log-probs
 // are computed then where TRL computes them (grad_accum is not a multiple of steps_per_generation
-// x num_iterations, or always for RLOO), with the reference's where the objective needs them. The completions keep their order (TRL shuffles them within a generation).
+// x num_iterations, or always for RLOO), with the reference's where the objective needs them.
+// The completions keep their order (TRL shuffles them within a generation).
 #pragma once
 
 #include <cstdint>

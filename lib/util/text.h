@@ -1,10 +1,13 @@
-// Prefix and suffix tests on strings (std::string gains them only in C++20), trimming, and sizes
-// as messages write them.
+// Prefix and suffix tests on strings (std::string gains them only in C++20), trimming, comma
+// lists and the numbers in them, and sizes as messages write them.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace st {
 
@@ -21,6 +24,31 @@ inline std::string trimmed(const std::string& text, const char* blanks = " \t\r\
   const size_t first = text.find_first_not_of(blanks);
   if (first == std::string::npos) return "";
   return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
+// "a, b ,c" -> {"a", "b", "c"}: the items of a comma list, trimmed, empty ones left out.
+inline std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item = trimmed(item);
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// `text` as a number when all of it reads as one (std::stod's forms), else none.
+inline std::optional<double> whole_number(const std::string& text) {
+  size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size()) return std::nullopt;
+  return value;
 }
 
 // `bytes` as "12.34 GiB".

@@ -156,7 +156,7 @@ TEST(RlooOptions, RewardClipRangeIsTwoOrderedBounds) {
   EXPECT_FALSE(reward_clip_bounds(options).has_value()) << "empty: no clipping (TRL's None)";
   options.reward_clip_range = " -0.5 , 1 ";
   EXPECT_EQ(reward_clip_bounds(options), std::make_optional(std::make_pair(-0.5, 1.0)));
-  for (const char* bad : {"1", "1, 0", "a, 1", "0, 1, 2", "0,", "nan, 1"}) {
+  for (const char* bad : {"1", "1, 0", "a, 1", "0, 1, 2", "0,", ",0, 1", "nan, 1", "1x, 2"}) {
     options.reward_clip_range = bad;
     try {
       reward_clip_bounds(options);
