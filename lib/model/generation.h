@@ -1,8 +1,10 @@
-// Autoregressive decoding with a KV cache: prompts in batches, left-padded, prefilled in one
-// forward pass, then one token per step for every row still going. Greedy or sampled
-// (temperature, top-k, top-p, min-p: logits_warpers.h); each request draws from its own
-// generator seeded by (seed, its index), so what a prompt yields does not depend on its batch or
-// on the rank that decodes it.
+// Autoregressive decoding with a KV cache. Up to batch_size rows decode together, one token per
+// step for every row; a row whose completion ends takes the next request at once (its prompt
+// prefilled once for all its completions, model/decode_batch.h), so a long completion does not
+// idle the rows that finished, and once no request waits the batch halves as its rows end.
+// Greedy or sampled (temperature, top-k, top-p, min-p: logits_warpers.h); each request draws
+// from its own generator seeded by (seed, its index), so what a prompt yields does not depend on
+// its batch, its row or the rank that decodes it.
 // The blocks are llama_blocks' (with their KvCache); the tokenizer stays outside (stop strings
 // come in as a predicate).
 #pragma once
@@ -28,7 +30,7 @@ struct EnumNames<FinishReason> {
 struct GenerationOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 256;
-  int64_t batch_size = 8;        // rows (completions) decoded together; at least one prompt's group
+  int64_t batch_size = 8;        // rows (completions) decoded together
   // Completions sampled from each prompt (GRPO's num_generations): the prompt is prefilled once
   // and its cache copied to the group's rows. Completion j of prompt i is request i * G + j: its
   // seed and stop index, and what the same prompt listed G times would yield.
@@ -47,12 +49,21 @@ struct GenerationResult {
   std::vector<float> logps;
 };
 
+// What one generate call computed, to see how busy its rows were.
+struct GenerationStats {
+  int64_t decode_steps = 0;       // forwards of one token per row
+  int64_t row_steps = 0;          // the rows those forwards carried, decoding or idle
+  int64_t prefills = 0;           // forwards over prompts
+  int64_t prompts_prefilled = 0;  // the prompts in them: each prompt once
+};
+
 // Runs on the weights' device and dtype. `prompts` are non-empty id lists; `first_index` is the
 // global index of prompts[0] (the seeds and the stop predicate use global request indices).
 // Returns prompts.size() * completions_per_prompt results, each prompt's group in a run.
 std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
                                        const std::vector<std::vector<int64_t>>& prompts,
-                                       const GenerationOptions& options, size_t first_index = 0);
+                                       const GenerationOptions& options, size_t first_index = 0,
+                                       GenerationStats* stats = nullptr);
 
 // The next-token logits of a [B, Tk] key layout: query positions [B, Tq], key positions and
 // whether each key is a real token [B, Tk] -> [B, 1, Tq, Tk] bool, true = attend (causal, the

@@ -128,11 +128,20 @@ at::Tensor attention_block(const LayerWeights& w, const at::Tensor& x, const Tok
   k = apply_rotary(k, positions.rope);
   if (kv_cache) {
     const auto layer = static_cast<size_t>(w.layer);
-    const int64_t end = kv_cache->length + x.size(1);
-    kv_cache->keys[layer].narrow(2, kv_cache->length, x.size(1)).copy_(k);
-    kv_cache->values[layer].narrow(2, kv_cache->length, x.size(1)).copy_(v);
-    k = kv_cache->keys[layer].narrow(2, 0, end);
-    v = kv_cache->values[layer].narrow(2, 0, end);
+    at::Tensor& keys = kv_cache->keys[layer];
+    at::Tensor& values = kv_cache->values[layer];
+    int64_t end = kv_cache->length + x.size(1);
+    if (kv_cache->columns.defined()) {  // k, v [B, kv_heads, 1, head_dim]: each row at its column
+      const at::Tensor index = kv_cache->columns.view({-1, 1, 1, 1}).expand(k.sizes());
+      keys.scatter_(2, index, k);
+      values.scatter_(2, index, v);
+      end = kv_cache->length;
+    } else {
+      keys.narrow(2, kv_cache->length, x.size(1)).copy_(k);
+      values.narrow(2, kv_cache->length, x.size(1)).copy_(v);
+    }
+    k = keys.narrow(2, 0, end);
+    v = values.narrow(2, 0, end);
   }
   at::Tensor merged;  // [B, T, H * head_dim]
   if (positions.spans.defined()) {

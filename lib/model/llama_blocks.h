@@ -79,6 +79,10 @@ struct KvCache {
   std::vector<GatedDeltaCarry> carries;  // per layer: a Gated DeltaNet layer's, where its rows end
   at::Tensor new_tokens_valid;           // [B, T] bool of this forward's tokens (false: left padding); undefined: all
   int64_t length = 0;                    // positions filled; the caller advances it after a forward
+  // [B] int64 on the device, for one token per row (T = 1): each row's key goes to its own column
+  // (rows decoded at different places, model/decode_batch.h) and the queries attend over
+  // [0, length), which the caller sets past every row's column. Undefined: all rows at `length`.
+  at::Tensor columns;
 };
 
 // Picks the tensors by their HF names (hf/param_table.h), and LoRA pairs by their PEFT names
@@ -92,7 +96,8 @@ at::Tensor adapted_linear(const at::Tensor& x, const at::Tensor& weight, const a
 
 // The matmuls go through `cache` when one is given (selective recompute, activation_cache.h).
 // With `kv_cache` the new keys and values go to its positions [length, length + T) and the
-// queries attend over [0, length + T) under positions.attention_mask [B, 1, T, length + T].
+// queries attend over [0, length + T) under positions.attention_mask [B, 1, T, length + T]; with
+// its `columns`, to those columns, the queries attending over [0, length).
 // x [B, T, D] (already normalised) -> attention output [B, T, D]; with the family's output gate
 // (FamilySpec::attention_output_gate) times sigmoid(gate) before o_proj.
 at::Tensor attention_block(const LayerWeights& weights, const at::Tensor& x, const TokenPositions& positions,

@@ -17,6 +17,7 @@
 #include "util/device.h"
 #include "train/train_checkpoints.h"
 #include "util/errors.h"
+#include "util/log.h"
 #include "util/timer.h"
 
 namespace st {
@@ -62,10 +63,16 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   if (options_.rollouts.empty()) {
     check_whole_model_gatherable(run.engine->model(), std::string(options_.section) + "'s rollouts (" +
                                                           options_.key("rollouts") + " empty: sampled on the ranks)");
-    check_sampling_memory(model, geometry_.rank_block(), config.data.cutoff_len + options_.max_completion_length,
-                          static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
-                          device_available_bytes(config, cuda_device_index(run.device)), options_);
-    sampled_ = std::make_unique<SampledCompletions>(options_, config.train.seed, eos_ids_);
+    const SamplingShape share{geometry_.rank_block(), geometry_.group_size, config.data.cutoff_len,
+                              options_.max_completion_length};
+    const int64_t rows =
+        sampling_rows(model, share, static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
+                      device_available_bytes(config, cuda_device_index(run.device)), options_);
+    if (rows < share.rows) {
+      log0(options_.section, "'s rollouts: ", rows, " of each rank's ", share.rows,
+           " completions decode at once (what the free memory holds); the others take the rows that finish");
+    }
+    sampled_ = std::make_unique<SampledCompletions>(options_, config.train.seed, eos_ids_, rows);
   } else {
     replay_ = std::make_unique<ReplayCompletions>(options_, model.vocab_size);
     if (replay_->rows() < run.data.train->size()) {

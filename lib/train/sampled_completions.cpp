@@ -7,19 +7,42 @@
 
 namespace st {
 
-void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                           int64_t available_bytes, const RolloutOptions& options) {
-  if (available_bytes < 0) return;
-  const SamplingMemory need = estimate_sampling_memory(config, rows, tokens, compute_bytes);
-  if (need.total() <= available_bytes) return;
-  throw ConfigError(std::string(options.section) + "'s rollouts: sampling " + std::to_string(rows) +
-                    " completions of up to " + std::to_string(tokens) + " tokens (data.cutoff_len + " +
-                    options.key("max_completion_length") + ") on each rank " +
-                    "needs " + gib_text(need.total()) + " (the whole model " + gib_text(need.weights) +
-                    ", caches " + gib_text(need.caches) + ", logits " + gib_text(need.logits) + "), and " +
-                    gib_text(available_bytes) + " are free: lower train.micro_batch or " + options.key("steps_per_generation") +
-                    " (the rows are their product), " + options.key("max_completion_length") +
-                    " or data.cutoff_len, or replay completions (" + options.key("rollouts") + ")");
+namespace {
+
+// Sampling `rows` completions at once: their caches, and those of the prompts prefilled for them.
+SamplingMemory sampling_memory(const ModelConfig& config, const SamplingShape& shape, int64_t rows,
+                               int64_t compute_bytes) {
+  SamplingMemory need =
+      estimate_sampling_memory(config, rows, shape.prompt_tokens + shape.completion_tokens, compute_bytes);
+  const int64_t prompts = (rows + shape.group - 1) / shape.group;
+  need.caches += estimate_sampling_memory(config, prompts, shape.prompt_tokens, compute_bytes).caches;
+  return need;
+}
+
+}  // namespace
+
+int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, int64_t compute_bytes,
+                      int64_t available_bytes, const RolloutOptions& options) {
+  const auto fits = [&](int64_t rows) {
+    return sampling_memory(config, wanted, rows, compute_bytes).total() <= available_bytes;
+  };
+  if (available_bytes < 0 || fits(wanted.rows)) return wanted.rows;
+  if (!fits(1)) {
+    const SamplingMemory need = sampling_memory(config, wanted, 1, compute_bytes);
+    throw ConfigError(std::string(options.section) + "'s rollouts: sampling one completion of up to " +
+                      std::to_string(wanted.prompt_tokens + wanted.completion_tokens) + " tokens (data.cutoff_len + " +
+                      options.key("max_completion_length") + ") needs " + gib_text(need.total()) +
+                      " (the whole model " + gib_text(need.weights) + ", caches " + gib_text(need.caches) +
+                      ", logits " + gib_text(need.logits) + "), and " + gib_text(available_bytes) +
+                      " are free on the rank: lower " + options.key("max_completion_length") +
+                      " or data.cutoff_len, or replay completions (" + options.key("rollouts") + ")");
+  }
+  int64_t low = 1, high = wanted.rows;  // fits(low), !fits(high)
+  while (high - low > 1) {
+    const int64_t middle = low + (high - low) / 2;
+    (fits(middle) ? low : high) = middle;
+  }
+  return low;
 }
 
 namespace {
@@ -34,8 +57,10 @@ uint64_t generation_seed(uint64_t seed, int64_t generation) {
 
 }  // namespace
 
-SampledCompletions::SampledCompletions(const RolloutOptions& rollout, uint64_t seed, std::vector<int64_t> eos_ids)
+SampledCompletions::SampledCompletions(const RolloutOptions& rollout, uint64_t seed, std::vector<int64_t> eos_ids,
+                                       int64_t rows)
     : seed_(seed) {
+  options_.batch_size = rows;
   options_.sampling.temperature = rollout.temperature;
   options_.sampling.top_p = rollout.top_p;
   options_.sampling.top_k = rollout.top_k;
@@ -54,7 +79,6 @@ std::vector<GenerationResult> SampledCompletions::sample(FsdpModel& model, Commu
   const int64_t first_prompt = first / group;
   GenerationOptions options = options_;
   options.sampling.seed = generation_seed(seed_, generation);
-  options.batch_size = static_cast<int64_t>(prompts.size()) * group;  // the rank's share at once
   std::vector<GenerationResult> results;
   {
     const TensorMap whole = gather_whole_model(model, host);

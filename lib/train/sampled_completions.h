@@ -1,7 +1,7 @@
 // The sampling source of an online objective: a generation's completions drawn on the training
 // ranks from the policy as the step starts. The whole model is gathered once per generation in
 // the compute dtype (fsdp/whole_model.h) and freed after; each prompt is prefilled once and its
-// cache forked to its group (model/generation.h). TRL's sampling settings (the section's
+// cache copied to its group's rows, a finished row taking the next completion (model/generation.h). TRL's sampling settings (the section's
 // temperature, top_p, top_k, min_p; logits_warpers.h); a completion ends at EOS (kept) or at
 // max_completion_length tokens.
 // Completion j of the generation's prompt p is request p x G + j of that generation; its generator
@@ -19,15 +19,26 @@
 
 namespace st {
 
-// Throws ConfigError when sampling `rows` completions of up to `tokens` tokens each (prompt and
-// completion) needs more than `available_bytes` on a rank (device_available_bytes; < 0 on the
-// CPU: no limit), naming the estimate (estimate_sampling_memory) and the settings that lower it.
-void check_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                           int64_t available_bytes, const RolloutOptions& options);
+// What one rank's sampling holds: the completions decoded at once and the tokens of each.
+struct SamplingShape {
+  int64_t rows = 1;               // completions decoded together
+  int64_t group = 1;              // completions per prompt: one prompt prefilled for each group
+  int64_t prompt_tokens = 0;      // data.cutoff_len
+  int64_t completion_tokens = 0;  // max_completion_length
+};
+
+// The completions a rank decodes at once: all `wanted.rows` (its share of a generation) where
+// they fit in `available_bytes` (device_available_bytes; < 0 on the CPU: no limit), else as many
+// as fit, the others taking the rows that finish (model/generation.h). Counted by
+// estimate_sampling_memory, with the prompts prefilled for them. Throws ConfigError naming the
+// estimate and the settings that lower it where not even one completion fits.
+int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, int64_t compute_bytes,
+                      int64_t available_bytes, const RolloutOptions& options);
 
 class SampledCompletions {
  public:
-  SampledCompletions(const RolloutOptions& options, uint64_t seed, std::vector<int64_t> eos_ids);
+  // `rows`: the completions decoded at once (sampling_rows).
+  SampledCompletions(const RolloutOptions& options, uint64_t seed, std::vector<int64_t> eos_ids, int64_t rows);
 
   // Collective over the world (`host`: on the CPU backend). Completions [first, first + count) of
   // generation `generation` (each prompt's group_size completions in a row); `prompts` are the

@@ -6,7 +6,7 @@
 # metrics on the same global batches; qlora_host_embedding: a QLoRA run with its frozen embedding
 # table in host memory (lora.host_embedding) gives the same metrics as with it on the GPU, and
 # those of the CPU run (the NF4 kernel against its libtorch oracle); grpo_sampling_memory_refused:
-# GRPO rollouts past the GPU's free memory are refused with the estimate. Skipped (77) without a GPU.
+# GRPO rollouts of which not one fits the GPU's free memory are refused with the estimate. Skipped (77) without a GPU.
 # shellcheck source=../e2e/harness.sh
 source "$(dirname "$0")/../e2e/harness.sh"
 unset CUDA_VISIBLE_DEVICES  # the harness hides GPUs from the e2e tier; here they are the point
@@ -31,14 +31,14 @@ case "$case_name" in
     same_metrics --expected "$work/cpu/metrics.jsonl" --actual "$work/gpu/metrics.jsonl" --tolerance 2e-3
     ;;
   grpo_sampling_memory_refused)
-    # Rollouts whose caches cannot fit the GPU are refused at start with the estimate, naming the
-    # settings that lower it; nothing is written.
+    # Rollouts of which not one completion's caches fit the GPU are refused at start with the
+    # estimate, naming the settings that lower it; nothing is written.
     run --exit 0 "$bin" synth --output "$work/prompts" --kind prompt --pairs 16 --seed 4
     run --exit 2 "$bin" train --model.preset=debug --data.train="$work/prompts/train" --train.stage=grpo \
       --grpo.num_generations=8 --grpo.reward_funcs=get_soft_overlong_punishment --train.micro_batch=8 \
       --train.global_batch=8 --train.max_steps=1 --grpo.max_completion_length=1000000000 --progress off \
       --train.output_dir="$work/refused"
-    expect_output "grpo's rollouts: sampling 8 completions of up to 1000001024 tokens .* needs .* GiB .* are free"
+    expect_output "grpo's rollouts: sampling one completion of up to 1000001024 tokens .* needs .* GiB .* are free"
     [ ! -e "$work/refused/metrics.jsonl" ] || fail "the refused run wrote metrics"
     ;;
   bf16_learns)

@@ -58,7 +58,7 @@ check "the layer kinds" 'sliding_positions|positions_of|ModelAttention|model_att
   lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/model_config_export.cpp lib/hf/presets.cpp \
   lib/hf/gated_delta_config.cpp lib/model/rope.h lib/model/rope.cpp \
   lib/model/llama_units.h lib/model/llama_units.cpp lib/model/context_split.h lib/model/context_split.cpp \
-  lib/model/generation.cpp lib/model/sequence_scorer.cpp lib/model/shared_prompt_scorer.cpp \
+  lib/model/decode_batch.h lib/model/decode_batch.cpp lib/model/sequence_scorer.cpp lib/model/shared_prompt_scorer.cpp \
   lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp
 check "an image-text checkpoint's language model" 'multimodal_text|MultimodalWrapper|kMultimodalWrappers|language_model' \
   lib/hf/model_family.h lib/hf/model_config.h lib/hf/model_config.cpp lib/hf/expert_checkpoint.cpp \
@@ -73,7 +73,7 @@ check "the Gated DeltaNet token mixer" 'gated_delta|GatedDelta|TokenMixer|token_
   lib/hf/model_config_export.cpp lib/hf/model_family.h lib/hf/param_table.h lib/hf/param_table.cpp \
   lib/model/gated_delta_rule.h lib/model/gated_delta_rule.cpp lib/model/gated_delta_mixer.h lib/model/gated_delta_mixer.cpp \
   lib/model/gated_delta_layer.h lib/model/gated_delta_layer.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp \
-  lib/model/generation.cpp lib/train/run_setup.cpp lib/hf/presets.cpp lib/fsdp/memory_estimate.cpp \
+  lib/model/decode_batch.cpp lib/train/run_setup.cpp lib/hf/presets.cpp lib/fsdp/memory_estimate.cpp \
   lib/model/gated_delta_kernel.h lib/model/gated_delta_kernel.cpp cuda/CMakeLists.txt cuda/gated_delta_programs.h \
   cuda/gated_delta_rule.h cuda/gated_delta_rule.cu
 # Mixture of experts: the families are their rows (model_family.h, presets.cpp), the expert

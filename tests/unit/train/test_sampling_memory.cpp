@@ -1,5 +1,5 @@
-// What sampling holds on a rank (estimate_sampling_memory) against published figures, and the
-// refusal that names it when it does not fit.
+// What sampling holds on a rank (estimate_sampling_memory) against published figures, the rows
+// a rank decodes at once by it, and the refusal that names it when not one fits.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -40,18 +40,32 @@ TEST(SamplingMemory, HybridStateDoesNotGrowWithTokens) {
   EXPECT_EQ(state, (config.num_hidden_layers - attention_layers) * (32 * 128 * 128 + (2 * 2048 + 4096) * 4) * 2);
 }
 
-TEST(SamplingMemory, RefusedWithTheEstimateWhereItDoesNotFit) {
+// A rank decodes its whole share at once where it fits, else as many rows as fit (the others
+// take the rows that finish), and refuses only where one completion does not fit.
+TEST(SamplingMemory, AllRowsWhereTheyFitElseAsManyAsFitElseRefused) {
   const ModelConfig config = preset_config("llama-3.2-1b");
-  const int64_t need = estimate_sampling_memory(config, 128, 768, 2).total();
-  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, need, GrpoOptions().rollout));
-  EXPECT_NO_THROW(check_sampling_memory(config, 128, 768, 2, -1, GrpoOptions().rollout));  // the CPU: no limit
+  const SamplingShape share{128, 8, 256, 512};
+  // 128 rows of 768 tokens, and the 16 prompts of 256 prefilled for them.
+  const int64_t need = estimate_sampling_memory(config, 128, 768, 2).total() +
+                       estimate_sampling_memory(config, 16, 256, 2).caches;
+  const RolloutOptions& options = GrpoOptions().rollout;
+  EXPECT_EQ(sampling_rows(config, share, 2, need, options), 128);
+  EXPECT_EQ(sampling_rows(config, share, 2, -1, options), 128);  // the CPU: no limit
+  EXPECT_EQ(sampling_rows(config, share, 2, need - 1, options), 127);
+  const int64_t forty = estimate_sampling_memory(config, 40, 768, 2).total() +
+                        estimate_sampling_memory(config, 5, 256, 2).caches;
+  EXPECT_EQ(sampling_rows(config, share, 2, forty + 1000, options), 40);
+  EXPECT_EQ(sampling_rows(config, share, 2, forty - 1, options), 39);
+  const int64_t one = estimate_sampling_memory(config, 1, 768, 2).total() +
+                      estimate_sampling_memory(config, 1, 256, 2).caches;
+  EXPECT_EQ(sampling_rows(config, share, 2, one, options), 1);
   try {
-    check_sampling_memory(config, 128, 768, 2, need - 1, GrpoOptions().rollout);
+    sampling_rows(config, share, 2, one - 1, options);
     FAIL() << "sampling past the free memory was accepted";
   } catch (const ConfigError& e) {
     const std::string message = e.what();
-    for (const char* part : {"sampling 128 completions of up to 768 tokens", "caches 3.00 GiB", "train.micro_batch",
-                             "grpo.max_completion_length", "grpo.rollouts"}) {
+    for (const char* part : {"sampling one completion of up to 768 tokens", "the whole model 2.30 GiB",
+                             "grpo.max_completion_length", "data.cutoff_len", "grpo.rollouts"}) {
       EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
     }
   }
