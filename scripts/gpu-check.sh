@@ -34,7 +34,8 @@
 #                         (plan "hybrid": build, cuda, this)
 #   bench-grpo            1B GRPO, 16 prompts x 8 generations, prompt 256, completion 512, 3 steps after a
 #                         warm-up: TRL's GRPOTrainer (its generate path) vs shardtune sampling on its
-#                         rank, each phase's seconds, tokens/s/GPU, peak GiB (plan "grpo": build, cuda, this)
+#                         rank, each phase's seconds, tokens/s/GPU, peak GiB; then decoding with finished
+#                         rows refilled vs chunks of rows (plan "grpo": build, cuda, this)
 # GPU_CHECK_LIMIT overrides every step's limit [s]. GPU_CHECK_DRY_RUN=1: the plan here, on the CPU,
 # with the GPU stubbed: the CPU build (build/) for build-gpu, the debug preset, TRL on the CPU
 # (bench/vs_trl.sh's PEER_DEVICE=cpu), no .deps-debs; the wheels install as on the machine.
@@ -81,7 +82,14 @@ step_cuda() { (cd "$build_dir" && ctest --output-on-failure -L cuda -j4); }
 # The principal row: TRL itself, its best micro-batch (Liger off and on), against ours and P0.
 step_bench_trl_dpo() { bench/vs_trl.sh "$build_dir" "$preset_1b" ultrafeedback "$trl_steps"; }
 # GRPO: TRL's GRPOTrainer generating with transformers against shardtune sampling on its rank.
-step_bench_grpo() { PEER_DEVICE=$bench_device bench/vs_trl_grpo.sh "$build_dir" "$preset_1b" 3; }
+# Then decoding long-tailed completions with finished rows refilled against chunks that wait for
+# their longest (bench/generation_refill_bench.cpp), 8 prompts x 8, 16 rows, up to 512 tokens.
+step_bench_grpo() {
+  PEER_DEVICE=$bench_device bench/vs_trl_grpo.sh "$build_dir" "$preset_1b" 3 || return 1
+  mkdir -p "$logs/bench-build"
+  GPU_BUILD_TARGETS=bench_generation_refill gpu_build "$logs/bench-build" || return 1
+  "$build_dir/bench/bench_generation_refill" "$preset_1b" 8 8 16 512 256 "$bench_device" 2
+}
 step_parity() {
   python3 tests/reference/transformers_parity.py "$bin" "$work/parity" || return 1
   # A LoRA run's adapter loaded by peft onto its base equals shardtune's merged export.

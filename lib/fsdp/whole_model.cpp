@@ -4,7 +4,8 @@
 #include <c10/core/GradMode.h>
 
 #include "fsdp/adapter_merge.h"
-#include "util/errors.h"
+#include "fsdp/quantized_base.h"
+#include "model/adapted_pieces.h"
 
 namespace st {
 namespace {
@@ -26,14 +27,49 @@ TensorMap gather_units(const std::vector<UnitLayout>& units, const std::vector<a
   return tensors;
 }
 
+// A QLoRA base whole: each unit's NF4 bytes gathered and dequantized in fp32, a layer's with its
+// experts unit, its adapters folded in (W + scale B A, as a merged LoRA checkpoint is), then kept
+// in the compute dtype: one layer in fp32 at a time.
+TensorMap gather_quantized_base(FsdpModel& model, Communicator& shard_group, const TensorMap& adapters) {
+  const ModelConfig& config = model.config();
+  const FrozenBase& base = model.base();
+  const FsdpModelOptions& options = model.options();
+  const auto unit_values = [&](size_t unit, TensorMap& values) {
+    const at::Tensor shard = base.shards[unit].to(options.device).contiguous();
+    const at::Tensor gathered = at::empty({shard.numel() * shard_group.size()}, shard.options());
+    shard_group.all_gather_into(gathered, shard);
+    const at::Tensor flat = dequantize_unit(base.quantized[unit], gathered, at::kFloat);
+    for (const ParamSlot& slot : base.quantized[unit].layout.bound.params) {
+      values[slot.spec.name] = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
+    }
+  };
+  const std::vector<LoraTarget> targets = model_lora_targets(config);
+  TensorMap whole;
+  for (size_t unit = 0; unit < run_unit_count(config); ++unit) {
+    const UnitRole role = unit_role(config, unit);
+    TensorMap values;
+    // A layer runs with its experts unit; the head's tied embedding is the embedding unit's.
+    for (size_t holder : role == UnitRole::layer ? units_run_with(config, unit) : std::vector<size_t>{unit}) {
+      unit_values(holder, values);
+    }
+    if (role == UnitRole::layer) {
+      for (const auto& [weight, pair] : adapted_pieces(config, static_cast<int64_t>(unit) - 1, targets, adapters)) {
+        values.at(weight).add_(at::mm(pair.b.to(options.device), pair.a.to(options.device)), options.adapter.scale);
+      }
+    }
+    for (auto& [name, tensor] : values) {
+      const auto trained = adapters.find(saved_module_name(name));  // a reward model's score, trained in full
+      const at::Tensor& value = trained == adapters.end() ? tensor : trained->second;
+      whole[name] = value.to(options.device, options.compute_dtype, false, /*copy=*/true);
+    }
+  }
+  return whole;
+}
+
 }  // namespace
 
 void check_whole_model_gatherable(FsdpModel& model, const std::string& purpose) {
   model.refuse_split_experts(purpose);
-  if (model.base().is_quantized()) {
-    throw ConfigError(purpose + " gather the whole model, and a QLoRA base is dequantized one unit at a time only: "
-                      "set train.method = lora or full");
-  }
 }
 
 TensorMap gather_whole_model(FsdpModel& model, Communicator& host) {
@@ -46,6 +82,7 @@ TensorMap gather_whole_model(FsdpModel& model, Communicator& host) {
   // Replicas hold the same adapters: the first replica alone contributes them.
   const bool writes = !groups.replica || groups.replica->rank() == 0;
   const TensorMap adapters = gather_adapters(model.units(), model.master_shards(), shard_group.rank(), writes, host);
+  if (base.is_quantized()) return gather_quantized_base(model, shard_group, adapters);
   std::vector<at::Tensor> merged;
   for (const at::Tensor& shard : base.shards) merged.push_back(shard.to(at::kCPU, at::kFloat, false, true));
   merge_adapters_into_shards(model.config(), base.units, merged, shard_group.rank(), adapters,

@@ -1,7 +1,8 @@
 // The model as whole tensors on every rank, for decoding (an online objective's rollouts, eval's
 // generate tasks): every unit's shards all-gathered once over the shard group, in the compute
 // dtype on the model's device, by Hugging Face name. An adapter run's base comes with its
-// adapters folded in (W + scale B A: what its forward computes, dropout aside).
+// adapters folded in (W + scale B A: what its forward computes, dropout aside); a QLoRA base
+// dequantized first (the NF4 values its forward computes with).
 #pragma once
 
 #include <string>
@@ -12,9 +13,8 @@
 
 namespace st {
 
-// Throws ConfigError naming the setting for what cannot be gathered whole yet: a QLoRA base
-// (dequantized one unit at a time only) and experts split over ranks. `purpose` starts the
-// message ("grpo's rollouts").
+// Throws ConfigError naming the setting for what cannot be gathered whole yet: experts split over
+// ranks. `purpose` starts the message ("grpo's rollouts").
 void check_whole_model_gatherable(FsdpModel& model, const std::string& purpose);
 
 // Collective over the world: `host` is the world on the CPU backend (an adapter run's adapters
