@@ -10,15 +10,20 @@
 namespace st {
 namespace {
 
+// The group's shards of one unit in rank order, from this rank's `shard` (on the device).
+at::Tensor all_gathered(const at::Tensor& shard, Communicator& group) {
+  const at::Tensor whole = at::empty({shard.numel() * group.size()}, shard.options());
+  group.all_gather_into(whole, shard.contiguous());
+  return whole;
+}
+
 // Every unit of `units` whole, from this rank's fp32 `shards` (host or device).
 TensorMap gather_units(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& shards,
                        Communicator& shard_group, const FsdpModelOptions& options) {
   TensorMap tensors;
   for (size_t u = 0; u < units.size(); ++u) {
     const UnitLayout& unit = units[u];
-    const at::Tensor shard = shards[u].to(options.device, at::kFloat).contiguous();
-    const at::Tensor full = at::empty({unit.padded_numel}, shard.options());
-    shard_group.all_gather_into(full, shard);
+    const at::Tensor full = all_gathered(shards[u].to(options.device, at::kFloat), shard_group);
     for (const ParamSlot& slot : unit.params) {
       tensors[slot.spec.name] =
           full.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape).to(options.compute_dtype).clone();
@@ -35,10 +40,8 @@ TensorMap gather_quantized_base(FsdpModel& model, Communicator& shard_group, con
   const FrozenBase& base = model.base();
   const FsdpModelOptions& options = model.options();
   const auto unit_values = [&](size_t unit, TensorMap& values) {
-    const at::Tensor shard = base.shards[unit].to(options.device).contiguous();
-    const at::Tensor gathered = at::empty({shard.numel() * shard_group.size()}, shard.options());
-    shard_group.all_gather_into(gathered, shard);
-    const at::Tensor flat = dequantize_unit(base.quantized[unit], gathered, at::kFloat);
+    const at::Tensor flat =
+        dequantize_unit(base.quantized[unit], all_gathered(base.shards[unit].to(options.device), shard_group), at::kFloat);
     for (const ParamSlot& slot : base.quantized[unit].layout.bound.params) {
       values[slot.spec.name] = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
     }

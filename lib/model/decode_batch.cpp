@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "model/generation.h"
 #include "model/rope.h"
 
 namespace st {
@@ -22,26 +21,43 @@ void copy_rows(at::Tensor& into, const at::Tensor& rows, const at::Tensor& from,
   target.index_copy_(0, rows, from.index_select(0, from_rows));
 }
 
+// Zeroed keys and values for `rows` rows of `capacity` tokens in every attention layer; a Gated
+// DeltaNet layer's carry instead, left undefined (its mixer step makes it).
+KvCache empty_cache(const LlamaWeights& weights, const ModelConfig& config, int64_t rows, int64_t capacity) {
+  KvCache cache;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    const bool recurrent = config.gated_delta_layer(layer);
+    cache.keys.push_back(recurrent ? at::Tensor()
+                                   : at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim},
+                                               weights.embed.options()));
+    cache.values.push_back(recurrent ? at::Tensor() : at::zeros_like(cache.keys.back()));
+  }
+  cache.carries.resize(static_cast<size_t>(config.num_hidden_layers));
+  return cache;
+}
+
 }  // namespace
+
+at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window) {
+  const at::Tensor distance = query_positions.unsqueeze(2) - key_positions.unsqueeze(1);  // [B, Tq, Tk]
+  at::Tensor mask = distance.ge(0).logical_and(key_valid.unsqueeze(1));
+  if (sliding_window > 0) mask = mask.logical_and(distance.lt(sliding_window));
+  if (query_positions.size(1) == key_positions.size(1)) {  // a prefill: padding sees itself
+    const at::Tensor self = at::eye(key_positions.size(1), mask.options()).unsqueeze(0);
+    mask = mask.logical_or(self.logical_and(key_valid.logical_not().unsqueeze(2)));
+  }
+  return mask.unsqueeze(1);
+}
 
 DecodeBatch::DecodeBatch(const LlamaWeights& weights, const ModelConfig& config, int64_t rows, int64_t capacity)
     : weights_(weights),
       config_(config),
       kinds_(model_attention(config, weights.embed.device())),
-      capacity_(capacity),
-      columns_(static_cast<size_t>(rows), 0),
-      positions_(static_cast<size_t>(rows), 0),
-      placed_(static_cast<size_t>(rows), false) {
-  const auto options = weights.embed.options();
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    const bool recurrent = config.gated_delta_layer(layer);  // its carry instead, shaped by the first prefill
-    cache_.keys.push_back(recurrent ? at::Tensor()
-                                    : at::zeros({rows, config.num_key_value_heads, capacity, config.head_dim}, options));
-    cache_.values.push_back(recurrent ? at::Tensor() : at::zeros_like(cache_.keys.back()));
-  }
-  cache_.carries.resize(static_cast<size_t>(config.num_hidden_layers));
-  key_positions_ = at::zeros({rows, capacity}, options.dtype(at::kLong));
-  key_valid_ = at::zeros({rows, capacity}, options.dtype(at::kBool));
+      cache_(empty_cache(weights, config, rows, capacity)),  // a carry's shape comes with the first prefill
+      places_(static_cast<size_t>(rows)) {
+  key_positions_ = at::zeros({rows, capacity}, weights.embed.options().dtype(at::kLong));
+  key_valid_ = at::zeros({rows, capacity}, weights.embed.options().dtype(at::kBool));
 }
 
 at::Tensor DecodeBatch::forward(const at::Tensor& ids, const at::Tensor& query_positions,
@@ -86,14 +102,7 @@ PrefilledPrompts DecodeBatch::prefill(const std::vector<std::vector<int64_t>>& p
   const at::Device device = weights_.embed.device();
   out.key_positions = positions.to(device);
   out.key_valid = valid.to(device);
-  for (size_t layer = 0; layer < weights_.layers.size(); ++layer) {
-    const bool recurrent = config_.gated_delta_layer(static_cast<int64_t>(layer));
-    out.cache.keys.push_back(recurrent ? at::Tensor()
-                                       : at::zeros({count, config_.num_key_value_heads, longest, config_.head_dim},
-                                                   weights_.embed.options()));
-    out.cache.values.push_back(recurrent ? at::Tensor() : at::zeros_like(out.cache.keys.back()));
-  }
-  out.cache.carries.resize(weights_.layers.size());
+  out.cache = empty_cache(weights_, config_, count, longest);
   out.cache.new_tokens_valid = out.key_valid;
   out.logits = forward(ids.to(device), out.key_positions, out.key_positions, out.key_valid, out.cache);
   out.cache.new_tokens_valid = at::Tensor();
@@ -129,18 +138,14 @@ void DecodeBatch::place(const PrefilledPrompts& prompts, const std::vector<int64
   copy_rows(key_valid_, into, prompts.key_valid, from, 1);
   copy_rows(key_positions_, into, prompts.key_positions, from, 1);
   for (size_t i = 0; i < rows.size(); ++i) {
-    const auto row = static_cast<size_t>(rows[i]);
-    columns_[row] = prompts.cache.length;
-    positions_[row] = prompts.next[static_cast<size_t>(prompt_rows[i])];
-    placed_[row] = true;
+    places_[static_cast<size_t>(rows[i])] = {prompts.cache.length, prompts.next[static_cast<size_t>(prompt_rows[i])],
+                                             true};
   }
 }
 
 void DecodeBatch::release(int64_t row) {
-  const auto r = static_cast<size_t>(row);
-  columns_[r] = 0;  // its own first column at position 0: one key it may attend, so no empty softmax
-  positions_[r] = 0;
-  placed_[r] = false;
+  // Its own first column at position 0: one key it may attend, so no empty softmax.
+  places_[static_cast<size_t>(row)] = Place{};
 }
 
 void DecodeBatch::keep(const std::vector<int64_t>& kept) {
@@ -156,33 +161,31 @@ void DecodeBatch::keep(const std::vector<int64_t>& kept) {
   }
   select(key_positions_);
   select(key_valid_);
-  std::vector<int64_t> columns, positions;
-  std::vector<bool> placed;
-  for (const int64_t row : kept) {
-    columns.push_back(columns_[static_cast<size_t>(row)]);
-    positions.push_back(positions_[static_cast<size_t>(row)]);
-    placed.push_back(placed_[static_cast<size_t>(row)]);
-  }
-  columns_ = std::move(columns);
-  positions_ = std::move(positions);
-  placed_ = std::move(placed);
+  std::vector<Place> places;
+  for (const int64_t row : kept) places.push_back(places_[static_cast<size_t>(row)]);
+  places_ = std::move(places);
 }
 
 at::Tensor DecodeBatch::step(const std::vector<int64_t>& tokens) {
   const at::Device device = weights_.embed.device();
-  const at::Tensor columns = on_device(columns_, device).unsqueeze(1);      // [B, 1]
-  const at::Tensor positions = on_device(positions_, device).unsqueeze(1);  // [B, 1]
+  std::vector<int64_t> column_list, position_list;
+  for (const Place& place : places_) {
+    column_list.push_back(place.column);
+    position_list.push_back(place.position);
+  }
+  const at::Tensor columns = on_device(column_list, device).unsqueeze(1);      // [B, 1]
+  const at::Tensor positions = on_device(position_list, device).unsqueeze(1);  // [B, 1]
   key_positions_.scatter_(1, columns, positions);
   key_valid_.scatter_(1, columns, true);
-  const int64_t used = *std::max_element(columns_.begin(), columns_.end()) + 1;
+  const int64_t used = *std::max_element(column_list.begin(), column_list.end()) + 1;
   cache_.columns = columns.squeeze(1);
   cache_.length = used;
   const at::Tensor logits = forward(on_device(tokens, device).unsqueeze(1), positions, key_positions_.narrow(1, 0, used),
                                     key_valid_.narrow(1, 0, used), cache_);
-  for (size_t r = 0; r < columns_.size(); ++r) {
-    if (!placed_[r]) continue;
-    ++columns_[r];
-    ++positions_[r];
+  for (Place& place : places_) {
+    if (!place.placed) continue;
+    ++place.column;
+    ++place.position;
   }
   return logits;
 }

@@ -27,6 +27,12 @@ struct PrefilledPrompts {
   size_t first = 0;           // the prompts' index in the caller's list
 };
 
+// The attention mask of queries over a [B, Tk] key layout: query positions [B, Tq], key
+// positions and whether each key is a real token [B, Tk] -> [B, 1, Tq, Tk] bool, true = attend
+// (causal, the model's sliding window; a padding query sees itself so no row is empty).
+at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
+                                 const at::Tensor& key_valid, int64_t sliding_window);
+
 class DecodeBatch {
  public:
   // `rows` rows of up to `capacity` keys each (the longest prompt + the new tokens).
@@ -46,22 +52,26 @@ class DecodeBatch {
   // the host. Released rows' logits are meaningless.
   at::Tensor step(const std::vector<int64_t>& tokens);
 
-  int64_t rows() const { return static_cast<int64_t>(columns_.size()); }
+  int64_t rows() const { return static_cast<int64_t>(places_.size()); }
 
  private:
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& query_positions, const at::Tensor& key_positions,
                      const at::Tensor& key_valid, KvCache& cache) const;
 
+  // Where a row's next token goes.
+  struct Place {
+    int64_t column = 0;    // in the cache
+    int64_t position = 0;  // in its sequence
+    bool placed = false;   // false: released (its place frozen)
+  };
+
   const LlamaWeights& weights_;
   const ModelConfig& config_;
   ModelAttention kinds_;
-  int64_t capacity_;
   KvCache cache_;
-  at::Tensor key_positions_;        // [rows, capacity] int64 on the device
-  at::Tensor key_valid_;            // [rows, capacity] bool on the device
-  std::vector<int64_t> columns_;    // each row's next column
-  std::vector<int64_t> positions_;  // each row's next position
-  std::vector<bool> placed_;        // false: released (its place frozen)
+  at::Tensor key_positions_;  // [rows, capacity] int64 on the device
+  at::Tensor key_valid_;      // [rows, capacity] bool on the device
+  std::vector<Place> places_;
 };
 
 }  // namespace st

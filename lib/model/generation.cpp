@@ -28,19 +28,6 @@ uint64_t request_seed(uint64_t seed, size_t index) {
 
 }  // namespace
 
-at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
-                                 const at::Tensor& key_valid, int64_t sliding_window) {
-  const at::Tensor distance = query_positions.unsqueeze(2) - key_positions.unsqueeze(1);  // [B, Tq, Tk]
-  at::Tensor mask = distance.ge(0).logical_and(key_valid.unsqueeze(1));
-  if (sliding_window > 0) mask = mask.logical_and(distance.lt(sliding_window));
-  if (query_positions.size(1) == key_positions.size(1)) {  // a prefill: padding sees itself
-    const at::Tensor self = at::eye(key_positions.size(1), mask.options()).unsqueeze(0);
-    mask = mask.logical_or(self.logical_and(key_valid.logical_not().unsqueeze(2)));
-  }
-  return mask.unsqueeze(1);
-}
-
-
 std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
                                        const std::vector<std::vector<int64_t>>& prompts,
                                        const GenerationOptions& options, size_t first_index, GenerationStats* stats) {
@@ -61,11 +48,15 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
   if (requests == 0) return results;
   const auto rows = static_cast<size_t>(std::min<int64_t>(options.batch_size, static_cast<int64_t>(requests)));
   DecodeBatch batch(weights, config, static_cast<int64_t>(rows), longest + options.max_new_tokens);
-  std::vector<int64_t> serving(rows, -1);  // each row's request; -1: free
-  std::vector<at::Generator> generators(rows);
-  std::vector<bool> fresh(rows, false);  // logits for the row's next token, not drawn yet
-  std::vector<int64_t> tokens(rows, 0);  // each row's last token, fed at the next step
-  at::Tensor logits;                     // [rows, V] fp32 on the host
+  // What each row of the batch is doing.
+  struct Row {
+    int64_t request = -1;   // -1: free
+    at::Generator generator;
+    bool fresh = false;     // logits for its next token, not drawn yet
+    int64_t token = 0;      // its last token, fed at the next step
+  };
+  std::vector<Row> slots(rows);
+  at::Tensor logits;  // [rows, V] fp32 on the host
   std::unique_ptr<PrefilledPrompts> prefilled;  // the prompts the next requests come from
   size_t next_request = 0;
 
@@ -73,8 +64,8 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
   // (as many at once as the free rows need).
   const auto place_free_rows = [&]() {
     std::vector<int64_t> free;
-    for (size_t r = 0; r < serving.size(); ++r) {
-      if (serving[r] < 0) free.push_back(static_cast<int64_t>(r));
+    for (size_t r = 0; r < slots.size(); ++r) {
+      if (slots[r].request < 0) free.push_back(static_cast<int64_t>(r));
     }
     size_t taken = 0;
     while (taken < free.size() && next_request < requests) {
@@ -89,13 +80,14 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
       const size_t end = (prefilled->first + prefilled->next.size()) * group;
       std::vector<int64_t> prompt_rows, into;
       for (; taken < free.size() && next_request < end; ++next_request) {
-        const auto row = static_cast<size_t>(free[taken++]);
+        const int64_t row = free[taken++];
         prompt_rows.push_back(static_cast<int64_t>(next_request / group - prefilled->first));
-        into.push_back(static_cast<int64_t>(row));
-        serving[row] = static_cast<int64_t>(next_request);
-        generators[row] = at::make_generator<at::CPUGeneratorImpl>(
-            request_seed(options.sampling.seed, first_request + next_request));
-        fresh[row] = true;
+        into.push_back(row);
+        Row& slot = slots[static_cast<size_t>(row)];
+        slot.request = static_cast<int64_t>(next_request);
+        slot.generator =
+            at::make_generator<at::CPUGeneratorImpl>(request_seed(options.sampling.seed, first_request + next_request));
+        slot.fresh = true;
       }
       batch.place(*prefilled, prompt_rows, into);
       logits.index_copy_(0, at::tensor(into, at::kLong),
@@ -109,16 +101,17 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
   const double temperature = options.sampling.temperature > 0.0 ? options.sampling.temperature : 1.0;
   const auto draw = [&]() {
     bool freed = false;
-    for (size_t r = 0; r < serving.size(); ++r) {
-      if (!fresh[r]) continue;
-      fresh[r] = false;
-      const auto request = static_cast<size_t>(serving[r]);
+    for (size_t r = 0; r < slots.size(); ++r) {
+      Row& slot = slots[r];
+      if (!slot.fresh) continue;
+      slot.fresh = false;
+      const auto request = static_cast<size_t>(slot.request);
       GenerationResult& result = results[request];
       const at::Tensor row_logits = logits[static_cast<int64_t>(r)];
-      tokens[r] = pick_token(row_logits, options.sampling, generators[r]);
-      result.ids.push_back(tokens[r]);
-      result.logps.push_back(at::log_softmax(row_logits / temperature, 0)[tokens[r]].item<float>());
-      if (std::find(options.eos_ids.begin(), options.eos_ids.end(), tokens[r]) != options.eos_ids.end()) {
+      slot.token = pick_token(row_logits, options.sampling, slot.generator);
+      result.ids.push_back(slot.token);
+      result.logps.push_back(at::log_softmax(row_logits / temperature, 0)[slot.token].item<float>());
+      if (std::find(options.eos_ids.begin(), options.eos_ids.end(), slot.token) != options.eos_ids.end()) {
         result.finish = FinishReason::eos;
       } else if (options.stop && options.stop(first_request + request, result.ids)) {
         result.finish = FinishReason::stop;
@@ -126,7 +119,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
       if (result.finish == FinishReason::length && static_cast<int64_t>(result.ids.size()) < options.max_new_tokens) {
         continue;
       }
-      serving[r] = -1;
+      slot.request = -1;
       batch.release(static_cast<int64_t>(r));
       freed = true;
     }
@@ -138,26 +131,22 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
       place_free_rows();
     } while (draw() && next_request < requests);  // a freed row takes the next request at once
     std::vector<int64_t> live;
-    for (size_t r = 0; r < serving.size(); ++r) {
-      if (serving[r] >= 0) live.push_back(static_cast<int64_t>(r));
+    for (size_t r = 0; r < slots.size(); ++r) {
+      if (slots[r].request >= 0) live.push_back(static_cast<int64_t>(r));
     }
     if (live.empty()) break;
-    if (next_request == requests && live.size() <= serving.size() / 2) {  // the tail: the batch halves
+    if (next_request == requests && live.size() <= slots.size() / 2) {  // the tail: the batch halves
       batch.keep(live);
-      const auto keep = [&](auto& values) {
-        std::remove_reference_t<decltype(values)> kept;
-        for (const int64_t r : live) kept.push_back(values[static_cast<size_t>(r)]);
-        values = std::move(kept);
-      };
-      keep(serving);
-      keep(generators);
-      keep(tokens);
-      keep(fresh);
+      std::vector<Row> kept;
+      for (const int64_t r : live) kept.push_back(slots[static_cast<size_t>(r)]);
+      slots = std::move(kept);
     }
+    std::vector<int64_t> tokens;
+    for (const Row& slot : slots) tokens.push_back(slot.token);
     logits = batch.step(tokens);
     ++counted.decode_steps;
     counted.row_steps += batch.rows();
-    for (size_t r = 0; r < serving.size(); ++r) fresh[r] = serving[r] >= 0;
+    for (Row& slot : slots) slot.fresh = slot.request >= 0;
   }
   if (stats) *stats = counted;
   return results;

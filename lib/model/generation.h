@@ -65,10 +65,4 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
                                        const GenerationOptions& options, size_t first_index = 0,
                                        GenerationStats* stats = nullptr);
 
-// The next-token logits of a [B, Tk] key layout: query positions [B, Tq], key positions and
-// whether each key is a real token [B, Tk] -> [B, 1, Tq, Tk] bool, true = attend (causal, the
-// model's sliding window; a padding query sees itself so no row is empty).
-at::Tensor decode_attention_mask(const at::Tensor& query_positions, const at::Tensor& key_positions,
-                                 const at::Tensor& key_valid, int64_t sliding_window);
-
 }  // namespace st
