@@ -124,10 +124,10 @@ void FsdpModel::check_expert_split() const {
   }
 }
 
-void FsdpModel::refuse_split_experts(const std::string& purpose) const {
-  if (experts_ == nullptr) return;
-  throw ConfigError(purpose + " gather the whole model, and gathering experts split over ranks is not built yet: set "
-                    "dist.expert_parallel = 1 (it is " + std::to_string(groups_.expert->size()) + ")");
+at::Tensor gathered_param_view(const at::Tensor& flat, const ParamSlot& slot, int64_t first) {
+  const int64_t offset = slot.offset - first;
+  if (offset < 0 || offset + slot.spec.numel() > flat.numel()) return {};
+  return flat.narrow(0, offset, slot.spec.numel()).view(slot.spec.shape);
 }
 
 bool FsdpModel::splits_experts(size_t unit) const {

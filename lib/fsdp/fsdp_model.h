@@ -92,9 +92,8 @@ class FsdpModel {
   bool adapters_on() const { return adapters_on_; }
   ShardingGroups& groups() { return groups_; }
   const FsdpModelOptions& options() const { return options_; }
-  // Throws ConfigError, `purpose` first, when the experts are split over ranks (the shard group
-  // alone cannot gather the whole model) and names the setting that splits them.
-  void refuse_split_experts(const std::string& purpose) const;
+  // dist.expert_parallel > 1: the sparse layers' all-to-all over the expert group; else null.
+  const std::shared_ptr<ExpertExchange>& expert_exchange() const { return experts_; }
   // Per unit (plan_recompute); from the next forward on.
   void set_recompute(std::vector<Recompute> plan);
   std::vector<at::Tensor>& master_shards() { return master_; }
@@ -156,6 +155,7 @@ class FsdpModel {
   int64_t gathered_first(const UnitLayout& layout, size_t unit) const;
   int64_t gathered_numel(const UnitLayout& layout, size_t unit) const;
   Communicator& group_of(size_t unit) const;
+  bool splits_experts(size_t unit) const;  // an experts unit under expert parallelism
   at::ScalarType grad_dtype() const { return writes_shards_directly() ? at::kFloat : options_.reduce_dtype; }
   void finish_backward(size_t unit, std::vector<GradTarget>& targets);
 
@@ -177,7 +177,6 @@ class FsdpModel {
   // This unit's shard in the compute dtype: the kept copy, or the master cast now.
   at::Tensor compute_shard(size_t unit) const;
   at::Tensor gather(Communicator& group, const at::Tensor& shard, Work& work);  // of group.size() shards
-  bool splits_experts(size_t unit) const;
   void check_expert_split() const;  // throws ConfigError naming dist.expert_parallel
   void note_gathered_bytes();  // the peak of gathered_peak_
   UnitFlats wait_gathered(size_t unit);
@@ -214,5 +213,9 @@ class FsdpModel {
   int64_t saved_inputs_ = 0, saved_inputs_peak_ = 0;  // this differentiated forward's, and the most
   int64_t gradient_buffers_alive_ = 0, most_gradient_buffers_alive_ = 0;
 };
+
+// Parameter `slot`'s view of a gather that holds its unit's elements from `first` on
+// (FsdpModel::gathered_first); undefined when the gather does not hold it (another rank's experts).
+at::Tensor gathered_param_view(const at::Tensor& flat, const ParamSlot& slot, int64_t first);
 
 }  // namespace st

@@ -277,10 +277,17 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   return e;
 }
 
-SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes) {
+SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
+                                        int64_t expert_parallel) {
   SamplingMemory out;
-  out.weights = config.parameter_count() * compute_bytes;
+  int64_t parameters = config.parameter_count();
   const LinearAttentionShape& linear = config.linear_attention;
+  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
+    int64_t experts = 0;  // the routed experts' (a dense layer has none)
+    for (const ParamSpec& spec : expert_params(config, layer)) experts += spec.numel();
+    parameters -= experts - experts / std::max<int64_t>(1, expert_parallel);
+  }
+  out.weights = parameters * compute_bytes;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     out.caches += config.gated_delta_layer(layer)
                       ? rows * (linear.value_heads * linear.key_head_dim * linear.value_head_dim +

@@ -22,14 +22,6 @@ bool takes(const FsdpModel& model, size_t needed_index, const ParamSlot& slot) {
   return needed_index == 0 || slot.spec.key.is(lm_head_param(model.config())) || slot.spec.key.expert >= 0;
 }
 
-// Slot `slot`'s view of a gather that holds the unit's elements from `first` on (FsdpModel::
-// gathered_first); undefined when the gather does not hold it (another rank's experts).
-at::Tensor param_view(const at::Tensor& flat, const ParamSlot& slot, int64_t first) {
-  const int64_t offset = slot.offset - first;
-  if (offset < 0 || offset + slot.spec.numel() > flat.numel()) return {};
-  return flat.narrow(0, offset, slot.spec.numel()).view(slot.spec.shape);
-}
-
 // A unit's parameters bound by key for the model: views of the gathered flats (a frozen base's
 // never require grad; trained ones are left out while the adapters are off). With a `route`,
 // each trained one (target i for needed unit i) sends its gradient there, except those the
@@ -41,7 +33,7 @@ UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& neede
     const UnitLayout& layout = model.base().units[needed[i]];
     const int64_t first = model.gathered_first(layout, needed[i]);
     for (const ParamSlot& slot : layout.params) {
-      const at::Tensor view = takes(model, i, slot) ? param_view(flats.frozen[i], slot, first) : at::Tensor();
+      const at::Tensor view = takes(model, i, slot) ? gathered_param_view(flats.frozen[i], slot, first) : at::Tensor();
       if (view.defined()) params.bind(slot.spec.key, view);
     }
   }
@@ -50,7 +42,7 @@ UnitWeights unit_inputs(const FsdpModel& model, const std::vector<size_t>& neede
     const UnitLayout& layout = model.units()[needed[i]];
     const int64_t first = model.gathered_first(layout, needed[i]);
     for (const ParamSlot& slot : layout.params) {
-      at::Tensor view = takes(model, i, slot) ? param_view(flats.trainable[i], slot, first) : at::Tensor();
+      at::Tensor view = takes(model, i, slot) ? gathered_param_view(flats.trainable[i], slot, first) : at::Tensor();
       if (!view.defined()) continue;
       if (route && !sinks.writes(slot.spec.key)) view = route->route(view, i, slot.offset - first);
       params.bind(slot.spec.key, view);

@@ -10,24 +10,35 @@
 namespace st {
 namespace {
 
-// The group's shards of one unit in rank order, from this rank's `shard` (on the device).
-at::Tensor all_gathered(const at::Tensor& shard, Communicator& group) {
+// This rank's gather of unit `unit` from its `shard` (on the device): the group's shards in rank
+// order (FsdpModel::group_of: an experts unit's run under expert parallelism).
+at::Tensor all_gathered(const FsdpModel& model, size_t unit, const at::Tensor& shard) {
+  Communicator& group = model.group_of(unit);
   const at::Tensor whole = at::empty({shard.numel() * group.size()}, shard.options());
   group.all_gather_into(whole, shard.contiguous());
   return whole;
 }
 
-// Every unit of `units` whole, from this rank's fp32 `shards` (host or device).
-TensorMap gather_units(const std::vector<UnitLayout>& units, const std::vector<at::Tensor>& shards,
-                       Communicator& shard_group, const FsdpModelOptions& options) {
+// Each parameter of `layout` that unit `unit`'s gather `flat` holds, by name (another rank's
+// experts are left out).
+void add_held_params(const FsdpModel& model, const UnitLayout& layout, size_t unit, const at::Tensor& flat,
+                     TensorMap& into) {
+  const int64_t first = model.gathered_first(layout, unit);
+  for (const ParamSlot& slot : layout.params) {
+    const at::Tensor view = gathered_param_view(flat, slot, first);
+    if (view.defined()) into[slot.spec.name] = view;
+  }
+}
+
+// Every unit of `units` this rank holds, from its fp32 `shards` (host or device).
+TensorMap gather_units(const FsdpModel& model, const std::vector<UnitLayout>& units,
+                       const std::vector<at::Tensor>& shards) {
+  const FsdpModelOptions& options = model.options();
   TensorMap tensors;
   for (size_t u = 0; u < units.size(); ++u) {
-    const UnitLayout& unit = units[u];
-    const at::Tensor full = all_gathered(shards[u].to(options.device, at::kFloat), shard_group);
-    for (const ParamSlot& slot : unit.params) {
-      tensors[slot.spec.name] =
-          full.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape).to(options.compute_dtype).clone();
-    }
+    TensorMap held;
+    add_held_params(model, units[u], u, all_gathered(model, u, shards[u].to(options.device, at::kFloat)), held);
+    for (auto& [name, view] : held) tensors[name] = view.to(options.compute_dtype).clone();  // the flat freed
   }
   return tensors;
 }
@@ -35,16 +46,17 @@ TensorMap gather_units(const std::vector<UnitLayout>& units, const std::vector<a
 // A QLoRA base whole: each unit's NF4 bytes gathered and dequantized in fp32, a layer's with its
 // experts unit, its adapters folded in (W + scale B A, as a merged LoRA checkpoint is), then kept
 // in the compute dtype: one layer in fp32 at a time.
-TensorMap gather_quantized_base(FsdpModel& model, Communicator& shard_group, const TensorMap& adapters) {
+TensorMap gather_quantized_base(FsdpModel& model, const TensorMap& adapters) {
   const ModelConfig& config = model.config();
   const FrozenBase& base = model.base();
   const FsdpModelOptions& options = model.options();
   const auto unit_values = [&](size_t unit, TensorMap& values) {
-    const at::Tensor flat =
-        dequantize_unit(base.quantized[unit], all_gathered(base.shards[unit].to(options.device), shard_group), at::kFloat);
-    for (const ParamSlot& slot : base.quantized[unit].layout.bound.params) {
-      values[slot.spec.name] = flat.narrow(0, slot.offset, slot.spec.numel()).view(slot.spec.shape);
-    }
+    const QuantizedUnit& quantized = base.quantized[unit];
+    const at::Tensor gathered = all_gathered(model, unit, base.shards[unit].to(options.device));
+    // A split experts unit holds no NF4 block: its bytes are a run of its values (as its forward reads them).
+    const at::Tensor flat = model.splits_experts(unit) ? gathered.view(options.compute_dtype).to(at::kFloat)
+                                                       : dequantize_unit(quantized, gathered, at::kFloat);
+    add_held_params(model, quantized.layout.bound, unit, flat, values);
   };
   const std::vector<LoraTarget> targets = model_lora_targets(config);
   TensorMap whole;
@@ -57,6 +69,7 @@ TensorMap gather_quantized_base(FsdpModel& model, Communicator& shard_group, con
     }
     if (role == UnitRole::layer) {
       for (const auto& [weight, pair] : adapted_pieces(config, static_cast<int64_t>(unit) - 1, targets, adapters)) {
+        if (values.count(weight) == 0 && model.expert_exchange()) continue;  // another rank's expert
         values.at(weight).add_(at::mm(pair.b.to(options.device), pair.a.to(options.device)), options.adapter.scale);
       }
     }
@@ -69,28 +82,27 @@ TensorMap gather_quantized_base(FsdpModel& model, Communicator& shard_group, con
   return whole;
 }
 
-}  // namespace
-
-void check_whole_model_gatherable(FsdpModel& model, const std::string& purpose) {
-  model.refuse_split_experts(purpose);
-}
-
-TensorMap gather_whole_model(FsdpModel& model, Communicator& host) {
-  const c10::NoGradGuard no_grad;
-  check_whole_model_gatherable(model, "decoding (rollouts, generate tasks) must");
+// The tensors this rank decodes with, by Hugging Face name.
+TensorMap gathered_tensors(FsdpModel& model, Communicator& host) {
   ShardingGroups& groups = model.groups();
-  Communicator& shard_group = *groups.shard;
   const FrozenBase& base = model.base();
-  if (!base.present()) return gather_units(model.units(), model.master_shards(), shard_group, model.options());
+  if (!base.present()) return gather_units(model, model.units(), model.master_shards());
   // Replicas hold the same adapters: the first replica alone contributes them.
   const bool writes = !groups.replica || groups.replica->rank() == 0;
-  const TensorMap adapters = gather_adapters(model.units(), model.master_shards(), shard_group.rank(), writes, host);
-  if (base.is_quantized()) return gather_quantized_base(model, shard_group, adapters);
+  const int shard = groups.shard->rank();
+  const TensorMap adapters = gather_adapters(model.units(), model.master_shards(), shard, writes, host);
+  if (base.is_quantized()) return gather_quantized_base(model, adapters);
   std::vector<at::Tensor> merged;
-  for (const at::Tensor& shard : base.shards) merged.push_back(shard.to(at::kCPU, at::kFloat, false, true));
-  merge_adapters_into_shards(model.config(), base.units, merged, shard_group.rank(), adapters,
-                             model.options().adapter.scale);
-  return gather_units(base.units, merged, shard_group, model.options());
+  for (const at::Tensor& shard_values : base.shards) merged.push_back(shard_values.to(at::kCPU, at::kFloat, false, true));
+  merge_adapters_into_shards(model.config(), base.units, merged, shard, adapters, model.options().adapter.scale);
+  return gather_units(model, base.units, merged);
+}
+
+}  // namespace
+
+LlamaWeights gather_whole_model(FsdpModel& model, Communicator& host) {
+  const c10::NoGradGuard no_grad;
+  return llama_weights(gathered_tensors(model, host), model.config(), model.expert_exchange());
 }
 
 }  // namespace st

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "model/decode_batch.h"
+#include "model/decode_lockstep.h"
 #include "util/errors.h"
 
 namespace st {
@@ -41,12 +42,13 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
     longest = std::max(longest, static_cast<int64_t>(prompts[i].size()));
   }
   GenerationStats counted;
+  DecodeLockstep lockstep(weights, config);  // expert parallelism: the group's forwards paired
   const auto group = static_cast<size_t>(options.completions_per_prompt);
   const size_t requests = prompts.size() * group;
   const size_t first_request = first_index * group;  // the global index of request 0
   std::vector<GenerationResult> results(requests);
-  if (requests == 0) return results;
-  const auto rows = static_cast<size_t>(std::min<int64_t>(options.batch_size, static_cast<int64_t>(requests)));
+  // One row at least: a rank with no request still decodes nothing in step with its expert group.
+  const auto rows = static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(requests), 1, options.batch_size));
   DecodeBatch batch(weights, config, static_cast<int64_t>(rows), longest + options.max_new_tokens);
   // What each row of the batch is doing.
   struct Row {
@@ -72,6 +74,7 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
       const size_t prompt = next_request / group;
       if (!prefilled || prompt >= prefilled->first + prefilled->next.size()) {  // at a prompt's first request
         const size_t count = std::min(prompts.size() - prompt, (free.size() - taken + group - 1) / group);
+        lockstep.before_forward();
         prefilled = std::make_unique<PrefilledPrompts>(batch.prefill(prompts, prompt, prompt + count));
         if (!logits.defined()) logits = at::zeros({static_cast<int64_t>(rows), prefilled->logits.size(1)}, at::kFloat);
         ++counted.prefills;
@@ -143,11 +146,14 @@ std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelC
     }
     std::vector<int64_t> tokens;
     for (const Row& slot : slots) tokens.push_back(slot.token);
+    lockstep.before_forward();
     logits = batch.step(tokens);
     ++counted.decode_steps;
     counted.row_steps += batch.rows();
     for (Row& slot : slots) slot.fresh = slot.request >= 0;
   }
+  lockstep.finish();
+  counted.idle_forwards = lockstep.idle_forwards();
   if (stats) *stats = counted;
   return results;
 }

@@ -55,10 +55,13 @@ struct GenerationStats {
   int64_t row_steps = 0;          // the rows those forwards carried, decoding or idle
   int64_t prefills = 0;           // forwards over prompts
   int64_t prompts_prefilled = 0;  // the prompts in them: each prompt once
+  int64_t idle_forwards = 0;      // one token each, run while another rank of the expert group decodes
 };
 
 // Runs on the weights' device and dtype. `prompts` are non-empty id lists; `first_index` is the
 // global index of prompts[0] (the seeds and the stop predicate use global request indices).
+// Weights with an expert exchange (expert parallelism, llama_weights) make it collective over the
+// expert group: every rank of it calls generate, with its own prompts or none (decode_lockstep.h).
 // Returns prompts.size() * completions_per_prompt results, each prompt's group in a run.
 std::vector<GenerationResult> generate(const LlamaWeights& weights, const ModelConfig& config,
                                        const std::vector<std::vector<int64_t>>& prompts,

@@ -68,15 +68,20 @@ bool LayerWeights::bind(const ParamKey& key, const at::Tensor& tensor) {
   return true;
 }
 
-LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config) {
+LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config,
+                           const std::shared_ptr<ExpertExchange>& experts) {
   const auto pick = [&](const std::string& name) -> const at::Tensor& {
     const auto found = tensors.find(name);
     if (found == tensors.end()) throw ModelError("model weights lack tensor '" + name + "'");
     return found->second;
   };
+  const int64_t run = experts ? config.experts.num_experts / experts->size() : 0;
+  const auto another_ranks = [&](int64_t expert) { return experts && expert >= 0 && expert / run != experts->rank(); };
   LlamaWeights weights;
   weights.layers.resize(static_cast<size_t>(config.num_hidden_layers));
+  for (LayerWeights& layer : weights.layers) layer.expert_exchange = experts;
   for (const ParamSpec& spec : all_params(config)) {
+    if (another_ranks(spec.key.expert)) continue;
     const at::Tensor& tensor = pick(spec.name);
     if (spec.key.kind == ParamKey::Kind::layer) {
       weights.layers[static_cast<size_t>(spec.key.layer)].bind(spec.key, tensor);

@@ -87,7 +87,10 @@ struct KvCache {
 
 // Picks the tensors by their HF names (hf/param_table.h), and LoRA pairs by their PEFT names
 // where present: once, when whole-model weights are loaded. Throws ModelError naming a missing one.
-LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config);
+// With `experts` (expert parallelism) only this rank's run of each sparse layer's experts is
+// picked (rank i of P: experts [i E/P, (i + 1) E/P)) and the layers reach the others through it.
+LlamaWeights llama_weights(const TensorMap& tensors, const ModelConfig& config,
+                           const std::shared_ptr<ExpertExchange>& experts = nullptr);
 
 // x W^T (+ bias) plus the layer's adapter on `target` where it holds that pair (the dropout stream
 // of the layer and target, lora.h): every adapted projection of a layer, whatever its block.

@@ -11,7 +11,6 @@
 
 #include "data/padded_rows.h"
 #include "distributed/value_gather.h"
-#include "fsdp/whole_model.h"
 #include "train/recompute_choice.h"
 #include "train/reward_model.h"
 #include "util/device.h"
@@ -61,10 +60,8 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   eos_ids_ = model.eos_token_ids;
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
   if (options_.rollouts.empty()) {
-    check_whole_model_gatherable(run.engine->model(), std::string(options_.section) + "'s rollouts (" +
-                                                          options_.key("rollouts") + " empty: sampled on the ranks)");
     const SamplingShape share{geometry_.rank_block(), geometry_.group_size, config.data.cutoff_len,
-                              options_.max_completion_length};
+                              options_.max_completion_length, config.dist.expert_parallel};
     const int64_t rows =
         sampling_rows(model, share, static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
                       device_available_bytes(config, cuda_device_index(run.device)), options_);

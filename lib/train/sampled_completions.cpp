@@ -12,8 +12,8 @@ namespace {
 // Sampling `rows` completions at once: their caches, and those of the prompts prefilled for them.
 SamplingMemory sampling_memory(const ModelConfig& config, const SamplingShape& shape, int64_t rows,
                                int64_t compute_bytes) {
-  SamplingMemory need =
-      estimate_sampling_memory(config, rows, shape.prompt_tokens + shape.completion_tokens, compute_bytes);
+  SamplingMemory need = estimate_sampling_memory(config, rows, shape.prompt_tokens + shape.completion_tokens,
+                                                 compute_bytes, shape.expert_parallel);
   const int64_t prompts = (rows + shape.group - 1) / shape.group;
   need.caches += estimate_sampling_memory(config, prompts, shape.prompt_tokens, compute_bytes).caches;
   return need;
@@ -81,9 +81,8 @@ std::vector<GenerationResult> SampledCompletions::sample(FsdpModel& model, Commu
   options.sampling.seed = generation_seed(seed_, generation);
   std::vector<GenerationResult> results;
   {
-    const TensorMap whole = gather_whole_model(model, host);
-    results = generate(llama_weights(whole, model.config()), model.config(), prompts, options,
-                       static_cast<size_t>(first_prompt));
+    const LlamaWeights whole = gather_whole_model(model, host);
+    results = generate(whole, model.config(), prompts, options, static_cast<size_t>(first_prompt));
   }  // the gathered weights are freed before training
   const int64_t skip = first - first_prompt * group;
   return {results.begin() + skip, results.begin() + skip + count};

@@ -25,6 +25,7 @@ struct SamplingShape {
   int64_t group = 1;              // completions per prompt: one prompt prefilled for each group
   int64_t prompt_tokens = 0;      // data.cutoff_len
   int64_t completion_tokens = 0;  // max_completion_length
+  int64_t expert_parallel = 1;    // dist.expert_parallel: the rank holds 1 / P of the routed experts
 };
 
 // The completions a rank decodes at once: all `wanted.rows` (its share of a generation) where

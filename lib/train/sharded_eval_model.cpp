@@ -39,8 +39,7 @@ std::vector<GenerationResult> ShardedEvalModel::generate(const std::vector<std::
     throw ConfigError("eval.tasks: generate_until tasks need the whole model, which an adapter run does not gather; "
                       "evaluate them after the run with `shardtune eval --checkpoint`");
   }
-  const TensorMap whole = gather_whole_model(model_, host_);
-  return st::generate(llama_weights(whole, model_.config()), model_.config(), prompts, options, first_index);
+  return st::generate(gather_whole_model(model_, host_), model_.config(), prompts, options, first_index);
 }
 
 }  // namespace st

@@ -19,12 +19,15 @@
 
 #include "data/collate.h"
 #include "data/sampler.h"
+#include "distributed/value_gather.h"
 #include "fsdp/fsdp_model.h"
 #include "fsdp/recompute.h"
 #include "fsdp/shard_source.h"
+#include "fsdp/whole_model.h"
 #include "fsdp_test_support.h"
 #include "hf/model_weights.h"
 #include "hf/presets.h"
+#include "model/generation.h"
 #include "model/llama_units.h"
 #include "model/moe_block.h"
 #include "model/rope.h"
@@ -248,6 +251,97 @@ INSTANTIATE_TEST_SUITE_P(
                       MoeCase{Sharding::full, Recompute::selective, 2, false, "debug-qwen3.5-moe"},
                       MoeCase{Sharding::full, Recompute::none, 2, true, "debug-qwen3.5-moe"}),
     case_name);
+
+// Decoding with experts split over ranks (rollouts and generate tasks under dist.expert_parallel):
+// each rank gathers only its run of every sparse layer's experts and reaches the others through
+// the expert exchange, its ranks' decoding paired forward by forward however much each decodes.
+// The ranks get 3, 0, 1 and 2 prompts with 9, 6, 12 and 3 new tokens at most and a stop that ends
+// some completions early; each rank's completions must be what it samples from the whole model
+// alone: the same ids and finish, log-probs within kDecodeRounding.
+// The expert outputs of a token are the same fp32 sums, computed in a batch of other rows (the
+// group's tokens for that expert): on 2 and 4 ranks the Cooperlake core shows no difference from
+// the whole model's, Haswell at most 4.8e-7 (1 ulp at |logp| ~ 6); 1e-5 is 20x that, far below
+// what another expert or a lost token moves a log-prob by (1e-1 and more).
+constexpr double kDecodeRounding = 1e-5;
+
+class FsdpMoeDecoding : public ::testing::TestWithParam<std::tuple<int64_t, const char*>> {};
+
+TEST_P(FsdpMoeDecoding, SplitExpertsDecodeAsTheWholeModel) {
+  const auto [expert_parallel, preset] = GetParam();
+  const int ranks = world_communicator().size(), me = world_communicator().rank();
+  if (ranks % expert_parallel != 0 || expert_parallel > ranks) GTEST_SKIP() << "the expert-parallel size does not divide the ranks";
+  const ModelConfig& config = moe_config(preset);
+  TensorMap whole = moe_weights(at::kFloat, false, preset);
+  for (auto& [name, tensor] : whole) tensor = tensor.detach();
+
+  ShardingGroups groups = test_groups(Sharding::full);
+  add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+    return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
+  });
+  const int rank = groups.shard->rank();
+  const std::vector<UnitLayout> units = init_model_shards(config, kSeed, groups.shard->size(), rank).units;
+  std::vector<at::Tensor> masters;
+  for (const UnitLayout& unit : units) {
+    masters.push_back(expected_shard(unit, rank, [&](const ParamSlot& slot) { return whole.at(slot.spec.name); }));
+  }
+  FsdpModel model(config, units, groups, masters, FsdpModelOptions{at::kFloat, at::kFloat, at::kCPU, 64});
+  const LlamaWeights split = gather_whole_model(model, world_communicator());
+  const int64_t run = config.experts.num_experts / expert_parallel;
+  for (const LayerWeights& layer : split.layers) {
+    if (layer.experts.gate.empty()) continue;  // a dense layer
+    int64_t held = 0;
+    for (const at::Tensor& gate : layer.experts.gate) held += gate.defined() ? 1 : 0;
+    EXPECT_EQ(held, run) << "layer " << layer.layer;
+    EXPECT_TRUE(layer.experts.gate.at(static_cast<size_t>(groups.expert->rank() * run)).defined());
+  }
+
+  const int64_t prompt_counts[] = {3, 0, 1, 2}, new_tokens[] = {9, 6, 12, 3};
+  std::vector<std::vector<int64_t>> prompts;
+  for (int64_t p = 0; p < prompt_counts[me % 4]; ++p) {
+    std::vector<int64_t> prompt;
+    for (int64_t t = 0; t < 2 + 3 * p; ++t) prompt.push_back(3 + (17 * (me + 1) + 31 * p + 7 * t) % 500);
+    prompts.push_back(prompt);
+  }
+  GenerationOptions options;
+  options.sampling.temperature = 1.0;
+  options.sampling.seed = 11;
+  options.max_new_tokens = new_tokens[me % 4];
+  options.batch_size = 2;
+  options.completions_per_prompt = 2;
+  options.stop = [](size_t index, const std::vector<int64_t>& ids) { return index % 3 == 1 && ids.size() == 2; };
+  GenerationStats stats;
+  const auto decoded = generate(split, config, prompts, options, static_cast<size_t>(10 * me), &stats);
+  const auto alone = generate(llama_weights(whole, config), config, prompts, options, static_cast<size_t>(10 * me));
+  ASSERT_EQ(decoded.size(), alone.size());
+  for (size_t r = 0; r < alone.size(); ++r) {
+    EXPECT_EQ(decoded[r].ids, alone[r].ids) << "rank " << me << ", completion " << r;
+    EXPECT_EQ(decoded[r].finish, alone[r].finish) << "rank " << me << ", completion " << r;
+    ASSERT_EQ(decoded[r].logps.size(), alone[r].logps.size());
+    for (size_t t = 0; t < alone[r].logps.size(); ++t) {
+      EXPECT_NEAR(decoded[r].logps[t], alone[r].logps[t], kDecodeRounding) << "rank " << me << ", completion " << r;
+    }
+  }
+  // Every rank of an expert group (world ranks [k P, (k + 1) P)) ran as many forwards, idle ones
+  // making up for what it decoded less; the rank with no prompt ran idle ones only.
+  const std::vector<double> forwards = all_gather_values(
+      world_communicator(), {static_cast<double>(stats.decode_steps + stats.prefills + stats.idle_forwards)});
+  const auto first = static_cast<size_t>(me / expert_parallel * expert_parallel);
+  for (size_t r = first; r < first + static_cast<size_t>(expert_parallel); ++r) {
+    EXPECT_EQ(forwards[r], forwards[first]) << "rank " << r << " of rank " << me << "'s expert group";
+  }
+  if (prompts.empty()) {
+    EXPECT_EQ(stats.decode_steps + stats.prefills, 0);
+    EXPECT_GT(stats.idle_forwards, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ExpertParallel, FsdpMoeDecoding,
+                         ::testing::Values(std::make_tuple(int64_t{2}, "debug-moe"), std::make_tuple(int64_t{4}, "debug-moe"),
+                                           std::make_tuple(int64_t{2}, "debug-qwen3.5-moe")),
+                         [](const ::testing::TestParamInfo<std::tuple<int64_t, const char*>>& info) {
+                           return "ep" + std::to_string(std::get<0>(info.param)) +
+                                  (std::string(std::get<1>(info.param)) == "debug-moe" ? "" : "_qwen3_5_moe");
+                         });
 
 }  // namespace
 }  // namespace st

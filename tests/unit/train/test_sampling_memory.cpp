@@ -40,6 +40,24 @@ TEST(SamplingMemory, HybridStateDoesNotGrowWithTokens) {
   EXPECT_EQ(state, (config.num_hidden_layers - attention_layers) * (32 * 128 * 128 + (2 * 2048 + 4096) * 4) * 2);
 }
 
+// Qwen3-30B-A3B (30.5 B parameters, 48 layers of 128 experts of 3 x 768 x 2048: 29.0 B of them)
+// under dist.expert_parallel = 8: a rank gathers 1/8 of the routed experts, 5.2 B parameters
+// (10.3 GB in bf16 where the whole model takes 61 GB), and 128 rows of 768 tokens fit in 40 GiB
+// beside them (their caches 9.7 GB) where not one fits beside the whole model.
+TEST(SamplingMemory, ExpertParallelRankHoldsItsRunOfExperts) {
+  const ModelConfig config = preset_config("qwen3-30b-a3b");
+  const int64_t experts = 48LL * 128 * 3 * 768 * 2048;
+  EXPECT_GT(config.parameter_count(), 30500000000);
+  EXPECT_LT(config.parameter_count(), 30600000000);
+  EXPECT_EQ(estimate_sampling_memory(config, 8, 1024, 2).weights, config.parameter_count() * 2);
+  EXPECT_EQ(estimate_sampling_memory(config, 8, 1024, 2, 8).weights, (config.parameter_count() - experts / 8 * 7) * 2);
+  EXPECT_EQ(estimate_sampling_memory(config, 8, 1024, 2, 8).caches, estimate_sampling_memory(config, 8, 1024, 2).caches);
+  const RolloutOptions& options = GrpoOptions().rollout;
+  const int64_t free = 40LL << 30;  // an H100's 80 GB with the run's own shards and buffers in
+  EXPECT_THROW(sampling_rows(config, SamplingShape{128, 8, 256, 512}, 2, free, options), ConfigError);
+  EXPECT_EQ(sampling_rows(config, SamplingShape{128, 8, 256, 512, 8}, 2, free, options), 128);
+}
+
 // A rank decodes its whole share at once where it fits, else as many rows as fit (the others
 // take the rows that finish), and refuses only where one completion does not fit.
 TEST(SamplingMemory, AllRowsWhereTheyFitElseAsManyAsFitElseRefused) {
