@@ -277,15 +277,16 @@ MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& 
   return e;
 }
 
-SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                                        int64_t expert_parallel) {
+SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens,
+                                        const EstimateInputs& in) {
+  const int64_t compute_bytes = in.compute_bytes;
   SamplingMemory out;
   int64_t parameters = config.parameter_count();
   const LinearAttentionShape& linear = config.linear_attention;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     int64_t experts = 0;  // the routed experts' (a dense layer has none)
     for (const ParamSpec& spec : expert_params(config, layer)) experts += spec.numel();
-    parameters -= experts - experts / std::max<int64_t>(1, expert_parallel);
+    parameters -= experts - experts / std::max<int64_t>(1, in.expert_parallel);
   }
   out.weights = parameters * compute_bytes;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {

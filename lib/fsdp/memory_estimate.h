@@ -69,15 +69,15 @@ struct MemoryEstimate {
 MemoryEstimate estimate_memory(const ModelConfig& config, const EstimateInputs& inputs);
 
 // What sampling holds on a rank beside its shards (fsdp/whole_model.h, model/generation.h): the
-// whole model in the compute dtype (with `expert_parallel` = P > 1, 1 / P of each sparse layer's
-// routed experts), each attention layer's KV cache and each Gated DeltaNet layer's recurrent and
-// convolution state for `rows` sequences of up to `tokens` tokens, and a decoding step's fp32
-// logits with their log-softmax.
+// whole model in the compute dtype (in.compute_bytes; under expert parallelism 1 / P of each
+// sparse layer's routed experts), each attention layer's KV cache and each Gated DeltaNet layer's
+// recurrent and convolution state for `rows` sequences of up to `tokens` tokens, and a decoding
+// step's fp32 logits with their log-softmax. The rest of `in` does not enter.
 struct SamplingMemory {
   int64_t weights = 0, caches = 0, logits = 0;
   int64_t total() const { return weights + caches + logits; }
 };
-SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens, int64_t compute_bytes,
-                                        int64_t expert_parallel = 1);
+SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows, int64_t tokens,
+                                        const EstimateInputs& in);
 
 }  // namespace st

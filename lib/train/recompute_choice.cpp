@@ -51,9 +51,6 @@ int64_t fit_micro_batch_tokens(const ModelConfig& model, EstimateInputs in, Stag
   }
 }
 
-namespace {
-
-// The estimate's inputs for this run, but the micro-batch.
 EstimateInputs run_estimate_inputs(const TrainConfig& config, int shard_group_size, int64_t compute_bytes) {
   EstimateInputs in;
   in.compute_bytes = compute_bytes;
@@ -62,10 +59,9 @@ EstimateInputs run_estimate_inputs(const TrainConfig& config, int shard_group_si
   in.adapters = adapter_shape(config);
   in.compute_copy = config.train.compute_copy;
   in.context_parallel = config.dist.context_parallel;
+  in.expert_parallel = config.dist.expert_parallel;
   return in;
 }
-
-}  // namespace
 
 int64_t fit_micro_batch_tokens(const TrainConfig& config, const ModelConfig& model, int shard_group_size,
                                int64_t compute_bytes, int64_t available_bytes) {

@@ -20,6 +20,9 @@ struct RecomputeChoice {
   std::string reason;           // "auto: 3.2 GiB budget" for the log and the dry run
 };
 
+// The estimate's inputs for this run, but the micro-batch.
+EstimateInputs run_estimate_inputs(const TrainConfig& config, int shard_group_size, int64_t compute_bytes);
+
 // data.micro_batch_tokens = -1 (auto, packed rows): the largest of 16384, 8192, ... tokens (never
 // below the longest segment) whose working set with full recompute (the estimate's gathered
 // units, saved inputs, one layer's recompute, the head, the margin) takes at most 3/4 of

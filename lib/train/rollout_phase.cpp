@@ -60,11 +60,13 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
   eos_ids_ = model.eos_token_ids;
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
   if (options_.rollouts.empty()) {
+    FsdpModel& policy = run.engine->model();
     const SamplingShape share{geometry_.rank_block(), geometry_.group_size, config.data.cutoff_len,
-                              options_.max_completion_length, config.dist.expert_parallel};
+                              options_.max_completion_length};
+    const EstimateInputs estimate = run_estimate_inputs(
+        config, policy.groups().shard->size(), static_cast<int64_t>(c10::elementSize(policy.options().compute_dtype)));
     const int64_t rows =
-        sampling_rows(model, share, static_cast<int64_t>(c10::elementSize(run.engine->model().options().compute_dtype)),
-                      device_available_bytes(config, cuda_device_index(run.device)), options_);
+        sampling_rows(model, share, estimate, device_available_bytes(config, cuda_device_index(run.device)), options_);
     if (rows < share.rows) {
       log0(options_.section, "'s rollouts: ", rows, " of each rank's ", share.rows,
            " completions decode at once (what the free memory holds); the others take the rows that finish");

@@ -11,24 +11,21 @@ namespace {
 
 // Sampling `rows` completions at once: their caches, and those of the prompts prefilled for them.
 SamplingMemory sampling_memory(const ModelConfig& config, const SamplingShape& shape, int64_t rows,
-                               int64_t compute_bytes) {
-  SamplingMemory need = estimate_sampling_memory(config, rows, shape.prompt_tokens + shape.completion_tokens,
-                                                 compute_bytes, shape.expert_parallel);
+                               const EstimateInputs& in) {
+  SamplingMemory need = estimate_sampling_memory(config, rows, shape.prompt_tokens + shape.completion_tokens, in);
   const int64_t prompts = (rows + shape.group - 1) / shape.group;
-  need.caches += estimate_sampling_memory(config, prompts, shape.prompt_tokens, compute_bytes).caches;
+  need.caches += estimate_sampling_memory(config, prompts, shape.prompt_tokens, in).caches;
   return need;
 }
 
 }  // namespace
 
-int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, int64_t compute_bytes,
+int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, const EstimateInputs& in,
                       int64_t available_bytes, const RolloutOptions& options) {
-  const auto fits = [&](int64_t rows) {
-    return sampling_memory(config, wanted, rows, compute_bytes).total() <= available_bytes;
-  };
+  const auto fits = [&](int64_t rows) { return sampling_memory(config, wanted, rows, in).total() <= available_bytes; };
   if (available_bytes < 0 || fits(wanted.rows)) return wanted.rows;
   if (!fits(1)) {
-    const SamplingMemory need = sampling_memory(config, wanted, 1, compute_bytes);
+    const SamplingMemory need = sampling_memory(config, wanted, 1, in);
     throw ConfigError(std::string(options.section) + "'s rollouts: sampling one completion of up to " +
                       std::to_string(wanted.prompt_tokens + wanted.completion_tokens) + " tokens (data.cutoff_len + " +
                       options.key("max_completion_length") + ") needs " + gib_text(need.total()) +

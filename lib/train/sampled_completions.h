@@ -14,6 +14,7 @@
 
 #include "distributed/communicator.h"
 #include "fsdp/fsdp_model.h"
+#include "fsdp/memory_estimate.h"
 #include "model/generation.h"
 #include "train/rollout_options.h"
 
@@ -25,7 +26,6 @@ struct SamplingShape {
   int64_t group = 1;              // completions per prompt: one prompt prefilled for each group
   int64_t prompt_tokens = 0;      // data.cutoff_len
   int64_t completion_tokens = 0;  // max_completion_length
-  int64_t expert_parallel = 1;    // dist.expert_parallel: the rank holds 1 / P of the routed experts
 };
 
 // The completions a rank decodes at once: all `wanted.rows` (its share of a generation) where
@@ -33,7 +33,7 @@ struct SamplingShape {
 // as fit, the others taking the rows that finish (model/generation.h). Counted by
 // estimate_sampling_memory, with the prompts prefilled for them. Throws ConfigError naming the
 // estimate and the settings that lower it where not even one completion fits.
-int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, int64_t compute_bytes,
+int64_t sampling_rows(const ModelConfig& config, const SamplingShape& wanted, const EstimateInputs& in,
                       int64_t available_bytes, const RolloutOptions& options);
 
 class SampledCompletions {

@@ -98,11 +98,15 @@ check "the router loss" 'RouterTally|RouterLoss|router_loss' \
   lib/train/objective.h lib/train/rm_objective.cpp lib/train/moe_options.h lib/train/train_metrics.cpp lib/CMakeLists.txt
 # Expert parallelism: the dispatcher is the model's ExpertExchange (the batch carries it to the
 # expert MLP), implemented over its own communicator group (sharding.h's expert groups); the engine
-# gathers an experts unit over that group; the key, its rules and the estimate name it.
+# gathers an experts unit over that group; decoding gathers a rank's own experts (whole_model,
+# llama_weights) and keeps the group's forwards paired (decode_lockstep); the key, its rules and
+# the estimate (with the run's inputs to it) name it.
 check "expert parallelism" 'ExpertExchange|expert_exchange|exchange_rows|expert_shard|add_expert_groups|expert_parallel' \
-  lib/model/expert_exchange.h lib/model/expert_exchange.cpp lib/model/llama_blocks.h lib/model/llama_units.h \
-  lib/model/llama_units.cpp lib/model/moe_block.cpp lib/fsdp/expert_group.h lib/fsdp/expert_group.cpp \
+  lib/model/expert_exchange.h lib/model/expert_exchange.cpp lib/model/llama_blocks.h lib/model/llama_blocks.cpp \
+  lib/model/llama_units.h lib/model/llama_units.cpp lib/model/moe_block.cpp lib/model/decode_lockstep.h \
+  lib/model/decode_lockstep.cpp lib/fsdp/expert_group.h lib/fsdp/expert_group.cpp lib/fsdp/whole_model.cpp \
   lib/fsdp/sharding.h lib/fsdp/sharding.cpp lib/fsdp/fsdp_model.h lib/fsdp/fsdp_model.cpp lib/fsdp/unit_layout.h lib/fsdp/unit_layout.cpp \
   lib/distributed/dist_options.h lib/train/train_config_schema.cpp lib/train/train_config_validate.cpp \
-  lib/fsdp/memory_estimate.h lib/fsdp/memory_estimate.cpp app/memory_report.cpp app/train_dry_run.cpp lib/CMakeLists.txt
+  lib/train/recompute_choice.cpp lib/fsdp/memory_estimate.h lib/fsdp/memory_estimate.cpp app/memory_report.cpp \
+  app/train_dry_run.cpp lib/CMakeLists.txt
 exit $status

@@ -139,6 +139,30 @@ WholeRun whole_run(const TensorMap& weights, const MicroBatch& all, const ModelC
   return run;
 }
 
+// `sharding`'s groups with the world split into expert-parallel groups of `expert_parallel` ranks.
+ShardingGroups expert_parallel_groups(Sharding sharding, int64_t expert_parallel) {
+  ShardingGroups groups = test_groups(sharding);
+  add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
+    return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
+  });
+  return groups;
+}
+
+// The units of the model and this rank's fp32 master shards of `whole` in them.
+struct ShardsOf {
+  std::vector<UnitLayout> units;
+  std::vector<at::Tensor> masters;
+};
+ShardsOf shards_of(const ModelConfig& config, const TensorMap& whole, ShardingGroups& groups) {
+  const int rank = groups.shard->rank();
+  ShardsOf out{init_model_shards(config, kSeed, groups.shard->size(), rank).units, {}};
+  for (const UnitLayout& unit : out.units) {
+    out.masters.push_back(
+        expected_shard(unit, rank, [&](const ParamSlot& slot) { return whole.at(slot.spec.name).detach(); }));
+  }
+  return out;
+}
+
 struct MoeCase {
   Sharding sharding;
   Recompute policy;
@@ -157,17 +181,11 @@ TEST_P(FsdpRouterLoss, LossAndGradientsEqualSingleProcessAutograd) {
   const TensorMap whole = moe_weights(at::kFloat, lopsided, preset), exact = moe_weights(at::kDouble, lopsided, preset);
   const WholeRun want = whole_run(whole, all, config), want64 = whole_run(exact, all, config);
 
-  ShardingGroups groups = test_groups(sharding);
-  add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
-    return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
-  });
+  ShardingGroups groups = expert_parallel_groups(sharding, expert_parallel);
   const int rank = groups.shard->rank();
-  const std::vector<UnitLayout> units = init_model_shards(config, kSeed, groups.shard->size(), rank).units;
-  std::vector<at::Tensor> masters;
-  for (const UnitLayout& unit : units) {
-    masters.push_back(
-        expected_shard(unit, rank, [&](const ParamSlot& slot) { return whole.at(slot.spec.name).detach(); }));
-  }
+  const ShardsOf shards = shards_of(config, whole, groups);
+  const std::vector<UnitLayout>& units = shards.units;
+  const std::vector<at::Tensor>& masters = shards.masters;
   FsdpModelOptions options{at::kFloat, at::kFloat, at::kCPU, 64};
   options.recompute = plan_recompute(config, {policy, 0, 4, 0, -1});
   FsdpModel model(config, units, groups, masters, options);
@@ -272,19 +290,10 @@ TEST_P(FsdpMoeDecoding, SplitExpertsDecodeAsTheWholeModel) {
   if (ranks % expert_parallel != 0 || expert_parallel > ranks) GTEST_SKIP() << "the expert-parallel size does not divide the ranks";
   const ModelConfig& config = moe_config(preset);
   TensorMap whole = moe_weights(at::kFloat, false, preset);
-  for (auto& [name, tensor] : whole) tensor = tensor.detach();
 
-  ShardingGroups groups = test_groups(Sharding::full);
-  add_expert_groups(groups, test_world().comm(), expert_parallel, [](MPI_Comm comm) -> std::unique_ptr<Communicator> {
-    return std::make_unique<MpiCommunicator>(comm, test_world().watchdog());
-  });
-  const int rank = groups.shard->rank();
-  const std::vector<UnitLayout> units = init_model_shards(config, kSeed, groups.shard->size(), rank).units;
-  std::vector<at::Tensor> masters;
-  for (const UnitLayout& unit : units) {
-    masters.push_back(expected_shard(unit, rank, [&](const ParamSlot& slot) { return whole.at(slot.spec.name); }));
-  }
-  FsdpModel model(config, units, groups, masters, FsdpModelOptions{at::kFloat, at::kFloat, at::kCPU, 64});
+  ShardingGroups groups = expert_parallel_groups(Sharding::full, expert_parallel);
+  const ShardsOf shards = shards_of(config, whole, groups);
+  FsdpModel model(config, shards.units, groups, shards.masters, FsdpModelOptions{at::kFloat, at::kFloat, at::kCPU, 64});
   const LlamaWeights split = gather_whole_model(model, world_communicator());
   const int64_t run = config.experts.num_experts / expert_parallel;
   for (const LayerWeights& layer : split.layers) {
