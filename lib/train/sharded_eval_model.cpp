@@ -35,10 +35,6 @@ std::vector<std::vector<ScoreResult>> ShardedEvalModel::score(const std::vector<
 
 std::vector<GenerationResult> ShardedEvalModel::generate(const std::vector<std::vector<int64_t>>& prompts,
                                                          const GenerationOptions& options, size_t first_index) {
-  if (!can_generate_) {
-    throw ConfigError("eval.tasks: generate_until tasks need the whole model, which an adapter run does not gather; "
-                      "evaluate them after the run with `shardtune eval --checkpoint`");
-  }
   return st::generate(gather_whole_model(model_, host_), model_.config(), prompts, options, first_index);
 }
 

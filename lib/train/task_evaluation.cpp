@@ -22,14 +22,6 @@ std::string tokenizer_directory(const TrainConfig& config) {
 
 TaskEvaluation::TaskEvaluation(const TrainConfig& config) {
   tasks_ = read_task_files(eval_task_paths(config.eval.tasks), config.eval.limit, "eval.tasks");
-  can_generate_ = config.train.method == TrainMethod::full;
-  for (const EvalTask& task : tasks_) {
-    if (task.spec.kind == TaskKind::generate_until && !can_generate_) {
-      throw ConfigError("eval.tasks: " + task.path + " is a generate_until task; during training those need "
-                        "train.method = full (the whole model is gathered to decode); evaluate it after the run "
-                        "with `shardtune eval --checkpoint`");
-    }
-  }
   if (tasks_.empty()) return;
   const ModelConfig model_config = model_config_of(config.model.path, config.model.preset);
   tokenizer_ = Tokenizer::from_file(tokenizer_directory(config));
@@ -44,7 +36,7 @@ TaskEvaluation::TaskEvaluation(const TrainConfig& config) {
 }
 
 void TaskEvaluation::run(FsdpModel& model, Communicator& host, int64_t step, nlohmann::ordered_json& record) {
-  ShardedEvalModel sharded(model, host, max_batch_tokens_, can_generate_);
+  ShardedEvalModel sharded(model, host, max_batch_tokens_);
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const EvalTask& task = tasks_[t];
     const std::vector<nlohmann::json> samples = evaluate_task_on_ranks(task, contexts_[t], *tokenizer_, settings_, sharded, host);

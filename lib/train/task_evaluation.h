@@ -36,7 +36,6 @@ class TaskEvaluation {
   std::optional<Tokenizer> tokenizer_;
   EvalSettings settings_;
   int64_t max_batch_tokens_ = 8192;
-  bool can_generate_ = true;
 };
 
 }  // namespace st

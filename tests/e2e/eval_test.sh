@@ -59,9 +59,12 @@ case "$case_name" in
     expect_output 'eval step 4: gen \(6 documents, 1-shot\): exact_match [0-9.]+'
     expect_output 'eval step 2/4  loss [0-9.]+ .* mc/acc [0-9.]+  mc/acc_bytes [0-9.]+ .* gen/exact_match [0-9.]+'
     tensorboard_matches_metrics "$work/run"
-    run --exit 0 "$mpiexec" -np 3 --oversubscribe "$bin" eval --checkpoint "$work/run/checkpoints/step_00000002" \
-      --tokenizer "$fix/model" --tasks "$fix/mc.jsonl,$fix/ppl.jsonl,$fix/gen.jsonl" --max-length 96 --output "$work/step2.json"
-    "$python" - "$work/run/metrics.jsonl" "$work/step2.json" <<'PY' || fail "the run's step-2 task metrics differ from shardtune eval on its checkpoint"
+    # The run's step-2 task metrics against `shardtune eval` on its checkpoint: same_as_eval_command RUN.
+    same_as_eval_command() {
+      run --exit 0 "$mpiexec" -np 3 --oversubscribe "$bin" eval --checkpoint "$1/checkpoints/step_00000002" \
+        --tokenizer "$fix/model" --tasks "$fix/mc.jsonl,$fix/ppl.jsonl,$fix/gen.jsonl" --max-length 96 \
+        --output "$1/step2.json"
+      "$python" - "$1/metrics.jsonl" "$1/step2.json" <<'PY' || fail "$1: the run's step-2 task metrics differ from shardtune eval on its checkpoint"
 import json, sys
 records = [json.loads(line) for line in open(sys.argv[1])]
 run = next(r for r in records if r["step"] == 2 and "eval/mc/acc" in r)
@@ -80,6 +83,14 @@ for task, result in results.items():
 print("compared %d task metrics" % sum(len(r["metrics"]) for r in results.values()))
 sys.exit(1 if bad else 0)
 PY
+    }
+    same_as_eval_command "$work/run"
+    # A LoRA run's generate tasks run too (refused before adapters could be gathered), its
+    # metrics those of the eval command on its checkpoint (that the folded adapters decode as the
+    # training forward computes is held to 1e-4 by grpo_run_test.sh sampled_learns).
+    train_tasks "$work/lora" --train.method=lora --lora.target_modules=q,k,v,o,gate,up,down
+    expect_output 'eval step 2: gen \(6 documents, 1-shot\): exact_match [0-9.]+'
+    same_as_eval_command "$work/lora"
     train_tasks "$work/resumed" --train.resume="$work/run/checkpoints/step_00000002"
     "$python" - "$work/run/metrics.jsonl" "$work/resumed/metrics.jsonl" <<'PY' || fail "the resumed run's task metrics differ"
 import json, sys
