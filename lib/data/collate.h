@@ -49,6 +49,10 @@ struct MicroBatch {
   // of the whole generation on all ranks over its completions (dapo's normaliser).
   at::Tensor advantages, old_token_logps, ref_token_logps;
   double generation_tokens_per_completion = 0.0;
+  // What the objective's loss takes of every data-parallel rank's micro-batch at once
+  // (Objective::values_over_ranks: GRPO's masked entropies), all ranks' [N] fp32 on the host;
+  // undefined where it takes none.
+  at::Tensor ranks_values;
   // Sampled completions: the sampler's log-prob of each loss-carrying token [tokens] (fp32, row
   // by row in order), for TRL's sampling/ metrics; undefined for replayed ones.
   at::Tensor sampling_token_logps;

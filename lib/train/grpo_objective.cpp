@@ -29,6 +29,8 @@ class GrpoObjective : public OnlineObjective {
                                         const std::vector<double>& kl_sums,
                                         const ObjectiveSections& sections) const override;
   bool needs_reference(const TrainConfig& config) const override { return config.grpo.beta > 0.0; }
+  at::Tensor values_over_ranks(const MicroBatch& batch, const at::Tensor& policy,
+                               const ObjectiveSections& sections) const override;
   std::string describe(const TrainConfig& config, const char* reference) const override;
   void add_micro_batch_metrics(const std::vector<std::vector<double>>& combined, const ObjectiveSections& sections,
                                nlohmann::ordered_json& record) const override;
@@ -62,6 +64,16 @@ std::string GrpoObjective::describe(const TrainConfig& config, const char* refer
   return out.str();
 }
 
+// top_entropy_quantile's threshold is a quantile of every rank's masked entropies, as TRL's
+// get_high_entropy_mask gathers them over its processes.
+at::Tensor GrpoObjective::values_over_ranks(const MicroBatch& batch, const at::Tensor& policy,
+                                            const ObjectiveSections& sections) const {
+  if (sections.grpo.top_entropy_quantile >= 1.0) return {};
+  if (batch.pairs == 0) return at::empty({0}, at::kFloat);  // padding: none of its own
+  const at::Tensor mask = policy[static_cast<int64_t>(HeadLine::targets)].detach().to(at::kBool);
+  return policy[static_cast<int64_t>(HeadLine::entropies)].detach().masked_select(mask).to(at::kFloat);
+}
+
 at::Tensor GrpoObjective::summed_loss(const MicroBatch& batch, const at::Tensor& policy, const at::Tensor& reference,
                                       const at::Tensor&, const ObjectiveSections& sections, double micro_batch_weight,
                                       std::vector<at::Tensor>* outputs) const {
@@ -77,7 +89,9 @@ at::Tensor GrpoObjective::summed_loss(const MicroBatch& batch, const at::Tensor&
   inputs.old_logps = batch.old_token_logps;
   inputs.ref_logps = reference;
   inputs.advantages = to_device_async(batch.advantages, logps.device());
-  if (grpo.top_entropy_quantile < 1.0) inputs.entropy_mask = high_entropy_mask(entropies, mask, grpo.top_entropy_quantile);
+  if (grpo.top_entropy_quantile < 1.0) {
+    inputs.entropy_mask = high_entropy_mask(entropies, mask, grpo.top_entropy_quantile, batch.ranks_values);
+  }
   const PolicyGradientTerms terms = policy_gradient_terms(inputs, options);
 
   StepScale scale;

@@ -59,6 +59,13 @@ class Objective {
   // The generating policy's log-probs are computed at every generation (RLOO's ratio always
   // reads them), not only when a generation feeds more than one step (GRPO).
   virtual bool always_computes_old_logps() const { return false; }
+  // What its loss needs of every data-parallel rank's micro-batch at once (TRL's GRPO takes
+  // top_entropy_quantile's threshold over every process's tokens): this rank's values [n] fp32
+  // (none for padding) from its forward's `policy`, or undefined where it needs none. The trainer
+  // gathers them (collective, once per micro-batch) into the batch's ranks_values.
+  virtual at::Tensor values_over_ranks(const MicroBatch&, const at::Tensor&, const ObjectiveSections&) const {
+    return {};
+  }
   // Prompt sharing (dpo.share_prompt) applies: several completions of one prompt per example.
   bool shares_prompts(bool requested) const { return requested && sequences_per_example() > 1; }
   // A step needs the reference model's log-probs (online or precomputed) under `config`.

@@ -43,7 +43,7 @@ at::Tensor high_entropy_mask(const at::Tensor& entropies, const at::Tensor& mask
   const at::Tensor keep = mask.to(at::kBool);
   const at::Tensor values = gathered.defined() ? gathered : entropies.masked_select(keep);
   if (values.numel() == 0) return at::zeros_like(keep);
-  const at::Tensor threshold = at::quantile(values.to(at::kFloat), 1.0 - quantile);
+  const at::Tensor threshold = at::quantile(values.to(entropies.device(), at::kFloat), 1.0 - quantile);
   return (entropies * mask.to(entropies.scalar_type()) >= threshold).logical_and(keep);
 }
 

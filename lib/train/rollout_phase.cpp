@@ -52,11 +52,6 @@ RolloutPhase::RolloutPhase(const TrainConfig& config, const Objective& objective
       sampler_(run.data.train->size(), static_cast<uint64_t>(geometry_.prompts()), config.train.seed,
                config.data.shuffle) {
   const ModelConfig& model = run.engine->model().config();
-  if (config.grpo.top_entropy_quantile < 1.0 && geometry_.ranks > 1) {
-    throw ConfigError("grpo.top_entropy_quantile = " + std::to_string(config.grpo.top_entropy_quantile) + " on " +
-                      std::to_string(geometry_.ranks) + " ranks: TRL's threshold is a quantile of every rank's "
-                      "entropies, which is not gathered yet; run on 1 rank or set it to 1");
-  }
   eos_ids_ = model.eos_token_ids;
   if (run.data.train->eos_id() >= 0) eos_ids_.push_back(run.data.train->eos_id());
   if (options_.rollouts.empty()) {

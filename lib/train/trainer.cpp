@@ -112,8 +112,17 @@ MicroBatchResult Trainer::run_micro_batch(const MicroBatch& micro, double step_p
     reference_seconds_ += timer.seconds();
   }
   const at::Tensor policy = run_.engine->model().sequence_logps(batch);
-  MicroBatchResult result =
-      objective_.micro_batch_loss(micro, policy, reference_logps, config_, step_pairs_per_micro_batch);
+  const at::Tensor mine = objective_.values_over_ranks(micro, policy, config_);
+  MicroBatch with_ranks;  // the batch with every rank's values, where the loss takes them
+  if (mine.defined()) {
+    with_ranks = micro;
+    const at::Tensor values = mine.to(at::kCPU, at::kDouble).contiguous();
+    const std::vector<double> all = concatenated_values(*run_.host, {values.data_ptr<double>(),
+                                                                     values.data_ptr<double>() + values.numel()});
+    with_ranks.ranks_values = at::tensor(all, at::kDouble).to(at::kFloat);  // fp32 values, exact in fp64
+  }
+  MicroBatchResult result = objective_.micro_batch_loss(mine.defined() ? with_ranks : micro, policy, reference_logps,
+                                                        config_, step_pairs_per_micro_batch);
   if (routed) add_router_loss(result, policy);
   return result;
 }
