@@ -284,17 +284,15 @@ SamplingMemory estimate_sampling_memory(const ModelConfig& config, int64_t rows,
   int64_t parameters = config.parameter_count();
   const LinearAttentionShape& linear = config.linear_attention;
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
-    int64_t experts = 0;  // the routed experts' (a dense layer has none)
+    int64_t experts = 0;  // the routed experts' (a dense layer has none): other ranks hold (P - 1) / P
     for (const ParamSpec& spec : expert_params(config, layer)) experts += spec.numel();
     parameters -= experts - experts / std::max<int64_t>(1, in.expert_parallel);
-  }
-  out.weights = parameters * compute_bytes;
-  for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     out.caches += config.gated_delta_layer(layer)
                       ? rows * (linear.value_heads * linear.key_head_dim * linear.value_head_dim +
                                 linear.conv_channels() * linear.conv_kernel) * compute_bytes
                       : 2 * rows * tokens * config.kv_size() * compute_bytes;  // keys and values
   }
+  out.weights = parameters * compute_bytes;
   out.logits = 2 * rows * config.vocab_size * static_cast<int64_t>(sizeof(float));
   return out;
 }

@@ -312,17 +312,11 @@ void RolloutPhase::generate(int64_t generation, int64_t step, StepPhases& phases
 void RolloutPhase::log_completions(int64_t generation, int64_t step, const GlobalBatch& prompts,
                                    const std::vector<GenerationResult>& mine, const std::vector<double>& all_lengths,
                                    const RewardTable& table, const GroupAdvantages& advantages) {
-  // Every rank's ids, each rank's run padded to the longest run (the lengths are known to all).
-  const int64_t block = geometry_.rank_block();
-  double longest = 0.0;
-  for (int r = 0; r < geometry_.ranks; ++r) {
-    const auto begin = all_lengths.begin() + r * block;
-    longest = std::max(longest, std::accumulate(begin, begin + block, 0.0));
-  }
+  // Every rank's ids one after another, in the generation's order (each completion's length is
+  // known to all).
   std::vector<double> ids;
   for (const GenerationResult& completion : mine) ids.insert(ids.end(), completion.ids.begin(), completion.ids.end());
-  ids.resize(static_cast<size_t>(longest), 0.0);
-  const std::vector<double> all_ids = all_gather_values(*run_.host, ids);
+  const std::vector<double> all_ids = concatenated_values(*run_.host, ids);
   if (run_.host->rank() != 0) return;
   if (!completions_log_) {
     const std::string path = config_.train.output_dir + "/completions.jsonl";
@@ -331,29 +325,26 @@ void RolloutPhase::log_completions(int64_t generation, int64_t step, const Globa
     completions_log_ = std::make_unique<MetricsFile>(path, /*append=*/run_.progress.step > 0);
   }
   const size_t functions = table.functions;
-  for (int r = 0; r < geometry_.ranks; ++r) {
-    size_t offset = static_cast<size_t>(r) * static_cast<size_t>(longest);
-    for (int64_t i = 0; i < block; ++i) {
-      const size_t c = static_cast<size_t>(r * block + i);  // in the generation's order
-      const auto length = static_cast<size_t>(all_lengths[c]);
-      const std::vector<int64_t> completion(all_ids.begin() + static_cast<std::ptrdiff_t>(offset),
-                                            all_ids.begin() + static_cast<std::ptrdiff_t>(offset + length));
-      offset += length;
-      nlohmann::ordered_json record;
-      record["step"] = step + 1;
-      record["generation"] = generation;
-      record["row"] = prompts.indices[c / static_cast<size_t>(geometry_.group_size)];
-      record["completion_ids"] = completion;
-      if (tokenizer_) record["completion"] = tokenizer_->decode(completion, true);
-      nlohmann::ordered_json rewards = nlohmann::ordered_json::object();
-      for (size_t f = 0; f < functions; ++f) {
-        const double value = table.values[c * functions + f];
-        rewards[rewards_.functions[f]->name()] = std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
-      }
-      record["rewards"] = std::move(rewards);
-      record["advantage"] = advantages.advantages[c];
-      completions_log_->write(record);
+  size_t offset = 0;
+  for (size_t c = 0; c < all_lengths.size(); ++c) {
+    const auto length = static_cast<size_t>(all_lengths[c]);
+    const std::vector<int64_t> completion(all_ids.begin() + static_cast<std::ptrdiff_t>(offset),
+                                          all_ids.begin() + static_cast<std::ptrdiff_t>(offset + length));
+    offset += length;
+    nlohmann::ordered_json record;
+    record["step"] = step + 1;
+    record["generation"] = generation;
+    record["row"] = prompts.indices[c / static_cast<size_t>(geometry_.group_size)];
+    record["completion_ids"] = completion;
+    if (tokenizer_) record["completion"] = tokenizer_->decode(completion, true);
+    nlohmann::ordered_json rewards = nlohmann::ordered_json::object();
+    for (size_t f = 0; f < functions; ++f) {
+      const double value = table.values[c * functions + f];
+      rewards[rewards_.functions[f]->name()] = std::isnan(value) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(value);
     }
+    record["rewards"] = std::move(rewards);
+    record["advantage"] = advantages.advantages[c];
+    completions_log_->write(record);
   }
 }
 
