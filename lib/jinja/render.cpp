@@ -75,6 +75,22 @@ FloatDivmod python_float_divmod(double x, double y) {
   return {floordiv, mod};
 }
 
+// Python's float ** where it is not C's pow: 0.0 to a negative power and a finite result too large
+// fail; a negative number to a fractional power is complex in Python, a type lib/jinja does not
+// have, so it fails too (jinja_differential.py holds Jinja2 to the same bound). C's pow already
+// gives Python's answer for the infinite and NaN operands Python checks before these.
+double python_float_pow(double x, double y) {
+  const bool finite = std::isfinite(x) && std::isfinite(y);
+  if (y == 0) return 1.0;
+  if (x == 0 && y < 0 && finite) throw TemplateError("0.0 cannot be raised to a negative power");
+  if (x < 0 && finite && std::floor(y) != y) {
+    throw TemplateError("a negative number to a fractional power is complex, which lib/jinja does not support");
+  }
+  const double result = std::pow(x, y);
+  if (std::isinf(result) && finite) throw TemplateError("float ** result out of range");
+  return result;
+}
+
 Value repeated(const Value& sequence, int64_t times, const SizeLimits& limits) {
   const size_t n = times > 0 ? static_cast<size_t>(times) : 0;
   if (sequence.is(Kind::string)) {
@@ -158,7 +174,7 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b, const Si
       }
       return Value::of(result);
     }
-    if (numbers) return Value::of(std::pow(a.as_double(), b.as_double()));
+    if (numbers) return Value::of(python_float_pow(a.as_double(), b.as_double()));
   }
   unsupported(op, a, b);
 }

@@ -24,21 +24,25 @@ import jinja_grammar
 # it fails ("integer overflow") where Python's ints grow (8 ** (1 | center | count) is 8 ** 80).
 # Jinja2 judges under the same bound: transformers' environment class intercepts the arithmetic
 # operators (before its first compile, which decides what is intercepted) and fails the same way,
-# so such a template must fail in both; every other result is Python's own.
+# so such a template must fail in both; so must a power whose result is complex in Python (a
+# negative number to a fractional power), a type lib/jinja does not have. Every other result is
+# Python's own.
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
 
 
-def _int64(result):
+def _lib_jinja_bound(result):
     if isinstance(result, int) and not isinstance(result, bool) and not INT64_MIN <= result <= INT64_MAX:
         raise OverflowError("integer overflow (int64)")
+    if isinstance(result, complex):  # (-2) ** 1.5: lib/jinja has no complex type and fails there
+        raise ValueError("complex result")
     return result
 
 
 _binop, _unop = ImmutableSandboxedEnvironment.call_binop, ImmutableSandboxedEnvironment.call_unop
 ImmutableSandboxedEnvironment.intercepted_binops = frozenset({"+", "-", "*", "//", "%", "**"})
 ImmutableSandboxedEnvironment.intercepted_unops = frozenset({"-"})
-ImmutableSandboxedEnvironment.call_binop = lambda self, context, op, a, b: _int64(_binop(self, context, op, a, b))
-ImmutableSandboxedEnvironment.call_unop = lambda self, context, op, a: _int64(_unop(self, context, op, a))
+ImmutableSandboxedEnvironment.call_binop = lambda self, context, op, a, b: _lib_jinja_bound(_binop(self, context, op, a, b))
+ImmutableSandboxedEnvironment.call_unop = lambda self, context, op, a: _lib_jinja_bound(_unop(self, context, op, a))
 
 render_cases = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else int(os.environ.get("ST_JINJA_CASES", "4000"))

@@ -129,6 +129,18 @@ fails("{% if x %}{{ x | frobnicate }}{% endif %}", "frobnicate", x=1)
 ok("{% if x %}{{ x | frobnicate }}{% endif %}ok", "ok", x=0)
 ok("{{ 'a' if true else x | frobnicate }}", "a")
 fails("{{ 1 // 0 }}", "zero")
+# float ** as Python's: 0.0 to a negative power and a result past the largest float fail
+# (fuzz_jinja_differential found (-2) ** 1.5, which is complex in Python)
+fails("{{ 0 ** -1 }}", "negative power")
+fails("{{ 0.0 ** -1.5 }}", "negative power")
+fails("{{ 10.0 ** 400 }}", "out of range")
+ok("{{ 2 ** -1 }} {{ (-2) ** -1 }} {{ (-8.0) ** 3.0 }} {{ 4 ** 0.5 }} {{ 0.0 ** 0 }} {{ 10.0 ** -400 }} {{ 1e16 ** 2 }}",
+   "0.5 -0.5 -512.0 2.0 1.0 0.0 1e+32")
+ok("{{ ('inf' | float) ** -1 }} {{ (-1) ** ('inf' | float) }} {{ ('nan' | float) ** 0 }} {{ ('-inf' | float) ** 0.5 }}",
+   "0.0 1.0 1.0 inf")
+# Deliberately failing where Python gives a complex number, a type lib/jinja does not have.
+C.append({"template": "{{ k ** 1.5 }}", "variables": {"k": -2}, "error": "failed", "says": "complex",
+          "transformers_text": "(-5.19573633741296e-16-2.8284271247461903j)"})
 fails("{{ 5() }}", "not callable")
 fails("{{ u | tojson }}", "Undefined")
 # syntax errors
