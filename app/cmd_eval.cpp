@@ -67,7 +67,7 @@ po::options_description eval_options(EvalCommand& o) {
        "tokens the model sees at once (0 = config.json's max_position_embeddings)")
       ("add-bos", po::bool_switch(&o.add_bos), "begin contexts with the BOS token (the harness's add_bos_token)")
       ("template", optional_enum_flag(&o.chat_template, "eval", "template", "auto"), template_help.c_str())
-      ("batch-size", po::value(&o.generation_batch)->default_value(8), "prompts decoded together (generate_until)")
+      ("batch-size", po::value(&o.generation_batch)->default_value(8), "rows decoded together (generate_until), a prompt each; a finished row takes the next prompt")
       ("chunk-tokens", po::value(&o.scorer.chunk_tokens)->default_value(1024), "tokens per lm_head log-prob chunk")
       ("batch-tokens", po::value(&o.scorer.max_batch_tokens)->default_value(8192), "padded tokens per forward pass")
       ("dtype", enum_flag(&o.dtype, "eval", "dtype"), "compute dtype: fp32|bf16")

@@ -65,7 +65,7 @@ po::options_description generate_options(GenerateCommand& o) {
       ("seed", po::value(&o.generation.sampling.seed)->default_value(0),
        "sampling seed; each prompt draws from its own stream, so outputs do not depend on batches or ranks")
       ("stop", po::value(&o.stop)->composing(), "stop string (repeatable): ends a completion, its text cut before it")
-      ("batch-size", po::value(&o.generation.batch_size)->default_value(8), "prompts decoded together per rank")
+      ("batch-size", po::value(&o.generation.batch_size)->default_value(8), "rows decoded together per rank, a prompt each; a finished row takes the next prompt")
       ("json-check", po::bool_switch(&o.json_check), "report the share of outputs that parse as JSON")
       ("dtype", enum_flag(&o.dtype, "generate", "dtype"), "compute dtype: fp32|bf16")
       ("device", enum_flag(&o.device, "generate", "device"), "auto (GPU when present) | cpu | cuda")

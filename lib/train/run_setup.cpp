@@ -192,7 +192,10 @@ RunSetup setup_run(const TrainConfig& config, World& world, const RunOptions& op
   engine.offload_threads = threads;
   engine.sync_phases = options.sync_phases;
   if (adapters) engine.model.adapter = {lora_scale(config.lora), config.lora.dropout, static_cast<int64_t>(config.lora.seed)};
-  ModelShards shards{model, units, {}, source};
+  ModelShards shards;
+  shards.config = model;
+  shards.units = units;
+  shards.description = source;
   const bool online_reference = run.plan.reference == ReferenceMode::online;
   if (t.method == TrainMethod::qlora) {  // read and quantized a unit at a time
     shards = qlora_model_shards(model, config.model.path, config.model.preset, t.seed, config.lora, compute_dtype,
