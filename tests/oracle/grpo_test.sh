@@ -141,8 +141,13 @@ case "$case_name" in
       --grpo.importance_sampling_level=sequence \
       --grpo.loss_type=grpo
     agree_grpo gspo gspo "GSPO (sequence-level ratio), a generation reused"
-    grpo_trl kl "${one[@]}" --beta 0.04 --temperature 0.7
-    grpo_ours kl 1 "${ours_one[@]}" --grpo.beta=0.04 --grpo.temperature=0.7
+    # A warmup step (lr 0 at the first): without one, Adam's first step g / (|g| + 1e-8) maps an
+    # embedding gradient that is a 6.7e5-fold cancellation (1.1e-7 of terms 0.077 in magnitude)
+    # to anywhere in (0, 1) of lr, so the runs part by how each kernel rounded one element
+    # (Sandybridge 6x TRL's fp32 distance from float64 at step 2; docs/testing.md). Through a zero
+    # step that gradient only enters Adam's moments, beside the later ones.
+    grpo_trl kl "${one[@]}" --beta 0.04 --temperature 0.7 --warmup-steps 1
+    grpo_ours kl 1 "${ours_one[@]}" --grpo.beta=0.04 --grpo.temperature=0.7 --optim.warmup_steps=1
     agree_grpo kl kl "GRPO with the KL term (beta 0.04), temperature 0.7"
     lr=1e-2 grpo_trl kl-corrected "${one[@]}" "${reuse[@]}" --beta 0.04 --bias-correction-kl
     lr=1e-2 grpo_ours kl-corrected 1 "${ours_one[@]}" "${ours_reuse[@]}" --grpo.beta=0.04 \
