@@ -7,6 +7,7 @@
 
 #include "jinja/ast.h"
 #include "jinja/parser.h"
+#include "jinja/python_float.h"
 #include "jinja/template.h"
 
 namespace st::jinja {
@@ -48,47 +49,6 @@ int64_t integral(const Value& v) { return v.is(Kind::boolean) ? v.boolean : v.in
   if (a.is(Kind::undefined) && !a.text.empty()) throw TemplateError(a.text);
   if (b.is(Kind::undefined) && !b.text.empty()) throw TemplateError(b.text);
   throw TemplateError("unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" + type_name(b) + "'");
-}
-
-// Python's float // and %, as CPython's float_divmod computes them: the quotient from fmod's
-// exact remainder (3 // 1e-05 is 299999.0, not floor(3 / 1e-05) = 300000.0) and a zero
-// remainder signed as the divisor (4.0 % -2.0 is -0.0).
-struct FloatDivmod {
-  double quotient, remainder;
-};
-FloatDivmod python_float_divmod(double x, double y) {
-  double mod = std::fmod(x, y);
-  double div = (x - mod) / y;
-  if (mod != 0) {
-    if ((y < 0) != (mod < 0)) {
-      mod += y;
-      div -= 1.0;
-    }
-  } else {
-    mod = std::copysign(0.0, y);
-  }
-  double floordiv = std::copysign(0.0, x / y);
-  if (div != 0) {
-    floordiv = std::floor(div);
-    if (div - floordiv > 0.5) floordiv += 1.0;
-  }
-  return {floordiv, mod};
-}
-
-// Python's float ** where it is not C's pow: 0.0 to a negative power and a finite result too large
-// fail; a negative number to a fractional power is complex in Python, a type lib/jinja does not
-// have, so it fails too (jinja_differential.py holds Jinja2 to the same bound). C's pow already
-// gives Python's answer for the infinite and NaN operands Python checks before these.
-double python_float_pow(double x, double y) {
-  const bool finite = std::isfinite(x) && std::isfinite(y);
-  if (y == 0) return 1.0;
-  if (x == 0 && y < 0 && finite) throw TemplateError("0.0 cannot be raised to a negative power");
-  if (x < 0 && finite && std::floor(y) != y) {
-    throw TemplateError("a negative number to a fractional power is complex, which lib/jinja does not support");
-  }
-  const double result = std::pow(x, y);
-  if (std::isinf(result) && finite) throw TemplateError("float ** result out of range");
-  return result;
 }
 
 Value repeated(const Value& sequence, int64_t times, const SizeLimits& limits) {

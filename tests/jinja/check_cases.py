@@ -28,7 +28,7 @@ for i, case in enumerate(cases):
     expected_text = case.get("transformers_text", case.get("text"))
     if expected_kind != got.get("error") or (not expected_kind and expected_text != got["text"]):
         bad += 1
-        print(f"case {i}: {json.dumps(case['template'])}\n  expected {json.dumps(expected_text or expected_kind)}\n"
+        print(f"case {i}: {json.dumps(case['template'])}\n  expected {json.dumps(expected_text if expected_kind is None else expected_kind)}\n"
               f"  transformers {json.dumps(got.get('text', got.get('message')))}")
 print(f"{len(cases) - bad} of {len(cases)} cases render in transformers' environment as the unit tests expect")
 sys.exit(1 if bad else 0)
